@@ -1,0 +1,41 @@
+/*
+ * api: the public entry points. Validates every argument before anything
+ * is queued (one log call per failure), resolves handles to objects (with
+ * a reference for the duration of the call) and builds commands.
+ */
+#ifndef KILN_API_INTERNAL_H
+#define KILN_API_INTERNAL_H
+
+#include "../queue/queue.h"
+
+struct kiln_context {
+    kiln_device *dev;
+    kq_context q;
+};
+
+struct kiln_device {
+    kb_env env;
+    kres_handles handles;
+    kq_device queue;
+    kiln_context immediate;
+    uint32_t num_threads;
+    uint32_t ring_capacity, transfer_size;
+    bool serial;
+};
+
+/* Used when there is no device to log to (NULL device or context). */
+extern const kb_env ka_stderr_env;
+
+/* Logs and returns the failure code for a handle lookup that failed. */
+kiln_result ka_handle_fail(kiln_device *dev, const char *api, const char *what,
+                           kiln_log_id id);
+
+/* Resource lookup: a buffer, a texture, or either (kiln_resource). Returns
+ * a referenced object or NULL after logging. */
+kres_resource *ka_get_resource(kiln_device *dev, uint32_t id, kres_type lo, kres_type hi,
+                               const char *api, const char *what, kiln_result *r);
+/* View lookup; fails also when the view's resource was destroyed. */
+kres_view *ka_get_view(kiln_device *dev, uint32_t id, kres_type type, const char *api,
+                       kiln_result *r);
+
+#endif

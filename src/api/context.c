@@ -1,0 +1,415 @@
+/* Context operations: validate, then queue a command (clear, update, copy)
+ * or map against queued work. */
+#include "api.h"
+
+#include <math.h>
+#include <string.h>
+
+#define FAIL(code, id, ...) kb_fail(&dev->env, code, KILN_LOG_##id, api, __VA_ARGS__)
+
+#define CTX_PREAMBLE()                                                                             \
+    if (!ctx)                                                                                      \
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "context is NULL"); \
+    kiln_device *dev = ctx->dev
+
+static uint32_t texel_bytes(const kres_resource *res)
+{
+    return res->base.type == KRES_TYPE_BUFFER ? 1u : kres_format(res->format)->size;
+}
+
+static bool is_depth(const kres_resource *res)
+{
+    return res->base.type == KRES_TYPE_TEXTURE2D && kres_format(res->format)->is_depth;
+}
+
+/* Reserves a command slot, logging when the wait would deadlock. */
+static kiln_result begin(kiln_context *ctx, const char *api, kq_cmd **cmd)
+{
+    kiln_result r = kq_begin(&ctx->q, api, cmd);
+    if (r != KILN_OK)
+        return kb_fail(&ctx->dev->env, r, KILN_LOG_WOULD_DEADLOCK, api,
+                       "the command ring is full of commands waiting for a resource this context keeps mapped");
+    return KILN_OK;
+}
+
+/* Validates `box` (NULL: whole subresource) against a subresource and
+ * resolves it. Returns KILN_OK with *empty set for an empty box (a D3D10
+ * no-op). */
+static kiln_result resolve_box(kiln_device *dev, const char *api, const kres_resource *res,
+                               uint32_t sub, const kiln_box *box, kiln_box *out, bool *empty)
+{
+    const kres_subresource *s = &res->subs[sub];
+    *empty = false;
+    if (!box) {
+        *out = (kiln_box){0, 0, 0, s->width, s->height, 1};
+        return KILN_OK;
+    }
+    if (box->left >= box->right || box->top >= box->bottom || box->front >= box->back) {
+        *empty = true;
+        return KILN_OK;
+    }
+    if (box->right > s->width || box->bottom > s->height || box->back > 1)
+        return FAIL(KILN_E_INVALID_ARG, BOX_INVALID,
+                    "box [%u,%u)x[%u,%u)x[%u,%u) is outside subresource %u (%ux%ux1)", box->left,
+                    box->right, box->top, box->bottom, box->front, box->back, sub, s->width, s->height);
+    *out = *box;
+    return KILN_OK;
+}
+
+static kiln_result check_sub(kiln_device *dev, const char *api, const kres_resource *res, uint32_t sub)
+{
+    if (sub >= res->num_subresources)
+        return FAIL(KILN_E_INVALID_ARG, SUBRESOURCE_OUT_OF_RANGE, "subresource %u of %u", sub,
+                    res->num_subresources);
+    return KILN_OK;
+}
+
+/* ---- clears ---- */
+
+static kiln_result queue_clear(kiln_context *ctx, const char *api, kres_view *v, const uint8_t texel[16],
+                               uint32_t mask)
+{
+    kq_cmd *cmd;
+    kiln_result r = begin(ctx, api, &cmd);
+    if (r != KILN_OK)
+        return r;
+    cmd->op = KQ_OP_CLEAR;
+    cmd->u.clear.first_mip = v->first_mip;
+    cmd->u.clear.num_mips = v->num_mips;
+    cmd->u.clear.first_slice = v->first_slice;
+    cmd->u.clear.num_slices = v->num_slices;
+    cmd->u.clear.mask = mask;
+    memcpy(cmd->u.clear.texel, texel, 16);
+    kq_access(cmd, v->res, KQ_WRITE);
+    kq_submit(&ctx->q, cmd);
+    return KILN_OK;
+}
+
+kiln_result kiln_clear_rtv(kiln_context *ctx, kiln_rtv view, const float color[4])
+{
+    static const char api[] = "kiln_clear_rtv";
+    CTX_PREAMBLE();
+    if (!color)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "color is NULL");
+    kiln_result r;
+    kres_view *v = ka_get_view(dev, view.id, KRES_TYPE_RTV, api, &r);
+    if (!v)
+        return r;
+    uint8_t texel[16];
+    kres_pack_color(v->format, color, texel);
+    r = queue_clear(ctx, api, v, texel, 0xffffffffu);
+    kres_unref(&v->base);
+    return r;
+}
+
+kiln_result kiln_clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, float depth, uint8_t stencil)
+{
+    static const char api[] = "kiln_clear_dsv";
+    CTX_PREAMBLE();
+    if (!flags || (flags & ~(uint32_t)(KILN_CLEAR_DEPTH | KILN_CLEAR_STENCIL)))
+        return FAIL(KILN_E_INVALID_ARG, CLEAR_DEPTH_FLAGS, "clear flags 0x%x", flags);
+    kiln_result r;
+    kres_view *v = ka_get_view(dev, view.id, KRES_TYPE_DSV, api, &r);
+    if (!v)
+        return r;
+    float d = isnan(depth) ? 0.0f : depth < 0.0f ? 0.0f : depth > 1.0f ? 1.0f : depth;
+    uint8_t texel[16] = {0};
+    uint32_t mask = 0xffffffffu;
+    if (v->format == KILN_FORMAT_D32_FLOAT) {
+        memcpy(texel, &d, 4);
+        if (!(flags & KILN_CLEAR_DEPTH)) { /* stencil of a D32 view: nothing */
+            kres_unref(&v->base);
+            return KILN_OK;
+        }
+    } else {
+        uint32_t word = ((uint32_t)stencil << 24) | (uint32_t)lrint((double)d * 16777215.0);
+        memcpy(texel, &word, 4);
+        mask = ((flags & KILN_CLEAR_DEPTH) ? 0x00ffffffu : 0) |
+               ((flags & KILN_CLEAR_STENCIL) ? 0xff000000u : 0);
+    }
+    r = queue_clear(ctx, api, v, texel, mask);
+    kres_unref(&v->base);
+    return r;
+}
+
+/* ---- UpdateSubresource ---- */
+
+/* Queues one chunk: rows [y0, y1) and columns [x0, x1) of the box. */
+static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resource *res, uint32_t sub,
+                                const kiln_box *box, uint32_t x0, uint32_t x1, uint32_t y0,
+                                uint32_t y1, const uint8_t *data, size_t pitch)
+{
+    kiln_device *dev = ctx->dev;
+    uint32_t bpp = texel_bytes(res);
+    uint32_t row = (x1 - x0) * bpp;
+    kq_cmd *cmd;
+    kiln_result r = begin(ctx, api, &cmd);
+    if (r != KILN_OK)
+        return r;
+    uint8_t *dst;
+    r = kq_upload_alloc(&ctx->q, cmd, row * (y1 - y0), &dst);
+    if (r != KILN_OK) {
+        kq_cancel(&ctx->q, cmd);
+        return FAIL(r, WOULD_DEADLOCK,
+                    "the transfer ring is held by commands waiting for a resource this context keeps mapped");
+    }
+    for (uint32_t y = y0; y < y1; y++)
+        memcpy(dst + (size_t)(y - y0) * row,
+               data + (size_t)(y - box->top) * pitch + (size_t)(x0 - box->left) * bpp, row);
+    cmd->op = KQ_OP_UPDATE;
+    cmd->u.update.sub = sub;
+    cmd->u.update.box = (kiln_box){x0, y0, 0, x1, y1, 1};
+    cmd->u.update.ring_offset = (uint32_t)(dst - ctx->q.ring.base);
+    cmd->u.update.pitch = row;
+    kq_access(cmd, res, KQ_WRITE);
+    kq_submit(&ctx->q, cmd);
+    return KILN_OK;
+}
+
+kiln_result kiln_update_subresource(kiln_context *ctx, kiln_resource dst, uint32_t sub,
+                                    const kiln_box *box, const void *data, uint32_t row_pitch,
+                                    uint32_t depth_pitch)
+{
+    static const char api[] = "kiln_update_subresource";
+    CTX_PREAMBLE();
+    (void)depth_pitch;
+    if (!data)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "data is NULL");
+    kiln_result r;
+    kres_resource *res = ka_get_resource(dev, dst.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "dst", &r);
+    if (!res)
+        return r;
+    kiln_box b;
+    bool empty = false;
+    if (res->usage != KILN_USAGE_DEFAULT)
+        r = FAIL(KILN_E_INVALID_ARG, UPDATE_USAGE, "the destination is not DEFAULT");
+    else if (is_depth(res))
+        r = FAIL(KILN_E_INVALID_ARG, UPDATE_DEPTH, "the destination has a depth-stencil format");
+    else if ((r = check_sub(dev, api, res, sub)) != KILN_OK)
+        ;
+    else if ((res->bind_flags & KILN_BIND_CONSTANT_BUFFER) && box)
+        r = FAIL(KILN_E_INVALID_ARG, UPDATE_CONSTANT_PARTIAL, "constant buffers are updated whole");
+    else
+        r = resolve_box(dev, api, res, sub, box, &b, &empty);
+    if (r != KILN_OK || empty) {
+        kres_unref(&res->base);
+        return r;
+    }
+    uint32_t bpp = texel_bytes(res);
+    size_t row = (size_t)(b.right - b.left) * bpp;
+    size_t pitch = res->base.type == KRES_TYPE_BUFFER ? row : row_pitch ? row_pitch : row;
+    if (pitch < row) {
+        kres_unref(&res->base);
+        return FAIL(KILN_E_INVALID_ARG, ROW_PITCH_INVALID, "row pitch %u, a row of the box is %zu bytes",
+                    row_pitch, row);
+    }
+
+    /* Split into chunks that fit half the transfer ring: whole rows when a
+     * row fits, else pieces of rows. */
+    uint32_t max = kq_upload_max(&ctx->q);
+    const uint8_t *src = data;
+    if (row <= max) {
+        uint32_t rows = (uint32_t)(max / row);
+        for (uint32_t y = b.top; y < b.bottom && r == KILN_OK; y += rows)
+            r = update_chunk(ctx, api, res, sub, &b, b.left, b.right, y, KB_MIN(b.bottom, y + rows), src, pitch);
+    } else {
+        uint32_t cols = max / bpp;
+        for (uint32_t y = b.top; y < b.bottom && r == KILN_OK; y++)
+            for (uint32_t x = b.left; x < b.right && r == KILN_OK; x += cols)
+                r = update_chunk(ctx, api, res, sub, &b, x, KB_MIN(b.right, x + cols), y, y + 1, src, pitch);
+    }
+    kres_unref(&res->base);
+    return r;
+}
+
+/* ---- copies ---- */
+
+static kiln_result check_copy_dst(kiln_device *dev, const char *api, const kres_resource *dst)
+{
+    if (dst->usage != KILN_USAGE_DEFAULT && dst->usage != KILN_USAGE_STAGING)
+        return FAIL(KILN_E_INVALID_ARG, COPY_DST_USAGE, "the destination is %s",
+                    dst->usage == KILN_USAGE_IMMUTABLE ? "IMMUTABLE" : "DYNAMIC");
+    return KILN_OK;
+}
+
+static kiln_result queue_copy(kiln_context *ctx, const char *api, kq_op op, kres_resource *dst,
+                              kres_resource *src, kq_cmd **out)
+{
+    kiln_result r = begin(ctx, api, out);
+    if (r != KILN_OK)
+        return r;
+    (*out)->op = (uint16_t)op;
+    kq_access(*out, dst, KQ_WRITE); /* acc[0]: destination */
+    kq_access(*out, src, KQ_READ);
+    return KILN_OK;
+}
+
+kiln_result kiln_copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_resource src_h)
+{
+    static const char api[] = "kiln_copy_resource";
+    CTX_PREAMBLE();
+    kiln_result r;
+    kres_resource *dst = ka_get_resource(dev, dst_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "dst", &r);
+    if (!dst)
+        return r;
+    kres_resource *src = ka_get_resource(dev, src_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "src", &r);
+    if (!src) {
+        kres_unref(&dst->base);
+        return r;
+    }
+    if (dst == src)
+        r = FAIL(KILN_E_INVALID_ARG, COPY_SAME_RESOURCE, "source and destination are one resource");
+    else if ((r = check_copy_dst(dev, api, dst)) != KILN_OK)
+        ;
+    else if (dst->base.type != src->base.type || dst->width != src->width || dst->height != src->height ||
+             dst->format != src->format || dst->mip_levels != src->mip_levels ||
+             dst->array_size != src->array_size)
+        r = FAIL(KILN_E_INVALID_ARG, COPY_MISMATCH, "type, size, format, mips or array size differ");
+    if (r == KILN_OK) {
+        kq_cmd *cmd;
+        r = queue_copy(ctx, api, KQ_OP_COPY_RESOURCE, dst, src, &cmd);
+        if (r == KILN_OK)
+            kq_submit(&ctx->q, cmd);
+    }
+    kres_unref(&dst->base);
+    kres_unref(&src->base);
+    return r;
+}
+
+static bool overlap(const kiln_box *a, uint32_t x, uint32_t y, uint32_t w, uint32_t h)
+{
+    return a->left < x + w && x < a->right && a->top < y + h && y < a->bottom;
+}
+
+kiln_result kiln_copy_subresource_region(kiln_context *ctx, kiln_resource dst_h, uint32_t dst_sub,
+                                         uint32_t dst_x, uint32_t dst_y, uint32_t dst_z,
+                                         kiln_resource src_h, uint32_t src_sub, const kiln_box *src_box)
+{
+    static const char api[] = "kiln_copy_subresource_region";
+    CTX_PREAMBLE();
+    kiln_result r;
+    kres_resource *dst = ka_get_resource(dev, dst_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "dst", &r);
+    if (!dst)
+        return r;
+    kres_resource *src = ka_get_resource(dev, src_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "src", &r);
+    if (!src) {
+        kres_unref(&dst->base);
+        return r;
+    }
+    kiln_box b;
+    bool empty = false;
+    if ((r = check_copy_dst(dev, api, dst)) != KILN_OK)
+        ;
+    else if (dst->base.type != src->base.type || dst->format != src->format)
+        r = FAIL(KILN_E_INVALID_ARG, COPY_MISMATCH, "source and destination differ in type or format");
+    else if ((r = check_sub(dev, api, dst, dst_sub)) != KILN_OK || (r = check_sub(dev, api, src, src_sub)) != KILN_OK)
+        ;
+    else if (dst_z != 0)
+        r = FAIL(KILN_E_INVALID_ARG, BOX_INVALID, "dst_z %u: 2D resources have one layer", dst_z);
+    else
+        r = resolve_box(dev, api, src, src_sub, src_box, &b, &empty);
+    if (r == KILN_OK && !empty) {
+        const kres_subresource *ds = &dst->subs[dst_sub], *ss = &src->subs[src_sub];
+        uint32_t w = b.right - b.left, h = b.bottom - b.top;
+        if (dst_x > ds->width || w > ds->width - dst_x || dst_y > ds->height || h > ds->height - dst_y)
+            r = FAIL(KILN_E_INVALID_ARG, BOX_INVALID, "a %ux%u region at (%u,%u) leaves subresource %u (%ux%u)",
+                     w, h, dst_x, dst_y, dst_sub, ds->width, ds->height);
+        else if (is_depth(dst) && (dst_x || dst_y || w != ss->width || h != ss->height ||
+                                   ds->width != ss->width || ds->height != ss->height))
+            r = FAIL(KILN_E_INVALID_ARG, COPY_DEPTH_REGION, "depth-stencil copies take whole subresources");
+        else if (dst == src && dst_sub == src_sub && overlap(&b, dst_x, dst_y, w, h))
+            r = FAIL(KILN_E_INVALID_ARG, COPY_OVERLAP, "regions overlap within subresource %u", dst_sub);
+    }
+    if (r == KILN_OK && !empty) {
+        kq_cmd *cmd;
+        r = queue_copy(ctx, api, KQ_OP_COPY_REGION, dst, src, &cmd);
+        if (r == KILN_OK) {
+            cmd->u.copy.dst_sub = dst_sub;
+            cmd->u.copy.dst_x = dst_x;
+            cmd->u.copy.dst_y = dst_y;
+            cmd->u.copy.src_sub = src_sub;
+            cmd->u.copy.box = b;
+            kq_submit(&ctx->q, cmd);
+        }
+    }
+    kres_unref(&dst->base);
+    kres_unref(&src->base);
+    return r;
+}
+
+/* ---- Map / Unmap ---- */
+
+kiln_result kiln_map(kiln_context *ctx, kiln_resource handle, uint32_t sub, kiln_map_type type,
+                     uint32_t flags, kiln_mapped_subresource *out)
+{
+    static const char api[] = "kiln_map";
+    CTX_PREAMBLE();
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_mapped is NULL");
+    memset(out, 0, sizeof *out);
+    if (type < KILN_MAP_READ || type > KILN_MAP_WRITE_NO_OVERWRITE)
+        return FAIL(KILN_E_INVALID_ARG, DESC_INVALID_ENUM, "map type %d", (int)type);
+    if (flags & ~(uint32_t)KILN_MAP_FLAG_DO_NOT_WAIT)
+        return FAIL(KILN_E_INVALID_ARG, MAP_FLAGS_INVALID, "map flags 0x%x", flags);
+    kiln_result r;
+    kres_resource *res = ka_get_resource(dev, handle.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "resource", &r);
+    if (!res)
+        return r;
+    bool reads = type == KILN_MAP_READ || type == KILN_MAP_READ_WRITE;
+    bool writes = type != KILN_MAP_READ;
+    if ((r = check_sub(dev, api, res, sub)) != KILN_OK)
+        ;
+    else if (res->usage == KILN_USAGE_DEFAULT || res->usage == KILN_USAGE_IMMUTABLE)
+        r = FAIL(KILN_E_INVALID_ARG, MAP_USAGE, "only DYNAMIC and STAGING resources can be mapped");
+    else if (res->usage == KILN_USAGE_DYNAMIC && reads)
+        r = FAIL(KILN_E_INVALID_ARG, MAP_TYPE_USAGE, "DYNAMIC resources cannot be read by the CPU");
+    else if (res->usage == KILN_USAGE_STAGING && type >= KILN_MAP_WRITE_DISCARD)
+        r = FAIL(KILN_E_INVALID_ARG, MAP_TYPE_USAGE, "WRITE_DISCARD and WRITE_NO_OVERWRITE are for DYNAMIC resources");
+    else if ((reads && !(res->cpu_access & KILN_CPU_ACCESS_READ)) ||
+             (writes && !(res->cpu_access & KILN_CPU_ACCESS_WRITE)))
+        r = FAIL(KILN_E_INVALID_ARG, MAP_TYPE_USAGE, "the resource was created without this CPU access");
+    else if (type == KILN_MAP_WRITE_NO_OVERWRITE && res->base.type != KRES_TYPE_BUFFER)
+        r = FAIL(KILN_E_INVALID_ARG, MAP_NO_OVERWRITE_TEXTURE, "WRITE_NO_OVERWRITE is for buffers");
+    if (r == KILN_OK) {
+        kiln_log_id lid = KILN_LOG_NONE;
+        r = kq_map(&ctx->q, res, sub, type, (flags & KILN_MAP_FLAG_DO_NOT_WAIT) != 0, out, &lid);
+        if (r != KILN_OK && r != KILN_E_WAS_STILL_DRAWING)
+            kb_fail(&dev->env, r, lid, api, "subresource %u", sub);
+    }
+    kres_unref(&res->base);
+    return r;
+}
+
+kiln_result kiln_unmap(kiln_context *ctx, kiln_resource handle, uint32_t sub)
+{
+    static const char api[] = "kiln_unmap";
+    CTX_PREAMBLE();
+    kiln_result r;
+    kres_resource *res = ka_get_resource(dev, handle.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "resource", &r);
+    if (!res)
+        return r;
+    if ((r = check_sub(dev, api, res, sub)) == KILN_OK && kq_unmap(&ctx->q, res, sub) != KILN_OK)
+        r = FAIL(KILN_E_INVALID_CALL, UNMAP_NOT_MAPPED, "subresource %u is not mapped", sub);
+    kres_unref(&res->base);
+    return r;
+}
+
+kiln_result kiln_flush(kiln_context *ctx)
+{
+    static const char api[] = "kiln_flush";
+    CTX_PREAMBLE();
+    (void)dev;
+    /* Commands are handed to the scheduler as they are queued; there is no
+     * batch to end yet (draw scenes will end here). */
+    return KILN_OK;
+}
+
+kiln_result kiln_finish(kiln_context *ctx)
+{
+    static const char api[] = "kiln_finish";
+    CTX_PREAMBLE();
+    kiln_result r = kq_finish(&ctx->q);
+    if (r != KILN_OK)
+        return FAIL(r, WOULD_DEADLOCK, "queued commands wait for a resource this context keeps mapped");
+    return KILN_OK;
+}

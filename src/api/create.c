@@ -1,0 +1,365 @@
+/* Creating and destroying buffers, textures and views: D3D10's usage and
+ * bind rules, checked before anything is allocated. */
+#include "api.h"
+
+#include <string.h>
+
+#define MAX_BUFFER_SIZE (1u << 30)
+#define MAX_TEXTURE_DIM 8192u
+#define MAX_ARRAY_SIZE 512u
+#define MAX_TEXTURE_BYTES ((size_t)4 << 30)
+#define CPU_ACCESS_ALL (KILN_CPU_ACCESS_READ | KILN_CPU_ACCESS_WRITE)
+#define RT_DS (KILN_BIND_RENDER_TARGET | KILN_BIND_DEPTH_STENCIL)
+
+#define FAIL(code, id, ...) kb_fail(&dev->env, code, KILN_LOG_##id, api, __VA_ARGS__)
+
+/* The usage rules shared by buffers and textures. Resolves cpu_access. */
+static kiln_result check_usage(kiln_device *dev, const char *api, kiln_usage usage,
+                               uint32_t bind, uint32_t *cpu_access, bool has_init)
+{
+    if ((unsigned)usage > KILN_USAGE_STAGING)
+        return FAIL(KILN_E_INVALID_ARG, DESC_INVALID_ENUM, "usage %d is not a kiln_usage", (int)usage);
+    uint32_t cpu = *cpu_access;
+    if (cpu & ~CPU_ACCESS_ALL)
+        return FAIL(KILN_E_INVALID_ARG, USAGE_CPU_ACCESS, "unknown cpu_access bits 0x%x", cpu);
+    switch (usage) {
+    case KILN_USAGE_DEFAULT:
+    case KILN_USAGE_IMMUTABLE:
+        if (cpu)
+            return FAIL(KILN_E_INVALID_ARG, USAGE_CPU_ACCESS,
+                        "DEFAULT and IMMUTABLE resources have no CPU access");
+        if (usage == KILN_USAGE_IMMUTABLE && (bind & RT_DS))
+            return FAIL(KILN_E_INVALID_ARG, USAGE_BIND,
+                        "IMMUTABLE resources cannot be render targets or depth-stencils");
+        if (usage == KILN_USAGE_IMMUTABLE && !has_init)
+            return FAIL(KILN_E_INVALID_ARG, USAGE_IMMUTABLE_NEEDS_DATA,
+                        "IMMUTABLE resources need initial data");
+        break;
+    case KILN_USAGE_DYNAMIC:
+        if (!cpu)
+            cpu = KILN_CPU_ACCESS_WRITE;
+        if (cpu != KILN_CPU_ACCESS_WRITE)
+            return FAIL(KILN_E_INVALID_ARG, USAGE_CPU_ACCESS,
+                        "DYNAMIC resources allow CPU write access only");
+        if (bind & RT_DS)
+            return FAIL(KILN_E_INVALID_ARG, USAGE_BIND,
+                        "DYNAMIC resources cannot be render targets or depth-stencils");
+        break;
+    case KILN_USAGE_STAGING:
+        if (!cpu)
+            cpu = CPU_ACCESS_ALL;
+        if (bind)
+            return FAIL(KILN_E_INVALID_ARG, USAGE_BIND, "STAGING resources cannot be bound");
+        break;
+    }
+    *cpu_access = cpu;
+    return KILN_OK;
+}
+
+static kiln_result add_handle(kiln_device *dev, const char *api, kres_object *obj, uint32_t *out_id)
+{
+    kiln_result r;
+    uint32_t id = kres_handles_add(&dev->handles, obj, &r);
+    if (!id) {
+        kres_unref(obj);
+        if (r == KILN_E_OUT_OF_MEMORY)
+            return FAIL(r, OUT_OF_MEMORY, "growing the handle table");
+        return FAIL(r, HANDLE_TABLE_FULL, "%u objects are live", KRES_MAX_OBJECTS);
+    }
+    *out_id = id;
+    return KILN_OK;
+}
+
+kiln_result kiln_create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
+                               const kiln_subresource_data *init, kiln_buffer *out)
+{
+    static const char api[] = "kiln_create_buffer";
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
+    if (!desc || !out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "%s is NULL", !desc ? "desc" : "out_buffer");
+    out->id = 0;
+    uint32_t bind = desc->bind_flags, cpu = desc->cpu_access;
+    if (desc->size == 0)
+        return FAIL(KILN_E_INVALID_ARG, BUFFER_SIZE_ZERO, "size is 0");
+    if (desc->size > MAX_BUFFER_SIZE)
+        return FAIL(KILN_E_INVALID_ARG, BUFFER_TOO_LARGE, "size %u exceeds 1 GiB", desc->size);
+    if (bind & KILN_BIND_SHADER_RESOURCE)
+        return FAIL(KILN_E_UNSUPPORTED, BIND_FLAGS_INVALID, "buffer shader-resource views are not supported");
+    if (bind & ~(uint32_t)(KILN_BIND_VERTEX_BUFFER | KILN_BIND_INDEX_BUFFER | KILN_BIND_CONSTANT_BUFFER))
+        return FAIL(KILN_E_INVALID_ARG, BIND_FLAGS_INVALID, "bind flags 0x%x are not valid for a buffer", bind);
+    if ((bind & KILN_BIND_CONSTANT_BUFFER) && bind != KILN_BIND_CONSTANT_BUFFER)
+        return FAIL(KILN_E_INVALID_ARG, CONSTANT_BUFFER_BIND, "constant buffers take no other bind flag");
+    if ((bind & KILN_BIND_CONSTANT_BUFFER) && (desc->size % 16 || desc->size > 65536))
+        return FAIL(KILN_E_INVALID_ARG, CONSTANT_BUFFER_SIZE, "size %u", desc->size);
+    kiln_result r = check_usage(dev, api, desc->usage, bind, &cpu, init && init->data);
+    if (r != KILN_OK)
+        return r;
+    if (init && !init->data)
+        return FAIL(KILN_E_INVALID_ARG, INIT_DATA_INVALID, "init->data is NULL");
+
+    kres_layout_desc ld = {KRES_TYPE_BUFFER, desc->usage, bind, cpu, KILN_FORMAT_UNKNOWN,
+                           desc->size, 1, 1, 1};
+    kres_resource *res;
+    r = kres_resource_create(&dev->env, &ld, &res);
+    if (r != KILN_OK)
+        return FAIL(r, OUT_OF_MEMORY, "%u bytes", desc->size);
+    if (init)
+        kres_resource_init_data(res, init);
+    return add_handle(dev, api, &res->base, &out->id);
+}
+
+static uint32_t full_chain(uint32_t w, uint32_t h)
+{
+    uint32_t n = 1, m = KB_MAX(w, h);
+    while (m > 1) {
+        m >>= 1;
+        n++;
+    }
+    return n;
+}
+
+kiln_result kiln_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *desc,
+                                  const kiln_subresource_data *init, kiln_texture *out)
+{
+    static const char api[] = "kiln_create_texture2d";
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
+    if (!desc || !out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "%s is NULL", !desc ? "desc" : "out_texture");
+    out->id = 0;
+    uint32_t w = desc->width, h = desc->height, bind = desc->bind_flags, cpu = desc->cpu_access;
+    if (w < 1 || h < 1 || w > MAX_TEXTURE_DIM || h > MAX_TEXTURE_DIM)
+        return FAIL(KILN_E_INVALID_ARG, TEXTURE_SIZE_INVALID, "%ux%u", w, h);
+    uint32_t mips = desc->mip_levels ? desc->mip_levels : full_chain(w, h);
+    if (mips > full_chain(w, h))
+        return FAIL(KILN_E_INVALID_ARG, TEXTURE_MIPS_INVALID, "%u mip levels for %ux%u (at most %u)",
+                    mips, w, h, full_chain(w, h));
+    uint32_t layers = desc->array_size ? desc->array_size : 1;
+    if (layers > MAX_ARRAY_SIZE)
+        return FAIL(KILN_E_INVALID_ARG, TEXTURE_ARRAY_INVALID, "array size %u", layers);
+    const kres_format_info *fi = kres_format(desc->format);
+    if (!fi)
+        return FAIL(KILN_E_INVALID_ARG, FORMAT_INVALID, "format %d", (int)desc->format);
+    if (bind & ~(uint32_t)(KILN_BIND_SHADER_RESOURCE | RT_DS))
+        return FAIL(KILN_E_INVALID_ARG, BIND_FLAGS_INVALID, "bind flags 0x%x are not valid for a texture", bind);
+    if (fi->is_depth && (bind & KILN_BIND_RENDER_TARGET))
+        return FAIL(KILN_E_INVALID_ARG, FORMAT_BIND_MISMATCH, "a depth format cannot be a render target");
+    if (!fi->is_depth && (bind & KILN_BIND_DEPTH_STENCIL))
+        return FAIL(KILN_E_INVALID_ARG, FORMAT_BIND_MISMATCH, "a color format cannot be a depth-stencil");
+    if (fi->has_stencil && (bind & KILN_BIND_SHADER_RESOURCE))
+        return FAIL(KILN_E_UNSUPPORTED, FORMAT_BIND_MISMATCH,
+                    "D24_UNORM_S8_UINT cannot be a shader resource (kiln has no typeless formats)");
+    kiln_result r = check_usage(dev, api, desc->usage, bind, &cpu, init != NULL);
+    if (r != KILN_OK)
+        return r;
+    if (desc->usage == KILN_USAGE_DYNAMIC && (mips != 1 || layers != 1))
+        return FAIL(KILN_E_INVALID_ARG, USAGE_DYNAMIC_TEXTURE, "%u mips, array size %u", mips, layers);
+
+    /* Size check before allocating anything. */
+    size_t total = 0;
+    for (uint32_t m = 0; m < mips; m++)
+        total += KB_ALIGN_UP((size_t)KB_MAX(1u, w >> m) * fi->size, 16) * KB_MAX(1u, h >> m) + 64;
+    total *= layers;
+    if (total > MAX_TEXTURE_BYTES)
+        return FAIL(KILN_E_INVALID_ARG, TEXTURE_TOO_LARGE, "%zu bytes", total);
+    if (init) {
+        for (uint32_t s = 0; s < mips * layers; s++) {
+            uint32_t row = KB_MAX(1u, w >> (s % mips)) * fi->size;
+            if (!init[s].data)
+                return FAIL(KILN_E_INVALID_ARG, INIT_DATA_INVALID, "init[%u].data is NULL", s);
+            if (init[s].row_pitch && init[s].row_pitch < row)
+                return FAIL(KILN_E_INVALID_ARG, INIT_DATA_INVALID,
+                            "init[%u].row_pitch %u is less than a row (%u bytes)", s, init[s].row_pitch, row);
+        }
+    }
+
+    kres_layout_desc ld = {KRES_TYPE_TEXTURE2D, desc->usage, bind, cpu, desc->format, w, h, mips, layers};
+    kres_resource *res;
+    r = kres_resource_create(&dev->env, &ld, &res);
+    if (r != KILN_OK)
+        return FAIL(r, OUT_OF_MEMORY, "%zu bytes", total);
+    if (init)
+        kres_resource_init_data(res, init);
+    return add_handle(dev, api, &res->base, &out->id);
+}
+
+static kiln_result destroy_resource(kiln_device *dev, const char *api, uint32_t id, kres_type type)
+{
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
+    kiln_log_id lid = KILN_LOG_NONE;
+    kres_object *o = kres_handles_remove(&dev->handles, id, type, type, &lid);
+    if (!o)
+        return ka_handle_fail(dev, api, type == KRES_TYPE_BUFFER ? "buffer" : "texture", lid);
+    kres_resource *res = kres_as_resource(o);
+    atomic_store(&res->destroyed, true);
+    kq_resource_destroyed(&dev->queue, res);
+    kres_unref(o);
+    return KILN_OK;
+}
+
+kiln_result kiln_destroy_buffer(kiln_device *dev, kiln_buffer b)
+{
+    return destroy_resource(dev, "kiln_destroy_buffer", b.id, KRES_TYPE_BUFFER);
+}
+
+kiln_result kiln_destroy_texture(kiln_device *dev, kiln_texture t)
+{
+    return destroy_resource(dev, "kiln_destroy_texture", t.id, KRES_TYPE_TEXTURE2D);
+}
+
+kiln_result kiln_buffer_get_desc(kiln_device *dev, kiln_buffer b, kiln_buffer_desc *out)
+{
+    static const char api[] = "kiln_buffer_get_desc";
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_desc is NULL");
+    kiln_result r;
+    kres_resource *res = ka_get_resource(dev, b.id, KRES_TYPE_BUFFER, KRES_TYPE_BUFFER, api, "buffer", &r);
+    if (!res) {
+        memset(out, 0, sizeof *out);
+        return r;
+    }
+    *out = (kiln_buffer_desc){res->width, res->usage, res->bind_flags, res->cpu_access};
+    kres_unref(&res->base);
+    return KILN_OK;
+}
+
+kiln_result kiln_texture_get_desc(kiln_device *dev, kiln_texture t, kiln_texture2d_desc *out)
+{
+    static const char api[] = "kiln_texture_get_desc";
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_desc is NULL");
+    kiln_result r;
+    kres_resource *res = ka_get_resource(dev, t.id, KRES_TYPE_TEXTURE2D, KRES_TYPE_TEXTURE2D, api, "texture", &r);
+    if (!res) {
+        memset(out, 0, sizeof *out);
+        return r;
+    }
+    *out = (kiln_texture2d_desc){res->width, res->height, res->mip_levels, res->array_size,
+                                 res->format, res->usage, res->bind_flags, res->cpu_access};
+    kres_unref(&res->base);
+    return KILN_OK;
+}
+
+/* ---- views ---- */
+
+static kiln_result create_view(kiln_device *dev, const char *api, kres_type type, kiln_texture tex,
+                               kiln_format format, uint32_t first_mip, uint32_t num_mips,
+                               uint32_t first_slice, uint32_t num_slices, uint32_t *out_id)
+{
+    static const uint32_t need_bind[] = {[KRES_TYPE_RTV] = KILN_BIND_RENDER_TARGET,
+                                         [KRES_TYPE_DSV] = KILN_BIND_DEPTH_STENCIL,
+                                         [KRES_TYPE_SRV] = KILN_BIND_SHADER_RESOURCE};
+    kiln_result r;
+    kres_resource *res =
+        ka_get_resource(dev, tex.id, KRES_TYPE_TEXTURE2D, KRES_TYPE_TEXTURE2D, api, "texture", &r);
+    if (!res)
+        return r;
+    if (!(res->bind_flags & need_bind[type]))
+        r = FAIL(KILN_E_INVALID_ARG, VIEW_RESOURCE_BIND, "the texture lacks bind flag 0x%x", need_bind[type]);
+    else if (format != KILN_FORMAT_UNKNOWN && format != res->format)
+        r = FAIL(KILN_E_INVALID_ARG, VIEW_FORMAT, "view format %d, texture format %d", (int)format,
+                 (int)res->format);
+    else if (first_mip >= res->mip_levels || num_mips > res->mip_levels - first_mip || num_mips == 0 ||
+             first_slice >= res->array_size || num_slices > res->array_size - first_slice ||
+             num_slices == 0)
+        r = FAIL(KILN_E_INVALID_ARG, VIEW_SUBRESOURCE,
+                 "mips [%u, +%u) slices [%u, +%u) of a texture with %u mips and %u slices", first_mip,
+                 num_mips, first_slice, num_slices, res->mip_levels, res->array_size);
+    if (r == KILN_OK) {
+        kres_view *v;
+        r = kres_view_create(&dev->env, type, res, res->format, first_mip, num_mips, first_slice,
+                             num_slices, &v);
+        if (r != KILN_OK)
+            r = FAIL(r, OUT_OF_MEMORY, "view");
+        else
+            r = add_handle(dev, api, &v->base, out_id);
+    }
+    kres_unref(&res->base);
+    return r;
+}
+
+#define VIEW_PREAMBLE(outp)                                                                        \
+    if (!dev)                                                                                      \
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL"); \
+    if (!outp)                                                                                     \
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_view is NULL");                         \
+    outp->id = 0
+
+kiln_result kiln_create_rtv(kiln_device *dev, kiln_texture tex, const kiln_rtv_desc *d, kiln_rtv *out)
+{
+    static const char api[] = "kiln_create_rtv";
+    VIEW_PREAMBLE(out);
+    kiln_rtv_desc z = {0};
+    if (!d)
+        d = &z;
+    return create_view(dev, api, KRES_TYPE_RTV, tex, d->format, d->mip_slice, 1, d->first_array_slice,
+                       d->array_size ? d->array_size : 1, &out->id);
+}
+
+kiln_result kiln_create_dsv(kiln_device *dev, kiln_texture tex, const kiln_dsv_desc *d, kiln_dsv *out)
+{
+    static const char api[] = "kiln_create_dsv";
+    VIEW_PREAMBLE(out);
+    kiln_dsv_desc z = {0};
+    if (!d)
+        d = &z;
+    return create_view(dev, api, KRES_TYPE_DSV, tex, d->format, d->mip_slice, 1, d->first_array_slice,
+                       d->array_size ? d->array_size : 1, &out->id);
+}
+
+kiln_result kiln_create_srv(kiln_device *dev, kiln_texture tex, const kiln_srv_desc *d, kiln_srv *out)
+{
+    static const char api[] = "kiln_create_srv";
+    VIEW_PREAMBLE(out);
+    kiln_srv_desc z = {0};
+    if (!d)
+        d = &z;
+    /* 0 counts mean "the rest"; resolved against the texture in create_view
+     * through UINT32_MAX sentinels clipped here. */
+    kiln_result r;
+    kres_resource *res =
+        ka_get_resource(dev, tex.id, KRES_TYPE_TEXTURE2D, KRES_TYPE_TEXTURE2D, api, "texture", &r);
+    if (!res)
+        return r;
+    uint32_t mips = d->mip_levels, slices = d->array_size;
+    if (!mips)
+        mips = d->most_detailed_mip < res->mip_levels ? res->mip_levels - d->most_detailed_mip : 1;
+    if (!slices)
+        slices = d->first_array_slice < res->array_size ? res->array_size - d->first_array_slice : 1;
+    kres_unref(&res->base);
+    return create_view(dev, api, KRES_TYPE_SRV, tex, d->format, d->most_detailed_mip, mips,
+                       d->first_array_slice, slices, &out->id);
+}
+
+static kiln_result destroy_view(kiln_device *dev, const char *api, uint32_t id, kres_type type)
+{
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
+    kiln_log_id lid = KILN_LOG_NONE;
+    kres_object *o = kres_handles_remove(&dev->handles, id, type, type, &lid);
+    if (!o)
+        return ka_handle_fail(dev, api, "view", lid);
+    kres_unref(o);
+    return KILN_OK;
+}
+
+kiln_result kiln_destroy_rtv(kiln_device *dev, kiln_rtv v)
+{
+    return destroy_view(dev, "kiln_destroy_rtv", v.id, KRES_TYPE_RTV);
+}
+
+kiln_result kiln_destroy_dsv(kiln_device *dev, kiln_dsv v)
+{
+    return destroy_view(dev, "kiln_destroy_dsv", v.id, KRES_TYPE_DSV);
+}
+
+kiln_result kiln_destroy_srv(kiln_device *dev, kiln_srv v)
+{
+    return destroy_view(dev, "kiln_destroy_srv", v.id, KRES_TYPE_SRV);
+}

@@ -1,0 +1,171 @@
+/* Device creation and destruction, statistics. */
+#include "api.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const kb_env ka_stderr_env = {{NULL, NULL, NULL}, kiln_log_stderr, NULL};
+
+#define DEFAULT_RING_CAPACITY 1024u
+#define DEFAULT_TRANSFER_SIZE (4u << 20)
+#define MAX_THREADS 256u
+
+static uint32_t resolve_threads(uint32_t requested)
+{
+    if (requested)
+        return requested;
+    const char *env = getenv("KILN_NUM_THREADS");
+    if (env && *env) {
+        char *end;
+        unsigned long n = strtoul(env, &end, 10);
+        if (*end == '\0' && n >= 1 && n <= MAX_THREADS)
+            return (uint32_t)n;
+    }
+    return KB_MIN(kb_cpu_count(), MAX_THREADS);
+}
+
+kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **out)
+{
+    static const char api[] = "kiln_device_create";
+    kiln_device_desc desc = {0};
+    if (desc_in)
+        desc = *desc_in;
+    kb_env env;
+    kb_env_init(&env, &desc);
+    if (!out)
+        return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "out_device is NULL");
+    *out = NULL;
+    if ((unsigned)desc.backend > KILN_BACKEND_OSMESA)
+        return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_DESC_INVALID_ENUM, api,
+                       "backend %d is not a kiln_backend", (int)desc.backend);
+    if (desc.backend == KILN_BACKEND_OSMESA)
+        return kb_fail(&env, KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_UNSUPPORTED, api,
+                       "the osmesa backend is not built into this library");
+    if ((unsigned)desc.exec_mode > KILN_EXEC_SERIAL)
+        return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_DESC_INVALID_ENUM, api,
+                       "exec_mode %d is not a kiln_exec_mode", (int)desc.exec_mode);
+    if (desc.num_threads > MAX_THREADS)
+        return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_DESC_INVALID_ENUM, api,
+                       "num_threads %u exceeds %u", desc.num_threads, MAX_THREADS);
+    uint32_t cap = desc.command_ring_capacity ? desc.command_ring_capacity : DEFAULT_RING_CAPACITY;
+    uint32_t tsize = desc.transfer_ring_size ? desc.transfer_ring_size : DEFAULT_TRANSFER_SIZE;
+    if (cap < 2 || cap > (1u << 20))
+        return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_DEVICE_BAD_RING_SIZE, api,
+                       "command_ring_capacity %u is outside 2..1048576", cap);
+    if (tsize < 4096 || tsize > (1u << 30))
+        return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_DEVICE_BAD_RING_SIZE, api,
+                       "transfer_ring_size %u is outside 4096..1 GiB", tsize);
+
+    kiln_device *dev = env.alloc.alloc(sizeof *dev, env.alloc.user);
+    if (!dev)
+        return kb_fail(&env, KILN_E_OUT_OF_MEMORY, KILN_LOG_DEVICE_ALLOC_FAILED, api,
+                       "device struct");
+    memset(dev, 0, sizeof *dev);
+    dev->env = env;
+    dev->serial = desc.exec_mode == KILN_EXEC_SERIAL;
+    dev->num_threads = dev->serial ? 0 : resolve_threads(desc.num_threads);
+    dev->ring_capacity = cap;
+    dev->transfer_size = tsize;
+
+    kiln_result r = kres_handles_init(&dev->handles, &dev->env);
+    if (r != KILN_OK) {
+        kb_free(&env, dev, sizeof *dev);
+        return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api, "handle table");
+    }
+    r = kq_device_init(&dev->queue, &dev->env, dev->serial, dev->num_threads);
+    if (r != KILN_OK) {
+        kres_handles_fini(&dev->handles);
+        kb_free(&env, dev, sizeof *dev);
+        if (r == KILN_E_OUT_OF_MEMORY)
+            return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api, "worker table");
+        return kb_fail(&env, KILN_E_OUT_OF_MEMORY, KILN_LOG_DEVICE_THREAD_FAILED, api,
+                       "pthread_create failed");
+    }
+    dev->immediate.dev = dev;
+    r = kq_context_init(&dev->immediate.q, &dev->queue, cap, tsize);
+    if (r != KILN_OK) {
+        kq_device_fini(&dev->queue);
+        kres_handles_fini(&dev->handles);
+        kb_free(&env, dev, sizeof *dev);
+        return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api,
+                       "command ring (%u slots) or transfer ring (%u bytes)", cap, tsize);
+    }
+    *out = dev;
+    return KILN_OK;
+}
+
+void kiln_device_destroy(kiln_device *dev)
+{
+    if (!dev)
+        return;
+    /* Completes queued work (after releasing CPU maps), then frees. */
+    kq_context_fini(&dev->immediate.q);
+    kq_device_fini(&dev->queue);
+    kres_handles_fini(&dev->handles);
+    kb_env env = dev->env;
+    kb_free(&env, dev, sizeof *dev);
+}
+
+kiln_context *kiln_device_immediate_context(kiln_device *dev)
+{
+    return dev ? &dev->immediate : NULL;
+}
+
+uint32_t kiln_device_num_threads(const kiln_device *dev)
+{
+    return dev ? dev->num_threads : 0;
+}
+
+kiln_result kiln_device_get_stats(kiln_device *dev, kiln_device_stats *out)
+{
+    static const char api[] = "kiln_device_get_stats";
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
+    if (!out)
+        return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "out_stats is NULL");
+    kq_device_stats(&dev->queue, out);
+    return KILN_OK;
+}
+
+/* ---- lookups ---- */
+
+kiln_result ka_handle_fail(kiln_device *dev, const char *api, const char *what, kiln_log_id id)
+{
+    const char *why = id == KILN_LOG_HANDLE_NULL    ? "is 0"
+                      : id == KILN_LOG_HANDLE_STALE ? "refers to a destroyed object"
+                                                    : "refers to an object of another type";
+    return kb_fail(&dev->env, KILN_E_INVALID_HANDLE, id, api, "%s handle %s", what, why);
+}
+
+kres_resource *ka_get_resource(kiln_device *dev, uint32_t id, kres_type lo, kres_type hi,
+                               const char *api, const char *what, kiln_result *r)
+{
+    kiln_log_id lid = KILN_LOG_NONE;
+    kres_object *o = kres_handles_get(&dev->handles, id, lo, hi, &lid);
+    if (!o) {
+        *r = ka_handle_fail(dev, api, what, lid);
+        return NULL;
+    }
+    *r = KILN_OK;
+    return kres_as_resource(o);
+}
+
+kres_view *ka_get_view(kiln_device *dev, uint32_t id, kres_type type, const char *api,
+                       kiln_result *r)
+{
+    kiln_log_id lid = KILN_LOG_NONE;
+    kres_object *o = kres_handles_get(&dev->handles, id, type, type, &lid);
+    if (!o) {
+        *r = ka_handle_fail(dev, api, "view", lid);
+        return NULL;
+    }
+    kres_view *v = (kres_view *)o;
+    if (atomic_load(&v->res->destroyed)) {
+        kres_unref(o);
+        *r = kb_fail(&dev->env, KILN_E_INVALID_HANDLE, KILN_LOG_VIEW_RESOURCE_DESTROYED, api,
+                     "the view's texture has been destroyed");
+        return NULL;
+    }
+    *r = KILN_OK;
+    return v;
+}

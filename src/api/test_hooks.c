@@ -1,0 +1,84 @@
+/* Test-only hooks (see test_hooks.h). */
+#include "test_hooks.h"
+#include "api.h"
+
+struct kiln_test_gate {
+    kq_gate g;
+};
+
+kiln_result kiln_test_gate_create(kiln_device *dev, kiln_test_gate **out)
+{
+    if (!dev || !out)
+        return KILN_E_INVALID_ARG;
+    kiln_test_gate *t = kb_calloc(&dev->env, sizeof *t);
+    if (!t)
+        return KILN_E_OUT_OF_MEMORY;
+    t->g.dev = &dev->queue;
+    *out = t;
+    return KILN_OK;
+}
+
+kiln_result kiln_test_hold(kiln_context *ctx, kiln_test_gate *gate, const kiln_resource *resources,
+                           const int *writes, uint32_t count)
+{
+    static const char api[] = "kiln_test_hold";
+    if (!ctx || !gate || (count && (!resources || !writes)) || count > KQ_MAX_ACCESS)
+        return KILN_E_INVALID_ARG;
+    kiln_device *dev = ctx->dev;
+    kres_resource *res[KQ_MAX_ACCESS];
+    kiln_result r = KILN_OK;
+    uint32_t got = 0;
+    for (; got < count; got++) {
+        res[got] = ka_get_resource(dev, resources[got].id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api,
+                                   "resource", &r);
+        if (!res[got])
+            break;
+    }
+    kq_cmd *cmd = NULL;
+    if (r == KILN_OK)
+        r = kq_begin(&ctx->q, api, &cmd);
+    if (r == KILN_OK) {
+        cmd->op = KQ_OP_TEST_GATE;
+        cmd->u.gate.gate = &gate->g;
+        for (uint32_t i = 0; i < count; i++)
+            kq_access(cmd, res[i], writes[i] ? KQ_WRITE : KQ_READ);
+        kq_submit(&ctx->q, cmd);
+    }
+    for (uint32_t i = 0; i < got; i++)
+        kres_unref(&res[i]->base);
+    return r;
+}
+
+void kiln_test_gate_wait_entered(kiln_test_gate *gate, uint32_t count)
+{
+    kq_device *q = gate->g.dev;
+    pthread_mutex_lock(&q->mu);
+    while (gate->g.entered < count) {
+        q->waiters++;
+        pthread_cond_wait(&q->progress_cv, &q->mu);
+        q->waiters--;
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+uint32_t kiln_test_gate_entered(kiln_test_gate *gate)
+{
+    kq_device *q = gate->g.dev;
+    pthread_mutex_lock(&q->mu);
+    uint32_t n = gate->g.entered;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+void kiln_test_gate_open(kiln_test_gate *gate)
+{
+    kq_gate_open(&gate->g);
+}
+
+void kiln_test_gate_destroy(kiln_test_gate *gate)
+{
+    if (!gate)
+        return;
+    kq_gate_open(&gate->g);
+    kb_free(gate->g.dev->env, gate, sizeof *gate);
+}

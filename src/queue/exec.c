@@ -1,0 +1,68 @@
+/* The executor: what each queued command does when all its resources are
+ * granted. Runs on a worker (or, in SERIAL mode, on the calling thread),
+ * without the scheduler mutex. Draw commands will reach the backend vtable
+ * from here. */
+#include "queue.h"
+#include "internal.h"
+
+
+bool kq_execute(kq_cmd *cmd)
+{
+    kq_node *a = &cmd->acc[0];
+    switch ((kq_op)cmd->op) {
+    case KQ_OP_NOP:
+        break;
+    case KQ_OP_CLEAR:
+        kres_fill(a->res, a->st, cmd->u.clear.first_mip, cmd->u.clear.num_mips,
+                  cmd->u.clear.first_slice, cmd->u.clear.num_slices, cmd->u.clear.texel,
+                  cmd->u.clear.mask);
+        break;
+    case KQ_OP_UPDATE:
+        kres_write_box(a->res, a->st, cmd->u.update.sub, &cmd->u.update.box,
+                       cmd->ctx->ring.base + cmd->u.update.ring_offset, cmd->u.update.pitch);
+        break;
+    case KQ_OP_COPY_REGION: {
+        /* acc[0] is the destination; the source is acc[1], or acc[0] again
+         * when both are one resource (merged into one write). */
+        kq_node *s = cmd->naccess > 1 ? &cmd->acc[1] : a;
+        kres_copy_region(a->res, a->st, cmd->u.copy.dst_sub, cmd->u.copy.dst_x,
+                         cmd->u.copy.dst_y, s->res, s->st, cmd->u.copy.src_sub,
+                         &cmd->u.copy.box);
+        break;
+    }
+    case KQ_OP_COPY_RESOURCE:
+        kres_copy_all(a->res, a->st, cmd->acc[1].res, cmd->acc[1].st);
+        break;
+    case KQ_OP_TEST_GATE: {
+        kq_gate *g = cmd->u.gate.gate;
+        kq_device *q = g->dev;
+        pthread_mutex_lock(&q->mu);
+        g->entered++;
+        bool open = g->open;
+        if (!open) {
+            cmd->next = g->parked;
+            g->parked = cmd;
+        }
+        if (q->waiters)
+            pthread_cond_broadcast(&q->progress_cv);
+        pthread_mutex_unlock(&q->mu);
+        return open;
+    }
+    }
+    return true;
+}
+
+void kq_gate_open(kq_gate *g)
+{
+    kq_device *q = g->dev;
+    pthread_mutex_lock(&q->mu);
+    g->open = true;
+    kq_cmd *list = g->parked;
+    g->parked = NULL;
+    pthread_mutex_unlock(&q->mu);
+    while (list) {
+        kq_cmd *next = list->next;
+        kq_complete(list);
+        list = next;
+    }
+}

@@ -1,0 +1,172 @@
+/*
+ * queue: the command ring of each context, the device-wide scheduler with
+ * per-storage lock lists (seed 002), the worker pool, the transfer ring
+ * (seed 000), and CPU Map/Unmap against queued work.
+ *
+ * Contract:
+ * - One mutex (kq_device.mu) guards every lock list, every context's slots
+ *   and transfer ring, the ready list and the map states. Commands execute
+ *   without it.
+ * - A context is fed by one thread at a time. kq_begin reserves a command
+ *   slot (waiting only while the ring is full), the caller fills it, and
+ *   kq_submit queues it: its nodes join their storages' lock lists and it
+ *   runs as soon as every node is granted, on any worker.
+ * - Every wait (ring full, transfer full, Map conflict, finish) is counted
+ *   in the statistics and returns KILN_E_WOULD_DEADLOCK instead of hanging
+ *   when nothing can make progress except an Unmap by the waiting thread.
+ * - SERIAL mode has no workers: the calling thread runs ready commands
+ *   inside the call that made them ready, in the order they became ready.
+ */
+#ifndef KILN_QUEUE_H
+#define KILN_QUEUE_H
+
+#include "../resources/resources.h"
+#include "lock.h"
+
+#define KQ_MAX_ACCESS 40 /* resources one command may touch */
+
+typedef enum kq_op {
+    KQ_OP_NOP = 0,
+    KQ_OP_CLEAR,         /* fill view range with a texel */
+    KQ_OP_UPDATE,        /* write a box from the transfer ring */
+    KQ_OP_COPY_REGION,
+    KQ_OP_COPY_RESOURCE,
+    KQ_OP_TEST_GATE      /* test hook: holds its resources until a gate opens */
+} kq_op;
+
+struct kq_gate;
+
+typedef struct kq_cmd {
+    struct kq_cmd *next;       /* ready list or free list */
+    struct kq_context *ctx;
+    uint64_t seq;              /* per-context submission number, from 1 */
+    const char *api;           /* the API call that queued it */
+    uint16_t op;
+    uint16_t naccess;
+    uint32_t pending;          /* nodes not yet granted */
+    int32_t block;             /* transfer block index, -1 none */
+    kq_node acc[KQ_MAX_ACCESS];
+    union {
+        struct {
+            uint32_t first_mip, num_mips, first_slice, num_slices;
+            uint32_t mask;
+            uint8_t texel[16];
+        } clear;
+        struct {
+            uint32_t sub;
+            kiln_box box;
+            uint32_t ring_offset; /* packed rows in the transfer ring */
+            uint32_t pitch;
+        } update;
+        struct {
+            uint32_t dst_sub, dst_x, dst_y, src_sub;
+            kiln_box box;
+        } copy;
+        struct {
+            struct kq_gate *gate;
+        } gate;
+    } u;
+} kq_cmd;
+
+typedef struct kq_tblock {
+    uint32_t offset, size;
+    uint8_t done;
+} kq_tblock;
+
+/* Transfer ring: bytes allocated FIFO, each block freed when the command
+ * that reads it completes (its token is passed), reclaimed oldest first. */
+typedef struct kq_transfer {
+    uint8_t *base;
+    uint32_t size;
+    uint32_t head;    /* next allocation offset */
+    uint32_t used;    /* bytes in live blocks, padding included */
+    kq_tblock *blocks;
+    uint32_t nblocks; /* capacity of `blocks` */
+    uint32_t first, count;
+} kq_transfer;
+
+typedef struct kq_stats {
+    atomic_uint_fast64_t queued, executed, waits_ring, waits_transfer, waits_map,
+        waits_finish, bytes_uploaded, upload_chunks, renames, transfer_peak;
+} kq_stats;
+
+typedef struct kq_device {
+    const kb_env *env;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv;     /* workers wait for ready commands */
+    pthread_cond_t progress_cv; /* producers and Map wait for completions */
+    kq_cmd *ready_head, *ready_tail;
+    uint32_t running;           /* executing or parked (test gates) */
+    uint32_t waiters;           /* threads waiting on progress_cv */
+    uint32_t cpu_maps;          /* resources mapped now, all contexts */
+    bool serial;
+    bool stopping;
+    uint32_t nworkers;
+    pthread_t *workers;
+    kq_stats stats;
+} kq_device;
+
+typedef struct kq_context {
+    kq_device *dev;
+    kq_cmd *slots;
+    uint32_t capacity;
+    kq_cmd *free_list;
+    uint32_t in_flight;
+    uint32_t cpu_maps;          /* resources this context keeps mapped */
+    kres_resource *mapped;      /* list of them (each holds a reference) */
+    uint64_t next_seq;
+    kq_transfer ring;
+} kq_context;
+
+kiln_result kq_device_init(kq_device *q, const kb_env *env, bool serial, uint32_t nworkers);
+/* Stops the workers. Every context must have been finished and freed. */
+void kq_device_fini(kq_device *q);
+void kq_device_stats(kq_device *q, kiln_device_stats *out);
+
+kiln_result kq_context_init(kq_context *c, kq_device *q, uint32_t capacity,
+                            uint32_t transfer_size);
+/* Unmaps everything still mapped by this context, completes its work and
+ * frees it. */
+void kq_context_fini(kq_context *c);
+
+/* Reserves a command slot; waits while the ring is full. */
+kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out);
+/* Adds a resource access; the same resource twice merges (write wins). */
+void kq_access(kq_cmd *cmd, kres_resource *res, int mode);
+/* Queues a filled command; never waits. */
+void kq_submit(kq_context *c, kq_cmd *cmd);
+/* Gives back a reserved slot that will not be submitted. */
+void kq_cancel(kq_context *c, kq_cmd *cmd);
+
+/* Allocates `size` bytes (16-aligned, at most ring size / 2) in the transfer
+ * ring for `cmd`, waiting for the oldest blocks while full. */
+kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t **out_ptr);
+/* Largest single upload block. */
+static inline uint32_t kq_upload_max(const kq_context *c) { return (c->ring.size / 2) & ~15u; }
+
+/* Maps: `type` is a kiln_map_type already validated against usage. */
+kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_type type,
+                   bool do_not_wait, kiln_mapped_subresource *out, kiln_log_id *out_id);
+kiln_result kq_unmap(kq_context *c, kres_resource *res, uint32_t sub);
+/* Releases every CPU map of a resource being destroyed. */
+void kq_resource_destroyed(kq_device *q, kres_resource *res);
+
+kiln_result kq_finish(kq_context *c);
+
+/* ---- test gate (src/api/test_hooks.h exposes it) ---- */
+typedef struct kq_gate {
+    kq_device *dev;
+    bool open;
+    uint32_t entered;   /* commands that reached the gate */
+    kq_cmd *parked;     /* commands waiting at the gate */
+} kq_gate;
+
+void kq_gate_open(kq_gate *g);
+
+/* Executor entry (exec.c): runs one command; returns false when it parked
+ * and will be completed later by kq_complete. */
+bool kq_execute(kq_cmd *cmd);
+/* Completes a command: releases its grants and slot. Takes the mutex. */
+void kq_complete(kq_cmd *cmd);
+
+#endif

@@ -1,0 +1,72 @@
+/* Format table and the float -> texel conversion used by clears. */
+#include "resources.h"
+
+#include <math.h>
+#include <string.h>
+
+static const kres_format_info formats[KILN_FORMAT_COUNT] = {
+    [KILN_FORMAT_R8G8B8A8_UNORM] = {4, 4, 0, 0, 1},
+    [KILN_FORMAT_B8G8R8A8_UNORM] = {4, 4, 0, 0, 1},
+    [KILN_FORMAT_R8_UNORM] = {1, 1, 0, 0, 1},
+    [KILN_FORMAT_R32_FLOAT] = {4, 1, 0, 0, 0},
+    [KILN_FORMAT_R32G32_FLOAT] = {8, 2, 0, 0, 0},
+    [KILN_FORMAT_R32G32B32A32_FLOAT] = {16, 4, 0, 0, 0},
+    [KILN_FORMAT_D32_FLOAT] = {4, 1, 1, 0, 0},
+    [KILN_FORMAT_D24_UNORM_S8_UINT] = {4, 2, 1, 1, 0},
+};
+
+const kres_format_info *kres_format(kiln_format f)
+{
+    if ((unsigned)f >= KILN_FORMAT_COUNT || formats[f].size == 0)
+        return NULL;
+    return &formats[f];
+}
+
+uint32_t kiln_format_size(kiln_format format)
+{
+    const kres_format_info *fi = kres_format(format);
+    return fi ? fi->size : 0;
+}
+
+/* D3D10 FLOAT -> UNORM: NaN becomes 0, clamp to [0, 1], scale, round to
+ * nearest. */
+static uint8_t to_unorm8(float v)
+{
+    if (!(v > 0.0f))
+        return 0;
+    if (v >= 1.0f)
+        return 255;
+    return (uint8_t)(v * 255.0f + 0.5f);
+}
+
+void kres_pack_color(kiln_format f, const float c[4], uint8_t out[16])
+{
+    memset(out, 0, 16);
+    switch (f) {
+    case KILN_FORMAT_R8G8B8A8_UNORM:
+        for (int i = 0; i < 4; i++)
+            out[i] = to_unorm8(c[i]);
+        break;
+    case KILN_FORMAT_B8G8R8A8_UNORM:
+        out[0] = to_unorm8(c[2]);
+        out[1] = to_unorm8(c[1]);
+        out[2] = to_unorm8(c[0]);
+        out[3] = to_unorm8(c[3]);
+        break;
+    case KILN_FORMAT_R8_UNORM:
+        out[0] = to_unorm8(c[0]);
+        break;
+    case KILN_FORMAT_R32_FLOAT:
+    case KILN_FORMAT_D32_FLOAT:
+        memcpy(out, c, 4);
+        break;
+    case KILN_FORMAT_R32G32_FLOAT:
+        memcpy(out, c, 8);
+        break;
+    case KILN_FORMAT_R32G32B32A32_FLOAT:
+        memcpy(out, c, 16);
+        break;
+    default:
+        break;
+    }
+}

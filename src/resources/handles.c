@@ -1,0 +1,147 @@
+/* The device's handle table: typed ids (index + generation) for every
+ * object, so a stale or wrong-typed handle is caught instead of followed. */
+#include "resources.h"
+
+#include <string.h>
+
+#define INDEX_BITS 20u
+#define INDEX_MASK ((1u << INDEX_BITS) - 1u)
+#define GEN_MASK 0xfffu
+
+void kres_ref(kres_object *obj)
+{
+    atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
+}
+
+void kres_unref(kres_object *obj)
+{
+    if (obj && atomic_fetch_sub_explicit(&obj->refs, 1, memory_order_acq_rel) == 1)
+        obj->destroy(obj);
+}
+
+kiln_result kres_handles_init(kres_handles *h, const kb_env *env)
+{
+    memset(h, 0, sizeof *h);
+    h->env = env;
+    if (pthread_mutex_init(&h->mu, NULL) != 0)
+        return KILN_E_OUT_OF_MEMORY;
+    return KILN_OK;
+}
+
+void kres_handles_fini(kres_handles *h)
+{
+    for (uint32_t i = 0; i < h->count; i++) {
+        if (h->slots[i].obj)
+            kres_unref(h->slots[i].obj);
+    }
+    kb_free(h->env, h->slots, sizeof(kres_slot) * h->capacity);
+    pthread_mutex_destroy(&h->mu);
+}
+
+static bool grow(kres_handles *h)
+{
+    if (h->capacity >= KRES_MAX_OBJECTS)
+        return false;
+    uint32_t cap = h->capacity ? h->capacity * 2 : 64;
+    if (cap > KRES_MAX_OBJECTS)
+        cap = KRES_MAX_OBJECTS;
+    kres_slot *s = kb_alloc(h->env, sizeof(kres_slot) * cap);
+    if (!s)
+        return false;
+    if (h->slots)
+        memcpy(s, h->slots, sizeof(kres_slot) * h->count);
+    kb_free(h->env, h->slots, sizeof(kres_slot) * h->capacity);
+    h->slots = s;
+    h->capacity = cap;
+    return true;
+}
+
+uint32_t kres_handles_add(kres_handles *h, kres_object *obj, kiln_result *out_r)
+{
+    pthread_mutex_lock(&h->mu);
+    uint32_t index;
+    if (h->free_head) {
+        index = h->free_head - 1;
+        h->free_head = h->slots[index].next_free;
+        if (!h->free_head)
+            h->free_tail = 0;
+    } else {
+        if (h->count == h->capacity && !grow(h)) {
+            *out_r = h->capacity >= KRES_MAX_OBJECTS ? KILN_E_INVALID_CALL : KILN_E_OUT_OF_MEMORY;
+            pthread_mutex_unlock(&h->mu);
+            return 0;
+        }
+        index = h->count++;
+        h->slots[index].generation = 0;
+    }
+    kres_slot *s = &h->slots[index];
+    s->obj = obj;
+    s->type = obj->type;
+    s->next_free = 0;
+    uint32_t id = ((s->generation & GEN_MASK) << INDEX_BITS) | (index + 1);
+    pthread_mutex_unlock(&h->mu);
+    *out_r = KILN_OK;
+    return id;
+}
+
+/* Caller holds h->mu. */
+static kres_slot *find(kres_handles *h, uint32_t id, kres_type lo, kres_type hi,
+                       kiln_log_id *out_id)
+{
+    if (id == 0) {
+        *out_id = KILN_LOG_HANDLE_NULL;
+        return NULL;
+    }
+    uint32_t index = (id & INDEX_MASK);
+    if (index == 0 || index > h->count) {
+        *out_id = KILN_LOG_HANDLE_STALE;
+        return NULL;
+    }
+    kres_slot *s = &h->slots[index - 1];
+    if (!s->obj || (s->generation & GEN_MASK) != (id >> INDEX_BITS)) {
+        *out_id = KILN_LOG_HANDLE_STALE;
+        return NULL;
+    }
+    if (s->type < lo || s->type > hi) {
+        *out_id = KILN_LOG_HANDLE_WRONG_TYPE;
+        return NULL;
+    }
+    return s;
+}
+
+kres_object *kres_handles_get(kres_handles *h, uint32_t id, kres_type lo, kres_type hi,
+                              kiln_log_id *out_id)
+{
+    pthread_mutex_lock(&h->mu);
+    kres_slot *s = find(h, id, lo, hi, out_id);
+    kres_object *obj = NULL;
+    if (s) {
+        obj = s->obj;
+        kres_ref(obj);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return obj;
+}
+
+kres_object *kres_handles_remove(kres_handles *h, uint32_t id, kres_type lo, kres_type hi,
+                                 kiln_log_id *out_id)
+{
+    pthread_mutex_lock(&h->mu);
+    kres_slot *s = find(h, id, lo, hi, out_id);
+    kres_object *obj = NULL;
+    if (s) {
+        uint32_t index = (uint32_t)(s - h->slots);
+        obj = s->obj;
+        s->obj = NULL;
+        s->type = KRES_TYPE_NONE;
+        s->generation = (s->generation + 1) & GEN_MASK;
+        s->next_free = 0;
+        if (h->free_tail)
+            h->slots[h->free_tail - 1].next_free = index + 1;
+        else
+            h->free_head = index + 1;
+        h->free_tail = index + 1;
+    }
+    pthread_mutex_unlock(&h->mu);
+    return obj;
+}

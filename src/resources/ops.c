@@ -1,0 +1,79 @@
+/* Byte operations the executor runs for copies, uploads and clears. Each
+ * touches only the subresource region it names. */
+#include "resources.h"
+
+#include <string.h>
+
+static uint32_t texel_size(const kres_resource *r)
+{
+    return r->base.type == KRES_TYPE_BUFFER ? 1u : kres_format(r->format)->size;
+}
+
+void kres_copy_region(kres_resource *dst, kres_storage *dst_st, uint32_t dst_sub,
+                      uint32_t dst_x, uint32_t dst_y, kres_resource *src,
+                      kres_storage *src_st, uint32_t src_sub, const kiln_box *box)
+{
+    const kres_subresource *ds = &dst->subs[dst_sub];
+    const kres_subresource *ss = &src->subs[src_sub];
+    uint32_t bpp = texel_size(dst);
+    size_t row = (size_t)(box->right - box->left) * bpp;
+    for (uint32_t y = 0; y < box->bottom - box->top; y++) {
+        uint8_t *d = dst_st->data + ds->offset + (size_t)(dst_y + y) * ds->row_pitch +
+                     (size_t)dst_x * bpp;
+        const uint8_t *s = src_st->data + ss->offset + (size_t)(box->top + y) * ss->row_pitch +
+                           (size_t)box->left * bpp;
+        memmove(d, s, row); /* regions never overlap; memmove costs nothing extra */
+    }
+}
+
+void kres_copy_all(kres_resource *dst, kres_storage *dst_st, kres_resource *src,
+                   kres_storage *src_st)
+{
+    (void)src;
+    memcpy(dst_st->data, src_st->data, dst->storage_size);
+}
+
+void kres_write_box(kres_resource *dst, kres_storage *st, uint32_t sub, const kiln_box *box,
+                    const uint8_t *src, size_t src_pitch)
+{
+    const kres_subresource *s = &dst->subs[sub];
+    uint32_t bpp = texel_size(dst);
+    size_t row = (size_t)(box->right - box->left) * bpp;
+    for (uint32_t y = 0; y < box->bottom - box->top; y++)
+        memcpy(st->data + s->offset + (size_t)(box->top + y) * s->row_pitch +
+                   (size_t)box->left * bpp,
+               src + (size_t)y * src_pitch, row);
+}
+
+void kres_fill(kres_resource *dst, kres_storage *st, uint32_t first_mip, uint32_t num_mips,
+               uint32_t first_slice, uint32_t num_slices, const uint8_t *texel,
+               uint32_t mask32)
+{
+    uint32_t bpp = kres_format(dst->format)->size;
+    for (uint32_t slice = first_slice; slice < first_slice + num_slices; slice++) {
+        for (uint32_t mip = first_mip; mip < first_mip + num_mips; mip++) {
+            const kres_subresource *s = &dst->subs[mip + slice * dst->mip_levels];
+            uint8_t *base = st->data + s->offset;
+            if (mask32 != 0xffffffffu) {
+                /* Partial depth/stencil clear of 32-bit texels. */
+                uint32_t v;
+                memcpy(&v, texel, 4);
+                for (uint32_t y = 0; y < s->height; y++) {
+                    uint32_t *p = (uint32_t *)(void *)(base + (size_t)y * s->row_pitch);
+                    for (uint32_t x = 0; x < s->width; x++)
+                        p[x] = (p[x] & ~mask32) | (v & mask32);
+                }
+                continue;
+            }
+            /* Build the first row, then copy it to the others. */
+            if (bpp == 1) {
+                memset(base, texel[0], s->width);
+            } else {
+                for (uint32_t x = 0; x < s->width; x++)
+                    memcpy(base + (size_t)x * bpp, texel, bpp);
+            }
+            for (uint32_t y = 1; y < s->height; y++)
+                memcpy(base + (size_t)y * s->row_pitch, base, (size_t)s->width * bpp);
+        }
+    }
+}

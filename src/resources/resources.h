@@ -1,0 +1,193 @@
+/*
+ * resources: handle table, buffers, textures, views, storage, formats, and
+ * the CPU operations on bytes that the executor runs (copy, update, clear).
+ *
+ * Contract:
+ * - Objects (resources and views) are reference counted (atomic). The
+ *   handle table holds one reference while the handle is live; a view holds
+ *   one on its resource; a queued command holds one on each resource it
+ *   touches. kres_unref frees at zero, from whatever thread drops it.
+ * - A resource's bytes live in a kres_storage, also reference counted.
+ *   `current` changes only by renaming (WRITE_DISCARD), under the device
+ *   scheduler mutex; a command captures the storage at submit time, so
+ *   renaming never changes what an earlier command reads.
+ * - Layout (subresource offsets and pitches) is immutable after creation.
+ * - Nothing here validates API arguments: src/api does, before calling.
+ */
+#ifndef KILN_RESOURCES_H
+#define KILN_RESOURCES_H
+
+#include "../base/base.h"
+#include "../queue/lock.h"
+
+/* ---- formats ---- */
+
+typedef struct kres_format_info {
+    uint32_t size;      /* bytes per texel */
+    uint8_t channels;   /* color channels stored */
+    uint8_t is_depth;
+    uint8_t has_stencil;
+    uint8_t is_unorm8;  /* 8-bit UNORM channels */
+} kres_format_info;
+
+const kres_format_info *kres_format(kiln_format f); /* NULL if invalid */
+/* Packs an RGBA color into one texel of `f` (D3D10 float->format rules). */
+void kres_pack_color(kiln_format f, const float rgba[4], uint8_t out[16]);
+
+/* ---- objects and handles ---- */
+
+typedef enum kres_type {
+    KRES_TYPE_NONE = 0,
+    KRES_TYPE_BUFFER,
+    KRES_TYPE_TEXTURE2D,
+    KRES_TYPE_RTV,
+    KRES_TYPE_DSV,
+    KRES_TYPE_SRV,
+    KRES_TYPE_COUNT
+} kres_type;
+
+typedef struct kres_object {
+    atomic_uint refs;
+    kres_type type;
+    const kb_env *env;
+    void (*destroy)(struct kres_object *obj);
+} kres_object;
+
+void kres_ref(kres_object *obj);
+void kres_unref(kres_object *obj);
+
+typedef struct kres_slot {
+    uint32_t generation;
+    kres_type type;
+    kres_object *obj;
+    uint32_t next_free; /* index + 1, 0 = end */
+} kres_slot;
+
+/* Handle table: index (20 bits) + generation (12 bits); 0 is invalid.
+ * Thread-safe (own mutex). Freed slots are reused oldest first, so a stale
+ * handle is caught until its slot has been reused 4095 times. */
+typedef struct kres_handles {
+    pthread_mutex_t mu;
+    const kb_env *env;
+    kres_slot *slots;
+    uint32_t count, capacity;
+    uint32_t free_head, free_tail; /* index + 1 */
+} kres_handles;
+
+#define KRES_MAX_OBJECTS ((1u << 20) - 1)
+
+kiln_result kres_handles_init(kres_handles *h, const kb_env *env);
+void kres_handles_fini(kres_handles *h); /* unrefs what is still live */
+/* Stores obj (taking over one reference) and returns its id, or 0 when the
+ * table cannot grow (out of memory or full). */
+uint32_t kres_handles_add(kres_handles *h, kres_object *obj, kiln_result *out_r);
+/* Looks up `id`; accepts types in [type_lo, type_hi]. On success returns the
+ * object with a new reference (caller unrefs). On failure returns NULL and
+ * sets *out_id to the log id (HANDLE_NULL, HANDLE_STALE, HANDLE_WRONG_TYPE). */
+kres_object *kres_handles_get(kres_handles *h, uint32_t id, kres_type type_lo,
+                              kres_type type_hi, kiln_log_id *out_id);
+/* Removes the handle and returns the table's reference (caller unrefs), or
+ * NULL with *out_id as for get. */
+kres_object *kres_handles_remove(kres_handles *h, uint32_t id, kres_type type_lo,
+                                 kres_type type_hi, kiln_log_id *out_id);
+
+/* ---- storage ---- */
+
+typedef struct kres_storage {
+    atomic_uint refs;
+    const kb_env *env;
+    size_t size;
+    uint8_t *data; /* 64-byte aligned */
+    void *alloc_base;
+    size_t alloc_size;
+    kq_lock lock;  /* owned by the queue scheduler */
+} kres_storage;
+
+kres_storage *kres_storage_create(const kb_env *env, size_t size); /* zeroed */
+void kres_storage_ref(kres_storage *st);
+void kres_storage_unref(kres_storage *st);
+
+/* ---- resources ---- */
+
+typedef struct kres_subresource {
+    size_t offset;      /* from the start of the storage */
+    size_t size;        /* row_pitch * height */
+    uint32_t width, height;
+    uint32_t row_pitch; /* bytes; for buffers the size */
+} kres_subresource;
+
+/* CPU map state, owned by the queue (guarded by the scheduler mutex). */
+typedef struct kres_map_state {
+    kq_node node;          /* the CPU's grant while anything is mapped */
+    uint32_t mapped_count; /* subresources mapped now */
+    uint8_t *mapped;       /* per subresource: 0 or the kiln_map_type */
+    struct kq_context *owner;     /* context whose Map holds the grant */
+    struct kres_resource *next, *prev; /* owner's list of mapped resources */
+    uint8_t waiting;       /* a Map is waiting for the grant */
+} kres_map_state;
+
+typedef struct kres_resource {
+    kres_object base;     /* type BUFFER or TEXTURE2D */
+    kiln_usage usage;
+    uint32_t bind_flags;
+    uint32_t cpu_access;  /* resolved: never 0 for DYNAMIC and STAGING */
+    kiln_format format;   /* UNKNOWN for buffers */
+    uint32_t width, height, mip_levels, array_size; /* buffer: width = size */
+    uint32_t num_subresources;
+    kres_subresource *subs;
+    size_t storage_size;
+    kres_storage *current; /* guarded by the scheduler mutex */
+    atomic_bool destroyed;
+    kres_map_state map;
+} kres_resource;
+
+typedef struct kres_layout_desc {
+    kres_type type;
+    kiln_usage usage;
+    uint32_t bind_flags, cpu_access;
+    kiln_format format;
+    uint32_t width, height, mip_levels, array_size;
+} kres_layout_desc;
+
+/* Creates a resource with zeroed storage (arguments already validated). */
+kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
+                                 kres_resource **out);
+/* Copies initial data in (creation time; nothing can be using it yet). */
+void kres_resource_init_data(kres_resource *res, const kiln_subresource_data *init);
+
+static inline kres_resource *kres_as_resource(kres_object *o) { return (kres_resource *)o; }
+
+/* ---- views ---- */
+
+typedef struct kres_view {
+    kres_object base;     /* type RTV, DSV or SRV */
+    kres_resource *res;   /* reference held */
+    kiln_format format;
+    uint32_t first_mip, num_mips;
+    uint32_t first_slice, num_slices;
+} kres_view;
+
+kiln_result kres_view_create(const kb_env *env, kres_type type, kres_resource *res,
+                             kiln_format format, uint32_t first_mip, uint32_t num_mips,
+                             uint32_t first_slice, uint32_t num_slices, kres_view **out);
+
+/* ---- operations on bytes (run by the executor) ---- */
+
+/* Region copy between subresources; box in texels (bytes for buffers). */
+void kres_copy_region(kres_resource *dst, kres_storage *dst_st, uint32_t dst_sub,
+                      uint32_t dst_x, uint32_t dst_y, kres_resource *src,
+                      kres_storage *src_st, uint32_t src_sub, const kiln_box *box);
+/* Whole-resource copy (identical layouts). */
+void kres_copy_all(kres_resource *dst, kres_storage *dst_st, kres_resource *src,
+                   kres_storage *src_st);
+/* Writes rows of packed bytes (src_pitch apart) into a box of a subresource. */
+void kres_write_box(kres_resource *dst, kres_storage *st, uint32_t sub, const kiln_box *box,
+                    const uint8_t *src, size_t src_pitch);
+/* Fills mips [first_mip, first_mip+num_mips) x slices with one texel value.
+ * For depth formats `mask` selects the bits kept from `texel` (D24S8
+ * partial clears); pass all ones otherwise. */
+void kres_fill(kres_resource *dst, kres_storage *st, uint32_t first_mip, uint32_t num_mips,
+               uint32_t first_slice, uint32_t num_slices, const uint8_t *texel,
+               uint32_t texel_mask32);
+
+#endif
