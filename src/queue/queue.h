@@ -101,7 +101,7 @@ typedef struct kq_device {
     uint32_t cpu_maps;          /* resources mapped now, all contexts */
     bool serial;
     bool stopping;
-    uint32_t nworkers;
+    uint32_t nworkers, workers_cap;
     pthread_t *workers;
     kq_stats stats;
 } kq_device;

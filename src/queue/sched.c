@@ -198,6 +198,7 @@ kiln_result kq_device_init(kq_device *q, const kb_env *env, bool serial, uint32_
     pthread_cond_init(&q->progress_cv, NULL);
     if (serial)
         return KILN_OK;
+    q->workers_cap = nworkers;
     q->workers = kb_calloc(env, sizeof(pthread_t) * nworkers);
     if (!q->workers) {
         kq_device_fini(q);
@@ -221,8 +222,7 @@ void kq_device_fini(kq_device *q)
     pthread_mutex_unlock(&q->mu);
     for (uint32_t i = 0; i < q->nworkers; i++)
         pthread_join(q->workers[i], NULL);
-    if (q->workers)
-        kb_free(q->env, q->workers, sizeof(pthread_t) * (q->nworkers ? q->nworkers : 1));
+    kb_free(q->env, q->workers, sizeof(pthread_t) * q->workers_cap);
     q->workers = NULL;
     q->nworkers = 0;
     pthread_cond_destroy(&q->work_cv);
