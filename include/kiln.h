@@ -49,8 +49,16 @@
  *  nothing (nothing is queued), returns its code and makes exactly one call
  *  to the log callback, whose message id (kiln_log_id) is stable across
  *  releases: test against ids, never against message text. The exceptions
- *  are KILN_E_WAS_STILL_DRAWING and KILN_E_TIMEOUT, which are answers rather
- *  than errors and are not logged.
+ *  are answers rather than errors and are not logged: KILN_E_WAS_STILL_DRAWING,
+ *  KILN_E_TIMEOUT, and the KILN_E_COMMAND_FAILED / KILN_E_DEVICE_LOST that a
+ *  fence wait returns (the failure itself was logged once, when it happened).
+ *
+ *  A command that fails while executing (after its call returned) is
+ *  reported once through the log callback (KILN_LOG_COMMAND_FAILED, with
+ *  the command's sequence number in its context and the API call that
+ *  queued it). The context's next completion point (signal, fence or sync
+ *  token) enters the error state, and so does every fence that includes it;
+ *  later, independent work still runs.
  */
 #ifndef KILN_H
 #define KILN_H
@@ -94,10 +102,12 @@ typedef enum kiln_result {
     KILN_E_TIMEOUT = -7,            /* a wait with a timeout ran out */
     KILN_E_DEVICE_LOST = -8,        /* the device failed in a way it cannot
                                        isolate; only destroy is useful now */
-    KILN_E_WOULD_DEADLOCK = -9      /* the call would wait for something only
+    KILN_E_WOULD_DEADLOCK = -9,     /* the call would wait for something only
                                        the calling thread can do (typically an
                                        Unmap of a resource that blocks queued
                                        commands) */
+    KILN_E_COMMAND_FAILED = -10     /* a fence covers work that failed while
+                                       executing (reported when it failed) */
 } kiln_result;
 
 /* A short constant name for a result code, e.g. "KILN_E_INVALID_ARG". */
@@ -162,7 +172,13 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(WOULD_DEADLOCK, "waiting would deadlock: a resource mapped by this context blocks the queued work; Unmap it first") \
     X(DEVICE_LOST, "the device is lost")                                      \
     X(COMMAND_FAILED, "a queued command failed while executing")             \
-    X(TEXTURE_TOO_LARGE, "texture storage (all subresources) exceeds 4 GiB")
+    X(TEXTURE_TOO_LARGE, "texture storage (all subresources) exceeds 4 GiB")  \
+    X(TIMELINE_NOT_MONOTONIC, "a timeline signal must exceed every value signaled or queued before") \
+    X(CONTEXT_IMMEDIATE, "the immediate context belongs to the device and is not destroyed") \
+    X(FENCE_EMPTY, "a fence needs at least one sync point")                   \
+    X(QUERY_TYPE, "unknown query type, or the call does not apply to it")     \
+    X(QUERY_NOT_ENDED, "the query has not been ended yet")                    \
+    X(DATA_SIZE, "data size does not match what the query returns")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -513,6 +529,134 @@ KILN_API kiln_result kiln_flush(kiln_context *ctx);
  * KILN_E_WOULD_DEADLOCK if a resource this context keeps mapped blocks some
  * of them. */
 KILN_API kiln_result kiln_finish(kiln_context *ctx);
+
+/* ---------------------------------------------------------------------------
+ * Contexts
+ *
+ * Besides the immediate context, a device can have any number of contexts.
+ * Each is an ordered stream of commands, fed by one thread at a time (a
+ * context may move between threads, never be used by two at once). Within
+ * a context, commands take effect in call order with no synchronization.
+ * Across contexts there is no order except what fences and sync tokens
+ * give; resources are shared, and no two commands ever read and write the
+ * same resource at once.
+ * ------------------------------------------------------------------------- */
+
+KILN_API kiln_result kiln_context_create(kiln_device *device, kiln_context **out_context);
+/* Unmaps what the context keeps mapped, completes its queued work and frees
+ * it. The immediate context cannot be destroyed (CONTEXT_IMMEDIATE). */
+KILN_API kiln_result kiln_context_destroy(kiln_context *ctx);
+
+/* ---------------------------------------------------------------------------
+ * Timelines, sync points and fences
+ *
+ * A timeline is a monotonic 64-bit counter. A sync point is a value on a
+ * timeline: active until the timeline reaches it, then signaled (or error,
+ * if the work that advanced the timeline failed). A fence is an immutable
+ * set of sync points; it is signaled when all are, in error when any is.
+ * Fences belong to their device; every call below may be made from any
+ * thread.
+ * ------------------------------------------------------------------------- */
+
+typedef struct kiln_timeline { uint32_t id; } kiln_timeline;
+typedef struct kiln_fence { uint32_t id; } kiln_fence;
+
+typedef enum kiln_fence_status {
+    KILN_FENCE_ACTIVE = 0,
+    KILN_FENCE_SIGNALED = 1,
+    KILN_FENCE_ERROR = 2
+} kiln_fence_status;
+
+KILN_API kiln_result kiln_create_timeline(kiln_device *device, uint64_t initial_value,
+                                          kiln_timeline *out_timeline);
+/* Points still waiting on a destroyed timeline can never be reached: they
+ * enter the error state once the timeline's last queued signal has run. */
+KILN_API kiln_result kiln_destroy_timeline(kiln_device *device, kiln_timeline timeline);
+KILN_API kiln_result kiln_timeline_get_value(kiln_device *device, kiln_timeline timeline,
+                                             uint64_t *out_value);
+/* Signals from the CPU, now. `value` must exceed every value signaled or
+ * queued for this timeline so far (TIMELINE_NOT_MONOTONIC). */
+KILN_API kiln_result kiln_timeline_signal(kiln_device *device, kiln_timeline timeline,
+                                          uint64_t value);
+
+/* A fence of one sync point: `timeline` reaching `value`. */
+KILN_API kiln_result kiln_create_fence(kiln_device *device, kiln_timeline timeline, uint64_t value,
+                                       kiln_fence *out_fence);
+/* A third fence that signals when both have. */
+KILN_API kiln_result kiln_fence_merge(kiln_device *device, kiln_fence a, kiln_fence b,
+                                      kiln_fence *out_fence);
+KILN_API kiln_result kiln_destroy_fence(kiln_device *device, kiln_fence fence);
+KILN_API kiln_result kiln_fence_poll(kiln_device *device, kiln_fence fence,
+                                     kiln_fence_status *out_status);
+/* Client wait: blocks the caller until the fence settles or `timeout_ns`
+ * passes (UINT64_MAX: no limit; 0: poll). Returns KILN_OK (signaled),
+ * KILN_E_TIMEOUT, KILN_E_COMMAND_FAILED (error state) or KILN_E_DEVICE_LOST
+ * (the device was destroyed while waiting; the call then touches nothing). */
+KILN_API kiln_result kiln_fence_wait(kiln_device *device, kiln_fence fence, uint64_t timeout_ns);
+
+/* Called exactly once per kiln_fence_wait_async, with KILN_OK,
+ * KILN_E_COMMAND_FAILED or KILN_E_DEVICE_LOST. It runs on the thread that
+ * settles the fence (a kiln worker, or the thread inside kiln_timeline_signal,
+ * kiln_device_destroy, ...), or inside kiln_fence_wait_async itself if the
+ * fence is already settled, and never while kiln holds a lock. It must not
+ * call back into kiln and should return quickly. */
+typedef void (*kiln_fence_callback)(kiln_fence fence, kiln_result status, void *user);
+KILN_API kiln_result kiln_fence_wait_async(kiln_device *device, kiln_fence fence,
+                                           kiln_fence_callback callback, void *user);
+
+/* After every command this context queued so far has completed, signal
+ * `timeline` to `value` (which must exceed every value signaled or queued
+ * for it). Returns at once. */
+KILN_API kiln_result kiln_context_signal(kiln_context *ctx, kiln_timeline timeline, uint64_t value);
+/* Server wait: commands this context queues after this call run only once
+ * `fence` has settled; the calling thread goes on at once. If the fence
+ * ends in error (or the device is lost), the commands still run and the
+ * context's next completion point reports the error. */
+KILN_API kiln_result kiln_context_wait(kiln_context *ctx, kiln_fence fence);
+/* A new fence that signals when every command this context queued so far
+ * has completed. */
+KILN_API kiln_result kiln_context_insert_fence(kiln_context *ctx, kiln_fence *out_fence);
+
+/* A cheap value naming the current point of one context's stream (like
+ * Chrome's sync tokens): no object to destroy. Waitable from any context. */
+typedef struct kiln_sync_token {
+    uint32_t timeline; /* the context's own timeline */
+    uint32_t reserved;
+    uint64_t value;
+} kiln_sync_token;
+
+KILN_API kiln_result kiln_context_sync_token(kiln_context *ctx, kiln_sync_token *out_token);
+/* Server wait on a token from any context of the same device. */
+KILN_API kiln_result kiln_context_wait_sync_token(kiln_context *ctx, kiln_sync_token token);
+/* Client wait on a token (see kiln_fence_wait for the results). */
+KILN_API kiln_result kiln_wait_sync_token(kiln_device *device, kiln_sync_token token,
+                                          uint64_t timeout_ns);
+
+/* ---------------------------------------------------------------------------
+ * Queries (D3D10 style). KILN_QUERY_EVENT is built on insert_fence: End
+ * marks the point, GetData says whether everything before it completed.
+ * ------------------------------------------------------------------------- */
+
+typedef struct kiln_query { uint32_t id; } kiln_query;
+
+typedef enum kiln_query_type { KILN_QUERY_EVENT = 0 } kiln_query_type;
+
+typedef enum kiln_get_data_flags {
+    KILN_GET_DATA_DO_NOT_FLUSH = 1u << 0
+} kiln_get_data_flags;
+
+KILN_API kiln_result kiln_create_query(kiln_device *device, kiln_query_type type,
+                                       kiln_query *out_query);
+KILN_API kiln_result kiln_destroy_query(kiln_device *device, kiln_query query);
+/* EVENT queries have no Begin (QUERY_TYPE), as in D3D10. */
+KILN_API kiln_result kiln_query_begin(kiln_context *ctx, kiln_query query);
+KILN_API kiln_result kiln_query_end(kiln_context *ctx, kiln_query query);
+/* KILN_OK and, if `data` is not NULL, a uint32_t 1 when the work before End
+ * has completed; KILN_E_WAS_STILL_DRAWING when not yet (flushing the
+ * context first unless DO_NOT_FLUSH); KILN_E_COMMAND_FAILED if it failed.
+ * `size` is 0 (data NULL) or sizeof(uint32_t). */
+KILN_API kiln_result kiln_query_get_data(kiln_context *ctx, kiln_query query, void *data,
+                                         uint32_t size, uint32_t flags);
 
 #ifdef __cplusplus
 }

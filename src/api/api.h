@@ -11,13 +11,17 @@
 struct kiln_context {
     kiln_device *dev;
     kq_context q;
+    uint32_t timeline_id;     /* handle of the context's own timeline */
+    kiln_context *next, *prev; /* device's list of created contexts */
 };
 
 struct kiln_device {
     kb_env env;
+    ks_domain *dom;
     kres_handles handles;
     kq_device queue;
     kiln_context immediate;
+    kiln_context *contexts;   /* created ones, guarded by dom->mu */
     uint32_t num_threads;
     uint32_t ring_capacity, transfer_size;
     bool serial;
@@ -37,5 +41,9 @@ kres_resource *ka_get_resource(kiln_device *dev, uint32_t id, kres_type lo, kres
 /* View lookup; fails also when the view's resource was destroyed. */
 kres_view *ka_get_view(kiln_device *dev, uint32_t id, kres_type type, const char *api,
                        kiln_result *r);
+
+/* Sets up / tears down a context (immediate or created). */
+kiln_result ka_context_init(kiln_device *dev, kiln_context *ctx);
+void ka_context_fini(kiln_context *ctx);
 
 #endif

@@ -67,25 +67,32 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
     dev->ring_capacity = cap;
     dev->transfer_size = tsize;
 
+    dev->dom = ks_domain_create(&dev->env);
+    if (!dev->dom) {
+        kb_free(&env, dev, sizeof *dev);
+        return kb_fail(&env, KILN_E_OUT_OF_MEMORY, KILN_LOG_DEVICE_ALLOC_FAILED, api, "sync domain");
+    }
     kiln_result r = kres_handles_init(&dev->handles, &dev->env);
     if (r != KILN_OK) {
+        ks_domain_unref(dev->dom);
         kb_free(&env, dev, sizeof *dev);
         return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api, "handle table");
     }
-    r = kq_device_init(&dev->queue, &dev->env, dev->serial, dev->num_threads);
+    r = kq_device_init(&dev->queue, &dev->env, dev->dom, dev->serial, dev->num_threads);
     if (r != KILN_OK) {
         kres_handles_fini(&dev->handles);
+        ks_domain_unref(dev->dom);
         kb_free(&env, dev, sizeof *dev);
         if (r == KILN_E_OUT_OF_MEMORY)
             return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api, "worker table");
         return kb_fail(&env, KILN_E_OUT_OF_MEMORY, KILN_LOG_DEVICE_THREAD_FAILED, api,
                        "pthread_create failed");
     }
-    dev->immediate.dev = dev;
-    r = kq_context_init(&dev->immediate.q, &dev->queue, cap, tsize);
+    r = ka_context_init(dev, &dev->immediate);
     if (r != KILN_OK) {
         kq_device_fini(&dev->queue);
         kres_handles_fini(&dev->handles);
+        ks_domain_unref(dev->dom);
         kb_free(&env, dev, sizeof *dev);
         return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api,
                        "command ring (%u slots) or transfer ring (%u bytes)", cap, tsize);
@@ -98,12 +105,112 @@ void kiln_device_destroy(kiln_device *dev)
 {
     if (!dev)
         return;
-    /* Completes queued work (after releasing CPU maps), then frees. */
-    kq_context_fini(&dev->immediate.q);
+    /* Waits on fences end with DEVICE_LOST (server waits let their
+     * commands run), CPU maps are released, queued work completes, then
+     * everything is freed. Sync objects still referenced by threads inside
+     * a fence wait keep the domain alive until they return. */
+    kq_device_lose(&dev->queue);
+    for (kiln_context *c = dev->contexts; c; c = c->next)
+        kq_unmap_all(&c->q);
+    kq_unmap_all(&dev->immediate.q);
+    while (dev->contexts) {
+        kiln_context *c = dev->contexts;
+        dev->contexts = c->next;
+        ka_context_fini(c);
+        kb_free(&dev->env, c, sizeof *c);
+    }
+    ka_context_fini(&dev->immediate);
     kq_device_fini(&dev->queue);
     kres_handles_fini(&dev->handles);
+    ks_domain *dom = dev->dom;
     kb_env env = dev->env;
     kb_free(&env, dev, sizeof *dev);
+    ks_domain_unref(dom);
+}
+
+kiln_result ka_context_init(kiln_device *dev, kiln_context *ctx)
+{
+    ctx->dev = dev;
+    ks_timeline *tl;
+    kiln_result r = ks_timeline_create(dev->dom, 0, &tl);
+    if (r != KILN_OK)
+        return r;
+    kres_ref(&tl->base); /* one for the handle table, one for the context */
+    r = kq_context_init(&ctx->q, &dev->queue, dev->ring_capacity, dev->transfer_size, tl);
+    if (r == KILN_OK) {
+        ctx->timeline_id = kres_handles_add(&dev->handles, &tl->base, &r);
+        if (!ctx->timeline_id)
+            kq_context_fini(&ctx->q);
+    }
+    if (r != KILN_OK) {
+        kres_unref(&tl->base);
+        if (!ctx->timeline_id)
+            kres_unref(&tl->base);
+        return r;
+    }
+    return KILN_OK;
+}
+
+void ka_context_fini(kiln_context *ctx)
+{
+    kiln_device *dev = ctx->dev;
+    kq_context_fini(&ctx->q);
+    kiln_log_id lid;
+    kres_object *o = kres_handles_remove(&dev->handles, ctx->timeline_id, KRES_TYPE_TIMELINE,
+                                         KRES_TYPE_TIMELINE, &lid);
+    if (o)
+        kres_unref(o);
+    kres_unref(&ctx->q.tl->base);
+}
+
+kiln_result kiln_context_create(kiln_device *dev, kiln_context **out)
+{
+    static const char api[] = "kiln_context_create";
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
+    if (!out)
+        return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "out_context is NULL");
+    *out = NULL;
+    kiln_context *ctx = kb_calloc(&dev->env, sizeof *ctx);
+    if (!ctx)
+        return kb_fail(&dev->env, KILN_E_OUT_OF_MEMORY, KILN_LOG_OUT_OF_MEMORY, api, "context");
+    kiln_result r = ka_context_init(dev, ctx);
+    if (r != KILN_OK) {
+        kb_free(&dev->env, ctx, sizeof *ctx);
+        return kb_fail(&dev->env, r, KILN_LOG_OUT_OF_MEMORY, api,
+                       "command ring (%u slots) or transfer ring (%u bytes)", dev->ring_capacity,
+                       dev->transfer_size);
+    }
+    pthread_mutex_lock(&dev->dom->mu);
+    ctx->next = dev->contexts;
+    if (dev->contexts)
+        dev->contexts->prev = ctx;
+    dev->contexts = ctx;
+    pthread_mutex_unlock(&dev->dom->mu);
+    *out = ctx;
+    return KILN_OK;
+}
+
+kiln_result kiln_context_destroy(kiln_context *ctx)
+{
+    static const char api[] = "kiln_context_destroy";
+    if (!ctx)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "context is NULL");
+    kiln_device *dev = ctx->dev;
+    if (ctx == &dev->immediate)
+        return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_CONTEXT_IMMEDIATE, api,
+                       "the immediate context is destroyed with its device");
+    pthread_mutex_lock(&dev->dom->mu);
+    if (ctx->prev)
+        ctx->prev->next = ctx->next;
+    else
+        dev->contexts = ctx->next;
+    if (ctx->next)
+        ctx->next->prev = ctx->prev;
+    pthread_mutex_unlock(&dev->dom->mu);
+    ka_context_fini(ctx);
+    kb_free(&dev->env, ctx, sizeof *ctx);
+    return KILN_OK;
 }
 
 kiln_context *kiln_device_immediate_context(kiln_device *dev)

@@ -5,12 +5,12 @@
 #include "queue.h"
 #include "internal.h"
 
-
-bool kq_execute(kq_cmd *cmd)
+kq_exec_result kq_execute(kq_cmd *cmd)
 {
     kq_node *a = &cmd->acc[0];
     switch ((kq_op)cmd->op) {
     case KQ_OP_NOP:
+    case KQ_OP_WAIT: /* never scheduled */
         break;
     case KQ_OP_CLEAR:
         kres_fill(a->res, a->st, cmd->u.clear.first_mip, cmd->u.clear.num_mips,
@@ -33,33 +33,36 @@ bool kq_execute(kq_cmd *cmd)
     case KQ_OP_COPY_RESOURCE:
         kres_copy_all(a->res, a->st, cmd->acc[1].res, cmd->acc[1].st);
         break;
+    case KQ_OP_TEST_FAIL:
+        cmd->fail_reason = "injected failure (test hook)";
+        return KQ_EXEC_FAILED;
     case KQ_OP_TEST_GATE: {
         kq_gate *g = cmd->u.gate.gate;
         kq_device *q = g->dev;
-        pthread_mutex_lock(&q->mu);
+        pthread_mutex_lock(&q->dom->mu);
         g->entered++;
         bool open = g->open;
         if (!open) {
             cmd->next = g->parked;
             g->parked = cmd;
         }
-        if (q->waiters)
-            pthread_cond_broadcast(&q->progress_cv);
-        pthread_mutex_unlock(&q->mu);
-        return open;
+        if (q->dom->waiters)
+            pthread_cond_broadcast(&q->dom->cv);
+        ks_unlock(q->dom);
+        return open ? KQ_EXEC_DONE : KQ_EXEC_PARKED;
     }
     }
-    return true;
+    return KQ_EXEC_DONE;
 }
 
 void kq_gate_open(kq_gate *g)
 {
     kq_device *q = g->dev;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->dom->mu);
     g->open = true;
     kq_cmd *list = g->parked;
     g->parked = NULL;
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
     while (list) {
         kq_cmd *next = list->next;
         kq_complete(list);

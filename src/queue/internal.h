@@ -14,6 +14,13 @@ void kq_release(kq_device *q, kq_node *n);
  * KILN_E_WOULD_DEADLOCK when nothing but the caller could make progress. */
 kiln_result kq_wait_progress(kq_device *q, kq_context *c);
 void kq_drain_serial(kq_device *q);
+void kq_complete_locked(kq_device *q, kq_cmd *cmd);
+void kq_fire_records_locked(kq_context *c);
+void kq_schedule_locked(kq_device *q, kq_cmd *cmd);
+void kq_enter_flight_locked(kq_context *c, kq_cmd *cmd);
+void kq_defer_locked(kq_context *c, kq_cmd *cmd);
+/* Does a command held behind a server wait use this resource? */
+bool kq_deferred_uses(const kq_context *c, const kres_resource *res);
 
 kiln_result kq_transfer_init(kq_transfer *t, const kb_env *env, uint32_t size,
                              uint32_t max_cmds);

@@ -39,8 +39,8 @@ static void release_cpu(kq_device *q, kres_resource *res)
     res->map.owner = NULL;
     c->cpu_maps--;
     q->cpu_maps--;
-    if (q->waiters)
-        pthread_cond_broadcast(&q->progress_cv);
+    if (q->dom->waiters)
+        pthread_cond_broadcast(&q->dom->cv);
     kres_unref(&res->base);
 }
 
@@ -69,7 +69,7 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
     kq_node *n = &m->node;
     kiln_result r = KILN_OK;
 
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->dom->mu);
     if (atomic_load(&res->destroyed)) {
         *out_id = KILN_LOG_HANDLE_STALE;
         r = KILN_E_INVALID_HANDLE;
@@ -93,6 +93,23 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
         m->mapped_count++;
         fill_out(res, sub, out);
         goto out;
+    }
+
+    /* Commands this context queued behind a server wait come before this
+     * Map in its stream: a Map that touches one of them waits for the
+     * wait to resolve first. */
+    if (kq_deferred_uses(c, res)) {
+        if (do_not_wait) {
+            r = KILN_E_WAS_STILL_DRAWING;
+            goto out;
+        }
+        atomic_fetch_add_explicit(&q->stats.waits_map, 1, memory_order_relaxed);
+        while (kq_deferred_uses(c, res) && r == KILN_OK)
+            r = kq_wait_progress(q, c);
+        if (r != KILN_OK) {
+            *out_id = KILN_LOG_WOULD_DEADLOCK;
+            goto out;
+        }
     }
 
     memset(n, 0, sizeof *n);
@@ -156,7 +173,7 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
     m->mapped_count = 1;
     fill_out(res, sub, out);
 out:
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
     if (fresh)
         kres_storage_unref(fresh);
     return r;
@@ -166,7 +183,7 @@ kiln_result kq_unmap(kq_context *c, kres_resource *res, uint32_t sub)
 {
     kq_device *q = c->dev;
     kiln_result r = KILN_OK;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->dom->mu);
     if (!res->map.mapped[sub]) {
         r = KILN_E_INVALID_CALL;
     } else {
@@ -175,7 +192,7 @@ kiln_result kq_unmap(kq_context *c, kres_resource *res, uint32_t sub)
             release_cpu(q, res);
         kq_drain_serial(q);
     }
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
     return r;
 }
 
@@ -190,18 +207,18 @@ static void unmap_everything(kq_device *q, kres_resource *res)
 
 void kq_resource_destroyed(kq_device *q, kres_resource *res)
 {
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->dom->mu);
     unmap_everything(q, res);
     kq_drain_serial(q);
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
 }
 
 void kq_unmap_all(kq_context *c)
 {
     kq_device *q = c->dev;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->dom->mu);
     while (c->mapped)
         unmap_everything(q, c->mapped);
     kq_drain_serial(q);
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
 }

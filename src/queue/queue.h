@@ -4,9 +4,10 @@
  * (seed 000), and CPU Map/Unmap against queued work.
  *
  * Contract:
- * - One mutex (kq_device.mu) guards every lock list, every context's slots
- *   and transfer ring, the ready list and the map states. Commands execute
- *   without it.
+ * - One mutex (the sync domain's, kq_device.dom->mu) guards every lock
+ *   list, every context's slots, flight list, records and transfer ring,
+ *   the ready list, the map states and all sync objects. Commands execute
+ *   without it. Unlock through ks_unlock so fired fence callbacks run.
  * - A context is fed by one thread at a time. kq_begin reserves a command
  *   slot (waiting only while the ring is full), the caller fills it, and
  *   kq_submit queues it: its nodes join their storages' lock lists and it
@@ -21,6 +22,7 @@
 #define KILN_QUEUE_H
 
 #include "../resources/resources.h"
+#include "../sync/sync.h"
 #include "lock.h"
 
 #define KQ_MAX_ACCESS 40 /* resources one command may touch */
@@ -31,13 +33,23 @@ typedef enum kq_op {
     KQ_OP_UPDATE,        /* write a box from the transfer ring */
     KQ_OP_COPY_REGION,
     KQ_OP_COPY_RESOURCE,
-    KQ_OP_TEST_GATE      /* test hook: holds its resources until a gate opens */
+    KQ_OP_TEST_GATE,     /* test hook: holds its resources until a gate opens */
+    KQ_OP_TEST_FAIL,     /* test hook: fails when executed */
+    KQ_OP_WAIT           /* server wait: never scheduled; completes when its
+                            fence settles, releasing the commands behind it */
 } kq_op;
+
+typedef enum kq_exec_result {
+    KQ_EXEC_DONE = 0,
+    KQ_EXEC_PARKED,      /* completes later through kq_complete */
+    KQ_EXEC_FAILED       /* ran and failed: reported, errors dependent fences */
+} kq_exec_result;
 
 struct kq_gate;
 
 typedef struct kq_cmd {
-    struct kq_cmd *next;       /* ready list or free list */
+    struct kq_cmd *next;       /* ready, free or deferred list */
+    struct kq_cmd *prev_flight, *next_flight; /* context's program order */
     struct kq_context *ctx;
     uint64_t seq;              /* per-context submission number, from 1 */
     const char *api;           /* the API call that queued it */
@@ -45,6 +57,10 @@ typedef struct kq_cmd {
     uint16_t naccess;
     uint32_t pending;          /* nodes not yet granted */
     int32_t block;             /* transfer block index, -1 none */
+    uint8_t failed;            /* executed and failed (or its wait errored) */
+    uint8_t resolved;          /* WAIT: its fence has settled */
+    struct ks_waiter *waiter;  /* WAIT: registered on the fence */
+    const char *fail_reason;
     kq_node acc[KQ_MAX_ACCESS];
     union {
         struct {
@@ -92,13 +108,17 @@ typedef struct kq_stats {
 
 typedef struct kq_device {
     const kb_env *env;
-    pthread_mutex_t mu;
+    ks_domain *dom;             /* its mutex and condvar are the scheduler's */
     pthread_cond_t work_cv;     /* workers wait for ready commands */
-    pthread_cond_t progress_cv; /* producers and Map wait for completions */
     kq_cmd *ready_head, *ready_tail;
+    atomic_uint nready;         /* length of the ready list (spinners read it) */
     uint32_t running;           /* executing or parked (test gates) */
-    uint32_t waiters;           /* threads waiting on progress_cv */
+    uint32_t sleepers;          /* workers blocked on work_cv */
+    uint32_t spinning;          /* workers spinning before they sleep */
     uint32_t cpu_maps;          /* resources mapped now, all contexts */
+    uint32_t server_waits;      /* unresolved WAIT commands, all contexts */
+    struct kq_context *flush_list; /* contexts whose deferred list may move */
+    bool settling;
     bool serial;
     bool stopping;
     uint32_t nworkers, workers_cap;
@@ -106,8 +126,28 @@ typedef struct kq_device {
     kq_stats stats;
 } kq_device;
 
+/* A completion point: when every command of the context up to `seq` has
+ * completed, `tl` is signaled to `value` (in error if a command since the
+ * previous point failed). */
+typedef struct kq_record {
+    struct kq_record *next;
+    uint64_t seq;
+    ks_timeline *tl;            /* reference held */
+    uint64_t value;
+    bool error;
+} kq_record;
+
 typedef struct kq_context {
     kq_device *dev;
+    kq_cmd *flight_head, *flight_tail;     /* submitted, not completed */
+    kq_cmd *deferred_head, *deferred_tail; /* behind an unresolved WAIT */
+    kq_record *rec_head, *rec_tail;
+    bool carry_error;           /* a failure no pending point covered yet */
+    uint64_t error_seq;         /* records at this seq share the error */
+    ks_timeline *tl;            /* the context's own timeline (sync tokens) */
+    uint64_t tl_next;           /* last value handed out on tl */
+    struct kq_context *next_flush;
+    bool in_flush_list;
     kq_cmd *slots;
     uint32_t capacity;
     kq_cmd *free_list;
@@ -118,13 +158,14 @@ typedef struct kq_context {
     kq_transfer ring;
 } kq_context;
 
-kiln_result kq_device_init(kq_device *q, const kb_env *env, bool serial, uint32_t nworkers);
+kiln_result kq_device_init(kq_device *q, const kb_env *env, ks_domain *dom, bool serial,
+                           uint32_t nworkers);
 /* Stops the workers. Every context must have been finished and freed. */
 void kq_device_fini(kq_device *q);
 void kq_device_stats(kq_device *q, kiln_device_stats *out);
 
 kiln_result kq_context_init(kq_context *c, kq_device *q, uint32_t capacity,
-                            uint32_t transfer_size);
+                            uint32_t transfer_size, ks_timeline *tl);
 /* Unmaps everything still mapped by this context, completes its work and
  * frees it. */
 void kq_context_fini(kq_context *c);
@@ -153,6 +194,19 @@ void kq_resource_destroyed(kq_device *q, kres_resource *res);
 
 kiln_result kq_finish(kq_context *c);
 
+/* ---- synchronization (sync.c in this folder) ---- */
+
+/* Adds a completion point: tl reaches value when the context's commands
+ * queued so far have completed. Caller holds the mutex. */
+kiln_result kq_record_locked(kq_context *c, ks_timeline *tl, uint64_t value);
+/* Server wait: commands queued after it run once `f` settles. */
+kiln_result kq_wait_fence(kq_context *c, ks_fence *f, const char *api);
+/* Resolves fired server waits and moves deferred commands; loops until
+ * nothing more moves. Caller holds the mutex. */
+void kq_settle_locked(kq_device *q);
+/* Marks the device lost: every waiter fires with DEVICE_LOST. */
+void kq_device_lose(kq_device *q);
+
 /* ---- test gate (src/api/test_hooks.h exposes it) ---- */
 typedef struct kq_gate {
     kq_device *dev;
@@ -163,9 +217,8 @@ typedef struct kq_gate {
 
 void kq_gate_open(kq_gate *g);
 
-/* Executor entry (exec.c): runs one command; returns false when it parked
- * and will be completed later by kq_complete. */
-bool kq_execute(kq_cmd *cmd);
+/* Executor entry (exec.c): runs one command. */
+kq_exec_result kq_execute(kq_cmd *cmd);
 /* Completes a command: releases its grants and slot. Takes the mutex. */
 void kq_complete(kq_cmd *cmd);
 

@@ -4,8 +4,19 @@
 #include "internal.h"
 
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() ((void)0)
+#endif
 
 #define STAT_INC(q, f) atomic_fetch_add_explicit(&(q)->stats.f, 1, memory_order_relaxed)
+#define MU(q) (&(q)->dom->mu)
+
+/* How long an idle worker spins before it sleeps: a producer issuing
+ * commands back to back then never pays a futex wake per command. */
+#define SPIN_ROUNDS 4000
 
 /* ---- lock lists ---- */
 
@@ -17,7 +28,8 @@ static void push_ready(kq_device *q, kq_cmd *cmd)
     else
         q->ready_head = cmd;
     q->ready_tail = cmd;
-    if (!q->serial)
+    atomic_fetch_add_explicit(&q->nready, 1, memory_order_release);
+    if (!q->serial && q->sleepers && !q->spinning)
         pthread_cond_signal(&q->work_cv);
 }
 
@@ -49,8 +61,8 @@ void kq_grant(kq_device *q, kq_lock *lock)
         if (n->mode == KQ_WRITE)
             break;
     }
-    if (cpu && q->waiters)
-        pthread_cond_broadcast(&q->progress_cv);
+    if (cpu && q->dom->waiters)
+        pthread_cond_broadcast(&q->dom->cv);
 }
 
 void kq_append(kq_lock *lock, kq_node *n)
@@ -96,9 +108,44 @@ void kq_release(kq_device *q, kq_node *n)
     kq_grant(q, lock);
 }
 
-/* ---- completion and execution ---- */
+/* ---- completion ---- */
 
-static void complete_locked(kq_device *q, kq_cmd *cmd)
+/* Everything up to this sequence number has completed. */
+static uint64_t watermark(const kq_context *c)
+{
+    return c->flight_head ? c->flight_head->seq - 1 : c->next_seq;
+}
+
+void kq_fire_records_locked(kq_context *c)
+{
+    uint64_t wm = watermark(c);
+    while (c->rec_head && c->rec_head->seq <= wm) {
+        kq_record *r = c->rec_head;
+        c->rec_head = r->next;
+        if (!c->rec_head)
+            c->rec_tail = NULL;
+        ks_timeline_signal_locked(r->tl, r->value, r->error);
+        ks_unref_locked(c->dev->dom, &r->tl->base);
+        kb_free(c->dev->env, r, sizeof *r);
+    }
+}
+
+/* A failed command errors the first completion point queued after it (and
+ * any others at the same place in the stream), or the next one created. */
+static void propagate_failure(kq_context *c, uint64_t seq)
+{
+    kq_record *r = c->rec_head;
+    while (r && r->seq < seq)
+        r = r->next;
+    if (!r) {
+        c->carry_error = true;
+        return;
+    }
+    for (uint64_t at = r->seq; r && r->seq == at; r = r->next)
+        r->error = true;
+}
+
+void kq_complete_locked(kq_device *q, kq_cmd *cmd)
 {
     kq_context *c = cmd->ctx;
     for (uint32_t i = 0; i < cmd->naccess; i++)
@@ -110,38 +157,67 @@ static void complete_locked(kq_device *q, kq_cmd *cmd)
         kres_unref(&cmd->acc[i].res->base);
     }
     cmd->naccess = 0;
+    if (cmd->failed)
+        propagate_failure(c, cmd->seq);
+    /* Leave the flight list; if it was the oldest, points may fire. */
+    bool oldest = c->flight_head == cmd;
+    if (cmd->prev_flight)
+        cmd->prev_flight->next_flight = cmd->next_flight;
+    else
+        c->flight_head = cmd->next_flight;
+    if (cmd->next_flight)
+        cmd->next_flight->prev_flight = cmd->prev_flight;
+    else
+        c->flight_tail = cmd->prev_flight;
+    cmd->prev_flight = cmd->next_flight = NULL;
+    if (cmd->op != KQ_OP_WAIT) {
+        q->running--;
+        STAT_INC(q, executed);
+    }
     cmd->next = c->free_list;
     c->free_list = cmd;
     c->in_flight--;
-    q->running--;
-    STAT_INC(q, executed);
-    if (q->waiters)
-        pthread_cond_broadcast(&q->progress_cv);
+    if (oldest)
+        kq_fire_records_locked(c);
+    kq_settle_locked(q);
+    if (q->dom->waiters)
+        pthread_cond_broadcast(&q->dom->cv);
 }
 
 void kq_complete(kq_cmd *cmd)
 {
     kq_device *q = cmd->ctx->dev;
-    pthread_mutex_lock(&q->mu);
-    complete_locked(q, cmd);
+    pthread_mutex_lock(MU(q));
+    kq_complete_locked(q, cmd);
     kq_drain_serial(q);
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
 }
 
 /* Runs one ready command on the calling thread. Called and returns with
- * q->mu held. */
+ * the mutex held. */
 static void run_one_locked(kq_device *q)
 {
     kq_cmd *cmd = q->ready_head;
     q->ready_head = cmd->next;
     if (!q->ready_head)
         q->ready_tail = NULL;
+    atomic_fetch_sub_explicit(&q->nready, 1, memory_order_relaxed);
     q->running++;
-    pthread_mutex_unlock(&q->mu);
-    bool done = kq_execute(cmd);
-    pthread_mutex_lock(&q->mu);
-    if (done)
-        complete_locked(q, cmd);
+    /* More work and nobody looking for it: wake a sleeper (chain). */
+    if (q->ready_head && q->sleepers && !q->spinning)
+        pthread_cond_signal(&q->work_cv);
+    ks_run_deferred(q->dom);
+    pthread_mutex_unlock(MU(q));
+    kq_exec_result res = kq_execute(cmd);
+    if (res == KQ_EXEC_FAILED)
+        kb_log(q->env, KILN_LOG_LEVEL_ERROR, KILN_LOG_COMMAND_FAILED, cmd->api,
+               "command #%llu failed while executing: %s", (unsigned long long)cmd->seq,
+               cmd->fail_reason ? cmd->fail_reason : "unknown reason");
+    pthread_mutex_lock(MU(q));
+    if (res == KQ_EXEC_FAILED)
+        cmd->failed = 1;
+    if (res != KQ_EXEC_PARKED)
+        kq_complete_locked(q, cmd);
 }
 
 void kq_drain_serial(kq_device *q)
@@ -158,44 +234,67 @@ kiln_result kq_wait_progress(kq_device *q, kq_context *c)
         run_one_locked(q);
         return KILN_OK;
     }
-    /* Progress can come from a command that is ready or running, or from
-     * another thread unmapping a resource it holds. If none of these
-     * exists, only this thread could unblock the queue: waiting would
-     * hang. */
-    if (!q->ready_head && q->running == 0 && q->cpu_maps == c->cpu_maps)
+    /* Progress can come from a command that is ready or running, from
+     * another thread unmapping a resource it holds, or from a fence that a
+     * server wait is waiting for. If none of these exists, only this
+     * thread could unblock the queue: waiting would hang. */
+    if (!q->ready_head && q->running == 0 && q->cpu_maps == c->cpu_maps && q->server_waits == 0)
         return KILN_E_WOULD_DEADLOCK;
-    q->waiters++;
-    pthread_cond_wait(&q->progress_cv, &q->mu);
-    q->waiters--;
+    ks_run_deferred(q->dom);
+    q->dom->waiters++;
+    pthread_cond_wait(&q->dom->cv, MU(q));
+    q->dom->waiters--;
     return KILN_OK;
 }
 
 static void *worker_main(void *arg)
 {
     kq_device *q = arg;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(MU(q));
     for (;;) {
-        while (!q->ready_head && !q->stopping)
-            pthread_cond_wait(&q->work_cv, &q->mu);
-        if (!q->ready_head)
+        if (q->ready_head) {
+            run_one_locked(q);
+            continue;
+        }
+        if (q->stopping)
             break;
-        run_one_locked(q);
+        ks_run_deferred(q->dom);
+        if (q->ready_head)
+            continue;
+        if (!q->spinning) {
+            /* One worker at a time spins, so a spinning worker never takes
+             * a core from the producer on a small machine for long. */
+            q->spinning = 1;
+            pthread_mutex_unlock(MU(q));
+            for (int i = 0; i < SPIN_ROUNDS; i++) {
+                if (atomic_load_explicit(&q->nready, memory_order_acquire))
+                    break;
+                CPU_RELAX();
+            }
+            pthread_mutex_lock(MU(q));
+            q->spinning = 0;
+            if (q->ready_head || q->stopping)
+                continue;
+        }
+        q->sleepers++;
+        pthread_cond_wait(&q->work_cv, MU(q));
+        q->sleepers--;
     }
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
     return NULL;
 }
 
 /* ---- device ---- */
 
-kiln_result kq_device_init(kq_device *q, const kb_env *env, bool serial, uint32_t nworkers)
+kiln_result kq_device_init(kq_device *q, const kb_env *env, ks_domain *dom, bool serial,
+                           uint32_t nworkers)
 {
     memset(q, 0, sizeof *q);
     q->env = env;
+    q->dom = dom;
     q->serial = serial;
-    if (pthread_mutex_init(&q->mu, NULL) != 0)
-        return KILN_E_OUT_OF_MEMORY;
+    atomic_init(&q->nready, 0);
     pthread_cond_init(&q->work_cv, NULL);
-    pthread_cond_init(&q->progress_cv, NULL);
     if (serial)
         return KILN_OK;
     q->workers_cap = nworkers;
@@ -216,18 +315,16 @@ kiln_result kq_device_init(kq_device *q, const kb_env *env, bool serial, uint32_
 
 void kq_device_fini(kq_device *q)
 {
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(MU(q));
     q->stopping = true;
     pthread_cond_broadcast(&q->work_cv);
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
     for (uint32_t i = 0; i < q->nworkers; i++)
         pthread_join(q->workers[i], NULL);
     kb_free(q->env, q->workers, sizeof(pthread_t) * q->workers_cap);
     q->workers = NULL;
     q->nworkers = 0;
     pthread_cond_destroy(&q->work_cv);
-    pthread_cond_destroy(&q->progress_cv);
-    pthread_mutex_destroy(&q->mu);
 }
 
 void kq_device_stats(kq_device *q, kiln_device_stats *o)
@@ -251,11 +348,12 @@ void kq_device_stats(kq_device *q, kiln_device_stats *o)
 /* ---- contexts and commands ---- */
 
 kiln_result kq_context_init(kq_context *c, kq_device *q, uint32_t capacity,
-                            uint32_t transfer_size)
+                            uint32_t transfer_size, ks_timeline *tl)
 {
     memset(c, 0, sizeof *c);
     c->dev = q;
     c->capacity = capacity;
+    c->tl = tl;
     c->slots = kb_calloc(q->env, sizeof(kq_cmd) * capacity);
     if (!c->slots)
         return KILN_E_OUT_OF_MEMORY;
@@ -276,6 +374,14 @@ void kq_context_fini(kq_context *c)
     kq_device *q = c->dev;
     kq_unmap_all(c);
     kq_finish(c); /* cannot deadlock: this context maps nothing now */
+    pthread_mutex_lock(MU(q));
+    while (c->rec_head) { /* all fired by now; defensive */
+        kq_record *r = c->rec_head;
+        c->rec_head = r->next;
+        ks_unref_locked(q->dom, &r->tl->base);
+        kb_free(q->env, r, sizeof *r);
+    }
+    ks_unlock(q->dom);
     kq_transfer_fini(&c->ring, q->env);
     kb_free(q->env, c->slots, sizeof(kq_cmd) * c->capacity);
 }
@@ -283,7 +389,7 @@ void kq_context_fini(kq_context *c)
 kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
 {
     kq_device *q = c->dev;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(MU(q));
     bool counted = false;
     while (!c->free_list) {
         if (!counted) {
@@ -292,20 +398,17 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
         }
         kiln_result r = kq_wait_progress(q, c);
         if (r != KILN_OK) {
-            pthread_mutex_unlock(&q->mu);
+            ks_unlock(q->dom);
             return r;
         }
     }
     kq_cmd *cmd = c->free_list;
     c->free_list = cmd->next;
     c->in_flight++;
-    pthread_mutex_unlock(&q->mu);
-    cmd->next = NULL;
+    ks_unlock(q->dom);
+    memset(cmd, 0, offsetof(kq_cmd, acc));
     cmd->ctx = c;
     cmd->api = api;
-    cmd->op = KQ_OP_NOP;
-    cmd->naccess = 0;
-    cmd->pending = 0;
     cmd->block = -1;
     *out = cmd;
     return KILN_OK;
@@ -328,11 +431,9 @@ void kq_access(kq_cmd *cmd, kres_resource *res, int mode)
     n->mode = (uint8_t)mode;
 }
 
-void kq_submit(kq_context *c, kq_cmd *cmd)
+/* Hands a command to the scheduler: its nodes join their lock lists. */
+void kq_schedule_locked(kq_device *q, kq_cmd *cmd)
 {
-    kq_device *q = c->dev;
-    pthread_mutex_lock(&q->mu);
-    cmd->seq = ++c->next_seq;
     cmd->pending = cmd->naccess;
     for (uint32_t i = 0; i < cmd->naccess; i++) {
         kq_node *n = &cmd->acc[i];
@@ -340,13 +441,47 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
         kres_storage_ref(n->st);
         kq_append(&n->st->lock, n);
     }
-    STAT_INC(q, queued);
     if (cmd->naccess == 0)
         push_ready(q, cmd);
     for (uint32_t i = 0; i < cmd->naccess; i++)
         kq_grant(q, &cmd->acc[i].st->lock);
+}
+
+/* Gives the command its place in the context's program order. */
+void kq_enter_flight_locked(kq_context *c, kq_cmd *cmd)
+{
+    cmd->seq = ++c->next_seq;
+    cmd->prev_flight = c->flight_tail;
+    cmd->next_flight = NULL;
+    if (c->flight_tail)
+        c->flight_tail->next_flight = cmd;
+    else
+        c->flight_head = cmd;
+    c->flight_tail = cmd;
+}
+
+void kq_defer_locked(kq_context *c, kq_cmd *cmd)
+{
+    cmd->next = NULL;
+    if (c->deferred_tail)
+        c->deferred_tail->next = cmd;
+    else
+        c->deferred_head = cmd;
+    c->deferred_tail = cmd;
+}
+
+void kq_submit(kq_context *c, kq_cmd *cmd)
+{
+    kq_device *q = c->dev;
+    pthread_mutex_lock(MU(q));
+    kq_enter_flight_locked(c, cmd);
+    STAT_INC(q, queued);
+    if (c->deferred_head) /* behind a server wait */
+        kq_defer_locked(c, cmd);
+    else
+        kq_schedule_locked(q, cmd);
     kq_drain_serial(q);
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
 }
 
 void kq_cancel(kq_context *c, kq_cmd *cmd)
@@ -355,27 +490,27 @@ void kq_cancel(kq_context *c, kq_cmd *cmd)
     for (uint32_t i = 0; i < cmd->naccess; i++)
         kres_unref(&cmd->acc[i].res->base);
     cmd->naccess = 0;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(MU(q));
     if (cmd->block >= 0)
         c->ring.blocks[cmd->block].done = 1;
     cmd->next = c->free_list;
     c->free_list = cmd;
     c->in_flight--;
-    if (q->waiters)
-        pthread_cond_broadcast(&q->progress_cv);
-    pthread_mutex_unlock(&q->mu);
+    if (q->dom->waiters)
+        pthread_cond_broadcast(&q->dom->cv);
+    ks_unlock(q->dom);
 }
 
 kiln_result kq_finish(kq_context *c)
 {
     kq_device *q = c->dev;
     kiln_result r = KILN_OK;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(MU(q));
     kq_drain_serial(q);
     if (c->in_flight)
         STAT_INC(q, waits_finish);
     while (c->in_flight && r == KILN_OK)
         r = kq_wait_progress(q, c);
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
     return r;
 }

@@ -88,7 +88,7 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
     uint32_t off = 0;
     int32_t idx = -1;
     bool counted = false;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->dom->mu);
     reclaim(t);
     while (!try_alloc(t, n, &off, &idx)) {
         if (!counted) {
@@ -97,7 +97,7 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
         }
         kiln_result r = kq_wait_progress(q, c);
         if (r != KILN_OK) {
-            pthread_mutex_unlock(&q->mu);
+            ks_unlock(q->dom);
             return r;
         }
         reclaim(t);
@@ -107,7 +107,7 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
     uint64_t peak = atomic_load_explicit(&q->stats.transfer_peak, memory_order_relaxed);
     while (used > peak && !atomic_compare_exchange_weak(&q->stats.transfer_peak, &peak, used)) {
     }
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
     atomic_fetch_add_explicit(&q->stats.bytes_uploaded, size, memory_order_relaxed);
     atomic_fetch_add_explicit(&q->stats.upload_chunks, 1, memory_order_relaxed);
     *out_ptr = t->base + off;

@@ -43,6 +43,9 @@ typedef enum kres_type {
     KRES_TYPE_RTV,
     KRES_TYPE_DSV,
     KRES_TYPE_SRV,
+    KRES_TYPE_TIMELINE,
+    KRES_TYPE_FENCE,
+    KRES_TYPE_QUERY,
     KRES_TYPE_COUNT
 } kres_type;
 
@@ -51,6 +54,7 @@ typedef struct kres_object {
     kres_type type;
     const kb_env *env;
     void (*destroy)(struct kres_object *obj);
+    struct kres_object *gc_next; /* sync: deferred release list */
 } kres_object;
 
 void kres_ref(kres_object *obj);
