@@ -46,8 +46,10 @@
  * ---------------------------------------------------------------------------
  *
  *  Every call that can fail returns a kiln_result. A failing call does
- *  nothing (nothing is queued), returns its code and makes exactly one call
- *  to the log callback, whose message id (kiln_log_id) is stable across
+ *  nothing (nothing is queued), zeroes its out-parameters, returns its code
+ *  and makes exactly one call to the log callback (to kiln_log_stderr when
+ *  the device or context argument itself is NULL, as there is no device to
+ *  ask), whose message id (kiln_log_id) is stable across
  *  releases: test against ids, never against message text. The exceptions
  *  are answers rather than errors and are not logged: KILN_E_WAS_STILL_DRAWING,
  *  KILN_E_TIMEOUT, and the KILN_E_COMMAND_FAILED / KILN_E_DEVICE_LOST that a
@@ -151,7 +153,7 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(VIEW_SUBRESOURCE, "view mip/array range is outside the resource")       \
     X(VIEW_RESOURCE_DESTROYED, "the view's resource has been destroyed")      \
     X(SUBRESOURCE_OUT_OF_RANGE, "subresource index is out of range")          \
-    X(BOX_INVALID, "box is empty, inverted or outside the subresource")       \
+    X(BOX_INVALID, "box is inverted or outside the subresource")       \
     X(ROW_PITCH_INVALID, "row pitch is smaller than one row of the box")      \
     X(UPDATE_USAGE, "UpdateSubresource needs a DEFAULT resource")             \
     X(UPDATE_DEPTH, "UpdateSubresource cannot write a depth-stencil resource") \
@@ -323,7 +325,7 @@ typedef enum kiln_bind_flags {
     KILN_BIND_VERTEX_BUFFER = 1u << 0,
     KILN_BIND_INDEX_BUFFER = 1u << 1,
     KILN_BIND_CONSTANT_BUFFER = 1u << 2, /* alone; size multiple of 16, <= 65536 */
-    KILN_BIND_SHADER_RESOURCE = 1u << 3, /* textures */
+    KILN_BIND_SHADER_RESOURCE = 1u << 3, /* textures (buffer views: UNSUPPORTED) */
     KILN_BIND_RENDER_TARGET = 1u << 5,   /* textures */
     KILN_BIND_DEPTH_STENCIL = 1u << 6    /* textures with a depth format */
 } kiln_bind_flags;
@@ -443,7 +445,9 @@ KILN_API kiln_result kiln_destroy_srv(kiln_device *device, kiln_srv view);
  * ------------------------------------------------------------------------- */
 
 /* A region: texels for textures (front/back: 0/1), bytes for buffers
- * (top/front 0, bottom/back 1). Half-open: [left, right). */
+ * (top/front 0, bottom/back 1). Half-open: [left, right). An empty box
+ * (left == right, top == bottom or front == back) makes the call a no-op
+ * that returns KILN_OK, as in D3D10; an inverted one is BOX_INVALID. */
 typedef struct kiln_box {
     uint32_t left, top, front;
     uint32_t right, bottom, back;

@@ -44,8 +44,11 @@ static kiln_result resolve_box(kiln_device *dev, const char *api, const kres_res
         *out = (kiln_box){0, 0, 0, s->width, s->height, 1};
         return KILN_OK;
     }
-    if (box->left >= box->right || box->top >= box->bottom || box->front >= box->back) {
-        *empty = true;
+    if (box->left > box->right || box->top > box->bottom || box->front > box->back)
+        return FAIL(KILN_E_INVALID_ARG, BOX_INVALID, "box [%u,%u)x[%u,%u)x[%u,%u) is inverted",
+                    box->left, box->right, box->top, box->bottom, box->front, box->back);
+    if (box->left == box->right || box->top == box->bottom || box->front == box->back) {
+        *empty = true; /* D3D10: an empty box is a no-op */
         return KILN_OK;
     }
     if (box->right > s->width || box->bottom > s->height || box->back > 1)
@@ -343,10 +346,11 @@ kiln_result kiln_map(kiln_context *ctx, kiln_resource handle, uint32_t sub, kiln
                      uint32_t flags, kiln_mapped_subresource *out)
 {
     static const char api[] = "kiln_map";
+    if (out)
+        memset(out, 0, sizeof *out);
     CTX_PREAMBLE();
     if (!out)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_mapped is NULL");
-    memset(out, 0, sizeof *out);
     if (type < KILN_MAP_READ || type > KILN_MAP_WRITE_NO_OVERWRITE)
         return FAIL(KILN_E_INVALID_ARG, DESC_INVALID_ENUM, "map type %d", (int)type);
     if (flags & ~(uint32_t)KILN_MAP_FLAG_DO_NOT_WAIT)

@@ -74,6 +74,8 @@ kiln_result kiln_create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
                                const kiln_subresource_data *init, kiln_buffer *out)
 {
     static const char api[] = "kiln_create_buffer";
+    if (out)
+        out->id = 0;
     if (!dev)
         return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
     if (!desc || !out)
@@ -92,7 +94,7 @@ kiln_result kiln_create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
         return FAIL(KILN_E_INVALID_ARG, CONSTANT_BUFFER_BIND, "constant buffers take no other bind flag");
     if ((bind & KILN_BIND_CONSTANT_BUFFER) && (desc->size % 16 || desc->size > 65536))
         return FAIL(KILN_E_INVALID_ARG, CONSTANT_BUFFER_SIZE, "size %u", desc->size);
-    kiln_result r = check_usage(dev, api, desc->usage, bind, &cpu, init && init->data);
+    kiln_result r = check_usage(dev, api, desc->usage, bind, &cpu, init != NULL);
     if (r != KILN_OK)
         return r;
     if (init && !init->data)
@@ -123,6 +125,8 @@ kiln_result kiln_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *d
                                   const kiln_subresource_data *init, kiln_texture *out)
 {
     static const char api[] = "kiln_create_texture2d";
+    if (out)
+        out->id = 0;
     if (!dev)
         return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
     if (!desc || !out)
@@ -212,6 +216,8 @@ kiln_result kiln_destroy_texture(kiln_device *dev, kiln_texture t)
 kiln_result kiln_buffer_get_desc(kiln_device *dev, kiln_buffer b, kiln_buffer_desc *out)
 {
     static const char api[] = "kiln_buffer_get_desc";
+    if (out)
+        memset(out, 0, sizeof *out);
     if (!dev)
         return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
     if (!out)
@@ -230,6 +236,8 @@ kiln_result kiln_buffer_get_desc(kiln_device *dev, kiln_buffer b, kiln_buffer_de
 kiln_result kiln_texture_get_desc(kiln_device *dev, kiln_texture t, kiln_texture2d_desc *out)
 {
     static const char api[] = "kiln_texture_get_desc";
+    if (out)
+        memset(out, 0, sizeof *out);
     if (!dev)
         return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
     if (!out)
@@ -285,6 +293,8 @@ static kiln_result create_view(kiln_device *dev, const char *api, kres_type type
 }
 
 #define VIEW_PREAMBLE(outp)                                                                        \
+    if (outp)                                                                                      \
+        outp->id = 0;                                                                              \
     if (!dev)                                                                                      \
         return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL"); \
     if (!outp)                                                                                     \

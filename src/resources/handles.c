@@ -78,7 +78,7 @@ uint32_t kres_handles_add(kres_handles *h, kres_object *obj, kiln_result *out_r)
     s->obj = obj;
     s->type = obj->type;
     s->next_free = 0;
-    uint32_t id = ((s->generation & GEN_MASK) << INDEX_BITS) | (index + 1);
+    uint32_t id = (s->generation << INDEX_BITS) | (index + 1);
     pthread_mutex_unlock(&h->mu);
     *out_r = KILN_OK;
     return id;
@@ -98,7 +98,7 @@ static kres_slot *find(kres_handles *h, uint32_t id, kres_type lo, kres_type hi,
         return NULL;
     }
     kres_slot *s = &h->slots[index - 1];
-    if (!s->obj || (s->generation & GEN_MASK) != (id >> INDEX_BITS)) {
+    if (!s->obj || s->generation != (id >> INDEX_BITS)) {
         *out_id = KILN_LOG_HANDLE_STALE;
         return NULL;
     }
@@ -134,8 +134,14 @@ kres_object *kres_handles_remove(kres_handles *h, uint32_t id, kres_type lo, kre
         obj = s->obj;
         s->obj = NULL;
         s->type = KRES_TYPE_NONE;
-        s->generation = (s->generation + 1) & GEN_MASK;
+        s->generation++;
         s->next_free = 0;
+        /* A slot whose generation would wrap is retired for good, so a
+         * stale handle can never become valid again. */
+        if (s->generation > GEN_MASK) {
+            pthread_mutex_unlock(&h->mu);
+            return obj;
+        }
         if (h->free_tail)
             h->slots[h->free_tail - 1].next_free = index + 1;
         else

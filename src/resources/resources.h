@@ -68,8 +68,9 @@ typedef struct kres_slot {
 } kres_slot;
 
 /* Handle table: index (20 bits) + generation (12 bits); 0 is invalid.
- * Thread-safe (own mutex). Freed slots are reused oldest first, so a stale
- * handle is caught until its slot has been reused 4095 times. */
+ * Thread-safe (own mutex). Freed slots are reused oldest first; a slot is
+ * retired after its 4096th object, so a stale handle is always caught. The
+ * table therefore admits about 2^32 objects over a device's life. */
 typedef struct kres_handles {
     pthread_mutex_t mu;
     const kb_env *env;
