@@ -135,6 +135,7 @@ kiln_result ka_context_init(kiln_device *dev, kiln_context *ctx)
     kiln_result r = ks_timeline_create(dev->dom, 0, &tl);
     if (r != KILN_OK)
         return r;
+    tl->internal = true;
     kres_ref(&tl->base); /* one for the handle table, one for the context */
     r = kq_context_init(&ctx->q, &dev->queue, dev->ring_capacity, dev->transfer_size, tl);
     if (r == KILN_OK) {

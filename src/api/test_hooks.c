@@ -18,11 +18,12 @@ kiln_result kiln_test_gate_create(kiln_device *dev, kiln_test_gate **out)
     return KILN_OK;
 }
 
-kiln_result kiln_test_hold(kiln_context *ctx, kiln_test_gate *gate, const kiln_resource *resources,
-                           const int *writes, uint32_t count)
+static kiln_result queue_test_cmd(kiln_context *ctx, kq_op op, kiln_test_gate *gate,
+                                  const kiln_resource *resources, const int *writes, uint32_t count,
+                                  const char *api)
 {
-    static const char api[] = "kiln_test_hold";
-    if (!ctx || !gate || (count && (!resources || !writes)) || count > KQ_MAX_ACCESS)
+    if (!ctx || (op == KQ_OP_TEST_GATE && !gate) || (count && (!resources || !writes)) ||
+        count > KQ_MAX_ACCESS)
         return KILN_E_INVALID_ARG;
     kiln_device *dev = ctx->dev;
     kres_resource *res[KQ_MAX_ACCESS];
@@ -38,8 +39,8 @@ kiln_result kiln_test_hold(kiln_context *ctx, kiln_test_gate *gate, const kiln_r
     if (r == KILN_OK)
         r = kq_begin(&ctx->q, api, &cmd);
     if (r == KILN_OK) {
-        cmd->op = KQ_OP_TEST_GATE;
-        cmd->u.gate.gate = &gate->g;
+        cmd->op = (uint16_t)op;
+        cmd->u.gate.gate = gate ? &gate->g : NULL;
         for (uint32_t i = 0; i < count; i++)
             kq_access(cmd, res[i], writes[i] ? KQ_WRITE : KQ_READ);
         kq_submit(&ctx->q, cmd);
@@ -49,24 +50,36 @@ kiln_result kiln_test_hold(kiln_context *ctx, kiln_test_gate *gate, const kiln_r
     return r;
 }
 
+kiln_result kiln_test_hold(kiln_context *ctx, kiln_test_gate *gate, const kiln_resource *resources,
+                           const int *writes, uint32_t count)
+{
+    return queue_test_cmd(ctx, KQ_OP_TEST_GATE, gate, resources, writes, count, "kiln_test_hold");
+}
+
+kiln_result kiln_test_fail(kiln_context *ctx, const kiln_resource *resources, const int *writes,
+                           uint32_t count)
+{
+    return queue_test_cmd(ctx, KQ_OP_TEST_FAIL, NULL, resources, writes, count, "kiln_test_fail");
+}
+
 void kiln_test_gate_wait_entered(kiln_test_gate *gate, uint32_t count)
 {
     kq_device *q = gate->g.dev;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->dom->mu);
     while (gate->g.entered < count) {
-        q->waiters++;
-        pthread_cond_wait(&q->progress_cv, &q->mu);
-        q->waiters--;
+        q->dom->waiters++;
+        pthread_cond_wait(&q->dom->cv, &q->dom->mu);
+        q->dom->waiters--;
     }
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
 }
 
 uint32_t kiln_test_gate_entered(kiln_test_gate *gate)
 {
     kq_device *q = gate->g.dev;
-    pthread_mutex_lock(&q->mu);
+    pthread_mutex_lock(&q->dom->mu);
     uint32_t n = gate->g.entered;
-    pthread_mutex_unlock(&q->mu);
+    ks_unlock(q->dom);
     return n;
 }
 

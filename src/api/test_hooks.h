@@ -24,6 +24,12 @@ KILN_API kiln_result kiln_test_gate_create(kiln_device *device, kiln_test_gate *
 KILN_API kiln_result kiln_test_hold(kiln_context *ctx, kiln_test_gate *gate,
                                     const kiln_resource *resources, const int *writes,
                                     uint32_t count);
+/* Queues a command that takes its resources like any other and then fails
+ * while executing (as a draw that cannot get memory for its bins would):
+ * the failure is reported through the log callback (COMMAND_FAILED) and
+ * errors the context's next completion point. */
+KILN_API kiln_result kiln_test_fail(kiln_context *ctx, const kiln_resource *resources,
+                                    const int *writes, uint32_t count);
 /* Blocks until at least `count` holding commands have been granted their
  * resources (reached the gate). */
 KILN_API void kiln_test_gate_wait_entered(kiln_test_gate *gate, uint32_t count);

@@ -189,6 +189,10 @@ static inline uint32_t kq_upload_max(const kq_context *c) { return (c->ring.size
 kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_type type,
                    bool do_not_wait, kiln_mapped_subresource *out, kiln_log_id *out_id);
 kiln_result kq_unmap(kq_context *c, kres_resource *res, uint32_t sub);
+/* Unmaps everything the context keeps mapped. */
+void kq_unmap_all(kq_context *c);
+/* SERIAL mode: runs every ready command on the calling thread (mutex held). */
+void kq_drain_serial(kq_device *q);
 /* Releases every CPU map of a resource being destroyed. */
 void kq_resource_destroyed(kq_device *q, kres_resource *res);
 

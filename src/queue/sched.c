@@ -141,6 +141,9 @@ static void propagate_failure(kq_context *c, uint64_t seq)
         c->carry_error = true;
         return;
     }
+    /* Points created later at the same place in the stream share it, so
+     * the outcome never depends on when the failure was noticed. */
+    c->error_seq = r->seq;
     for (uint64_t at = r->seq; r && r->seq == at; r = r->next)
         r->error = true;
 }

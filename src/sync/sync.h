@@ -61,6 +61,7 @@ typedef struct ks_timeline {
     ks_domain *dom;
     uint64_t value;            /* signaled so far */
     uint64_t requested;        /* largest value any signal asked for */
+    bool internal;             /* a context's own timeline: only it advances it */
     struct ks_point *pending;  /* unsettled points, ascending value */
     struct { uint64_t lo, hi; } spans[KS_ERROR_SPANS]; /* (lo, hi] errored */
     uint32_t nspans;

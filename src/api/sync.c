@@ -1,0 +1,595 @@
+/* Timelines, fences, sync tokens, server/client waits and event queries. */
+#include "api.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#define FAIL(code, id, ...) kb_fail(&dev->env, code, KILN_LOG_##id, api, __VA_ARGS__)
+#define DEV_PREAMBLE()                                                                             \
+    if (!dev)                                                                                      \
+    return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL")
+#define CTX_PREAMBLE()                                                                             \
+    if (!ctx)                                                                                      \
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "context is NULL"); \
+    kiln_device *dev = ctx->dev
+
+typedef struct kiln_query_obj {
+    kres_object base; /* KRES_TYPE_QUERY */
+    ks_domain *dom;
+    kiln_query_type type;
+    ks_fence *fence;  /* set by End (guarded by dom->mu) */
+} kiln_query_obj;
+
+static ks_timeline *get_timeline(kiln_device *dev, uint32_t id, const char *api, kiln_result *r)
+{
+    kiln_log_id lid = KILN_LOG_NONE;
+    kres_object *o = kres_handles_get(&dev->handles, id, KRES_TYPE_TIMELINE, KRES_TYPE_TIMELINE, &lid);
+    *r = o ? KILN_OK : ka_handle_fail(dev, api, "timeline", lid);
+    return (ks_timeline *)o;
+}
+
+static ks_fence *get_fence(kiln_device *dev, uint32_t id, const char *api, kiln_result *r)
+{
+    kiln_log_id lid = KILN_LOG_NONE;
+    kres_object *o = kres_handles_get(&dev->handles, id, KRES_TYPE_FENCE, KRES_TYPE_FENCE, &lid);
+    *r = o ? KILN_OK : ka_handle_fail(dev, api, "fence", lid);
+    return (ks_fence *)o;
+}
+
+static kiln_result add_handle(kiln_device *dev, const char *api, kres_object *obj, uint32_t *out_id)
+{
+    kiln_result r;
+    uint32_t id = kres_handles_add(&dev->handles, obj, &r);
+    if (!id) {
+        kres_unref(obj);
+        return kb_fail(&dev->env, r,
+                       r == KILN_E_OUT_OF_MEMORY ? KILN_LOG_OUT_OF_MEMORY : KILN_LOG_HANDLE_TABLE_FULL,
+                       api, "adding a handle");
+    }
+    *out_id = id;
+    return KILN_OK;
+}
+
+static kiln_result destroy_handle(kiln_device *dev, const char *api, uint32_t id, kres_type type,
+                                  const char *what)
+{
+    DEV_PREAMBLE();
+    kiln_log_id lid = KILN_LOG_NONE;
+    kres_object *o = kres_handles_remove(&dev->handles, id, type, type, &lid);
+    if (!o)
+        return ka_handle_fail(dev, api, what, lid);
+    kres_unref(o);
+    return KILN_OK;
+}
+
+/* ---- timelines ---- */
+
+kiln_result kiln_create_timeline(kiln_device *dev, uint64_t initial, kiln_timeline *out)
+{
+    static const char api[] = "kiln_create_timeline";
+    if (out)
+        out->id = 0;
+    DEV_PREAMBLE();
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_timeline is NULL");
+    ks_timeline *tl;
+    if (ks_timeline_create(dev->dom, initial, &tl) != KILN_OK)
+        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "timeline");
+    return add_handle(dev, api, &tl->base, &out->id);
+}
+
+kiln_result kiln_destroy_timeline(kiln_device *dev, kiln_timeline t)
+{
+    static const char api[] = "kiln_destroy_timeline";
+    DEV_PREAMBLE();
+    kiln_result r;
+    ks_timeline *tl = get_timeline(dev, t.id, api, &r);
+    if (!tl)
+        return r;
+    bool internal = tl->internal;
+    kres_unref(&tl->base);
+    if (internal)
+        return FAIL(KILN_E_INVALID_ARG, CONTEXT_IMMEDIATE, "a context's own timeline goes with its context");
+    return destroy_handle(dev, api, t.id, KRES_TYPE_TIMELINE, "timeline");
+}
+
+kiln_result kiln_timeline_get_value(kiln_device *dev, kiln_timeline t, uint64_t *out)
+{
+    static const char api[] = "kiln_timeline_get_value";
+    if (out)
+        *out = 0;
+    DEV_PREAMBLE();
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_value is NULL");
+    kiln_result r;
+    ks_timeline *tl = get_timeline(dev, t.id, api, &r);
+    if (!tl)
+        return r;
+    pthread_mutex_lock(&dev->dom->mu);
+    *out = tl->value;
+    pthread_mutex_unlock(&dev->dom->mu);
+    kres_unref(&tl->base);
+    return KILN_OK;
+}
+
+/* Claims `value` for a signal; caller holds the mutex. */
+static kiln_result claim_value(kiln_device *dev, const char *api, ks_timeline *tl, uint64_t value)
+{
+    if (tl->internal)
+        return FAIL(KILN_E_INVALID_ARG, TIMELINE_NOT_MONOTONIC,
+                    "a context's own timeline is advanced only by its context");
+    if (value <= tl->requested)
+        return FAIL(KILN_E_INVALID_ARG, TIMELINE_NOT_MONOTONIC,
+                    "value %llu, but %llu was already signaled or queued", (unsigned long long)value,
+                    (unsigned long long)tl->requested);
+    tl->requested = value;
+    return KILN_OK;
+}
+
+kiln_result kiln_timeline_signal(kiln_device *dev, kiln_timeline t, uint64_t value)
+{
+    static const char api[] = "kiln_timeline_signal";
+    DEV_PREAMBLE();
+    kiln_result r;
+    ks_timeline *tl = get_timeline(dev, t.id, api, &r);
+    if (!tl)
+        return r;
+    pthread_mutex_lock(&dev->dom->mu);
+    r = claim_value(dev, api, tl, value);
+    if (r == KILN_OK) {
+        ks_timeline_signal_locked(tl, value, false);
+        kq_settle_locked(&dev->queue);
+        kq_drain_serial(&dev->queue);
+    }
+    ks_unlock(dev->dom);
+    kres_unref(&tl->base);
+    return r;
+}
+
+/* ---- fences ---- */
+
+static kiln_result fence_from_point(kiln_device *dev, const char *api, ks_timeline *tl, uint64_t value,
+                                    kiln_fence *out)
+{
+    pthread_mutex_lock(&dev->dom->mu);
+    ks_point *p = ks_point_create_locked(tl, value);
+    ks_fence *f = NULL;
+    kiln_result r = p ? ks_fence_create_locked(dev->dom, &p, 1, &f) : KILN_E_OUT_OF_MEMORY;
+    if (p)
+        ks_point_unref_locked(p);
+    ks_unlock(dev->dom);
+    if (r != KILN_OK)
+        return FAIL(r, OUT_OF_MEMORY, "fence");
+    return add_handle(dev, api, &f->base, &out->id);
+}
+
+kiln_result kiln_create_fence(kiln_device *dev, kiln_timeline t, uint64_t value, kiln_fence *out)
+{
+    static const char api[] = "kiln_create_fence";
+    if (out)
+        out->id = 0;
+    DEV_PREAMBLE();
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_fence is NULL");
+    kiln_result r;
+    ks_timeline *tl = get_timeline(dev, t.id, api, &r);
+    if (!tl)
+        return r;
+    r = fence_from_point(dev, api, tl, value, out);
+    kres_unref(&tl->base);
+    return r;
+}
+
+kiln_result kiln_fence_merge(kiln_device *dev, kiln_fence a, kiln_fence b, kiln_fence *out)
+{
+    static const char api[] = "kiln_fence_merge";
+    if (out)
+        out->id = 0;
+    DEV_PREAMBLE();
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_fence is NULL");
+    kiln_result r;
+    ks_fence *fa = get_fence(dev, a.id, api, &r);
+    if (!fa)
+        return r;
+    ks_fence *fb = get_fence(dev, b.id, api, &r);
+    if (!fb) {
+        kres_unref(&fa->base);
+        return r;
+    }
+    uint32_t n = fa->count + fb->count;
+    ks_point **pts = kb_alloc(&dev->env, sizeof(ks_point *) * n);
+    ks_fence *f = NULL;
+    if (pts) {
+        memcpy(pts, fa->points, sizeof(ks_point *) * fa->count);
+        memcpy(pts + fa->count, fb->points, sizeof(ks_point *) * fb->count);
+        pthread_mutex_lock(&dev->dom->mu);
+        r = ks_fence_create_locked(dev->dom, pts, n, &f);
+        ks_unlock(dev->dom);
+        kb_free(&dev->env, pts, sizeof(ks_point *) * n);
+    } else {
+        r = KILN_E_OUT_OF_MEMORY;
+    }
+    kres_unref(&fa->base);
+    kres_unref(&fb->base);
+    if (r != KILN_OK)
+        return FAIL(r, OUT_OF_MEMORY, "merged fence");
+    return add_handle(dev, api, &f->base, &out->id);
+}
+
+kiln_result kiln_destroy_fence(kiln_device *dev, kiln_fence f)
+{
+    return destroy_handle(dev, "kiln_destroy_fence", f.id, KRES_TYPE_FENCE, "fence");
+}
+
+static kiln_fence_status status_of(ks_state s)
+{
+    return s == KS_SIGNALED ? KILN_FENCE_SIGNALED : s == KS_ERROR ? KILN_FENCE_ERROR : KILN_FENCE_ACTIVE;
+}
+
+kiln_result kiln_fence_poll(kiln_device *dev, kiln_fence fence, kiln_fence_status *out)
+{
+    static const char api[] = "kiln_fence_poll";
+    if (out)
+        *out = KILN_FENCE_ACTIVE;
+    DEV_PREAMBLE();
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_status is NULL");
+    kiln_result r;
+    ks_fence *f = get_fence(dev, fence.id, api, &r);
+    if (!f)
+        return r;
+    pthread_mutex_lock(&dev->dom->mu);
+    *out = status_of(ks_fence_state_locked(f));
+    pthread_mutex_unlock(&dev->dom->mu);
+    kres_unref(&f->base);
+    return KILN_OK;
+}
+
+/* Blocks on f. Touches only f and its domain, never the device: a device
+ * destroyed meanwhile makes this return DEVICE_LOST. In SERIAL mode the
+ * waiting thread runs ready commands itself. */
+static kiln_result wait_fence(kq_device *q, ks_fence *f, uint64_t timeout_ns)
+{
+    ks_domain *d = f->dom;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    bool forever = timeout_ns == UINT64_MAX;
+    if (!forever) {
+        uint64_t ns = (uint64_t)deadline.tv_nsec + timeout_ns % 1000000000ull;
+        deadline.tv_sec += (time_t)(timeout_ns / 1000000000ull + ns / 1000000000ull);
+        deadline.tv_nsec = (long)(ns % 1000000000ull);
+    }
+    kiln_result r = KILN_OK;
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        ks_state s = ks_fence_state_locked(f);
+        if (s == KS_SIGNALED)
+            break;
+        if (s == KS_ERROR) {
+            r = KILN_E_COMMAND_FAILED;
+            break;
+        }
+        if (d->lost) {
+            r = KILN_E_DEVICE_LOST;
+            break;
+        }
+        if (q && q->serial && q->ready_head) {
+            kq_drain_serial(q);
+            continue;
+        }
+        if (timeout_ns == 0) {
+            r = KILN_E_TIMEOUT;
+            break;
+        }
+        d->waiters++;
+        int e = forever ? pthread_cond_wait(&d->cv, &d->mu) : pthread_cond_timedwait(&d->cv, &d->mu, &deadline);
+        d->waiters--;
+        if (e == ETIMEDOUT) {
+            s = ks_fence_state_locked(f);
+            r = s == KS_SIGNALED ? KILN_OK : s == KS_ERROR ? KILN_E_COMMAND_FAILED : KILN_E_TIMEOUT;
+            break;
+        }
+    }
+    ks_unlock(d);
+    return r;
+}
+
+kiln_result kiln_fence_wait(kiln_device *dev, kiln_fence fence, uint64_t timeout_ns)
+{
+    static const char api[] = "kiln_fence_wait";
+    DEV_PREAMBLE();
+    kiln_result r;
+    ks_fence *f = get_fence(dev, fence.id, api, &r);
+    if (!f)
+        return r;
+    /* The queue pointer is used only while the device is alive: in SERIAL
+     * mode nothing else runs commands, and a lost device is seen first. */
+    r = wait_fence(&dev->queue, f, timeout_ns);
+    kres_unref(&f->base);
+    return r;
+}
+
+kiln_result kiln_fence_wait_async(kiln_device *dev, kiln_fence fence, kiln_fence_callback cb, void *user)
+{
+    static const char api[] = "kiln_fence_wait_async";
+    DEV_PREAMBLE();
+    if (!cb)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "callback is NULL");
+    kiln_result r;
+    ks_fence *f = get_fence(dev, fence.id, api, &r);
+    if (!f)
+        return r;
+    pthread_mutex_lock(&dev->dom->mu);
+    ks_waiter *w = ks_wait_locked(f, KS_WAIT_CALLBACK);
+    if (w) {
+        w->fn = cb;
+        w->user = user;
+        w->fence_id = fence.id;
+    }
+    ks_unlock(dev->dom); /* calls it now if already settled */
+    kres_unref(&f->base);
+    if (!w)
+        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "waiter");
+    return KILN_OK;
+}
+
+/* ---- context stream: signal, wait, fences, tokens ---- */
+
+kiln_result kiln_context_signal(kiln_context *ctx, kiln_timeline t, uint64_t value)
+{
+    static const char api[] = "kiln_context_signal";
+    CTX_PREAMBLE();
+    kiln_result r;
+    ks_timeline *tl = get_timeline(dev, t.id, api, &r);
+    if (!tl)
+        return r;
+    pthread_mutex_lock(&dev->dom->mu);
+    if ((r = claim_value(dev, api, tl, value)) != KILN_OK)
+        ;
+    else if (kq_record_locked(&ctx->q, tl, value) != KILN_OK) {
+        tl->requested = value - 1 < tl->value ? tl->value : value - 1;
+        r = FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "signal record");
+    }
+    kq_drain_serial(&dev->queue);
+    ks_unlock(dev->dom);
+    kres_unref(&tl->base);
+    return r;
+}
+
+/* Adds a point on the context's own timeline at the current end of its
+ * stream; returns its value. Caller holds the mutex. */
+static kiln_result mark_locked(kiln_context *ctx, uint64_t *value)
+{
+    kq_context *c = &ctx->q;
+    kiln_result r = kq_record_locked(c, c->tl, c->tl_next + 1);
+    if (r == KILN_OK)
+        *value = ++c->tl_next;
+    return r;
+}
+
+kiln_result kiln_context_insert_fence(kiln_context *ctx, kiln_fence *out)
+{
+    static const char api[] = "kiln_context_insert_fence";
+    if (out)
+        out->id = 0;
+    CTX_PREAMBLE();
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_fence is NULL");
+    uint64_t value = 0;
+    pthread_mutex_lock(&dev->dom->mu);
+    kiln_result r = mark_locked(ctx, &value);
+    ks_unlock(dev->dom);
+    if (r != KILN_OK)
+        return FAIL(r, OUT_OF_MEMORY, "fence record");
+    return fence_from_point(dev, api, ctx->q.tl, value, out);
+}
+
+kiln_result kiln_context_sync_token(kiln_context *ctx, kiln_sync_token *out)
+{
+    static const char api[] = "kiln_context_sync_token";
+    if (out)
+        memset(out, 0, sizeof *out);
+    CTX_PREAMBLE();
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_token is NULL");
+    uint64_t value = 0;
+    pthread_mutex_lock(&dev->dom->mu);
+    kiln_result r = mark_locked(ctx, &value);
+    ks_unlock(dev->dom);
+    if (r != KILN_OK)
+        return FAIL(r, OUT_OF_MEMORY, "token record");
+    out->timeline = ctx->timeline_id;
+    out->value = value;
+    return KILN_OK;
+}
+
+kiln_result kiln_context_wait(kiln_context *ctx, kiln_fence fence)
+{
+    static const char api[] = "kiln_context_wait";
+    CTX_PREAMBLE();
+    kiln_result r;
+    ks_fence *f = get_fence(dev, fence.id, api, &r);
+    if (!f)
+        return r;
+    r = kq_wait_fence(&ctx->q, f, api);
+    kres_unref(&f->base);
+    if (r == KILN_E_OUT_OF_MEMORY)
+        return FAIL(r, OUT_OF_MEMORY, "waiter");
+    if (r != KILN_OK)
+        return FAIL(r, WOULD_DEADLOCK, "the command ring is full of commands waiting for a resource this context keeps mapped");
+    return KILN_OK;
+}
+
+/* A temporary fence for a token: its context's timeline reaching value. */
+static ks_fence *token_fence(kiln_device *dev, const char *api, kiln_sync_token token, kiln_result *r)
+{
+    ks_timeline *tl = get_timeline(dev, token.timeline, api, r);
+    if (!tl)
+        return NULL;
+    pthread_mutex_lock(&dev->dom->mu);
+    ks_point *p = ks_point_create_locked(tl, token.value);
+    ks_fence *f = NULL;
+    *r = p ? ks_fence_create_locked(dev->dom, &p, 1, &f) : KILN_E_OUT_OF_MEMORY;
+    if (p)
+        ks_point_unref_locked(p);
+    ks_unlock(dev->dom);
+    kres_unref(&tl->base);
+    if (*r != KILN_OK)
+        *r = FAIL(*r, OUT_OF_MEMORY, "token fence");
+    return f;
+}
+
+kiln_result kiln_context_wait_sync_token(kiln_context *ctx, kiln_sync_token token)
+{
+    static const char api[] = "kiln_context_wait_sync_token";
+    CTX_PREAMBLE();
+    kiln_result r;
+    ks_fence *f = token_fence(dev, api, token, &r);
+    if (!f)
+        return r;
+    r = kq_wait_fence(&ctx->q, f, api);
+    kres_unref(&f->base);
+    if (r == KILN_E_OUT_OF_MEMORY)
+        return FAIL(r, OUT_OF_MEMORY, "waiter");
+    if (r != KILN_OK)
+        return FAIL(r, WOULD_DEADLOCK, "the command ring is full of commands waiting for a resource this context keeps mapped");
+    return KILN_OK;
+}
+
+kiln_result kiln_wait_sync_token(kiln_device *dev, kiln_sync_token token, uint64_t timeout_ns)
+{
+    static const char api[] = "kiln_wait_sync_token";
+    DEV_PREAMBLE();
+    kiln_result r;
+    ks_fence *f = token_fence(dev, api, token, &r);
+    if (!f)
+        return r;
+    r = wait_fence(&dev->queue, f, timeout_ns);
+    kres_unref(&f->base);
+    return r;
+}
+
+/* ---- event queries ---- */
+
+static void query_destroy(kres_object *obj)
+{
+    kiln_query_obj *q = (kiln_query_obj *)obj;
+    ks_domain *d = q->dom;
+    if (q->fence)
+        kres_unref(&q->fence->base);
+    kb_free(&d->env, q, sizeof *q);
+    ks_domain_unref(d);
+}
+
+kiln_result kiln_create_query(kiln_device *dev, kiln_query_type type, kiln_query *out)
+{
+    static const char api[] = "kiln_create_query";
+    if (out)
+        out->id = 0;
+    DEV_PREAMBLE();
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_query is NULL");
+    if (type != KILN_QUERY_EVENT)
+        return FAIL(KILN_E_INVALID_ARG, QUERY_TYPE, "query type %d", (int)type);
+    kiln_query_obj *q = kb_calloc(&dev->env, sizeof *q);
+    if (!q)
+        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "query");
+    q->base.type = KRES_TYPE_QUERY;
+    q->base.env = &dev->dom->env;
+    q->base.destroy = query_destroy;
+    atomic_init(&q->base.refs, 1);
+    ks_domain_ref(dev->dom);
+    q->dom = dev->dom;
+    q->type = type;
+    return add_handle(dev, api, &q->base, &out->id);
+}
+
+kiln_result kiln_destroy_query(kiln_device *dev, kiln_query q)
+{
+    return destroy_handle(dev, "kiln_destroy_query", q.id, KRES_TYPE_QUERY, "query");
+}
+
+static kiln_query_obj *get_query(kiln_device *dev, uint32_t id, const char *api, kiln_result *r)
+{
+    kiln_log_id lid = KILN_LOG_NONE;
+    kres_object *o = kres_handles_get(&dev->handles, id, KRES_TYPE_QUERY, KRES_TYPE_QUERY, &lid);
+    *r = o ? KILN_OK : ka_handle_fail(dev, api, "query", lid);
+    return (kiln_query_obj *)o;
+}
+
+kiln_result kiln_query_begin(kiln_context *ctx, kiln_query query)
+{
+    static const char api[] = "kiln_query_begin";
+    CTX_PREAMBLE();
+    kiln_result r;
+    kiln_query_obj *q = get_query(dev, query.id, api, &r);
+    if (!q)
+        return r;
+    kres_unref(&q->base);
+    return FAIL(KILN_E_INVALID_CALL, QUERY_TYPE, "EVENT queries have no Begin");
+}
+
+kiln_result kiln_query_end(kiln_context *ctx, kiln_query query)
+{
+    static const char api[] = "kiln_query_end";
+    CTX_PREAMBLE();
+    kiln_result r;
+    kiln_query_obj *q = get_query(dev, query.id, api, &r);
+    if (!q)
+        return r;
+    uint64_t value = 0;
+    ks_fence *f = NULL;
+    pthread_mutex_lock(&dev->dom->mu);
+    r = mark_locked(ctx, &value);
+    if (r == KILN_OK) {
+        ks_point *p = ks_point_create_locked(ctx->q.tl, value);
+        r = p ? ks_fence_create_locked(dev->dom, &p, 1, &f) : KILN_E_OUT_OF_MEMORY;
+        if (p)
+            ks_point_unref_locked(p);
+    }
+    ks_fence *old = NULL;
+    if (r == KILN_OK) {
+        old = q->fence;
+        q->fence = f;
+    }
+    ks_unlock(dev->dom);
+    if (old)
+        kres_unref(&old->base);
+    kres_unref(&q->base);
+    if (r != KILN_OK)
+        return FAIL(r, OUT_OF_MEMORY, "query end");
+    return KILN_OK;
+}
+
+kiln_result kiln_query_get_data(kiln_context *ctx, kiln_query query, void *data, uint32_t size,
+                                uint32_t flags)
+{
+    static const char api[] = "kiln_query_get_data";
+    CTX_PREAMBLE();
+    if ((data && size != sizeof(uint32_t)) || (!data && size != 0))
+        return FAIL(KILN_E_INVALID_ARG, DATA_SIZE, "size %u (expected %zu with data, 0 without)", size,
+                    sizeof(uint32_t));
+    if (flags & ~(uint32_t)KILN_GET_DATA_DO_NOT_FLUSH)
+        return FAIL(KILN_E_INVALID_ARG, DESC_INVALID_ENUM, "flags 0x%x", flags);
+    kiln_result r;
+    kiln_query_obj *q = get_query(dev, query.id, api, &r);
+    if (!q)
+        return r;
+    pthread_mutex_lock(&dev->dom->mu);
+    ks_state s = q->fence ? ks_fence_state_locked(q->fence) : KS_ACTIVE;
+    bool ended = q->fence != NULL;
+    pthread_mutex_unlock(&dev->dom->mu);
+    kres_unref(&q->base);
+    if (!ended)
+        return FAIL(KILN_E_INVALID_CALL, QUERY_NOT_ENDED, "get_data before end");
+    if (s == KS_ACTIVE) {
+        if (!(flags & KILN_GET_DATA_DO_NOT_FLUSH))
+            kiln_flush(ctx);
+        return KILN_E_WAS_STILL_DRAWING;
+    }
+    if (data)
+        *(uint32_t *)data = s == KS_SIGNALED ? 1u : 0u;
+    return s == KS_SIGNALED ? KILN_OK : KILN_E_COMMAND_FAILED;
+}
