@@ -180,7 +180,25 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(FENCE_EMPTY, "a fence needs at least one sync point")                   \
     X(QUERY_TYPE, "unknown query type, or the call does not apply to it")     \
     X(QUERY_NOT_ENDED, "the query has not been ended yet")                    \
-    X(DATA_SIZE, "data size does not match what the query returns")
+    X(DATA_SIZE, "data size does not match what the query returns")        \
+    X(SHADER_DESC, "shader desc: NULL function or counts out of range")      \
+    X(LAYOUT_DESC, "input layout: element format, slot or count invalid")    \
+    X(LAYOUT_SHADER_MISMATCH, "input layout does not match the vertex shader's inputs") \
+    X(STATE_DESC, "state object desc holds an invalid value")                \
+    X(BIND_RANGE, "binding slot range exceeds the limit")                    \
+    X(BIND_USAGE, "resource lacks the bind flag for this slot")              \
+    X(RT_MISMATCH, "render targets and depth-stencil differ in size")        \
+    X(DRAW_NO_SHADER, "draw without a vertex or pixel shader bound")         \
+    X(DRAW_NO_LAYOUT, "draw without an input layout, or a slot it reads has no buffer") \
+    X(DRAW_NO_TOPOLOGY, "draw without a primitive topology")                 \
+    X(DRAW_NO_INDEX_BUFFER, "indexed draw without an index buffer")         \
+    X(DRAW_BUFFER_TOO_SMALL, "a buffer is too small for the draw")           \
+    X(DRAW_VARYINGS_MISMATCH, "pixel shader reads more varyings than the vertex shader writes") \
+    X(DRAW_OUTPUTS_MISMATCH, "pixel shader writes fewer targets than are bound") \
+    X(DRAW_NO_TARGET, "draw with neither render target nor depth-stencil bound") \
+    X(DRAW_BOUND_DESTROYED, "an object bound to the pipeline has been destroyed") \
+    X(DRAW_HAZARD, "a resource is bound both as shader input and as target") \
+    X(MIPS_NO_RT, "generate_mips needs a texture with render-target and shader-resource binds")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -348,6 +366,7 @@ typedef enum kiln_format {
     KILN_FORMAT_D32_FLOAT,        /* depth; may also be a shader resource */
     KILN_FORMAT_D24_UNORM_S8_UINT,/* 32-bit words: depth in bits 0..23,
                                      stencil in bits 24..31 */
+    KILN_FORMAT_R32G32B32_FLOAT,  /* vertex elements only */
     KILN_FORMAT_COUNT
 } kiln_format;
 
@@ -661,6 +680,428 @@ KILN_API kiln_result kiln_query_end(kiln_context *ctx, kiln_query query);
  * `size` is 0 (data NULL) or sizeof(uint32_t). */
 KILN_API kiln_result kiln_query_get_data(kiln_context *ctx, kiln_query query, void *data,
                                          uint32_t size, uint32_t flags);
+
+/* ---------------------------------------------------------------------------
+ * Drawing
+ *
+ * The pipeline is D3D10's, without geometry shader or stream output:
+ * input assembler (layout, vertex and index buffers, topology) -> vertex
+ * shader -> clipping and viewport -> rasterizer state -> pixel shader ->
+ * depth-stencil test -> blending into up to 4 render targets.
+ *
+ * Rasterization follows D3D10: pixel centers at +0.5, vertices snapped to
+ * 16.8 fixed point, the top-left fill rule (edges shared by two triangles
+ * cover each pixel exactly once), perspective-correct varyings, depth
+ * interpolated linearly in screen space, clipping to 0 <= z <= w (unless
+ * depth clip is disabled) with a guard band for x and y.
+ *
+ * Pipeline setters (kiln_ia_*, kiln_vs_*, kiln_ps_*, kiln_rs_*, kiln_om_*)
+ * record state in the context; they never queue work. A draw captures the
+ * bound state, validates it, and queues. Consecutive draws to the same
+ * targets are gathered into one scene whose tiles all workers rasterize,
+ * each tile in draw order: the image is the same for any thread count.
+ * ------------------------------------------------------------------------- */
+
+#define KILN_MAX_VERTEX_BUFFERS 8
+#define KILN_MAX_INPUT_ELEMENTS 8
+#define KILN_MAX_VARYINGS 8        /* float4 varyings from VS to PS */
+#define KILN_MAX_CONSTANT_BUFFERS 4 /* per stage */
+#define KILN_MAX_SHADER_RESOURCES 8
+#define KILN_MAX_SAMPLERS 8
+#define KILN_MAX_RENDER_TARGETS 4
+#define KILN_VS_BATCH 64           /* at most this many vertices per VS call */
+#define KILN_PS_BLOCK 16           /* pixels per PS call: a 4x4 block */
+
+typedef struct kiln_input_layout { uint32_t id; } kiln_input_layout;
+typedef struct kiln_vertex_shader { uint32_t id; } kiln_vertex_shader;
+typedef struct kiln_pixel_shader { uint32_t id; } kiln_pixel_shader;
+typedef struct kiln_rasterizer_state { uint32_t id; } kiln_rasterizer_state;
+typedef struct kiln_depth_stencil_state { uint32_t id; } kiln_depth_stencil_state;
+typedef struct kiln_blend_state { uint32_t id; } kiln_blend_state;
+typedef struct kiln_sampler { uint32_t id; } kiln_sampler;
+
+/* ---- shaders ----------------------------------------------------------
+ *
+ * Shaders are C functions. A vertex shader transforms up to KILN_VS_BATCH
+ * vertices per call; a pixel shader shades one 4x4 block of pixels per
+ * call, in structure-of-arrays form, so that a loop over the 16 pixels
+ * vectorizes and texture derivatives exist (each 2x2 quad of the block).
+ * Both run on worker threads, concurrently with themselves: they must not
+ * keep state between calls except through `user` in a thread-safe way.
+ *
+ * Worked example: a pixel shader that modulates a texture by a color in
+ * varying 0 and texture coordinates in varying 1.
+ *
+ *     static void ps_textured(const kiln_ps_args *a)
+ *     {
+ *         float t[4 * KILN_PS_BLOCK];
+ *         kiln_ps_sample(a, 0, 0, KILN_PS_VARYING(a, 1, 0), KILN_PS_VARYING(a, 1, 1), t);
+ *         for (int c = 0; c < 4; c++)
+ *             for (int i = 0; i < KILN_PS_BLOCK; i++)
+ *                 KILN_PS_COLOR(a, 0, c)[i] = t[c * KILN_PS_BLOCK + i] * KILN_PS_VARYING(a, 0, c)[i];
+ *     }
+ *
+ * and a vertex shader that passes position (input 0) through:
+ *
+ *     static void vs_pass(const kiln_vs_args *a)
+ *     {
+ *         for (uint32_t v = 0; v < a->count; v++)
+ *             for (int c = 0; c < 4; c++)
+ *                 a->out[v * a->out_stride + c] = a->in[v * a->in_stride + c];
+ *     }
+ */
+
+typedef struct kiln_vs_args {
+    uint32_t count;             /* vertices in this call, 1..KILN_VS_BATCH */
+    uint32_t instance_id;       /* the instance (same for the whole call) */
+    const uint32_t *vertex_id;  /* per vertex: index value (+ base vertex) */
+    /* Inputs: element e of vertex v is in[v * in_stride + 4 * e + 0..3],
+     * widened to float4 as D3D10 does (missing y, z: 0; missing w: 1;
+     * UNORM formats to [0, 1]). */
+    const float *in;
+    uint32_t in_stride;
+    /* Outputs: out[v * out_stride + 0..3] is the clip-space position
+     * (x, y, z, w), then 4 floats per varying. */
+    float *out;
+    uint32_t out_stride;
+    /* Constant buffers bound to the vertex stage (NULL where none). */
+    const void *const *cb;
+    const uint32_t *cb_size;
+    void *user;                 /* the shader desc's user pointer */
+} kiln_vs_args;
+
+struct kiln_ps_textures;
+
+typedef struct kiln_ps_args {
+    int32_t x, y;               /* the block's top-left pixel */
+    /* Covered pixels: bit i is pixel (x + i % 4, y + i / 4). A shader
+     * created with KILN_PS_MAY_DISCARD clears bits to discard pixels. */
+    uint32_t mask;
+    uint32_t front_facing;      /* 1 for front faces, lines and points */
+    /* Varying k, component c, at pixel i: varyings[(k * 4 + c) * 16 + i],
+     * perspective-correct, for all 16 pixels (covered or not, so that
+     * derivatives exist at the edges). Use KILN_PS_VARYING. */
+    const float *varyings;
+    const float *z;             /* depth of each pixel, [0, 1] */
+    /* Output: target r, channel c (RGBA), pixel i:
+     * color[(r * 4 + c) * 16 + i]. Use KILN_PS_COLOR. */
+    float *color;
+    const void *const *cb;      /* constant buffers bound to the pixel stage */
+    const uint32_t *cb_size;
+    const struct kiln_ps_textures *textures; /* for kiln_ps_sample */
+    void *user;
+} kiln_ps_args;
+
+#define KILN_PS_VARYING(a, k, c) ((a)->varyings + ((k) * 4 + (c)) * KILN_PS_BLOCK)
+#define KILN_PS_COLOR(a, r, c) ((a)->color + ((r) * 4 + (c)) * KILN_PS_BLOCK)
+
+/* Samples the shader resource in `srv_slot` with the sampler in
+ * `sampler_slot` at (u[i], v[i]) for the 16 pixels of the block, writing
+ * rgba[c * 16 + i]. The mip level comes from the derivatives of u and v
+ * within each 2x2 quad. Formats read as D3D10 reads them (UNORM to [0, 1],
+ * B8G8R8A8 swizzled to RGBA, missing channels 0 with alpha 1). An empty
+ * slot reads (0, 0, 0, 0). */
+KILN_API void kiln_ps_sample(const kiln_ps_args *args, uint32_t srv_slot, uint32_t sampler_slot,
+                             const float *u, const float *v, float *rgba);
+
+typedef void (*kiln_vs_fn)(const kiln_vs_args *args);
+typedef void (*kiln_ps_fn)(kiln_ps_args *args);
+
+typedef struct kiln_vertex_shader_desc {
+    kiln_vs_fn fn;
+    uint32_t num_inputs;        /* input elements read, 1..KILN_MAX_INPUT_ELEMENTS */
+    uint32_t num_varyings;      /* float4 outputs after position, 0..KILN_MAX_VARYINGS */
+    const char *glsl;           /* GLSL source for the osmesa backend, or NULL */
+    void *user;
+} kiln_vertex_shader_desc;
+
+typedef enum kiln_ps_flags {
+    KILN_PS_MAY_DISCARD = 1u << 0 /* the shader may clear mask bits: depth
+                                     is then tested after shading */
+} kiln_ps_flags;
+
+typedef struct kiln_pixel_shader_desc {
+    kiln_ps_fn fn;
+    uint32_t num_varyings;      /* varyings read, 0..KILN_MAX_VARYINGS */
+    uint32_t num_outputs;       /* render targets written, 0..4 */
+    uint32_t flags;             /* kiln_ps_flags */
+    const char *glsl;
+    void *user;
+} kiln_pixel_shader_desc;
+
+KILN_API kiln_result kiln_create_vertex_shader(kiln_device *device, const kiln_vertex_shader_desc *desc,
+                                               kiln_vertex_shader *out_shader);
+KILN_API kiln_result kiln_create_pixel_shader(kiln_device *device, const kiln_pixel_shader_desc *desc,
+                                              kiln_pixel_shader *out_shader);
+KILN_API kiln_result kiln_destroy_vertex_shader(kiln_device *device, kiln_vertex_shader shader);
+KILN_API kiln_result kiln_destroy_pixel_shader(kiln_device *device, kiln_pixel_shader shader);
+
+/* ---- input assembler ---- */
+
+typedef struct kiln_input_element {
+    kiln_format format;         /* R32_FLOAT .. R32G32B32A32_FLOAT, R32G32B32_FLOAT,
+                                   R8G8B8A8_UNORM, B8G8R8A8_UNORM */
+    uint32_t slot;              /* vertex buffer slot */
+    uint32_t offset;            /* bytes from the start of the vertex */
+    uint32_t per_instance;      /* 0: per vertex; 1: per instance */
+    uint32_t instance_step_rate;/* per-instance data advances every N
+                                   instances (0 means 1) */
+} kiln_input_element;
+
+typedef struct kiln_input_layout_desc {
+    uint32_t num_elements;      /* must equal the shader's num_inputs */
+    kiln_input_element elements[KILN_MAX_INPUT_ELEMENTS];
+} kiln_input_layout_desc;
+
+KILN_API kiln_result kiln_create_input_layout(kiln_device *device, const kiln_input_layout_desc *desc,
+                                              kiln_vertex_shader shader, kiln_input_layout *out_layout);
+KILN_API kiln_result kiln_destroy_input_layout(kiln_device *device, kiln_input_layout layout);
+
+typedef enum kiln_topology {
+    KILN_TOPOLOGY_UNDEFINED = 0,
+    KILN_TOPOLOGY_POINT_LIST,
+    KILN_TOPOLOGY_LINE_LIST,
+    KILN_TOPOLOGY_LINE_STRIP,
+    KILN_TOPOLOGY_TRIANGLE_LIST,
+    KILN_TOPOLOGY_TRIANGLE_STRIP
+} kiln_topology;
+
+typedef enum kiln_index_format {
+    KILN_INDEX_UINT16 = 0,
+    KILN_INDEX_UINT32 = 1
+} kiln_index_format;
+
+/* ---- state objects (immutable) ---- */
+
+typedef enum kiln_fill_mode { KILN_FILL_SOLID = 0, KILN_FILL_WIREFRAME } kiln_fill_mode;
+typedef enum kiln_cull_mode {
+    KILN_CULL_DEFAULT = 0,      /* BACK, as D3D10 */
+    KILN_CULL_NONE,
+    KILN_CULL_FRONT,
+    KILN_CULL_BACK
+} kiln_cull_mode;
+
+typedef struct kiln_rasterizer_desc {
+    kiln_fill_mode fill;
+    kiln_cull_mode cull;
+    uint32_t front_ccw;         /* 0: clockwise triangles are front (D3D10) */
+    int32_t depth_bias;         /* in units of the depth format's resolution */
+    float depth_bias_clamp;
+    float slope_scaled_depth_bias;
+    uint32_t depth_clip_disable;/* 0: clip to 0 <= z <= w (D3D10 default) */
+    uint32_t scissor_enable;
+} kiln_rasterizer_desc;
+
+typedef enum kiln_compare {
+    KILN_COMPARE_DEFAULT = 0,   /* LESS for depth, ALWAYS for stencil */
+    KILN_COMPARE_NEVER,
+    KILN_COMPARE_LESS,
+    KILN_COMPARE_EQUAL,
+    KILN_COMPARE_LESS_EQUAL,
+    KILN_COMPARE_GREATER,
+    KILN_COMPARE_NOT_EQUAL,
+    KILN_COMPARE_GREATER_EQUAL,
+    KILN_COMPARE_ALWAYS
+} kiln_compare;
+
+typedef enum kiln_stencil_op {
+    KILN_STENCIL_OP_DEFAULT = 0, /* KEEP */
+    KILN_STENCIL_OP_KEEP,
+    KILN_STENCIL_OP_ZERO,
+    KILN_STENCIL_OP_REPLACE,
+    KILN_STENCIL_OP_INCR_SAT,
+    KILN_STENCIL_OP_DECR_SAT,
+    KILN_STENCIL_OP_INVERT,
+    KILN_STENCIL_OP_INCR,
+    KILN_STENCIL_OP_DECR
+} kiln_stencil_op;
+
+typedef struct kiln_stencil_face {
+    kiln_stencil_op fail_op, depth_fail_op, pass_op;
+    kiln_compare func;
+} kiln_stencil_face;
+
+#define KILN_MASK_DEFAULT 0u    /* stencil masks: 0 means 0xFF ... */
+#define KILN_MASK_NONE 0x100u   /* ... and this means 0x00 */
+
+typedef struct kiln_depth_stencil_desc {
+    uint32_t depth_disable;     /* 0: depth test on (D3D10 default) */
+    uint32_t depth_write_disable;
+    kiln_compare depth_func;
+    uint32_t stencil_enable;
+    uint32_t stencil_read_mask; /* KILN_MASK_DEFAULT, KILN_MASK_NONE or 1..0xFF */
+    uint32_t stencil_write_mask;
+    kiln_stencil_face front, back;
+} kiln_depth_stencil_desc;
+
+typedef enum kiln_blend_factor {
+    KILN_BLEND_DEFAULT = 0,     /* ONE for sources, ZERO for destinations */
+    KILN_BLEND_ZERO,
+    KILN_BLEND_ONE,
+    KILN_BLEND_SRC_COLOR,
+    KILN_BLEND_INV_SRC_COLOR,
+    KILN_BLEND_SRC_ALPHA,
+    KILN_BLEND_INV_SRC_ALPHA,
+    KILN_BLEND_DEST_ALPHA,
+    KILN_BLEND_INV_DEST_ALPHA,
+    KILN_BLEND_DEST_COLOR,
+    KILN_BLEND_INV_DEST_COLOR,
+    KILN_BLEND_SRC_ALPHA_SAT,
+    KILN_BLEND_BLEND_FACTOR,
+    KILN_BLEND_INV_BLEND_FACTOR
+} kiln_blend_factor;
+
+typedef enum kiln_blend_op {
+    KILN_BLEND_OP_DEFAULT = 0,  /* ADD */
+    KILN_BLEND_OP_ADD,
+    KILN_BLEND_OP_SUBTRACT,
+    KILN_BLEND_OP_REV_SUBTRACT,
+    KILN_BLEND_OP_MIN,
+    KILN_BLEND_OP_MAX
+} kiln_blend_op;
+
+#define KILN_COLOR_WRITE_DEFAULT 0u /* write masks: 0 means RGBA ... */
+#define KILN_COLOR_WRITE_R 1u
+#define KILN_COLOR_WRITE_G 2u
+#define KILN_COLOR_WRITE_B 4u
+#define KILN_COLOR_WRITE_A 8u
+#define KILN_COLOR_WRITE_NONE 0x10u /* ... and this writes nothing */
+
+typedef struct kiln_blend_target {
+    uint32_t enable;
+    kiln_blend_factor src, dst;
+    kiln_blend_op op;
+    kiln_blend_factor src_alpha, dst_alpha;
+    kiln_blend_op op_alpha;
+    uint32_t write_mask;
+} kiln_blend_target;
+
+typedef struct kiln_blend_desc {
+    kiln_blend_target rt[KILN_MAX_RENDER_TARGETS];
+} kiln_blend_desc;
+
+typedef enum kiln_filter { KILN_FILTER_DEFAULT = 0 /* LINEAR */, KILN_FILTER_POINT, KILN_FILTER_LINEAR } kiln_filter;
+
+typedef enum kiln_address {
+    KILN_ADDRESS_DEFAULT = 0,   /* CLAMP, as D3D10 */
+    KILN_ADDRESS_WRAP,
+    KILN_ADDRESS_MIRROR,
+    KILN_ADDRESS_CLAMP,
+    KILN_ADDRESS_BORDER
+} kiln_address;
+
+typedef struct kiln_sampler_desc {
+    kiln_filter min_filter, mag_filter, mip_filter;
+    kiln_address address_u, address_v;
+    float mip_lod_bias;
+    uint32_t lod_clamp_enable;  /* 0: no clamp (D3D10's 0..FLT_MAX) */
+    float min_lod, max_lod;
+    float border_color[4];
+} kiln_sampler_desc;
+
+KILN_API kiln_result kiln_create_rasterizer_state(kiln_device *device, const kiln_rasterizer_desc *desc,
+                                                  kiln_rasterizer_state *out_state);
+KILN_API kiln_result kiln_create_depth_stencil_state(kiln_device *device,
+                                                     const kiln_depth_stencil_desc *desc,
+                                                     kiln_depth_stencil_state *out_state);
+KILN_API kiln_result kiln_create_blend_state(kiln_device *device, const kiln_blend_desc *desc,
+                                             kiln_blend_state *out_state);
+KILN_API kiln_result kiln_create_sampler(kiln_device *device, const kiln_sampler_desc *desc,
+                                         kiln_sampler *out_sampler);
+KILN_API kiln_result kiln_destroy_rasterizer_state(kiln_device *device, kiln_rasterizer_state state);
+KILN_API kiln_result kiln_destroy_depth_stencil_state(kiln_device *device, kiln_depth_stencil_state state);
+KILN_API kiln_result kiln_destroy_blend_state(kiln_device *device, kiln_blend_state state);
+KILN_API kiln_result kiln_destroy_sampler(kiln_device *device, kiln_sampler sampler);
+
+/* ---- pipeline setters (never queued; 0 handles unbind) ---- */
+
+typedef struct kiln_viewport {
+    float x, y, width, height;
+    float min_depth, max_depth;
+} kiln_viewport;
+
+typedef struct kiln_rect { int32_t left, top, right, bottom; } kiln_rect;
+
+KILN_API kiln_result kiln_ia_set_input_layout(kiln_context *ctx, kiln_input_layout layout);
+KILN_API kiln_result kiln_ia_set_vertex_buffers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                                const kiln_buffer *buffers, const uint32_t *strides,
+                                                const uint32_t *offsets);
+KILN_API kiln_result kiln_ia_set_index_buffer(kiln_context *ctx, kiln_buffer buffer,
+                                              kiln_index_format format, uint32_t offset);
+KILN_API kiln_result kiln_ia_set_topology(kiln_context *ctx, kiln_topology topology);
+KILN_API kiln_result kiln_vs_set_shader(kiln_context *ctx, kiln_vertex_shader shader);
+KILN_API kiln_result kiln_vs_set_constant_buffers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                                  const kiln_buffer *buffers);
+KILN_API kiln_result kiln_ps_set_shader(kiln_context *ctx, kiln_pixel_shader shader);
+KILN_API kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                                  const kiln_buffer *buffers);
+KILN_API kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                                  const kiln_srv *views);
+KILN_API kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                          const kiln_sampler *samplers);
+/* NULL state: the defaults (a zero desc). */
+KILN_API kiln_result kiln_rs_set_state(kiln_context *ctx, kiln_rasterizer_state state);
+KILN_API kiln_result kiln_rs_set_viewport(kiln_context *ctx, const kiln_viewport *viewport);
+KILN_API kiln_result kiln_rs_set_scissor_rect(kiln_context *ctx, const kiln_rect *rect);
+KILN_API kiln_result kiln_om_set_render_targets(kiln_context *ctx, uint32_t count, const kiln_rtv *views,
+                                                kiln_dsv depth_stencil);
+/* blend_factor NULL: (1, 1, 1, 1). */
+KILN_API kiln_result kiln_om_set_blend_state(kiln_context *ctx, kiln_blend_state state,
+                                             const float blend_factor[4]);
+KILN_API kiln_result kiln_om_set_depth_stencil_state(kiln_context *ctx, kiln_depth_stencil_state state,
+                                                     uint32_t stencil_ref);
+
+/* ---- draws ---- */
+
+KILN_API kiln_result kiln_draw(kiln_context *ctx, uint32_t vertex_count, uint32_t start_vertex);
+KILN_API kiln_result kiln_draw_indexed(kiln_context *ctx, uint32_t index_count, uint32_t start_index,
+                                       int32_t base_vertex);
+KILN_API kiln_result kiln_draw_instanced(kiln_context *ctx, uint32_t vertex_count, uint32_t instance_count,
+                                         uint32_t start_vertex, uint32_t start_instance);
+KILN_API kiln_result kiln_draw_indexed_instanced(kiln_context *ctx, uint32_t index_count,
+                                                 uint32_t instance_count, uint32_t start_index,
+                                                 int32_t base_vertex, uint32_t start_instance);
+
+/* ---- built-in effects ----
+ *
+ * Ready shaders, written in C with SIMD kernels (SSE2, and AVX2 chosen at
+ * run time from the CPU's features), each with GLSL for the osmesa backend.
+ * Matrices are 16 floats, row-major, applied to column vectors:
+ * clip = M * (x, y, z, 1), so clip.x = m[0]x + m[1]y + m[2]z + m[3].
+ *
+ *   VERTEX_COLOR   inputs: 0 position (2-4 floats), 1 color (4 floats or
+ *                  R8G8B8A8_UNORM). VS cb0: world_view_proj (16 floats).
+ *                  Output: the interpolated color.
+ *   TEXTURE        inputs: 0 position, 1 texcoord (2 floats). VS cb0 as
+ *                  above. PS: srv 0 sampled with sampler 0.
+ *   TEXTURE_COLOR  inputs: 0 position, 1 color, 2 texcoord. The texture
+ *                  times the color.
+ *   LIT            inputs: 0 position, 1 normal (3 floats), 2 color. VS cb0:
+ *                  world_view_proj (16 floats), then world (16 floats; its
+ *                  upper 3x3 transforms normals). PS cb0: light direction
+ *                  (xyz, pointing from the light; w unused), light color
+ *                  (rgb), ambient (rgb): per-pixel
+ *                  color * (ambient + light_color * max(0, dot(n, -dir))),
+ *                  alpha from the color.
+ */
+typedef enum kiln_effect {
+    KILN_EFFECT_VERTEX_COLOR = 0,
+    KILN_EFFECT_TEXTURE,
+    KILN_EFFECT_TEXTURE_COLOR,
+    KILN_EFFECT_LIT,
+    KILN_EFFECT_COUNT
+} kiln_effect;
+
+/* Fills the shader descs of a built-in effect (either pointer may be NULL). */
+KILN_API kiln_result kiln_effect_get(kiln_effect effect, kiln_vertex_shader_desc *out_vs,
+                                     kiln_pixel_shader_desc *out_ps);
+/* Which SIMD level the built-in kernels use on this CPU: "avx2" or
+ * "sse2" (KILN_SIMD=sse2 in the environment forces the baseline). */
+KILN_API const char *kiln_effect_simd_level(void);
+
+/* Fills mips 1.. of the view's texture from its most detailed mip with a
+ * 2x2 box filter (odd sizes take the edge texel once more). */
+KILN_API kiln_result kiln_generate_mips(kiln_context *ctx, kiln_srv view);
 
 #ifdef __cplusplus
 }
