@@ -33,6 +33,10 @@ kq_exec_result kq_execute(kq_cmd *cmd)
     case KQ_OP_COPY_RESOURCE:
         kres_copy_all(a->res, a->st, cmd->acc[1].res, cmd->acc[1].st);
         break;
+    case KQ_OP_SCENE:
+        return cmd->ctx->dev->backend->scene(cmd->ctx->dev, cmd);
+    case KQ_OP_GENERATE_MIPS:
+        return cmd->ctx->dev->backend->generate_mips(cmd->ctx->dev, cmd);
     case KQ_OP_TEST_FAIL:
         cmd->fail_reason = "injected failure (test hook)";
         return KQ_EXEC_FAILED;

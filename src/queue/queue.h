@@ -25,7 +25,7 @@
 #include "../sync/sync.h"
 #include "lock.h"
 
-#define KQ_MAX_ACCESS 40 /* resources one command may touch */
+#define KQ_MAX_ACCESS 40 /* nodes stored in a slot; scenes bring their own */
 
 typedef enum kq_op {
     KQ_OP_NOP = 0,
@@ -35,8 +35,10 @@ typedef enum kq_op {
     KQ_OP_COPY_RESOURCE,
     KQ_OP_TEST_GATE,     /* test hook: holds its resources until a gate opens */
     KQ_OP_TEST_FAIL,     /* test hook: fails when executed */
-    KQ_OP_WAIT           /* server wait: never scheduled; completes when its
+    KQ_OP_WAIT,          /* server wait: never scheduled; completes when its
                             fence settles, releasing the commands behind it */
+    KQ_OP_SCENE,         /* draws and clears to one set of targets (raster) */
+    KQ_OP_GENERATE_MIPS
 } kq_op;
 
 typedef enum kq_exec_result {
@@ -54,14 +56,17 @@ typedef struct kq_cmd {
     uint64_t seq;              /* per-context submission number, from 1 */
     const char *api;           /* the API call that queued it */
     uint16_t op;
-    uint16_t naccess;
+    uint32_t naccess;
     uint32_t pending;          /* nodes not yet granted */
+    kq_node *acc;              /* acc_inline, or an array the payload owns */
     int32_t block;             /* transfer block index, -1 none */
     uint8_t failed;            /* executed and failed (or its wait errored) */
     uint8_t resolved;          /* WAIT: its fence has settled */
     struct ks_waiter *waiter;  /* WAIT: registered on the fence */
     const char *fail_reason;
-    kq_node acc[KQ_MAX_ACCESS];
+    kq_node acc_inline[KQ_MAX_ACCESS];
+    /* Frees the payload (and an external node array) once completed. */
+    void (*release)(struct kq_cmd *cmd);
     union {
         struct {
             uint32_t first_mip, num_mips, first_slice, num_slices;
@@ -81,6 +86,12 @@ typedef struct kq_cmd {
         struct {
             struct kq_gate *gate;
         } gate;
+        struct {
+            void *scene;
+        } scene;
+        struct {
+            uint32_t first_mip, num_mips, first_slice, num_slices;
+        } mips;
     } u;
 } kq_cmd;
 
@@ -119,6 +130,9 @@ typedef struct kq_device {
     uint32_t server_waits;      /* unresolved WAIT commands, all contexts */
     struct kq_context *flush_list; /* contexts whose deferred list may move */
     bool settling;
+    struct kq_group *groups;    /* parallel_for groups wanting helpers */
+    atomic_uint ngroups;
+    const struct kq_backend *backend;
     bool serial;
     bool stopping;
     uint32_t nworkers, workers_cap;
@@ -172,8 +186,17 @@ void kq_context_fini(kq_context *c);
 
 /* Reserves a command slot; waits while the ring is full. */
 kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out);
-/* Adds a resource access; the same resource twice merges (write wins). */
+/* Adds a resource access; the same resource twice merges (write wins).
+ * The storage is the resource's current one when the command is submitted. */
 void kq_access(kq_cmd *cmd, kres_resource *res, int mode);
+/* Hands the command an external node array (owned by its payload, freed by
+ * its release hook): nodes with `st` set use that storage (captured when
+ * the API call was made), others resolve at submit. Each node's res and st
+ * carry a reference the queue drops at completion. */
+void kq_set_nodes(kq_cmd *cmd, kq_node *nodes, uint32_t count);
+/* Reads a resource's current storage with a reference (renaming happens
+ * under the scheduler mutex). */
+kres_storage *kq_capture(kq_device *q, kres_resource *res);
 /* Queues a filled command; never waits. */
 void kq_submit(kq_context *c, kq_cmd *cmd);
 /* Gives back a reserved slot that will not be submitted. */
@@ -220,6 +243,18 @@ typedef struct kq_gate {
 } kq_gate;
 
 void kq_gate_open(kq_gate *g);
+
+/* Runs fn(arg, i) for i in [0, n) on the calling thread and every idle
+ * worker; returns when all have run. Call only from inside an executing
+ * command. Order of calls is unspecified: results must not depend on it. */
+typedef void (*kq_task_fn)(void *arg, uint32_t index);
+void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg);
+
+/* Backend entry points for raster ops (src/raster): set by the device. */
+typedef struct kq_backend {
+    kq_exec_result (*scene)(struct kq_device *q, struct kq_cmd *cmd);
+    kq_exec_result (*generate_mips)(struct kq_device *q, struct kq_cmd *cmd);
+} kq_backend;
 
 /* Executor entry (exec.c): runs one command. */
 kq_exec_result kq_execute(kq_cmd *cmd);

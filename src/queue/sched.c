@@ -160,6 +160,11 @@ void kq_complete_locked(kq_device *q, kq_cmd *cmd)
         kres_unref(&cmd->acc[i].res->base);
     }
     cmd->naccess = 0;
+    if (cmd->release) {
+        cmd->release(cmd);
+        cmd->release = NULL;
+    }
+    cmd->acc = cmd->acc_inline;
     if (cmd->failed)
         propagate_failure(c, cmd->seq);
     /* Leave the flight list; if it was the oldest, points may fire. */
@@ -250,11 +255,17 @@ kiln_result kq_wait_progress(kq_device *q, kq_context *c)
     return KILN_OK;
 }
 
+static void help_group_locked(kq_device *q);
+
 static void *worker_main(void *arg)
 {
     kq_device *q = arg;
     pthread_mutex_lock(MU(q));
     for (;;) {
+        if (q->groups) {
+            help_group_locked(q);
+            continue;
+        }
         if (q->ready_head) {
             run_one_locked(q);
             continue;
@@ -270,13 +281,14 @@ static void *worker_main(void *arg)
             q->spinning = 1;
             pthread_mutex_unlock(MU(q));
             for (int i = 0; i < SPIN_ROUNDS; i++) {
-                if (atomic_load_explicit(&q->nready, memory_order_acquire))
+                if (atomic_load_explicit(&q->nready, memory_order_acquire) ||
+                    atomic_load_explicit(&q->ngroups, memory_order_acquire))
                     break;
                 CPU_RELAX();
             }
             pthread_mutex_lock(MU(q));
             q->spinning = 0;
-            if (q->ready_head || q->stopping)
+            if (q->ready_head || q->groups || q->stopping)
                 continue;
         }
         q->sleepers++;
@@ -410,6 +422,8 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
     c->in_flight++;
     ks_unlock(q->dom);
     memset(cmd, 0, offsetof(kq_cmd, acc));
+    cmd->acc = cmd->acc_inline;
+    cmd->release = NULL;
     cmd->ctx = c;
     cmd->api = api;
     cmd->block = -1;
@@ -426,12 +440,114 @@ void kq_access(kq_cmd *cmd, kres_resource *res, int mode)
             return;
         }
     }
-    kq_node *n = &cmd->acc[cmd->naccess++];
+    kq_node *n = &cmd->acc_inline[cmd->naccess++];
     memset(n, 0, sizeof *n);
     kres_ref(&res->base);
     n->res = res;
     n->cmd = cmd;
     n->mode = (uint8_t)mode;
+}
+
+void kq_set_nodes(kq_cmd *cmd, kq_node *nodes, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        nodes[i].cmd = cmd;
+        nodes[i].next = NULL;
+        nodes[i].state = KQ_NODE_IDLE;
+    }
+    cmd->acc = nodes;
+    cmd->naccess = count;
+}
+
+kres_storage *kq_capture(kq_device *q, kres_resource *res)
+{
+    pthread_mutex_lock(MU(q));
+    kres_storage *st = res->current;
+    kres_storage_ref(st);
+    pthread_mutex_unlock(MU(q));
+    return st;
+}
+
+/* ---- parallel_for ---- */
+
+typedef struct kq_group {
+    kq_task_fn fn;
+    void *arg;
+    uint32_t n;
+    atomic_uint next;   /* next index to take */
+    uint32_t done;      /* indices finished (under the mutex) */
+    uint32_t helpers;   /* workers inside run_group */
+    bool listed;
+    struct kq_group *next_group;
+} kq_group;
+
+static uint32_t run_group(kq_group *g)
+{
+    uint32_t i, count = 0;
+    while ((i = atomic_fetch_add_explicit(&g->next, 1, memory_order_relaxed)) < g->n) {
+        g->fn(g->arg, i);
+        count++;
+    }
+    return count;
+}
+
+static void unlist_group(kq_device *q, kq_group *g)
+{
+    if (!g->listed)
+        return;
+    kq_group **it = &q->groups;
+    while (*it && *it != g)
+        it = &(*it)->next_group;
+    if (*it)
+        *it = g->next_group;
+    g->listed = false;
+    atomic_fetch_sub_explicit(&q->ngroups, 1, memory_order_relaxed);
+}
+
+/* A worker helps the first group that still has indices. Mutex held. */
+static void help_group_locked(kq_device *q)
+{
+    kq_group *g = q->groups;
+    g->helpers++;
+    pthread_mutex_unlock(MU(q));
+    uint32_t c = run_group(g);
+    pthread_mutex_lock(MU(q));
+    g->done += c;
+    g->helpers--;
+    unlist_group(q, g); /* its indices are all taken */
+    if (g->done == g->n && g->helpers == 0)
+        pthread_cond_broadcast(&q->dom->cv);
+}
+
+void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg)
+{
+    if (n == 0)
+        return;
+    if (q->serial || q->nworkers < 2 || n == 1) {
+        for (uint32_t i = 0; i < n; i++)
+            fn(arg, i);
+        return;
+    }
+    kq_group g = {.fn = fn, .arg = arg, .n = n};
+    atomic_init(&g.next, 0);
+    pthread_mutex_lock(MU(q));
+    g.listed = true;
+    g.next_group = q->groups;
+    q->groups = &g;
+    atomic_fetch_add_explicit(&q->ngroups, 1, memory_order_release);
+    if (q->sleepers)
+        pthread_cond_broadcast(&q->work_cv);
+    pthread_mutex_unlock(MU(q));
+    uint32_t c = run_group(&g);
+    pthread_mutex_lock(MU(q));
+    g.done += c;
+    unlist_group(q, &g);
+    while (g.done < g.n || g.helpers) {
+        q->dom->waiters++;
+        pthread_cond_wait(&q->dom->cv, MU(q));
+        q->dom->waiters--;
+    }
+    pthread_mutex_unlock(MU(q));
 }
 
 /* Hands a command to the scheduler: its nodes join their lock lists. */
@@ -440,8 +556,10 @@ void kq_schedule_locked(kq_device *q, kq_cmd *cmd)
     cmd->pending = cmd->naccess;
     for (uint32_t i = 0; i < cmd->naccess; i++) {
         kq_node *n = &cmd->acc[i];
-        n->st = n->res->current;
-        kres_storage_ref(n->st);
+        if (!n->st) {
+            n->st = n->res->current;
+            kres_storage_ref(n->st);
+        }
         kq_append(&n->st->lock, n);
     }
     if (cmd->naccess == 0)
@@ -490,9 +608,15 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
 void kq_cancel(kq_context *c, kq_cmd *cmd)
 {
     kq_device *q = c->dev;
-    for (uint32_t i = 0; i < cmd->naccess; i++)
+    for (uint32_t i = 0; i < cmd->naccess; i++) {
+        kres_storage_unref(cmd->acc[i].st);
         kres_unref(&cmd->acc[i].res->base);
+    }
     cmd->naccess = 0;
+    if (cmd->release)
+        cmd->release(cmd);
+    cmd->release = NULL;
+    cmd->acc = cmd->acc_inline;
     pthread_mutex_lock(MU(q));
     if (cmd->block >= 0)
         c->ring.blocks[cmd->block].done = 1;

@@ -1,0 +1,383 @@
+/* The soft backend's commands: a scene runs its geometry jobs on all
+ * workers, then rasterizes every tile on all workers, each tile processing
+ * its jobs in submission order, in waves of bounded size. */
+#include "geom.h"
+
+#include <string.h>
+
+/* Primitives set up per wave: bounds the memory of bins and vertices. */
+#define WAVE_PRIMS (256u << 10)
+#define JOB_PRIMS 1024u
+
+/* ---- state blocks ---- */
+
+void kr_state_ref(kr_state *s)
+{
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void kr_state_unref(kr_state *s)
+{
+    if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+        if (s->vb[i])
+            kres_unref(&s->vb[i]->base);
+    if (s->ib)
+        kres_unref(&s->ib->base);
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+        if (s->vs_cb[i])
+            kres_unref(&s->vs_cb[i]->base);
+        if (s->ps_cb[i])
+            kres_unref(&s->ps_cb[i]->base);
+    }
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        if (s->srv[i])
+            kres_unref(&s->srv[i]->base);
+    kb_free(s->env, s, sizeof *s);
+}
+
+/* ---- scenes ---- */
+
+kr_scene *kr_scene_create(const kb_env *env)
+{
+    kr_scene *s = kb_calloc(env, sizeof *s);
+    if (s)
+        s->env = env;
+    return s;
+}
+
+static void draw_free(const kb_env *env, kr_draw *d)
+{
+    kr_state_unref(d->state);
+    kres_storage *all[] = {d->ib_st};
+    kres_storage_unref(all[0]);
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+        kres_storage_unref(d->vb_st[i]);
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+        kres_storage_unref(d->vs_cb_st[i]);
+        kres_storage_unref(d->ps_cb_st[i]);
+    }
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        kres_storage_unref(d->srv_st[i]);
+    kb_free(env, d, sizeof *d);
+}
+
+void kr_scene_free(kr_scene *s)
+{
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->nops; i++)
+        if (s->ops[i].kind == KR_OP_DRAW)
+            draw_free(s->env, s->ops[i].draw);
+    for (uint32_t i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
+        if (s->rtv[i])
+            kres_unref(&s->rtv[i]->base);
+    if (s->dsv)
+        kres_unref(&s->dsv->base);
+    kb_free(s->env, s->ops, sizeof(kr_op) * s->ops_cap);
+    /* Nodes not handed to a command still hold their references. */
+    for (uint32_t i = 0; i < s->nnodes; i++) {
+        kres_storage_unref(s->nodes[i].st);
+        kres_unref(&s->nodes[i].res->base);
+    }
+    kb_free(s->env, s->nodes, sizeof(kq_node) * s->nodes_cap);
+    kb_free(s->env, s->hash, sizeof(uint32_t) * s->hash_cap);
+    kb_free(s->env, s, sizeof *s);
+}
+
+bool kr_scene_push(kr_scene *s, const kr_op *op)
+{
+    if (s->nops == s->ops_cap) {
+        uint32_t cap = s->ops_cap ? s->ops_cap * 2 : 16;
+        kr_op *n = kb_alloc(s->env, sizeof(kr_op) * cap);
+        if (!n)
+            return false;
+        if (s->ops)
+            memcpy(n, s->ops, sizeof(kr_op) * s->nops);
+        kb_free(s->env, s->ops, sizeof(kr_op) * s->ops_cap);
+        s->ops = n;
+        s->ops_cap = cap;
+    }
+    s->ops[s->nops++] = *op;
+    return true;
+}
+
+static uint32_t hash_ptr(const void *p, uint32_t cap)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 17;
+    x *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> 32) & (cap - 1);
+}
+
+static bool grow_nodes(kr_scene *s)
+{
+    uint32_t cap = s->nodes_cap ? s->nodes_cap * 2 : 16;
+    kq_node *n = kb_calloc(s->env, sizeof(kq_node) * cap);
+    uint32_t hcap = cap * 2;
+    uint32_t *h = kb_calloc(s->env, sizeof(uint32_t) * hcap);
+    if (!n || !h) {
+        kb_free(s->env, n, sizeof(kq_node) * cap);
+        kb_free(s->env, h, sizeof(uint32_t) * hcap);
+        return false;
+    }
+    if (s->nodes)
+        memcpy(n, s->nodes, sizeof(kq_node) * s->nnodes);
+    for (uint32_t i = 0; i < s->nnodes; i++) {
+        uint32_t k = hash_ptr(n[i].st, hcap);
+        while (h[k])
+            k = (k + 1) & (hcap - 1);
+        h[k] = i + 1;
+    }
+    kb_free(s->env, s->nodes, sizeof(kq_node) * s->nodes_cap);
+    kb_free(s->env, s->hash, sizeof(uint32_t) * s->hash_cap);
+    s->nodes = n;
+    s->nodes_cap = cap;
+    s->hash = h;
+    s->hash_cap = hcap;
+    return true;
+}
+
+bool kr_scene_use(kr_scene *s, kres_resource *res, kres_storage *st, int mode)
+{
+    if (s->hash_cap) {
+        uint32_t k = hash_ptr(st, s->hash_cap);
+        while (s->hash[k]) {
+            kq_node *n = &s->nodes[s->hash[k] - 1];
+            if (n->st == st) {
+                if (mode == KQ_WRITE)
+                    n->mode = KQ_WRITE;
+                return true;
+            }
+            k = (k + 1) & (s->hash_cap - 1);
+        }
+    }
+    if (s->nnodes == s->nodes_cap && !grow_nodes(s))
+        return false;
+    kq_node *n = &s->nodes[s->nnodes];
+    memset(n, 0, sizeof *n);
+    kres_ref(&res->base);
+    kres_storage_ref(st);
+    n->res = res;
+    n->st = st;
+    n->mode = (uint8_t)mode;
+    uint32_t k = hash_ptr(st, s->hash_cap);
+    while (s->hash[k])
+        k = (k + 1) & (s->hash_cap - 1);
+    s->hash[k] = ++s->nnodes;
+    return true;
+}
+
+/* ---- execution ---- */
+
+static kres_storage *node_storage(const kq_cmd *cmd, const kres_resource *res)
+{
+    for (uint32_t i = 0; i < cmd->naccess; i++)
+        if (cmd->acc[i].res == res)
+            return cmd->acc[i].st;
+    return NULL;
+}
+
+static void build_fb(const kr_scene *s, const kq_cmd *cmd, kr_fb *fb)
+{
+    memset(fb, 0, sizeof *fb);
+    fb->width = UINT32_MAX;
+    fb->height = UINT32_MAX;
+    fb->nrt = s->nrt;
+    for (uint32_t r = 0; r < s->nrt; r++) {
+        const kres_view *v = s->rtv[r];
+        if (!v)
+            continue;
+        const kres_subresource *sub = &v->res->subs[v->first_mip + v->first_slice * v->res->mip_levels];
+        fb->rt[r] = node_storage(cmd, v->res)->data + sub->offset;
+        fb->rt_pitch[r] = sub->row_pitch;
+        fb->rt_format[r] = v->format;
+        fb->width = KB_MIN(fb->width, sub->width);
+        fb->height = KB_MIN(fb->height, sub->height);
+    }
+    if (s->dsv) {
+        const kres_view *v = s->dsv;
+        const kres_subresource *sub = &v->res->subs[v->first_mip + v->first_slice * v->res->mip_levels];
+        fb->ds = node_storage(cmd, v->res)->data + sub->offset;
+        fb->ds_pitch = sub->row_pitch;
+        fb->ds_format = v->format;
+        fb->width = KB_MIN(fb->width, sub->width);
+        fb->height = KB_MIN(fb->height, sub->height);
+    }
+    if (fb->width == UINT32_MAX)
+        fb->width = fb->height = 0;
+}
+
+static void build_drawx(const kr_draw *d, const kr_fb *fb, kr_drawx *x)
+{
+    const kr_state *s = d->state;
+    memset(x, 0, sizeof *x);
+    x->d = d;
+    x->s = s;
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++) {
+        if (!d->vb_st[i])
+            continue;
+        size_t size = d->vb_st[i]->size;
+        x->vb[i] = d->vb_st[i]->data + s->vb_offset[i];
+        x->vb_size[i] = s->vb_offset[i] < size ? size - s->vb_offset[i] : 0;
+    }
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+        if (d->vs_cb_st[i]) {
+            x->vs_cb[i] = d->vs_cb_st[i]->data;
+            x->vs_cb_size[i] = (uint32_t)d->vs_cb_st[i]->size;
+        }
+        if (d->ps_cb_st[i]) {
+            x->ps_cb[i] = d->ps_cb_st[i]->data;
+            x->ps_cb_size[i] = (uint32_t)d->ps_cb_st[i]->size;
+        }
+    }
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
+        const kres_view *v = s->srv[i];
+        if (!v || !d->srv_st[i])
+            continue;
+        kr_texture *t = &x->tex.tex[i];
+        t->data = d->srv_st[i]->data;
+        t->subs = v->res->subs;
+        t->format = v->format;
+        t->res_mip_levels = v->res->mip_levels;
+        t->first_mip = v->first_mip;
+        t->num_mips = v->num_mips;
+        t->slice = v->first_slice;
+    }
+    for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
+        x->tex.samp[i] = &s->samp[i];
+    x->nvary = s->ps_varyings;
+    x->out_stride = 4 + 4 * s->vs_varyings;
+    x->early_z = !(s->ps_flags & KILN_PS_MAY_DISCARD);
+    x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f : 1.0f / 8388608.0f;
+}
+
+typedef struct exec_ctx {
+    kr_geom_ctx g;
+    kr_fb fb;
+    kr_job *jobs;
+    uint32_t first, count; /* the wave */
+} exec_ctx;
+
+static void geom_task(void *arg, uint32_t i)
+{
+    exec_ctx *e = arg;
+    kr_job *job = &e->jobs[e->first + i];
+    if (job->dx)
+        kr_geom_run(&e->g, job);
+}
+
+static void tile_task(void *arg, uint32_t t)
+{
+    exec_ctx *e = arg;
+    uint32_t tx = t % e->g.tiles_x, ty = t / e->g.tiles_x;
+    int x0 = (int)(tx * KR_TILE), y0 = (int)(ty * KR_TILE);
+    int x1 = (int)KB_MIN(e->fb.width, (tx + 1) * KR_TILE), y1 = (int)KB_MIN(e->fb.height, (ty + 1) * KR_TILE);
+    for (uint32_t j = e->first; j < e->first + e->count; j++) {
+        const kr_job *job = &e->jobs[j];
+        const kr_op *op = job->op;
+        if (op->kind == KR_OP_CLEAR_RT) {
+            kr_clear_rect(&e->fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
+            continue;
+        }
+        if (op->kind == KR_OP_CLEAR_DS) {
+            kr_clear_rect(&e->fb, -1, op->texel, op->mask, x0, y0, x1, y1);
+            continue;
+        }
+        if (!job->bins)
+            continue;
+        for (const kr_binchunk *c = job->bins[t].head; c; c = c->next)
+            for (uint32_t k = 0; k < c->n; k++)
+                kr_raster_prim(c->p[k], &e->fb, x0, y0, x1, y1);
+    }
+}
+
+static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
+{
+    kr_scene *s = cmd->u.scene.scene;
+    const kb_env *env = s->env;
+    exec_ctx e;
+    memset(&e, 0, sizeof e);
+    build_fb(s, cmd, &e.fb);
+    e.g.fb = &e.fb;
+    e.g.tiles_x = (e.fb.width + KR_TILE - 1) / KR_TILE;
+    e.g.tiles_y = (e.fb.height + KR_TILE - 1) / KR_TILE;
+    uint32_t ntiles = e.g.tiles_x * e.g.tiles_y;
+    if (ntiles == 0)
+        return KQ_EXEC_DONE;
+
+    /* Jobs: clears are one job each; draws split per instance into ranges
+     * of primitives. */
+    uint32_t njobs = 0, ndraws = 0;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const kr_op *op = &s->ops[i];
+        if (op->kind != KR_OP_DRAW) {
+            njobs++;
+            continue;
+        }
+        ndraws++;
+        uint32_t np = kr_prim_count(op->draw->state->topology, op->draw->count);
+        njobs += op->draw->instances * ((np + JOB_PRIMS - 1) / JOB_PRIMS);
+    }
+    kr_drawx *dxs = kb_calloc(env, sizeof(kr_drawx) * (ndraws ? ndraws : 1));
+    e.jobs = kb_calloc(env, sizeof(kr_job) * (njobs ? njobs : 1));
+    if (!dxs || !e.jobs) {
+        kb_free(env, dxs, sizeof(kr_drawx) * (ndraws ? ndraws : 1));
+        kb_free(env, e.jobs, sizeof(kr_job) * (njobs ? njobs : 1));
+        cmd->fail_reason = "out of memory for the scene's jobs";
+        return KQ_EXEC_FAILED;
+    }
+    uint32_t nj = 0, nd = 0;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const kr_op *op = &s->ops[i];
+        if (op->kind != KR_OP_DRAW) {
+            e.jobs[nj++] = (kr_job){.op = op, .arena = {.env = env}};
+            continue;
+        }
+        kr_drawx *dx = &dxs[nd++];
+        build_drawx(op->draw, &e.fb, dx);
+        uint32_t np = kr_prim_count(op->draw->state->topology, op->draw->count);
+        for (uint32_t inst = 0; inst < op->draw->instances; inst++)
+            for (uint32_t f = 0; f < np; f += JOB_PRIMS)
+                e.jobs[nj++] = (kr_job){.op = op, .dx = dx, .instance = inst, .first = f,
+                                        .count = KB_MIN(JOB_PRIMS, np - f), .arena = {.env = env}};
+    }
+
+    bool failed = false;
+    for (uint32_t first = 0; first < nj;) {
+        uint32_t prims = 0, count = 0;
+        while (first + count < nj && (count == 0 || prims + e.jobs[first + count].count <= WAVE_PRIMS))
+            prims += e.jobs[first + count++].count;
+        e.first = first;
+        e.count = count;
+        kq_parallel_for(q, count, geom_task, &e);
+        for (uint32_t j = first; j < first + count; j++)
+            failed |= e.jobs[j].arena.failed;
+        if (!failed)
+            kq_parallel_for(q, ntiles, tile_task, &e);
+        for (uint32_t j = first; j < first + count; j++)
+            kr_arena_free(&e.jobs[j].arena);
+        if (failed)
+            break;
+        first += count;
+    }
+    kb_free(env, dxs, sizeof(kr_drawx) * (ndraws ? ndraws : 1));
+    kb_free(env, e.jobs, sizeof(kr_job) * (njobs ? njobs : 1));
+    if (failed) {
+        cmd->fail_reason = "out of memory for vertices or bins; the scene was not completed";
+        return KQ_EXEC_FAILED;
+    }
+    return KQ_EXEC_DONE;
+}
+
+static kq_exec_result mips_exec(kq_device *q, kq_cmd *cmd)
+{
+    (void)q;
+    kq_node *n = &cmd->acc[0];
+    kr_generate_mips(n->res, n->st, cmd->u.mips.first_mip, cmd->u.mips.num_mips,
+                     cmd->u.mips.first_slice, cmd->u.mips.num_slices);
+    return KQ_EXEC_DONE;
+}
+
+const kq_backend kr_soft_backend = {scene_exec, mips_exec};

@@ -1,0 +1,574 @@
+/* Vertex fetch and shading (with reuse for indexed draws), primitive
+ * assembly, clipping, snapping to 16.8 fixed point, setup and binning. */
+#include "geom.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- arena ---- */
+
+void *kr_arena_alloc(kr_arena *a, size_t size)
+{
+    size = KB_ALIGN_UP(size, 16);
+    kr_chunk *c = a->head;
+    if (!c || c->used + size > c->size) {
+        size_t cs = size > (256u << 10) ? size : (256u << 10);
+        c = kb_alloc(a->env, sizeof(kr_chunk) + cs + 16);
+        if (!c) {
+            a->failed = true;
+            return NULL;
+        }
+        c->size = cs;
+        c->used = (size_t)(KB_ALIGN_UP((uintptr_t)c->data, 16) - (uintptr_t)c->data);
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    return p;
+}
+
+void kr_arena_free(kr_arena *a)
+{
+    while (a->head) {
+        kr_chunk *c = a->head;
+        a->head = c->next;
+        kb_free(a->env, c, sizeof(kr_chunk) + c->size + 16);
+    }
+}
+
+/* ---- topology ---- */
+
+uint32_t kr_prim_count(kiln_topology t, uint32_t n)
+{
+    switch (t) {
+    case KILN_TOPOLOGY_POINT_LIST: return n;
+    case KILN_TOPOLOGY_LINE_LIST: return n / 2;
+    case KILN_TOPOLOGY_LINE_STRIP: return n >= 2 ? n - 1 : 0;
+    case KILN_TOPOLOGY_TRIANGLE_LIST: return n / 3;
+    case KILN_TOPOLOGY_TRIANGLE_STRIP: return n >= 3 ? n - 2 : 0;
+    default: return 0;
+    }
+}
+
+static uint32_t verts_per_prim(kiln_topology t)
+{
+    return t == KILN_TOPOLOGY_POINT_LIST ? 1
+           : (t == KILN_TOPOLOGY_LINE_LIST || t == KILN_TOPOLOGY_LINE_STRIP) ? 2
+                                                                              : 3;
+}
+
+/* Positions (in the draw's vertex/index sequence) of primitive j. */
+static void prim_positions(kiln_topology t, uint32_t j, uint32_t pos[3])
+{
+    switch (t) {
+    case KILN_TOPOLOGY_POINT_LIST: pos[0] = j; break;
+    case KILN_TOPOLOGY_LINE_LIST: pos[0] = 2 * j; pos[1] = 2 * j + 1; break;
+    case KILN_TOPOLOGY_LINE_STRIP: pos[0] = j; pos[1] = j + 1; break;
+    case KILN_TOPOLOGY_TRIANGLE_LIST: pos[0] = 3 * j; pos[1] = 3 * j + 1; pos[2] = 3 * j + 2; break;
+    default: /* strip: odd triangles swap their first two to keep the winding */
+        pos[0] = (j & 1) ? j + 1 : j;
+        pos[1] = (j & 1) ? j : j + 1;
+        pos[2] = j + 2;
+        break;
+    }
+}
+
+/* ---- vertex fetch ---- */
+
+static void fetch_element(const kr_drawx *dx, const kr_element *e, uint32_t index, float out[4])
+{
+    const kr_state *s = dx->s;
+    out[0] = out[1] = out[2] = 0.0f;
+    out[3] = 1.0f;
+    uint32_t bpp = kres_format(e->format)->size;
+    uint64_t off = (uint64_t)index * s->vb_stride[e->slot] + e->offset;
+    /* Out-of-range reads give zeros, as D3D10 defines. */
+    if (!dx->vb[e->slot] || off + bpp > dx->vb_size[e->slot]) {
+        out[3] = 0.0f;
+        return;
+    }
+    const uint8_t *p = dx->vb[e->slot] + off;
+    switch (e->format) {
+    case KILN_FORMAT_R32_FLOAT: memcpy(out, p, 4); break;
+    case KILN_FORMAT_R32G32_FLOAT: memcpy(out, p, 8); break;
+    case KILN_FORMAT_R32G32B32_FLOAT: memcpy(out, p, 12); break;
+    case KILN_FORMAT_R32G32B32A32_FLOAT: memcpy(out, p, 16); break;
+    case KILN_FORMAT_R8G8B8A8_UNORM:
+        for (int c = 0; c < 4; c++)
+            out[c] = p[c] / 255.0f;
+        break;
+    case KILN_FORMAT_B8G8R8A8_UNORM:
+        out[0] = p[2] / 255.0f;
+        out[1] = p[1] / 255.0f;
+        out[2] = p[0] / 255.0f;
+        out[3] = p[3] / 255.0f;
+        break;
+    default: break;
+    }
+}
+
+static uint32_t index_at(const kr_drawx *dx, uint32_t pos)
+{
+    const kr_draw *d = dx->d;
+    if (!d->indexed)
+        return d->start + pos;
+    const kr_state *s = dx->s;
+    const uint8_t *ib = d->ib_st->data + s->ib_offset;
+    uint32_t i = d->start + pos;
+    uint32_t v;
+    if (s->ib_format == KILN_INDEX_UINT16) {
+        uint16_t x;
+        memcpy(&x, ib + (size_t)i * 2, 2);
+        v = x;
+    } else {
+        memcpy(&v, ib + (size_t)i * 4, 4);
+    }
+    return (uint32_t)((int64_t)v + d->base_vertex);
+}
+
+/* Shades the vertices of positions [p0, p1) into `out` (one row per
+ * unique vertex id) and fills slot[pos - p0] with its row. */
+static bool shade(const kr_drawx *dx, uint32_t instance, uint32_t p0, uint32_t p1, kr_arena *ar,
+                  float **out_rows, uint32_t **out_slot)
+{
+    const kr_state *s = dx->s;
+    uint32_t n = p1 - p0;
+    uint32_t *slot = kr_arena_alloc(ar, sizeof(uint32_t) * n);
+    uint32_t *vid = kr_arena_alloc(ar, sizeof(uint32_t) * n); /* unique ids */
+    uint32_t cap = 16;
+    while (cap < 2 * n)
+        cap <<= 1;
+    uint32_t *hkey = kr_arena_alloc(ar, sizeof(uint32_t) * cap);
+    uint32_t *hval = kr_arena_alloc(ar, sizeof(uint32_t) * cap);
+    if (!slot || !vid || !hkey || !hval)
+        return false;
+    memset(hval, 0xff, sizeof(uint32_t) * cap);
+    uint32_t nuniq = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t id = index_at(dx, p0 + k);
+        uint32_t h = (id * 2654435761u) & (cap - 1);
+        while (hval[h] != UINT32_MAX && hkey[h] != id)
+            h = (h + 1) & (cap - 1);
+        if (hval[h] == UINT32_MAX) {
+            hkey[h] = id;
+            hval[h] = nuniq;
+            vid[nuniq++] = id;
+        }
+        slot[k] = hval[h];
+    }
+    uint32_t in_stride = 4 * s->nelems, os = dx->out_stride;
+    float *rows = kr_arena_alloc(ar, sizeof(float) * os * nuniq);
+    float in[KILN_VS_BATCH * 4 * KILN_MAX_INPUT_ELEMENTS];
+    if (!rows)
+        return false;
+    memset(rows, 0, sizeof(float) * os * nuniq);
+    for (uint32_t b = 0; b < nuniq; b += KILN_VS_BATCH) {
+        uint32_t cnt = nuniq - b < KILN_VS_BATCH ? nuniq - b : KILN_VS_BATCH;
+        for (uint32_t v = 0; v < cnt; v++) {
+            for (uint32_t e = 0; e < s->nelems; e++) {
+                const kr_element *el = &s->elems[e];
+                uint32_t idx = el->per_instance
+                                   ? dx->d->start_instance + instance / (el->step ? el->step : 1)
+                                   : vid[b + v];
+                fetch_element(dx, el, idx, in + v * in_stride + 4 * e);
+            }
+        }
+        kiln_vs_args a = {
+            .count = cnt, .instance_id = dx->d->start_instance + instance, .vertex_id = vid + b,
+            .in = in, .in_stride = in_stride, .out = rows + (size_t)b * os, .out_stride = os,
+            .cb = dx->vs_cb, .cb_size = dx->vs_cb_size, .user = s->vs_user,
+        };
+        s->vs(&a);
+    }
+    *out_rows = rows;
+    *out_slot = slot;
+    return true;
+}
+
+/* ---- clipping ---- */
+
+#define MAX_POLY 12
+#define MAX_ATTR (4 + 4 * KILN_MAX_VARYINGS)
+
+typedef struct clip_ctx {
+    uint32_t nf;     /* floats per vertex: position + varyings used */
+    float guard;     /* |x|, |y| <= guard * w */
+    bool depth_clip;
+} clip_ctx;
+
+static float plane_dist(const clip_ctx *c, int plane, const float *v)
+{
+    switch (plane) {
+    case 0: return v[3] - 1e-6f * fabsf(v[3]) - 1e-30f; /* w > 0 */
+    case 1: return v[2];                                /* z >= 0 */
+    case 2: return v[3] - v[2];                         /* z <= w */
+    case 3: return c->guard * v[3] - v[0];
+    case 4: return c->guard * v[3] + v[0];
+    case 5: return c->guard * v[3] - v[1];
+    default: return c->guard * v[3] + v[1];
+    }
+}
+
+static uint32_t outcode(const clip_ctx *c, const float *v)
+{
+    uint32_t code = 0;
+    for (int p = 0; p < 7; p++) {
+        if ((p == 1 || p == 2) && !c->depth_clip)
+            continue;
+        if (plane_dist(c, p, v) < 0.0f)
+            code |= 1u << p;
+    }
+    return code;
+}
+
+/* Sutherland-Hodgman over the planes in `codes`; returns the vertex count. */
+static uint32_t clip_poly(const clip_ctx *c, uint32_t codes, float (*poly)[MAX_ATTR], uint32_t n,
+                          bool closed)
+{
+    float tmp[MAX_POLY][MAX_ATTR];
+    for (int p = 0; p < 7 && n; p++) {
+        if (!(codes >> p & 1))
+            continue;
+        uint32_t m = 0;
+        uint32_t edges = closed ? n : n - 1;
+        for (uint32_t i = 0; i < edges; i++) {
+            const float *a = poly[i], *b = poly[(i + 1) % n];
+            float da = plane_dist(c, p, a), db = plane_dist(c, p, b);
+            if (!closed && i == 0 && da >= 0.0f)
+                memcpy(tmp[m++], a, sizeof(float) * c->nf);
+            if (closed && da >= 0.0f)
+                memcpy(tmp[m++], a, sizeof(float) * c->nf);
+            if ((da >= 0.0f) != (db >= 0.0f) && m < MAX_POLY) {
+                float t = da / (da - db);
+                for (uint32_t k = 0; k < c->nf; k++)
+                    tmp[m][k] = a[k] + t * (b[k] - a[k]);
+                m++;
+            }
+            if (!closed && db >= 0.0f && m < MAX_POLY)
+                memcpy(tmp[m++], b, sizeof(float) * c->nf);
+        }
+        n = m;
+        memcpy(poly, tmp, sizeof(float) * MAX_ATTR * n);
+        if (!closed && n != 2)
+            return 0;
+    }
+    return n;
+}
+
+/* ---- setup and binning ---- */
+
+typedef struct setup_ctx {
+    const kr_geom_ctx *g;
+    const kr_drawx *dx;
+    kr_job *job;
+    int32_t rx0, ry0, rx1, ry1;   /* raster rect: viewport ∩ scissor ∩ target */
+} setup_ctx;
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+static void bin(setup_ctx *sc, const kr_prim *p)
+{
+    kr_job *job = sc->job;
+    const kr_geom_ctx *g = sc->g;
+    int tx0 = p->minx / KR_TILE, ty0 = p->miny / KR_TILE;
+    int tx1 = (p->maxx - 1) / KR_TILE, ty1 = (p->maxy - 1) / KR_TILE;
+    const int64_t S = KR_SUBPIXEL;
+    for (int ty = ty0; ty <= ty1; ty++) {
+        for (int tx = tx0; tx <= tx1; tx++) {
+            if (p->kind == KR_TRI) {
+                /* Reject tiles that one edge excludes entirely. */
+                bool out = false;
+                int64_t px0 = (int64_t)tx * KR_TILE * S + S / 2, py0 = (int64_t)ty * KR_TILE * S + S / 2;
+                int64_t span = (KR_TILE - 1) * S;
+                for (int k = 0; k < 3 && !out; k++) {
+                    int64_t e = p->a[k] * px0 + p->b[k] * py0 + p->c[k];
+                    int64_t hi = e + (p->a[k] > 0 ? p->a[k] * span : 0) + (p->b[k] > 0 ? p->b[k] * span : 0);
+                    out = hi < 0;
+                }
+                if (out)
+                    continue;
+            }
+            kr_bin *b = &job->bins[(uint32_t)ty * g->tiles_x + (uint32_t)tx];
+            if (!b->tail || b->tail->n == KR_BIN_CHUNK) {
+                kr_binchunk *c = kr_arena_alloc(&job->arena, sizeof *c);
+                if (!c)
+                    return;
+                c->next = NULL;
+                c->n = 0;
+                if (b->tail)
+                    b->tail->next = c;
+                else
+                    b->head = c;
+                b->tail = c;
+            }
+            b->tail->p[b->tail->n++] = p;
+        }
+    }
+}
+
+typedef struct svert {
+    float x, y, z, q;   /* pixels, depth, 1/w */
+    int64_t X, Y;       /* 16.8 fixed point */
+    const float *attr;  /* varyings (clip space values) */
+} svert;
+
+static void to_screen(const kr_state *s, const float *v, svert *o)
+{
+    float q = 1.0f / v[3];
+    o->x = s->vp.x + (v[0] * q + 1.0f) * s->vp.width * 0.5f;
+    o->y = s->vp.y + (1.0f - v[1] * q) * s->vp.height * 0.5f;
+    o->z = s->vp.min_depth + v[2] * q * (s->vp.max_depth - s->vp.min_depth);
+    o->q = q;
+    o->X = (int64_t)llrintf(o->x * KR_SUBPIXEL);
+    o->Y = (int64_t)llrintf(o->y * KR_SUBPIXEL);
+    o->attr = v + 4;
+}
+
+static void setup_line(setup_ctx *sc, const svert *a, const svert *b);
+
+static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
+{
+    const kr_drawx *dx = sc->dx;
+    const kr_state *s = dx->s;
+    int64_t area = (v1.X - v0.X) * (v2.Y - v0.Y) - (v2.X - v0.X) * (v1.Y - v0.Y);
+    if (area == 0)
+        return;
+    bool cw = area > 0; /* y grows downward */
+    bool front = cw != (s->front_ccw != 0);
+    if ((s->cull == KILN_CULL_BACK && !front) || (s->cull == KILN_CULL_FRONT && front))
+        return;
+    if (s->fill == KILN_FILL_WIREFRAME) {
+        setup_line(sc, &v0, &v1);
+        setup_line(sc, &v1, &v2);
+        setup_line(sc, &v2, &v0);
+        return;
+    }
+    if (area < 0) {
+        svert t = v1;
+        v1 = v2;
+        v2 = t;
+        area = -area;
+    }
+    const svert *v[3] = {&v0, &v1, &v2};
+    kr_prim p;
+    memset(&p, 0, sizeof p);
+    p.kind = KR_TRI;
+    p.front = front;
+    p.dx = dx;
+    for (int k = 0; k < 3; k++) {
+        const svert *a = v[k], *b = v[(k + 1) % 3];
+        int64_t ddx = b->X - a->X, ddy = b->Y - a->Y;
+        p.a[k] = -ddy;
+        p.b[k] = ddx;
+        p.c[k] = ddy * a->X - ddx * a->Y;
+        bool top_left = ddy < 0 || (ddy == 0 && ddx > 0);
+        if (!top_left)
+            p.c[k] -= 1;
+    }
+    int64_t minX = v0.X < v1.X ? v0.X : v1.X, maxX = v0.X > v1.X ? v0.X : v1.X;
+    int64_t minY = v0.Y < v1.Y ? v0.Y : v1.Y, maxY = v0.Y > v1.Y ? v0.Y : v1.Y;
+    minX = v2.X < minX ? v2.X : minX;
+    maxX = v2.X > maxX ? v2.X : maxX;
+    minY = v2.Y < minY ? v2.Y : minY;
+    maxY = v2.Y > maxY ? v2.Y : maxY;
+    /* Pixels whose centers can be inside: ceil((min - 128) / 256) ..
+     * floor((max - 128) / 256). */
+    int64_t x0 = -floor_div(-(minX - KR_SUBPIXEL / 2), KR_SUBPIXEL);
+    int64_t y0 = -floor_div(-(minY - KR_SUBPIXEL / 2), KR_SUBPIXEL);
+    int64_t x1 = floor_div(maxX - KR_SUBPIXEL / 2, KR_SUBPIXEL) + 1;
+    int64_t y1 = floor_div(maxY - KR_SUBPIXEL / 2, KR_SUBPIXEL) + 1;
+    p.minx = (int32_t)(x0 > sc->rx0 ? x0 : sc->rx0);
+    p.miny = (int32_t)(y0 > sc->ry0 ? y0 : sc->ry0);
+    p.maxx = (int32_t)(x1 < sc->rx1 ? x1 : sc->rx1);
+    p.maxy = (int32_t)(y1 < sc->ry1 ? y1 : sc->ry1);
+    if (p.minx >= p.maxx || p.miny >= p.maxy)
+        return;
+
+    /* Planes from the snapped positions, relative to vertex 0. */
+    double fx0 = (double)v0.X / KR_SUBPIXEL, fy0 = (double)v0.Y / KR_SUBPIXEL;
+    double x1d = (double)v1.X / KR_SUBPIXEL - fx0, y1d = (double)v1.Y / KR_SUBPIXEL - fy0;
+    double x2d = (double)v2.X / KR_SUBPIXEL - fx0, y2d = (double)v2.Y / KR_SUBPIXEL - fy0;
+    double inv = 1.0 / (x1d * y2d - x2d * y1d);
+    p.ox = (float)fx0;
+    p.oy = (float)fy0;
+#define PLANE(out, f0, f1, f2)                                                                     \
+    do {                                                                                           \
+        double d1 = (double)(f1) - (f0), d2 = (double)(f2) - (f0);                                 \
+        (out)[0] = (float)(f0);                                                                    \
+        (out)[1] = (float)((d1 * y2d - d2 * y1d) * inv);                                           \
+        (out)[2] = (float)((d2 * x1d - d1 * x2d) * inv);                                           \
+    } while (0)
+    PLANE(p.z, v0.z, v1.z, v2.z);
+    PLANE(p.q, v0.q, v1.q, v2.q);
+    if (s->depth_bias || s->slope_bias != 0.0f) {
+        float m = fabsf(p.z[1]) > fabsf(p.z[2]) ? fabsf(p.z[1]) : fabsf(p.z[2]);
+        float bias = (float)s->depth_bias * dx->depth_r + s->slope_bias * m;
+        if (s->depth_bias_clamp > 0.0f && bias > s->depth_bias_clamp)
+            bias = s->depth_bias_clamp;
+        if (s->depth_bias_clamp < 0.0f && bias < s->depth_bias_clamp)
+            bias = s->depth_bias_clamp;
+        p.z[0] += bias;
+    }
+    uint32_t ncomp = dx->nvary * 4;
+    kr_prim *out = kr_arena_alloc(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * 3 * ncomp);
+    if (!out)
+        return;
+    *out = p;
+    out->attr = (float *)(out + 1);
+    for (uint32_t k = 0; k < ncomp; k++)
+        PLANE(out->attr + 3 * k, v0.attr[k] * v0.q, v1.attr[k] * v1.q, v2.attr[k] * v2.q);
+#undef PLANE
+    bin(sc, out);
+}
+
+static void setup_line(setup_ctx *sc, const svert *a, const svert *b)
+{
+    const kr_drawx *dx = sc->dx;
+    uint32_t ncomp = dx->nvary * 4;
+    kr_prim *p = kr_arena_alloc(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * 2 * ncomp);
+    if (!p)
+        return;
+    memset(p, 0, sizeof *p);
+    p->kind = KR_LINE;
+    p->front = 1;
+    p->dx = dx;
+    p->x0 = (float)a->X / KR_SUBPIXEL;
+    p->y0 = (float)a->Y / KR_SUBPIXEL;
+    p->x1 = (float)b->X / KR_SUBPIXEL;
+    p->y1 = (float)b->Y / KR_SUBPIXEL;
+    p->z[0] = a->z;
+    p->z[1] = b->z;
+    p->q[0] = a->q;
+    p->q[1] = b->q;
+    p->attr = (float *)(p + 1);
+    for (uint32_t k = 0; k < ncomp; k++) {
+        p->attr[2 * k] = a->attr[k] * a->q;
+        p->attr[2 * k + 1] = b->attr[k] * b->q;
+    }
+    float mnx = p->x0 < p->x1 ? p->x0 : p->x1, mxx = p->x0 < p->x1 ? p->x1 : p->x0;
+    float mny = p->y0 < p->y1 ? p->y0 : p->y1, mxy = p->y0 < p->y1 ? p->y1 : p->y0;
+    int32_t x0 = (int32_t)floorf(mnx) - 1, y0 = (int32_t)floorf(mny) - 1;
+    int32_t x1 = (int32_t)floorf(mxx) + 2, y1 = (int32_t)floorf(mxy) + 2;
+    p->minx = x0 > sc->rx0 ? x0 : sc->rx0;
+    p->miny = y0 > sc->ry0 ? y0 : sc->ry0;
+    p->maxx = x1 < sc->rx1 ? x1 : sc->rx1;
+    p->maxy = y1 < sc->ry1 ? y1 : sc->ry1;
+    if (p->minx >= p->maxx || p->miny >= p->maxy)
+        return;
+    bin(sc, p);
+}
+
+static void setup_point(setup_ctx *sc, const svert *a)
+{
+    const kr_drawx *dx = sc->dx;
+    uint32_t ncomp = dx->nvary * 4;
+    int32_t x = (int32_t)floorf((float)a->X / KR_SUBPIXEL), y = (int32_t)floorf((float)a->Y / KR_SUBPIXEL);
+    if (x < sc->rx0 || x >= sc->rx1 || y < sc->ry0 || y >= sc->ry1)
+        return;
+    kr_prim *p = kr_arena_alloc(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * ncomp);
+    if (!p)
+        return;
+    memset(p, 0, sizeof *p);
+    p->kind = KR_POINT;
+    p->front = 1;
+    p->dx = dx;
+    p->minx = x;
+    p->miny = y;
+    p->maxx = x + 1;
+    p->maxy = y + 1;
+    p->z[0] = a->z;
+    p->attr = (float *)(p + 1);
+    memcpy(p->attr, a->attr, sizeof(float) * ncomp);
+    bin(sc, p);
+}
+
+/* ---- the job ---- */
+
+void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
+{
+    const kr_drawx *dx = job->dx;
+    const kr_state *s = dx->s;
+    size_t nbins = (size_t)g->tiles_x * g->tiles_y;
+    job->bins = kr_arena_alloc(&job->arena, sizeof(kr_bin) * nbins);
+    if (!job->bins)
+        return;
+    memset(job->bins, 0, sizeof(kr_bin) * nbins);
+
+    kiln_topology topo = s->topology;
+    uint32_t vpp = verts_per_prim(topo);
+    uint32_t pos[3];
+    prim_positions(topo, job->first, pos);
+    uint32_t p0 = pos[0] < pos[1] || vpp == 1 ? pos[0] : pos[1];
+    prim_positions(topo, job->first + job->count - 1, pos);
+    uint32_t p1 = pos[vpp - 1] + 1;
+    if (topo == KILN_TOPOLOGY_TRIANGLE_STRIP)
+        p1 = job->first + job->count + 2;
+    float *rows;
+    uint32_t *slot;
+    if (!shade(dx, job->instance, p0, p1, &job->arena, &rows, &slot))
+        return;
+
+    setup_ctx sc = {.g = g, .dx = dx, .job = job};
+    /* Raster rect: the viewport's pixel centers, the target, the scissor. */
+    sc.rx0 = (int32_t)ceilf(s->vp.x - 0.5f);
+    sc.ry0 = (int32_t)ceilf(s->vp.y - 0.5f);
+    sc.rx1 = (int32_t)ceilf(s->vp.x + s->vp.width - 0.5f);
+    sc.ry1 = (int32_t)ceilf(s->vp.y + s->vp.height - 0.5f);
+    if (sc.rx0 < 0) sc.rx0 = 0;
+    if (sc.ry0 < 0) sc.ry0 = 0;
+    if (sc.rx1 > (int32_t)g->fb->width) sc.rx1 = (int32_t)g->fb->width;
+    if (sc.ry1 > (int32_t)g->fb->height) sc.ry1 = (int32_t)g->fb->height;
+    if (s->scissor_enable) {
+        if (sc.rx0 < s->scissor.left) sc.rx0 = s->scissor.left;
+        if (sc.ry0 < s->scissor.top) sc.ry0 = s->scissor.top;
+        if (sc.rx1 > s->scissor.right) sc.rx1 = s->scissor.right;
+        if (sc.ry1 > s->scissor.bottom) sc.ry1 = s->scissor.bottom;
+    }
+    if (sc.rx0 >= sc.rx1 || sc.ry0 >= sc.ry1)
+        return;
+
+    float vmax = s->vp.width > s->vp.height ? s->vp.width : s->vp.height;
+    clip_ctx cc = {.nf = 4 + 4 * dx->nvary, .guard = vmax > 0.0f ? 262144.0f / vmax : 1.0f,
+                   .depth_clip = s->depth_clip != 0};
+    uint32_t os = dx->out_stride;
+    for (uint32_t j = job->first; j < job->first + job->count; j++) {
+        prim_positions(topo, j, pos);
+        const float *v[3];
+        uint32_t codes_or = 0, codes_and = 0x7f;
+        for (uint32_t k = 0; k < vpp; k++) {
+            v[k] = rows + (size_t)slot[pos[k] - p0] * os;
+            uint32_t c = outcode(&cc, v[k]);
+            codes_or |= c;
+            codes_and &= c;
+        }
+        if (codes_and)
+            continue; /* all outside one plane */
+        if (vpp == 1) {
+            svert a;
+            to_screen(s, v[0], &a);
+            setup_point(&sc, &a);
+            continue;
+        }
+        float poly[MAX_POLY][MAX_ATTR];
+        uint32_t n = vpp;
+        for (uint32_t k = 0; k < vpp; k++)
+            memcpy(poly[k], v[k], sizeof(float) * cc.nf);
+        if (codes_or)
+            n = clip_poly(&cc, codes_or, poly, n, vpp == 3);
+        svert sv[MAX_POLY];
+        for (uint32_t k = 0; k < n; k++)
+            to_screen(s, poly[k], &sv[k]);
+        if (vpp == 2) {
+            if (n == 2)
+                setup_line(&sc, &sv[0], &sv[1]);
+            continue;
+        }
+        for (uint32_t k = 1; k + 1 < n; k++)
+            setup_tri(&sc, sv[0], sv[k], sv[k + 1]);
+    }
+}

@@ -1,0 +1,53 @@
+/* Geometry jobs: a range of one draw's primitives for one instance, shaded,
+ * clipped, set up and binned into per-tile lists of the job's own arena. */
+#ifndef KILN_RASTER_GEOM_H
+#define KILN_RASTER_GEOM_H
+
+#include "prim.h"
+
+typedef struct kr_chunk {
+    struct kr_chunk *next;
+    size_t size, used;
+    uint8_t data[];
+} kr_chunk;
+
+typedef struct kr_arena {
+    const kb_env *env;
+    kr_chunk *head;
+    bool failed;         /* an allocation failed: the job's output is void */
+} kr_arena;
+
+void *kr_arena_alloc(kr_arena *a, size_t size);
+void kr_arena_free(kr_arena *a);
+
+#define KR_BIN_CHUNK 30
+typedef struct kr_binchunk {
+    struct kr_binchunk *next;
+    uint32_t n;
+    const kr_prim *p[KR_BIN_CHUNK];
+} kr_binchunk;
+
+typedef struct kr_bin {
+    kr_binchunk *head, *tail;
+} kr_bin;
+
+typedef struct kr_job {
+    const kr_op *op;              /* clear ops are jobs too (no geometry) */
+    const kr_drawx *dx;
+    uint32_t instance;
+    uint32_t first, count;        /* primitive range of the draw */
+    kr_arena arena;
+    kr_bin *bins;                 /* [tiles_x * tiles_y], NULL if none */
+} kr_job;
+
+typedef struct kr_geom_ctx {
+    const kr_fb *fb;
+    uint32_t tiles_x, tiles_y;
+} kr_geom_ctx;
+
+/* Number of primitives a draw makes per instance. */
+uint32_t kr_prim_count(kiln_topology t, uint32_t count);
+/* Shades, clips, sets up and bins the job's primitives. */
+void kr_geom_run(const kr_geom_ctx *g, kr_job *job);
+
+#endif

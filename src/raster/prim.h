@@ -1,0 +1,66 @@
+/*
+ * Binned primitives and the per-draw execution context shared by geometry
+ * (geom.c) and tile rasterization (tile.c).
+ */
+#ifndef KILN_RASTER_PRIM_H
+#define KILN_RASTER_PRIM_H
+
+#include "scene.h"
+
+#define KR_TILE 64
+#define KR_SUBPIXEL 256 /* 16.8 fixed point */
+
+/* A draw ready to execute: everything resolved to pointers. */
+typedef struct kr_drawx {
+    const kr_draw *d;
+    const kr_state *s;
+    const uint8_t *vb[KILN_MAX_VERTEX_BUFFERS];
+    size_t vb_size[KILN_MAX_VERTEX_BUFFERS];  /* bytes from vb[i] on */
+    const void *vs_cb[KILN_MAX_CONSTANT_BUFFERS], *ps_cb[KILN_MAX_CONSTANT_BUFFERS];
+    uint32_t vs_cb_size[KILN_MAX_CONSTANT_BUFFERS], ps_cb_size[KILN_MAX_CONSTANT_BUFFERS];
+    struct kiln_ps_textures tex;
+    uint32_t nvary;                /* varyings interpolated: the PS's count */
+    uint32_t out_stride;           /* floats per shaded vertex */
+    bool early_z;
+    float depth_r;                 /* depth bias unit of the depth format */
+} kr_drawx;
+
+typedef enum kr_prim_kind { KR_TRI = 0, KR_LINE, KR_POINT } kr_prim_kind;
+
+typedef struct kr_prim {
+    uint8_t kind;
+    uint8_t front;
+    const kr_drawx *dx;
+    int32_t minx, miny, maxx, maxy;   /* pixels, [min, max) */
+    /* Triangles: edge i is E = a*px + b*py + c over 16.8 pixel-center
+     * coordinates, inside when E >= 0 (the fill rule's bias is in c). */
+    int64_t a[3], b[3], c[3];
+    /* Planes in pixels relative to (ox, oy): f = f0 + fx * dx + fy * dy.
+     * Lines: f along t in [0, 1] (f0 + fx * t). Points: constants. */
+    float ox, oy;
+    float z[3], q[3];                 /* depth (with bias) and 1/w planes */
+    float *attr;                      /* nvary*4 planes of attribute / w */
+    /* Lines: endpoints in pixels. */
+    float x0, y0, x1, y1;
+} kr_prim;
+
+/* Framebuffer of one scene. */
+typedef struct kr_fb {
+    uint8_t *rt[KILN_MAX_RENDER_TARGETS];
+    uint32_t rt_pitch[KILN_MAX_RENDER_TARGETS];
+    kiln_format rt_format[KILN_MAX_RENDER_TARGETS];
+    uint32_t nrt;
+    uint8_t *ds;
+    uint32_t ds_pitch;
+    kiln_format ds_format;
+    uint32_t width, height;
+} kr_fb;
+
+/* Rasterizes one primitive inside the pixel rect [x0,x1) x [y0,y1). */
+void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1);
+/* Fills a rect of render target `rt` (or the depth-stencil when rt < 0)
+ * with a texel; for depth-stencil `mask` selects the bits written. */
+void kr_clear_rect(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask, int x0, int y0,
+                   int x1, int y1);
+
+#endif

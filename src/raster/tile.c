@@ -1,0 +1,493 @@
+/* Tile rasterization: coverage of triangles (16.8 fixed point, top-left
+ * rule), lines and points inside one tile, and the per-block pixel
+ * pipeline: depth/stencil (early when the shader cannot discard), pixel
+ * shader, blending, write masks. */
+#include "prim.h"
+
+#include <math.h>
+#include <string.h>
+
+#define B KILN_PS_BLOCK
+
+/* ---- depth / stencil ---- */
+
+static bool compare_f(kiln_compare f, float a, float b)
+{
+    switch (f) {
+    case KILN_COMPARE_NEVER: return false;
+    case KILN_COMPARE_LESS: return a < b;
+    case KILN_COMPARE_EQUAL: return a == b;
+    case KILN_COMPARE_LESS_EQUAL: return a <= b;
+    case KILN_COMPARE_GREATER: return a > b;
+    case KILN_COMPARE_NOT_EQUAL: return a != b;
+    case KILN_COMPARE_GREATER_EQUAL: return a >= b;
+    default: return true;
+    }
+}
+
+static bool compare_u(kiln_compare f, uint32_t a, uint32_t b)
+{
+    switch (f) {
+    case KILN_COMPARE_NEVER: return false;
+    case KILN_COMPARE_LESS: return a < b;
+    case KILN_COMPARE_EQUAL: return a == b;
+    case KILN_COMPARE_LESS_EQUAL: return a <= b;
+    case KILN_COMPARE_GREATER: return a > b;
+    case KILN_COMPARE_NOT_EQUAL: return a != b;
+    case KILN_COMPARE_GREATER_EQUAL: return a >= b;
+    default: return true;
+    }
+}
+
+static uint32_t stencil_op(kiln_stencil_op op, uint32_t s, uint32_t ref)
+{
+    switch (op) {
+    case KILN_STENCIL_OP_ZERO: return 0;
+    case KILN_STENCIL_OP_REPLACE: return ref & 0xff;
+    case KILN_STENCIL_OP_INCR_SAT: return s < 255 ? s + 1 : 255;
+    case KILN_STENCIL_OP_DECR_SAT: return s > 0 ? s - 1 : 0;
+    case KILN_STENCIL_OP_INVERT: return ~s & 0xff;
+    case KILN_STENCIL_OP_INCR: return (s + 1) & 0xff;
+    case KILN_STENCIL_OP_DECR: return (s - 1) & 0xff;
+    default: return s;
+    }
+}
+
+static uint32_t depth_to_unorm24(float z)
+{
+    if (!(z > 0.0f))
+        return 0;
+    if (z >= 1.0f)
+        return 0xffffff;
+    return (uint32_t)((double)z * 16777215.0 + 0.5);
+}
+
+/* Depth and stencil tests for the pixels in mask; updates the buffer and
+ * returns the pixels that pass. */
+static uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, const float *z,
+                              uint32_t mask)
+{
+    const kr_state *s = p->dx->s;
+    if (!fb->ds || (!s->depth_enable && !s->stencil_enable))
+        return mask;
+    const kr_stencil_face *face = p->front ? &s->front : &s->back;
+    bool d24 = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT;
+    bool sten = s->stencil_enable && d24;
+    uint32_t ref = s->stencil_ref & 0xff, rmask = s->stencil_read, wmask = s->stencil_write;
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < B; i++) {
+        if (!(mask >> i & 1))
+            continue;
+        uint8_t *row = fb->ds + (size_t)(y + (int)(i >> 2)) * fb->ds_pitch;
+        uint32_t *px = (uint32_t *)(void *)(row + (size_t)(x + (int)(i & 3)) * 4);
+        uint32_t word = *px;
+        bool pass = true;
+        uint32_t st = word >> 24, nst = st;
+        if (sten && !compare_u(face->func, ref & rmask, st & rmask)) {
+            nst = stencil_op(face->fail, st, ref);
+            pass = false;
+        }
+        bool zwrite = false;
+        uint32_t z24 = 0;
+        if (pass && s->depth_enable) {
+            bool zp;
+            if (d24) {
+                z24 = depth_to_unorm24(z[i]);
+                zp = compare_u(s->depth_func, z24, word & 0xffffff);
+            } else {
+                float d;
+                memcpy(&d, &word, 4);
+                zp = compare_f(s->depth_func, z[i], d);
+            }
+            if (!zp) {
+                if (sten)
+                    nst = stencil_op(face->zfail, st, ref);
+                pass = false;
+            } else {
+                zwrite = s->depth_write != 0;
+            }
+        }
+        if (pass) {
+            if (sten)
+                nst = stencil_op(face->pass, st, ref);
+            out |= 1u << i;
+        }
+        uint32_t nw = word;
+        if (zwrite) {
+            if (d24) {
+                nw = (nw & 0xff000000u) | z24;
+            } else {
+                memcpy(&nw, &z[i], 4);
+            }
+        }
+        if (sten)
+            nw = (nw & 0x00ffffffu) | (((st & ~wmask) | (nst & wmask)) & 0xff) << 24;
+        *px = nw;
+    }
+    return out;
+}
+
+/* ---- color ---- */
+
+static inline uint8_t unorm8(float v)
+{
+    if (!(v > 0.0f))
+        return 0;
+    if (v >= 1.0f)
+        return 255;
+    return (uint8_t)(v * 255.0f + 0.5f);
+}
+
+static void load_dst(kiln_format f, const uint8_t *p, float d[4])
+{
+    d[0] = d[1] = d[2] = 0.0f;
+    d[3] = 1.0f;
+    switch (f) {
+    case KILN_FORMAT_R8G8B8A8_UNORM:
+        for (int c = 0; c < 4; c++)
+            d[c] = p[c] / 255.0f;
+        break;
+    case KILN_FORMAT_B8G8R8A8_UNORM:
+        d[0] = p[2] / 255.0f;
+        d[1] = p[1] / 255.0f;
+        d[2] = p[0] / 255.0f;
+        d[3] = p[3] / 255.0f;
+        break;
+    case KILN_FORMAT_R8_UNORM: d[0] = p[0] / 255.0f; break;
+    case KILN_FORMAT_R32_FLOAT: memcpy(d, p, 4); break;
+    case KILN_FORMAT_R32G32_FLOAT: memcpy(d, p, 8); break;
+    case KILN_FORMAT_R32G32B32A32_FLOAT: memcpy(d, p, 16); break;
+    default: break;
+    }
+}
+
+static void store_px(kiln_format f, uint8_t *p, const float v[4], uint32_t wm)
+{
+    switch (f) {
+    case KILN_FORMAT_R8G8B8A8_UNORM:
+        for (int c = 0; c < 4; c++)
+            if (wm >> c & 1)
+                p[c] = unorm8(v[c]);
+        break;
+    case KILN_FORMAT_B8G8R8A8_UNORM:
+        if (wm & 1) p[2] = unorm8(v[0]);
+        if (wm & 2) p[1] = unorm8(v[1]);
+        if (wm & 4) p[0] = unorm8(v[2]);
+        if (wm & 8) p[3] = unorm8(v[3]);
+        break;
+    case KILN_FORMAT_R8_UNORM:
+        if (wm & 1) p[0] = unorm8(v[0]);
+        break;
+    case KILN_FORMAT_R32_FLOAT:
+        if (wm & 1) memcpy(p, v, 4);
+        break;
+    case KILN_FORMAT_R32G32_FLOAT:
+        for (int c = 0; c < 2; c++)
+            if (wm >> c & 1)
+                memcpy(p + 4 * c, &v[c], 4);
+        break;
+    case KILN_FORMAT_R32G32B32A32_FLOAT:
+        for (int c = 0; c < 4; c++)
+            if (wm >> c & 1)
+                memcpy(p + 4 * c, &v[c], 4);
+        break;
+    default: break;
+    }
+}
+
+static float factor(kiln_blend_factor f, int c, const float s[4], const float d[4], const float k[4])
+{
+    switch (f) {
+    case KILN_BLEND_ZERO: return 0.0f;
+    case KILN_BLEND_ONE: return 1.0f;
+    case KILN_BLEND_SRC_COLOR: return s[c];
+    case KILN_BLEND_INV_SRC_COLOR: return 1.0f - s[c];
+    case KILN_BLEND_SRC_ALPHA: return s[3];
+    case KILN_BLEND_INV_SRC_ALPHA: return 1.0f - s[3];
+    case KILN_BLEND_DEST_ALPHA: return d[3];
+    case KILN_BLEND_INV_DEST_ALPHA: return 1.0f - d[3];
+    case KILN_BLEND_DEST_COLOR: return d[c];
+    case KILN_BLEND_INV_DEST_COLOR: return 1.0f - d[c];
+    case KILN_BLEND_SRC_ALPHA_SAT:
+        return c == 3 ? 1.0f : (s[3] < 1.0f - d[3] ? s[3] : 1.0f - d[3]);
+    case KILN_BLEND_BLEND_FACTOR: return k[c];
+    case KILN_BLEND_INV_BLEND_FACTOR: return 1.0f - k[c];
+    default: return 1.0f;
+    }
+}
+
+static float blend_op(kiln_blend_op op, float a, float b)
+{
+    switch (op) {
+    case KILN_BLEND_OP_SUBTRACT: return a - b;
+    case KILN_BLEND_OP_REV_SUBTRACT: return b - a;
+    case KILN_BLEND_OP_MIN: return a < b ? a : b;
+    case KILN_BLEND_OP_MAX: return a > b ? a : b;
+    default: return a + b;
+    }
+}
+
+static bool is_unorm(kiln_format f)
+{
+    return f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM ||
+           f == KILN_FORMAT_R8_UNORM;
+}
+
+static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float *color, uint32_t mask)
+{
+    const kr_state *s = p->dx->s;
+    uint32_t n = fb->nrt < s->ps_outputs ? fb->nrt : s->ps_outputs;
+    for (uint32_t r = 0; r < n; r++) {
+        if (!fb->rt[r])
+            continue;
+        const kr_blend_rt *bl = &s->blend[r];
+        if (!bl->write_mask)
+            continue;
+        kiln_format f = fb->rt_format[r];
+        uint32_t bpp = kres_format(f)->size;
+        bool unorm = is_unorm(f);
+        for (uint32_t i = 0; i < B; i++) {
+            if (!(mask >> i & 1))
+                continue;
+            uint8_t *px = fb->rt[r] + (size_t)(y + (int)(i >> 2)) * fb->rt_pitch[r] +
+                          (size_t)(x + (int)(i & 3)) * bpp;
+            float src[4], out[4];
+            for (int c = 0; c < 4; c++)
+                src[c] = color[(r * 4 + c) * B + i];
+            if (bl->enable) {
+                float dst[4];
+                load_dst(f, px, dst);
+                if (unorm) /* UNORM targets blend with sources clamped to [0, 1] */
+                    for (int c = 0; c < 4; c++)
+                        src[c] = src[c] < 0.0f ? 0.0f : src[c] > 1.0f ? 1.0f : src[c];
+                for (int c = 0; c < 3; c++)
+                    out[c] = blend_op(bl->op, src[c] * factor(bl->src, c, src, dst, s->blend_factor),
+                                      dst[c] * factor(bl->dst, c, src, dst, s->blend_factor));
+                out[3] = blend_op(bl->op_a, src[3] * factor(bl->src_a, 3, src, dst, s->blend_factor),
+                                  dst[3] * factor(bl->dst_a, 3, src, dst, s->blend_factor));
+            } else {
+                memcpy(out, src, sizeof out);
+            }
+            store_px(f, px, out, bl->write_mask);
+        }
+    }
+}
+
+/* ---- one 4x4 block ---- */
+
+static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    const kr_drawx *dx = p->dx;
+    const kr_state *s = dx->s;
+    float z[B];
+    float fx[B], fy[B];
+    for (uint32_t i = 0; i < B; i++) {
+        fx[i] = (float)(x + (int)(i & 3)) + 0.5f - p->ox;
+        fy[i] = (float)(y + (int)(i >> 2)) + 0.5f - p->oy;
+    }
+    if (p->kind == KR_TRI) {
+        for (uint32_t i = 0; i < B; i++)
+            z[i] = p->z[0] + p->z[1] * fx[i] + p->z[2] * fy[i];
+    } else {
+        for (uint32_t i = 0; i < B; i++)
+            z[i] = p->z[0];
+    }
+    float zmin = s->vp.min_depth, zmax = s->vp.max_depth;
+    for (uint32_t i = 0; i < B; i++)
+        z[i] = z[i] < zmin ? zmin : z[i] > zmax ? zmax : z[i];
+
+    if (dx->early_z) {
+        mask = depth_stencil(p, fb, x, y, z, mask);
+        if (!mask)
+            return;
+    }
+    float vary[KILN_MAX_VARYINGS * 4 * B];
+    float color[KILN_MAX_RENDER_TARGETS * 4 * B];
+    uint32_t ncomp = dx->nvary * 4;
+    if (p->kind == KR_TRI) {
+        float w[B];
+        for (uint32_t i = 0; i < B; i++)
+            w[i] = 1.0f / (p->q[0] + p->q[1] * fx[i] + p->q[2] * fy[i]);
+        for (uint32_t k = 0; k < ncomp; k++) {
+            const float *pl = p->attr + 3 * k;
+            for (uint32_t i = 0; i < B; i++)
+                vary[k * B + i] = (pl[0] + pl[1] * fx[i] + pl[2] * fy[i]) * w[i];
+        }
+    } else if (p->kind == KR_POINT) {
+        for (uint32_t k = 0; k < ncomp; k++)
+            for (uint32_t i = 0; i < B; i++)
+                vary[k * B + i] = p->attr[k];
+    } else {
+        /* Lines: each pixel's parameter t is in fx (set by the caller
+         * through ox, oy = 0 and the per-pixel t table). */
+        for (uint32_t k = 0; k < ncomp; k++)
+            for (uint32_t i = 0; i < B; i++)
+                vary[k * B + i] = p->attr[k];
+    }
+    memset(color, 0, sizeof(float) * 4 * B * (s->ps_outputs ? s->ps_outputs : 1));
+    kiln_ps_args a = {
+        .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = z,
+        .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = &dx->tex,
+        .user = s->ps_user,
+    };
+    s->ps(&a);
+    if (s->ps_flags & KILN_PS_MAY_DISCARD)
+        mask &= a.mask;
+    if (!dx->early_z)
+        mask = depth_stencil(p, fb, x, y, z, mask);
+    if (mask)
+        output(p, fb, x, y, color, mask);
+}
+
+/* ---- triangles ---- */
+
+static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    if (p->minx > x0) x0 = p->minx;
+    if (p->miny > y0) y0 = p->miny;
+    if (p->maxx < x1) x1 = p->maxx;
+    if (p->maxy < y1) y1 = p->maxy;
+    if (x0 >= x1 || y0 >= y1)
+        return;
+    const int64_t S = KR_SUBPIXEL;
+    for (int by = y0 & ~3; by < y1; by += 4) {
+        for (int bx = x0 & ~3; bx < x1; bx += 4) {
+            /* Edge values at the block's first pixel center. */
+            int64_t px = (int64_t)bx * S + S / 2, py = (int64_t)by * S + S / 2;
+            int64_t e[3];
+            bool reject = false, accept = true;
+            for (int k = 0; k < 3; k++) {
+                e[k] = p->a[k] * px + p->b[k] * py + p->c[k];
+                /* Extremes over the block's 16 centers (3 steps each way). */
+                int64_t ex = p->a[k] * 3 * S, ey = p->b[k] * 3 * S;
+                int64_t lo = e[k] + (ex < 0 ? ex : 0) + (ey < 0 ? ey : 0);
+                int64_t hi = e[k] + (ex > 0 ? ex : 0) + (ey > 0 ? ey : 0);
+                if (hi < 0)
+                    reject = true;
+                if (lo < 0)
+                    accept = false;
+            }
+            if (reject)
+                continue;
+            uint32_t mask = 0;
+            if (accept) {
+                mask = 0xffff;
+            } else {
+                for (uint32_t i = 0; i < B; i++) {
+                    int64_t ox = (int64_t)(i & 3) * S, oy = (int64_t)(i >> 2) * S;
+                    if (e[0] + p->a[0] * ox + p->b[0] * oy >= 0 && e[1] + p->a[1] * ox + p->b[1] * oy >= 0 &&
+                        e[2] + p->a[2] * ox + p->b[2] * oy >= 0)
+                        mask |= 1u << i;
+                }
+            }
+            /* Clip to the rect (tile, bbox, scissor). */
+            for (uint32_t i = 0; i < B; i++) {
+                int x = bx + (int)(i & 3), y = by + (int)(i >> 2);
+                if (x < x0 || x >= x1 || y < y0 || y >= y1)
+                    mask &= ~(1u << i);
+            }
+            if (mask)
+                shade_block(p, fb, bx, by, mask);
+        }
+    }
+}
+
+/* ---- points and lines ---- */
+
+static void shade_pixel(const kr_prim *p, const kr_fb *fb, int x, int y, const float *attr, float z)
+{
+    /* One pixel in its 4x4 block; the other 15 carry the same values, so
+     * derivatives are zero. */
+    kr_prim q = *p;
+    q.kind = KR_POINT;
+    q.attr = (float *)attr;
+    q.z[0] = z;
+    int bx = x & ~3, by = y & ~3;
+    uint32_t bit = 1u << ((uint32_t)(y - by) * 4 + (uint32_t)(x - bx));
+    shade_block(&q, fb, bx, by, bit);
+}
+
+static void raster_point(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    int x = p->minx, y = p->miny;
+    if (x < x0 || x >= x1 || y < y0 || y >= y1)
+        return;
+    shade_pixel(p, fb, x, y, p->attr, p->z[0]);
+}
+
+/* Aliased lines: the pixels whose center column (x-major) or row
+ * (y-major) the line crosses, end point excluded, as D3D10's diamond-exit
+ * rule gives for lines that do not start inside a diamond. */
+static void raster_line(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    if (p->minx > x0) x0 = p->minx;
+    if (p->miny > y0) y0 = p->miny;
+    if (p->maxx < x1) x1 = p->maxx;
+    if (p->maxy < y1) y1 = p->maxy;
+    if (x0 >= x1 || y0 >= y1)
+        return;
+    float dxl = p->x1 - p->x0, dyl = p->y1 - p->y0;
+    bool xmajor = fabsf(dxl) >= fabsf(dyl);
+    float len = xmajor ? dxl : dyl;
+    if (len == 0.0f)
+        return;
+    float a0 = xmajor ? p->x0 : p->y0, a1 = xmajor ? p->x1 : p->y1;
+    float lo = a0 < a1 ? a0 : a1, hi = a0 < a1 ? a1 : a0;
+    /* Pixel centers c + 0.5 in [lo, hi) if increasing, (lo, hi] if not. */
+    int c0 = (int)ceilf(lo - 0.5f), c1 = (int)ceilf(hi - 0.5f);
+    if (a0 > a1) {
+        c0 = (int)floorf(lo - 0.5f) + 1;
+        c1 = (int)floorf(hi - 0.5f) + 1;
+    }
+    uint32_t ncomp = p->dx->nvary * 4;
+    float attr[KILN_MAX_VARYINGS * 4];
+    for (int c = c0; c < c1; c++) {
+        float center = (float)c + 0.5f;
+        float t = (center - a0) / len;
+        float other = (xmajor ? p->y0 : p->x0) + t * (xmajor ? dyl : dxl);
+        int o = (int)floorf(other);
+        int x = xmajor ? c : o, y = xmajor ? o : c;
+        if (x < x0 || x >= x1 || y < y0 || y >= y1)
+            continue;
+        float q = p->q[0] + t * (p->q[1] - p->q[0]);
+        for (uint32_t k = 0; k < ncomp; k++)
+            attr[k] = (p->attr[2 * k] + t * (p->attr[2 * k + 1] - p->attr[2 * k])) / q;
+        float z = p->z[0] + t * (p->z[1] - p->z[0]);
+        shade_pixel(p, fb, x, y, attr, z);
+    }
+}
+
+void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    switch (p->kind) {
+    case KR_TRI: raster_tri(p, fb, x0, y0, x1, y1); break;
+    case KR_LINE: raster_line(p, fb, x0, y0, x1, y1); break;
+    default: raster_point(p, fb, x0, y0, x1, y1); break;
+    }
+}
+
+void kr_clear_rect(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask, int x0, int y0,
+                   int x1, int y1)
+{
+    if (rt < 0) {
+        if (!fb->ds)
+            return;
+        uint32_t v;
+        memcpy(&v, texel, 4);
+        for (int y = y0; y < y1; y++) {
+            uint32_t *row = (uint32_t *)(void *)(fb->ds + (size_t)y * fb->ds_pitch) + x0;
+            for (int x = 0; x < x1 - x0; x++)
+                row[x] = (row[x] & ~mask) | (v & mask);
+        }
+        return;
+    }
+    if (!fb->rt[rt])
+        return;
+    uint32_t bpp = kres_format(fb->rt_format[rt])->size;
+    uint8_t *first = fb->rt[rt] + (size_t)y0 * fb->rt_pitch[rt] + (size_t)x0 * bpp;
+    for (int x = 0; x < x1 - x0; x++)
+        memcpy(first + (size_t)x * bpp, texel, bpp);
+    for (int y = y0 + 1; y < y1; y++)
+        memcpy(fb->rt[rt] + (size_t)y * fb->rt_pitch[rt] + (size_t)x0 * bpp, first,
+               (size_t)(x1 - x0) * bpp);
+}
