@@ -14,6 +14,7 @@ kiln_result kiln_test_gate_create(kiln_device *dev, kiln_test_gate **out)
     if (!t)
         return KILN_E_OUT_OF_MEMORY;
     t->g.dev = &dev->queue;
+    t->g.env = dev->env;
     *out = t;
     return KILN_OK;
 }
@@ -38,6 +39,9 @@ kiln_result kiln_test_hold(kiln_context *ctx, kiln_test_gate *gate, const kiln_r
     if (r == KILN_OK)
         r = kq_begin(&ctx->q, api, &cmd);
     if (r == KILN_OK) {
+        pthread_mutex_lock(&ctx->q.dev->mu);
+        gate->g.holds++;
+        pthread_mutex_unlock(&ctx->q.dev->mu);
         cmd->op = KQ_OP_TEST_GATE;
         cmd->u.gate.gate = &gate->g;
         for (uint32_t i = 0; i < count; i++)
@@ -79,6 +83,24 @@ void kiln_test_gate_destroy(kiln_test_gate *gate)
 {
     if (!gate)
         return;
-    kq_gate_open(&gate->g);
-    kb_free(gate->g.dev->env, gate, sizeof *gate);
+    /* Queued holds may still name the gate: the last to complete frees it.
+     * Everything happens in one locked section, and nothing here touches
+     * the gate or the device after it (another thread may destroy the
+     * device as soon as the held commands complete). */
+    kq_device *q = gate->g.dev;
+    pthread_mutex_lock(&q->mu);
+    gate->g.destroyed = true;
+    gate->g.open = true;
+    kq_cmd *list = gate->g.parked;
+    gate->g.parked = NULL;
+    bool free_now = gate->g.holds == 0;
+    kb_env env = gate->g.env;
+    pthread_mutex_unlock(&q->mu);
+    if (free_now)
+        kb_free(&env, gate, sizeof *gate);
+    while (list) {
+        kq_cmd *next = list->next;
+        kq_complete(list);
+        list = next;
+    }
 }
