@@ -537,9 +537,12 @@ typedef struct kiln_mapped_subresource {
 
 /* Maps a subresource for the CPU. Waits only for queued commands that
  * conflict with this access to this resource (READ: earlier writers; WRITE:
- * earlier readers and writers). Until Unmap, commands queued later that use
- * the resource wait. Several subresources of one texture may be mapped at
- * once if all maps are reads or the first map was a write. */
+ * earlier readers and writers). Until Unmap, commands queued later that
+ * conflict with the map wait (after a READ map, later writers; after a
+ * WRITE map, every later use). Several subresources of one texture may be
+ * mapped at once if all maps are reads or the first map was a write, and
+ * no command queued in between conflicts with them (else
+ * KILN_E_WOULD_DEADLOCK: locks are per resource). */
 KILN_API kiln_result kiln_map(kiln_context *ctx, kiln_resource resource, uint32_t subresource,
                               kiln_map_type type, uint32_t map_flags,
                               kiln_mapped_subresource *out_mapped);

@@ -14,6 +14,7 @@ kiln_result kiln_test_gate_create(kiln_device *dev, kiln_test_gate **out)
     if (!t)
         return KILN_E_OUT_OF_MEMORY;
     t->g.dev = &dev->queue;
+    t->g.env = dev->env;
     *out = t;
     return KILN_OK;
 }
@@ -39,9 +40,13 @@ static kiln_result queue_test_cmd(kiln_context *ctx, kq_op op, kiln_test_gate *g
     if (r == KILN_OK)
         r = kq_begin(&ctx->q, api, &cmd);
     if (r == KILN_OK) {
+        if (gate) {
+            pthread_mutex_lock(&ctx->q.dev->dom->mu);
+            gate->g.holds++;
+            pthread_mutex_unlock(&ctx->q.dev->dom->mu);
+        }
         cmd->op = (uint16_t)op;
-        cmd->u.gate.gate = gate ? &gate->g : NULL;
-        for (uint32_t i = 0; i < count; i++)
+        cmd->u.gate.gate = gate ? &gate->g : NULL;        for (uint32_t i = 0; i < count; i++)
             kq_access(cmd, res[i], writes[i] ? KQ_WRITE : KQ_READ);
         kq_submit(&ctx->q, cmd);
     }
@@ -92,6 +97,24 @@ void kiln_test_gate_destroy(kiln_test_gate *gate)
 {
     if (!gate)
         return;
-    kq_gate_open(&gate->g);
-    kb_free(gate->g.dev->env, gate, sizeof *gate);
+    /* Queued holds may still name the gate: the last to complete frees it.
+     * Everything happens in one locked section, and nothing here touches
+     * the gate or the device after it (another thread may destroy the
+     * device as soon as the held commands complete). */
+    kq_device *q = gate->g.dev;
+    pthread_mutex_lock(&q->dom->mu);
+    gate->g.destroyed = true;
+    gate->g.open = true;
+    kq_cmd *list = gate->g.parked;
+    gate->g.parked = NULL;
+    bool free_now = gate->g.holds == 0;
+    kb_env env = gate->g.env;
+    pthread_mutex_unlock(&q->dom->mu);
+    if (free_now)
+        kb_free(&env, gate, sizeof *gate);
+    while (list) {
+        kq_cmd *next = list->next;
+        kq_complete(list);
+        list = next;
+    }
 }

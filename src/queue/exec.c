@@ -59,6 +59,12 @@ kq_exec_result kq_execute(kq_cmd *cmd)
     return KQ_EXEC_DONE;
 }
 
+void kq_gate_hold_done(kq_gate *g)
+{
+    if (--g->holds == 0 && g->destroyed)
+        kb_free(&g->env, g, sizeof *g);
+}
+
 void kq_gate_open(kq_gate *g)
 {
     kq_device *q = g->dev;

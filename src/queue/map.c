@@ -89,6 +89,15 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
             r = KILN_E_INVALID_CALL;
             goto out;
         }
+        /* Commands queued since the first Map that conflict with it wait in
+         * the list behind the CPU's grant. In call order they come before
+         * this Map, which would have to wait for them, and they for the
+         * first Unmap: only this thread could resolve that. */
+        if (n->st->lock.head) {
+            *out_id = KILN_LOG_WOULD_DEADLOCK;
+            r = KILN_E_WOULD_DEADLOCK;
+            goto out;
+        }
         m->mapped[sub] = (uint8_t)type;
         m->mapped_count++;
         fill_out(res, sub, out);

@@ -59,7 +59,7 @@ typedef struct kq_cmd {
     uint32_t naccess;
     uint32_t pending;          /* nodes not yet granted */
     kq_node *acc;              /* acc_inline, or an array the payload owns */
-    int32_t block;             /* transfer block index, -1 none */
+    int64_t block;             /* transfer block id, -1 none */
     uint8_t failed;            /* executed and failed (or its wait errored) */
     uint8_t resolved;          /* WAIT: its fence has settled */
     struct ks_waiter *waiter;  /* WAIT: registered on the fence */
@@ -110,7 +110,11 @@ typedef struct kq_transfer {
     kq_tblock *blocks;
     uint32_t nblocks; /* capacity of `blocks` */
     uint32_t first, count;
+    uint64_t first_id;  /* id of blocks[first] */
 } kq_transfer;
+
+/* Marks a block's command completed (its token passed). Mutex held. */
+void kq_transfer_done(kq_transfer *t, int64_t id);
 
 typedef struct kq_stats {
     atomic_uint_fast64_t queued, executed, waits_ring, waits_transfer, waits_map,
@@ -237,10 +241,16 @@ void kq_device_lose(kq_device *q);
 /* ---- test gate (src/api/test_hooks.h exposes it) ---- */
 typedef struct kq_gate {
     kq_device *dev;
+    kb_env env;         /* copy: the gate may outlive the device's use of it */
     bool open;
+    bool destroyed;     /* freed when the last queued hold completes */
     uint32_t entered;   /* commands that reached the gate */
+    uint32_t holds;     /* queued commands naming this gate */
     kq_cmd *parked;     /* commands waiting at the gate */
 } kq_gate;
+
+/* The test hook's gate lifetime (mutex held): a hold was queued / done. */
+void kq_gate_hold_done(kq_gate *g);
 
 void kq_gate_open(kq_gate *g);
 

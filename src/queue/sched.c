@@ -151,10 +151,12 @@ static void propagate_failure(kq_context *c, uint64_t seq)
 void kq_complete_locked(kq_device *q, kq_cmd *cmd)
 {
     kq_context *c = cmd->ctx;
+    if (cmd->op == KQ_OP_TEST_GATE)
+        kq_gate_hold_done(cmd->u.gate.gate);
     for (uint32_t i = 0; i < cmd->naccess; i++)
         kq_release(q, &cmd->acc[i]);
     if (cmd->block >= 0)
-        c->ring.blocks[cmd->block].done = 1;
+        kq_transfer_done(&c->ring, cmd->block);
     for (uint32_t i = 0; i < cmd->naccess; i++) {
         kres_storage_unref(cmd->acc[i].st);
         kres_unref(&cmd->acc[i].res->base);
@@ -619,7 +621,7 @@ void kq_cancel(kq_context *c, kq_cmd *cmd)
     cmd->acc = cmd->acc_inline;
     pthread_mutex_lock(MU(q));
     if (cmd->block >= 0)
-        c->ring.blocks[cmd->block].done = 1;
+        kq_transfer_done(&c->ring, cmd->block);
     cmd->next = c->free_list;
     c->free_list = cmd;
     c->in_flight--;

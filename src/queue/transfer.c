@@ -11,7 +11,8 @@ kiln_result kq_transfer_init(kq_transfer *t, const kb_env *env, uint32_t size, u
     memset(t, 0, sizeof *t);
     t->size = size;
     /* Each command owns at most one block, and each allocation may add one
-     * padding block at the wrap. */
+     * padding block at the wrap; the table grows when completed blocks wait
+     * behind an older one that cannot complete yet. */
     t->nblocks = max_cmds * 2 + 4;
     t->base = kb_alloc(env, size);
     t->blocks = kb_calloc(env, sizeof(kq_tblock) * t->nblocks);
@@ -36,23 +37,47 @@ static void reclaim(kq_transfer *t)
     while (t->count && t->blocks[t->first].done) {
         t->used -= t->blocks[t->first].size;
         t->first = (t->first + 1) % t->nblocks;
+        t->first_id++;
         t->count--;
     }
     if (t->count == 0)
         t->head = 0;
 }
 
-static int32_t push_block(kq_transfer *t, uint32_t offset, uint32_t size, uint8_t done)
+/* Blocks are named by a running id; the table position of id is
+ * first + (id - first_id), modulo its size. */
+static int64_t push_block(kq_transfer *t, uint32_t offset, uint32_t size, uint8_t done)
 {
     uint32_t idx = (t->first + t->count) % t->nblocks;
     t->blocks[idx] = (kq_tblock){offset, size, done};
+    int64_t id = (int64_t)(t->first_id + t->count);
     t->count++;
     t->used += size;
-    return (int32_t)idx;
+    return id;
+}
+
+static bool grow_blocks(kq_transfer *t, const kb_env *env)
+{
+    uint32_t cap = t->nblocks * 2;
+    kq_tblock *b = kb_alloc(env, sizeof(kq_tblock) * cap);
+    if (!b)
+        return false;
+    for (uint32_t i = 0; i < t->count; i++)
+        b[i] = t->blocks[(t->first + i) % t->nblocks];
+    kb_free(env, t->blocks, sizeof(kq_tblock) * t->nblocks);
+    t->blocks = b;
+    t->nblocks = cap;
+    t->first = 0;
+    return true;
+}
+
+void kq_transfer_done(kq_transfer *t, int64_t id)
+{
+    t->blocks[(t->first + (uint32_t)((uint64_t)id - t->first_id)) % t->nblocks].done = 1;
 }
 
 /* Finds room for n bytes; returns false when the ring is full. */
-static bool try_alloc(kq_transfer *t, uint32_t n, uint32_t *out_off, int32_t *out_idx)
+static bool try_alloc(kq_transfer *t, uint32_t n, uint32_t *out_off, int64_t *out_idx)
 {
     if (t->count + 2 > t->nblocks)
         return false;
@@ -86,10 +111,12 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
     kq_transfer *t = &c->ring;
     uint32_t n = (uint32_t)KB_ALIGN_UP(size ? size : 1, 16);
     uint32_t off = 0;
-    int32_t idx = -1;
+    int64_t idx = -1;
     bool counted = false;
     pthread_mutex_lock(&q->dom->mu);
     reclaim(t);
+    while (t->count + 2 > t->nblocks && grow_blocks(t, q->env)) {
+    }
     while (!try_alloc(t, n, &off, &idx)) {
         if (!counted) {
             atomic_fetch_add_explicit(&q->stats.waits_transfer, 1, memory_order_relaxed);
@@ -101,6 +128,8 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
             return r;
         }
         reclaim(t);
+        while (t->count + 2 > t->nblocks && grow_blocks(t, q->env)) {
+        }
     }
     cmd->block = idx;
     uint64_t used = t->used;
