@@ -8,9 +8,14 @@
 
 #include "../queue/queue.h"
 
+struct ka_pipeline;
+struct kr_scene;
+
 struct kiln_context {
     kiln_device *dev;
     kq_context q;
+    struct ka_pipeline *pipe;  /* bound pipeline state (pipeline.c) */
+    struct kr_scene *scene;    /* draws being gathered, not yet queued */
     uint32_t timeline_id;     /* handle of the context's own timeline */
     kiln_context *next, *prev; /* device's list of created contexts */
 };
@@ -41,6 +46,17 @@ kres_resource *ka_get_resource(kiln_device *dev, uint32_t id, kres_type lo, kres
 /* View lookup; fails also when the view's resource was destroyed. */
 kres_view *ka_get_view(kiln_device *dev, uint32_t id, kres_type type, const char *api,
                        kiln_result *r);
+
+/* Queues the scene being gathered, if any. Every context call that queues
+ * something else, maps or synchronizes calls this first, so call order is
+ * kept. Returns an error only if the scene could not be queued (logged). */
+kiln_result ka_flush_scene(kiln_context *ctx, const char *api);
+kiln_result ka_pipeline_init(kiln_context *ctx);
+/* Adds a clear of one of the open scene's targets to the scene (opening
+ * one when the view is the bound first target or depth-stencil). */
+bool ka_scene_clear(kiln_context *ctx, struct kres_view *v, bool depth, const uint8_t texel[16],
+                    uint32_t mask);
+void ka_pipeline_fini(kiln_context *ctx);
 
 /* Sets up / tears down a context (immediate or created). */
 kiln_result ka_context_init(kiln_device *dev, kiln_context *ctx);

@@ -100,7 +100,8 @@ kiln_result kiln_clear_rtv(kiln_context *ctx, kiln_rtv view, const float color[4
         return r;
     uint8_t texel[16];
     kres_pack_color(v->format, color, texel);
-    r = queue_clear(ctx, api, v, texel, 0xffffffffu);
+    if (!ka_scene_clear(ctx, v, false, texel, 0xffffffffu) && (r = ka_flush_scene(ctx, api)) == KILN_OK)
+        r = queue_clear(ctx, api, v, texel, 0xffffffffu);
     kres_unref(&v->base);
     return r;
 }
@@ -130,7 +131,8 @@ kiln_result kiln_clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, flo
         mask = ((flags & KILN_CLEAR_DEPTH) ? 0x00ffffffu : 0) |
                ((flags & KILN_CLEAR_STENCIL) ? 0xff000000u : 0);
     }
-    r = queue_clear(ctx, api, v, texel, mask);
+    if (!ka_scene_clear(ctx, v, true, texel, mask) && (r = ka_flush_scene(ctx, api)) == KILN_OK)
+        r = queue_clear(ctx, api, v, texel, mask);
     kres_unref(&v->base);
     return r;
 }
@@ -175,6 +177,11 @@ kiln_result kiln_update_subresource(kiln_context *ctx, kiln_resource dst, uint32
 {
     static const char api[] = "kiln_update_subresource";
     CTX_PREAMBLE();
+    {
+        kiln_result fr_ = ka_flush_scene(ctx, api);
+        if (fr_ != KILN_OK)
+            return fr_;
+    }
     (void)depth_pitch;
     if (!data)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "data is NULL");
@@ -251,6 +258,11 @@ kiln_result kiln_copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_reso
 {
     static const char api[] = "kiln_copy_resource";
     CTX_PREAMBLE();
+    {
+        kiln_result fr_ = ka_flush_scene(ctx, api);
+        if (fr_ != KILN_OK)
+            return fr_;
+    }
     kiln_result r;
     kres_resource *dst = ka_get_resource(dev, dst_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "dst", &r);
     if (!dst)
@@ -290,6 +302,11 @@ kiln_result kiln_copy_subresource_region(kiln_context *ctx, kiln_resource dst_h,
 {
     static const char api[] = "kiln_copy_subresource_region";
     CTX_PREAMBLE();
+    {
+        kiln_result fr_ = ka_flush_scene(ctx, api);
+        if (fr_ != KILN_OK)
+            return fr_;
+    }
     kiln_result r;
     kres_resource *dst = ka_get_resource(dev, dst_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "dst", &r);
     if (!dst)
@@ -349,6 +366,11 @@ kiln_result kiln_map(kiln_context *ctx, kiln_resource handle, uint32_t sub, kiln
     if (out)
         memset(out, 0, sizeof *out);
     CTX_PREAMBLE();
+    {
+        kiln_result fr_ = ka_flush_scene(ctx, api);
+        if (fr_ != KILN_OK)
+            return fr_;
+    }
     if (!out)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_mapped is NULL");
     if (type < KILN_MAP_READ || type > KILN_MAP_WRITE_NO_OVERWRITE)
@@ -403,15 +425,20 @@ kiln_result kiln_flush(kiln_context *ctx)
     static const char api[] = "kiln_flush";
     CTX_PREAMBLE();
     (void)dev;
-    /* Commands are handed to the scheduler as they are queued; there is no
-     * batch to end yet (draw scenes will end here). */
-    return KILN_OK;
+    /* Other commands reach the scheduler as they are queued; gathered
+     * draws wait for this (or any other call that must follow them). */
+    return ka_flush_scene(ctx, api);
 }
 
 kiln_result kiln_finish(kiln_context *ctx)
 {
     static const char api[] = "kiln_finish";
     CTX_PREAMBLE();
+    {
+        kiln_result fr_ = ka_flush_scene(ctx, api);
+        if (fr_ != KILN_OK)
+            return fr_;
+    }
     kiln_result r = kq_finish(&ctx->q);
     if (r != KILN_OK)
         return FAIL(r, WOULD_DEADLOCK, "queued commands wait for a resource this context keeps mapped");

@@ -143,7 +143,7 @@ kiln_result kiln_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *d
     if (layers > MAX_ARRAY_SIZE)
         return FAIL(KILN_E_INVALID_ARG, TEXTURE_ARRAY_INVALID, "array size %u", layers);
     const kres_format_info *fi = kres_format(desc->format);
-    if (!fi)
+    if (!fi || desc->format == KILN_FORMAT_R32G32B32_FLOAT)
         return FAIL(KILN_E_INVALID_ARG, FORMAT_INVALID, "format %d", (int)desc->format);
     if (bind & ~(uint32_t)(KILN_BIND_SHADER_RESOURCE | RT_DS))
         return FAIL(KILN_E_INVALID_ARG, BIND_FLAGS_INVALID, "bind flags 0x%x are not valid for a texture", bind);

@@ -1,5 +1,6 @@
 /* Device creation and destruction, statistics. */
 #include "api.h"
+#include "../raster/scene.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,7 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
         return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api, "handle table");
     }
     r = kq_device_init(&dev->queue, &dev->env, dev->dom, dev->serial, dev->num_threads);
+    dev->queue.backend = &kr_soft_backend;
     if (r != KILN_OK) {
         kres_handles_fini(&dev->handles);
         ks_domain_unref(dev->dom);
@@ -109,6 +111,9 @@ void kiln_device_destroy(kiln_device *dev)
      * commands run), CPU maps are released, queued work completes, then
      * everything is freed. Sync objects still referenced by threads inside
      * a fence wait keep the domain alive until they return. */
+    for (kiln_context *c = dev->contexts; c; c = c->next)
+        ka_flush_scene(c, "kiln_device_destroy");
+    ka_flush_scene(&dev->immediate, "kiln_device_destroy");
     kq_device_lose(&dev->queue);
     for (kiln_context *c = dev->contexts; c; c = c->next)
         kq_unmap_all(&c->q);
@@ -138,10 +143,14 @@ kiln_result ka_context_init(kiln_device *dev, kiln_context *ctx)
     tl->internal = true;
     kres_ref(&tl->base); /* one for the handle table, one for the context */
     r = kq_context_init(&ctx->q, &dev->queue, dev->ring_capacity, dev->transfer_size, tl);
+    if (r == KILN_OK && (r = ka_pipeline_init(ctx)) != KILN_OK)
+        kq_context_fini(&ctx->q);
     if (r == KILN_OK) {
         ctx->timeline_id = kres_handles_add(&dev->handles, &tl->base, &r);
-        if (!ctx->timeline_id)
+        if (!ctx->timeline_id) {
+            ka_pipeline_fini(ctx);
             kq_context_fini(&ctx->q);
+        }
     }
     if (r != KILN_OK) {
         kres_unref(&tl->base);
@@ -155,7 +164,9 @@ kiln_result ka_context_init(kiln_device *dev, kiln_context *ctx)
 void ka_context_fini(kiln_context *ctx)
 {
     kiln_device *dev = ctx->dev;
+    ka_flush_scene(ctx, "kiln_context_destroy");
     kq_context_fini(&ctx->q);
+    ka_pipeline_fini(ctx);
     kiln_log_id lid;
     kres_object *o = kres_handles_remove(&dev->handles, ctx->timeline_id, KRES_TYPE_TIMELINE,
                                          KRES_TYPE_TIMELINE, &lid);

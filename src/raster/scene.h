@@ -124,6 +124,9 @@ bool kr_scene_use(kr_scene *s, kres_resource *res, kres_storage *st, int mode);
 bool kr_scene_push(kr_scene *s, const kr_op *op);
 void kr_scene_free(kr_scene *s);
 
+/* Number of primitives a draw makes per instance (geom.c). */
+uint32_t kr_prim_count(kiln_topology t, uint32_t count);
+
 /* The soft backend's entry points for the queue. */
 extern const kq_backend kr_soft_backend;
 

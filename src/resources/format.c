@@ -13,6 +13,7 @@ static const kres_format_info formats[KILN_FORMAT_COUNT] = {
     [KILN_FORMAT_R32G32B32A32_FLOAT] = {16, 4, 0, 0, 0},
     [KILN_FORMAT_D32_FLOAT] = {4, 1, 1, 0, 0},
     [KILN_FORMAT_D24_UNORM_S8_UINT] = {4, 2, 1, 1, 0},
+    [KILN_FORMAT_R32G32B32_FLOAT] = {12, 3, 0, 0, 0}, /* vertex elements only */
 };
 
 const kres_format_info *kres_format(kiln_format f)

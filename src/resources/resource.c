@@ -159,3 +159,26 @@ kiln_result kres_view_create(const kb_env *env, kres_type type, kres_resource *r
     *out = v;
     return KILN_OK;
 }
+
+/* ---- pipeline objects ---- */
+
+static void pipe_destroy(kres_object *obj)
+{
+    kb_free(obj->env, obj, sizeof(kres_pipe));
+}
+
+kiln_result kres_pipe_create(const kb_env *env, kres_type type, const void *desc, size_t size,
+                             kres_pipe **out)
+{
+    kres_pipe *p = kb_calloc(env, sizeof *p);
+    if (!p)
+        return KILN_E_OUT_OF_MEMORY;
+    p->base.type = type;
+    p->base.env = env;
+    p->base.destroy = pipe_destroy;
+    atomic_init(&p->base.refs, 1);
+    atomic_init(&p->destroyed, false);
+    memcpy(&p->u, desc, size);
+    *out = p;
+    return KILN_OK;
+}

@@ -46,6 +46,13 @@ typedef enum kres_type {
     KRES_TYPE_TIMELINE,
     KRES_TYPE_FENCE,
     KRES_TYPE_QUERY,
+    KRES_TYPE_VS,
+    KRES_TYPE_PS,
+    KRES_TYPE_LAYOUT,
+    KRES_TYPE_RS,
+    KRES_TYPE_DSS,
+    KRES_TYPE_BS,
+    KRES_TYPE_SAMPLER,
     KRES_TYPE_COUNT
 } kres_type;
 
@@ -175,6 +182,27 @@ typedef struct kres_view {
 kiln_result kres_view_create(const kb_env *env, kres_type type, kres_resource *res,
                              kiln_format format, uint32_t first_mip, uint32_t num_mips,
                              uint32_t first_slice, uint32_t num_slices, kres_view **out);
+
+/* ---- pipeline objects: shaders, input layouts, state objects ---- */
+
+/* Immutable once created; `destroyed` is set when the handle is destroyed
+ * (a context that still has it bound then refuses to draw). */
+typedef struct kres_pipe {
+    kres_object base; /* VS .. SAMPLER */
+    atomic_bool destroyed;
+    union {
+        kiln_vertex_shader_desc vs;
+        kiln_pixel_shader_desc ps;
+        kiln_input_layout_desc layout;
+        kiln_rasterizer_desc rs;
+        kiln_depth_stencil_desc dss;
+        kiln_blend_desc bs;
+        kiln_sampler_desc sampler;
+    } u;
+} kres_pipe;
+
+kiln_result kres_pipe_create(const kb_env *env, kres_type type, const void *desc, size_t size,
+                             kres_pipe **out);
 
 /* ---- operations on bytes (run by the executor) ---- */
 

@@ -1,0 +1,192 @@
+/* Creating shaders, input layouts, state objects and samplers: every desc
+ * is checked against its enums and ranges before the object exists. */
+#include "api.h"
+
+#include <math.h>
+#include <string.h>
+
+#define FAIL(code, id, ...) kb_fail(&dev->env, code, KILN_LOG_##id, api, __VA_ARGS__)
+
+static kiln_result make(kiln_device *dev, const char *api, kres_type type, const void *desc,
+                        size_t size, uint32_t *out_id)
+{
+    kres_pipe *p;
+    if (kres_pipe_create(&dev->env, type, desc, size, &p) != KILN_OK)
+        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "object");
+    kiln_result r;
+    uint32_t id = kres_handles_add(&dev->handles, &p->base, &r);
+    if (!id) {
+        kres_unref(&p->base);
+        return kb_fail(&dev->env, r, r == KILN_E_OUT_OF_MEMORY ? KILN_LOG_OUT_OF_MEMORY : KILN_LOG_HANDLE_TABLE_FULL,
+                       api, "adding a handle");
+    }
+    *out_id = id;
+    return KILN_OK;
+}
+
+#define PREAMBLE(out)                                                                              \
+    if (out)                                                                                       \
+        (out)->id = 0;                                                                             \
+    if (!dev)                                                                                      \
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL"); \
+    if (!desc || !(out))                                                                           \
+    return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "%s is NULL", !desc ? "desc" : "out")
+
+kiln_result kiln_create_vertex_shader(kiln_device *dev, const kiln_vertex_shader_desc *desc,
+                                      kiln_vertex_shader *out)
+{
+    static const char api[] = "kiln_create_vertex_shader";
+    PREAMBLE(out);
+    if (!desc->fn || desc->num_inputs < 1 || desc->num_inputs > KILN_MAX_INPUT_ELEMENTS ||
+        desc->num_varyings > KILN_MAX_VARYINGS)
+        return FAIL(KILN_E_INVALID_ARG, SHADER_DESC, "fn %s, %u inputs (1..%d), %u varyings (0..%d)",
+                    desc->fn ? "set" : "NULL", desc->num_inputs, KILN_MAX_INPUT_ELEMENTS,
+                    desc->num_varyings, KILN_MAX_VARYINGS);
+    return make(dev, api, KRES_TYPE_VS, desc, sizeof *desc, &out->id);
+}
+
+kiln_result kiln_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_desc *desc,
+                                     kiln_pixel_shader *out)
+{
+    static const char api[] = "kiln_create_pixel_shader";
+    PREAMBLE(out);
+    if (!desc->fn || desc->num_varyings > KILN_MAX_VARYINGS || desc->num_outputs > KILN_MAX_RENDER_TARGETS ||
+        (desc->flags & ~(uint32_t)KILN_PS_MAY_DISCARD))
+        return FAIL(KILN_E_INVALID_ARG, SHADER_DESC, "fn %s, %u varyings (0..%d), %u outputs (0..%d), flags 0x%x",
+                    desc->fn ? "set" : "NULL", desc->num_varyings, KILN_MAX_VARYINGS, desc->num_outputs,
+                    KILN_MAX_RENDER_TARGETS, desc->flags);
+    return make(dev, api, KRES_TYPE_PS, desc, sizeof *desc, &out->id);
+}
+
+static bool vertex_format(kiln_format f)
+{
+    return f == KILN_FORMAT_R32_FLOAT || f == KILN_FORMAT_R32G32_FLOAT || f == KILN_FORMAT_R32G32B32_FLOAT ||
+           f == KILN_FORMAT_R32G32B32A32_FLOAT || f == KILN_FORMAT_R8G8B8A8_UNORM ||
+           f == KILN_FORMAT_B8G8R8A8_UNORM;
+}
+
+kiln_result kiln_create_input_layout(kiln_device *dev, const kiln_input_layout_desc *desc,
+                                     kiln_vertex_shader shader, kiln_input_layout *out)
+{
+    static const char api[] = "kiln_create_input_layout";
+    PREAMBLE(out);
+    kiln_log_id lid;
+    kres_object *vs = kres_handles_get(&dev->handles, shader.id, KRES_TYPE_VS, KRES_TYPE_VS, &lid);
+    if (!vs)
+        return ka_handle_fail(dev, api, "vertex shader", lid);
+    uint32_t inputs = ((kres_pipe *)vs)->u.vs.num_inputs;
+    kres_unref(vs);
+    if (desc->num_elements < 1 || desc->num_elements > KILN_MAX_INPUT_ELEMENTS)
+        return FAIL(KILN_E_INVALID_ARG, LAYOUT_DESC, "%u elements (1..%d)", desc->num_elements,
+                    KILN_MAX_INPUT_ELEMENTS);
+    for (uint32_t i = 0; i < desc->num_elements; i++) {
+        const kiln_input_element *e = &desc->elements[i];
+        if (!vertex_format(e->format) || e->slot >= KILN_MAX_VERTEX_BUFFERS || e->per_instance > 1 ||
+            e->offset > 2048)
+            return FAIL(KILN_E_INVALID_ARG, LAYOUT_DESC, "element %u: format %d, slot %u, offset %u", i,
+                        (int)e->format, e->slot, e->offset);
+    }
+    if (desc->num_elements != inputs)
+        return FAIL(KILN_E_INVALID_ARG, LAYOUT_SHADER_MISMATCH, "%u elements, the shader reads %u inputs",
+                    desc->num_elements, inputs);
+    return make(dev, api, KRES_TYPE_LAYOUT, desc, sizeof *desc, &out->id);
+}
+
+kiln_result kiln_create_rasterizer_state(kiln_device *dev, const kiln_rasterizer_desc *desc,
+                                         kiln_rasterizer_state *out)
+{
+    static const char api[] = "kiln_create_rasterizer_state";
+    PREAMBLE(out);
+    if ((unsigned)desc->fill > KILN_FILL_WIREFRAME || (unsigned)desc->cull > KILN_CULL_BACK ||
+        !isfinite(desc->depth_bias_clamp) || !isfinite(desc->slope_scaled_depth_bias))
+        return FAIL(KILN_E_INVALID_ARG, STATE_DESC, "fill %d, cull %d", (int)desc->fill, (int)desc->cull);
+    return make(dev, api, KRES_TYPE_RS, desc, sizeof *desc, &out->id);
+}
+
+static bool stencil_face_ok(const kiln_stencil_face *f)
+{
+    return (unsigned)f->fail_op <= KILN_STENCIL_OP_DECR && (unsigned)f->depth_fail_op <= KILN_STENCIL_OP_DECR &&
+           (unsigned)f->pass_op <= KILN_STENCIL_OP_DECR && (unsigned)f->func <= KILN_COMPARE_ALWAYS;
+}
+
+kiln_result kiln_create_depth_stencil_state(kiln_device *dev, const kiln_depth_stencil_desc *desc,
+                                            kiln_depth_stencil_state *out)
+{
+    static const char api[] = "kiln_create_depth_stencil_state";
+    PREAMBLE(out);
+    if ((unsigned)desc->depth_func > KILN_COMPARE_ALWAYS || !stencil_face_ok(&desc->front) ||
+        !stencil_face_ok(&desc->back) || desc->stencil_read_mask > KILN_MASK_NONE ||
+        desc->stencil_write_mask > KILN_MASK_NONE)
+        return FAIL(KILN_E_INVALID_ARG, STATE_DESC, "a compare function, stencil op or mask is out of range");
+    return make(dev, api, KRES_TYPE_DSS, desc, sizeof *desc, &out->id);
+}
+
+kiln_result kiln_create_blend_state(kiln_device *dev, const kiln_blend_desc *desc, kiln_blend_state *out)
+{
+    static const char api[] = "kiln_create_blend_state";
+    PREAMBLE(out);
+    for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++) {
+        const kiln_blend_target *t = &desc->rt[i];
+        if ((unsigned)t->src > KILN_BLEND_INV_BLEND_FACTOR || (unsigned)t->dst > KILN_BLEND_INV_BLEND_FACTOR ||
+            (unsigned)t->src_alpha > KILN_BLEND_INV_BLEND_FACTOR ||
+            (unsigned)t->dst_alpha > KILN_BLEND_INV_BLEND_FACTOR || (unsigned)t->op > KILN_BLEND_OP_MAX ||
+            (unsigned)t->op_alpha > KILN_BLEND_OP_MAX || t->write_mask > KILN_COLOR_WRITE_NONE ||
+            t->enable > 1)
+            return FAIL(KILN_E_INVALID_ARG, STATE_DESC, "render target %d: a factor, op or write mask is out of range", i);
+    }
+    return make(dev, api, KRES_TYPE_BS, desc, sizeof *desc, &out->id);
+}
+
+kiln_result kiln_create_sampler(kiln_device *dev, const kiln_sampler_desc *desc, kiln_sampler *out)
+{
+    static const char api[] = "kiln_create_sampler";
+    PREAMBLE(out);
+    if ((unsigned)desc->min_filter > KILN_FILTER_LINEAR || (unsigned)desc->mag_filter > KILN_FILTER_LINEAR ||
+        (unsigned)desc->mip_filter > KILN_FILTER_LINEAR || (unsigned)desc->address_u > KILN_ADDRESS_BORDER ||
+        (unsigned)desc->address_v > KILN_ADDRESS_BORDER || !isfinite(desc->mip_lod_bias) ||
+        (desc->lod_clamp_enable && !(desc->min_lod <= desc->max_lod)))
+        return FAIL(KILN_E_INVALID_ARG, STATE_DESC, "a filter, address mode or LOD range is invalid");
+    return make(dev, api, KRES_TYPE_SAMPLER, desc, sizeof *desc, &out->id);
+}
+
+static kiln_result destroy(kiln_device *dev, const char *api, uint32_t id, kres_type type, const char *what)
+{
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
+    kiln_log_id lid;
+    kres_object *o = kres_handles_remove(&dev->handles, id, type, type, &lid);
+    if (!o)
+        return ka_handle_fail(dev, api, what, lid);
+    atomic_store(&((kres_pipe *)o)->destroyed, true);
+    kres_unref(o);
+    return KILN_OK;
+}
+
+kiln_result kiln_destroy_vertex_shader(kiln_device *dev, kiln_vertex_shader s)
+{
+    return destroy(dev, "kiln_destroy_vertex_shader", s.id, KRES_TYPE_VS, "vertex shader");
+}
+kiln_result kiln_destroy_pixel_shader(kiln_device *dev, kiln_pixel_shader s)
+{
+    return destroy(dev, "kiln_destroy_pixel_shader", s.id, KRES_TYPE_PS, "pixel shader");
+}
+kiln_result kiln_destroy_input_layout(kiln_device *dev, kiln_input_layout l)
+{
+    return destroy(dev, "kiln_destroy_input_layout", l.id, KRES_TYPE_LAYOUT, "input layout");
+}
+kiln_result kiln_destroy_rasterizer_state(kiln_device *dev, kiln_rasterizer_state s)
+{
+    return destroy(dev, "kiln_destroy_rasterizer_state", s.id, KRES_TYPE_RS, "rasterizer state");
+}
+kiln_result kiln_destroy_depth_stencil_state(kiln_device *dev, kiln_depth_stencil_state s)
+{
+    return destroy(dev, "kiln_destroy_depth_stencil_state", s.id, KRES_TYPE_DSS, "depth-stencil state");
+}
+kiln_result kiln_destroy_blend_state(kiln_device *dev, kiln_blend_state s)
+{
+    return destroy(dev, "kiln_destroy_blend_state", s.id, KRES_TYPE_BS, "blend state");
+}
+kiln_result kiln_destroy_sampler(kiln_device *dev, kiln_sampler s)
+{
+    return destroy(dev, "kiln_destroy_sampler", s.id, KRES_TYPE_SAMPLER, "sampler");
+}

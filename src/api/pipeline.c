@@ -1,0 +1,841 @@
+/* Pipeline state of a context (setters never queue), draws (validated,
+ * captured into an immutable state block, gathered into a scene), and the
+ * scene's submission as one command. */
+#include "api.h"
+#include "../raster/scene.h"
+
+#include <string.h>
+
+#define FAIL(code, id, ...) kb_fail(&dev->env, code, KILN_LOG_##id, api, __VA_ARGS__)
+#define CTX_PREAMBLE()                                                                             \
+    if (!ctx)                                                                                      \
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "context is NULL"); \
+    kiln_device *dev = ctx->dev
+
+typedef struct ka_pipeline {
+    kres_pipe *layout, *vs, *ps, *rs, *dss, *bs;
+    kres_resource *vb[KILN_MAX_VERTEX_BUFFERS];
+    uint32_t vb_stride[KILN_MAX_VERTEX_BUFFERS], vb_offset[KILN_MAX_VERTEX_BUFFERS];
+    kres_resource *ib;
+    kiln_index_format ib_format;
+    uint32_t ib_offset;
+    kiln_topology topology;
+    kres_resource *vs_cb[KILN_MAX_CONSTANT_BUFFERS], *ps_cb[KILN_MAX_CONSTANT_BUFFERS];
+    kres_view *srv[KILN_MAX_SHADER_RESOURCES];
+    kres_pipe *samp[KILN_MAX_SAMPLERS];
+    kiln_viewport vp;
+    bool vp_set;
+    kiln_rect scissor;
+    kres_view *rtv[KILN_MAX_RENDER_TARGETS];
+    uint32_t nrt;
+    kres_view *dsv;
+    float blend_factor[4];
+    uint32_t stencil_ref;
+    kr_state *block; /* the last state block, reused while nothing changes */
+} ka_pipeline;
+
+static void set_obj(kres_object **slot, kres_object *o)
+{
+    if (*slot)
+        kres_unref(*slot);
+    *slot = o; /* reference passed in */
+}
+
+#define SET(slot, obj) set_obj((kres_object **)&(slot), (kres_object *)(obj))
+
+static void dirty(ka_pipeline *p)
+{
+    kr_state_unref(p->block);
+    p->block = NULL;
+}
+
+kiln_result ka_pipeline_init(kiln_context *ctx)
+{
+    ctx->pipe = kb_calloc(&ctx->dev->env, sizeof(ka_pipeline));
+    if (!ctx->pipe)
+        return KILN_E_OUT_OF_MEMORY;
+    for (int c = 0; c < 4; c++)
+        ctx->pipe->blend_factor[c] = 1.0f;
+    return KILN_OK;
+}
+
+void ka_pipeline_fini(kiln_context *ctx)
+{
+    ka_pipeline *p = ctx->pipe;
+    if (!p)
+        return;
+    if (ctx->scene) {
+        kr_scene_free(ctx->scene);
+        ctx->scene = NULL;
+    }
+    SET(p->layout, NULL);
+    SET(p->vs, NULL);
+    SET(p->ps, NULL);
+    SET(p->rs, NULL);
+    SET(p->dss, NULL);
+    SET(p->bs, NULL);
+    SET(p->ib, NULL);
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+        SET(p->vb[i], NULL);
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+        SET(p->vs_cb[i], NULL);
+        SET(p->ps_cb[i], NULL);
+    }
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        SET(p->srv[i], NULL);
+    for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
+        SET(p->samp[i], NULL);
+    for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
+        SET(p->rtv[i], NULL);
+    SET(p->dsv, NULL);
+    dirty(p);
+    kb_free(&ctx->dev->env, p, sizeof *p);
+    ctx->pipe = NULL;
+}
+
+/* Looks up a handle for binding: 0 unbinds (NULL, OK). */
+static kiln_result bind_get(kiln_device *dev, const char *api, uint32_t id, kres_type type,
+                            const char *what, kres_object **out)
+{
+    *out = NULL;
+    if (id == 0)
+        return KILN_OK;
+    kiln_log_id lid;
+    *out = kres_handles_get(&dev->handles, id, type, type, &lid);
+    return *out ? KILN_OK : ka_handle_fail(dev, api, what, lid);
+}
+
+static kiln_result set_pipe(kiln_context *ctx, const char *api, uint32_t id, kres_type type,
+                            const char *what, kres_pipe **slot)
+{
+    kiln_device *dev = ctx->dev;
+    kres_object *o;
+    kiln_result r = bind_get(dev, api, id, type, what, &o);
+    if (r != KILN_OK)
+        return r;
+    SET(*slot, o);
+    dirty(ctx->pipe);
+    return KILN_OK;
+}
+
+kiln_result kiln_ia_set_input_layout(kiln_context *ctx, kiln_input_layout l)
+{
+    static const char api[] = "kiln_ia_set_input_layout";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_pipe(ctx, api, l.id, KRES_TYPE_LAYOUT, "input layout", &ctx->pipe->layout);
+}
+
+kiln_result kiln_vs_set_shader(kiln_context *ctx, kiln_vertex_shader s)
+{
+    static const char api[] = "kiln_vs_set_shader";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_pipe(ctx, api, s.id, KRES_TYPE_VS, "vertex shader", &ctx->pipe->vs);
+}
+
+kiln_result kiln_ps_set_shader(kiln_context *ctx, kiln_pixel_shader s)
+{
+    static const char api[] = "kiln_ps_set_shader";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_pipe(ctx, api, s.id, KRES_TYPE_PS, "pixel shader", &ctx->pipe->ps);
+}
+
+kiln_result kiln_rs_set_state(kiln_context *ctx, kiln_rasterizer_state s)
+{
+    static const char api[] = "kiln_rs_set_state";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_pipe(ctx, api, s.id, KRES_TYPE_RS, "rasterizer state", &ctx->pipe->rs);
+}
+
+kiln_result kiln_om_set_depth_stencil_state(kiln_context *ctx, kiln_depth_stencil_state s, uint32_t ref)
+{
+    static const char api[] = "kiln_om_set_depth_stencil_state";
+    CTX_PREAMBLE();
+    (void)dev;
+    kiln_result r = set_pipe(ctx, api, s.id, KRES_TYPE_DSS, "depth-stencil state", &ctx->pipe->dss);
+    if (r == KILN_OK)
+        ctx->pipe->stencil_ref = ref;
+    return r;
+}
+
+kiln_result kiln_om_set_blend_state(kiln_context *ctx, kiln_blend_state s, const float factor[4])
+{
+    static const char api[] = "kiln_om_set_blend_state";
+    CTX_PREAMBLE();
+    (void)dev;
+    kiln_result r = set_pipe(ctx, api, s.id, KRES_TYPE_BS, "blend state", &ctx->pipe->bs);
+    if (r == KILN_OK)
+        for (int c = 0; c < 4; c++)
+            ctx->pipe->blend_factor[c] = factor ? factor[c] : 1.0f;
+    return r;
+}
+
+kiln_result kiln_ia_set_topology(kiln_context *ctx, kiln_topology t)
+{
+    static const char api[] = "kiln_ia_set_topology";
+    CTX_PREAMBLE();
+    if ((unsigned)t > KILN_TOPOLOGY_TRIANGLE_STRIP)
+        return FAIL(KILN_E_INVALID_ARG, DESC_INVALID_ENUM, "topology %d", (int)t);
+    ctx->pipe->topology = t;
+    dirty(ctx->pipe);
+    return KILN_OK;
+}
+
+/* Buffers for a bind slot range: all looked up before any is bound, so a
+ * failing call changes nothing. */
+static kiln_result get_buffers(kiln_device *dev, const char *api, uint32_t start, uint32_t count,
+                               uint32_t max, const kiln_buffer *bufs, uint32_t bind, kres_resource **out)
+{
+    if (start > max || count > max - start)
+        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u) of %u", start, start + count, max);
+    if (count && !bufs)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "buffers is NULL");
+    for (uint32_t i = 0; i < count; i++) {
+        kres_object *o;
+        kiln_result r = bind_get(dev, api, bufs[i].id, KRES_TYPE_BUFFER, "buffer", &o);
+        if (r == KILN_OK && o && !(kres_as_resource(o)->bind_flags & bind))
+            r = FAIL(KILN_E_INVALID_ARG, BIND_USAGE, "buffer %u lacks bind flag 0x%x", i, bind);
+        if (r != KILN_OK) {
+            if (o && r != KILN_OK)
+                kres_unref(o);
+            for (uint32_t k = 0; k < i; k++)
+                if (out[k])
+                    kres_unref(&out[k]->base);
+            return r;
+        }
+        out[i] = o ? kres_as_resource(o) : NULL;
+    }
+    return KILN_OK;
+}
+
+kiln_result kiln_ia_set_vertex_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs,
+                                       const uint32_t *strides, const uint32_t *offsets)
+{
+    static const char api[] = "kiln_ia_set_vertex_buffers";
+    CTX_PREAMBLE();
+    if (count && (!strides || !offsets))
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "strides or offsets is NULL");
+    kres_resource *got[KILN_MAX_VERTEX_BUFFERS] = {0};
+    kiln_result r = get_buffers(dev, api, start, count, KILN_MAX_VERTEX_BUFFERS, bufs, KILN_BIND_VERTEX_BUFFER, got);
+    if (r != KILN_OK)
+        return r;
+    ka_pipeline *p = ctx->pipe;
+    for (uint32_t i = 0; i < count; i++) {
+        SET(p->vb[start + i], got[i]);
+        p->vb_stride[start + i] = strides[i];
+        p->vb_offset[start + i] = offsets[i];
+    }
+    dirty(p);
+    return KILN_OK;
+}
+
+kiln_result kiln_ia_set_index_buffer(kiln_context *ctx, kiln_buffer buf, kiln_index_format format, uint32_t offset)
+{
+    static const char api[] = "kiln_ia_set_index_buffer";
+    CTX_PREAMBLE();
+    if ((unsigned)format > KILN_INDEX_UINT32)
+        return FAIL(KILN_E_INVALID_ARG, DESC_INVALID_ENUM, "index format %d", (int)format);
+    if (offset % (format == KILN_INDEX_UINT16 ? 2u : 4u))
+        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "offset %u is not a multiple of the index size", offset);
+    kres_resource *got[1] = {0};
+    kiln_result r = get_buffers(dev, api, 0, 1, 1, &buf, KILN_BIND_INDEX_BUFFER, got);
+    if (r != KILN_OK)
+        return r;
+    SET(ctx->pipe->ib, got[0]);
+    ctx->pipe->ib_format = format;
+    ctx->pipe->ib_offset = offset;
+    dirty(ctx->pipe);
+    return KILN_OK;
+}
+
+static kiln_result set_cbs(kiln_context *ctx, const char *api, uint32_t start, uint32_t count,
+                           const kiln_buffer *bufs, kres_resource **slots)
+{
+    kiln_device *dev = ctx->dev;
+    kres_resource *got[KILN_MAX_CONSTANT_BUFFERS] = {0};
+    kiln_result r = get_buffers(dev, api, start, count, KILN_MAX_CONSTANT_BUFFERS, bufs, KILN_BIND_CONSTANT_BUFFER, got);
+    if (r != KILN_OK)
+        return r;
+    for (uint32_t i = 0; i < count; i++)
+        SET(slots[start + i], got[i]);
+    dirty(ctx->pipe);
+    return KILN_OK;
+}
+
+kiln_result kiln_vs_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
+{
+    static const char api[] = "kiln_vs_set_constant_buffers";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_cbs(ctx, api, start, count, bufs, ctx->pipe->vs_cb);
+}
+
+kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
+{
+    static const char api[] = "kiln_ps_set_constant_buffers";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_cbs(ctx, api, start, count, bufs, ctx->pipe->ps_cb);
+}
+
+kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+{
+    static const char api[] = "kiln_ps_set_shader_resources";
+    CTX_PREAMBLE();
+    if (start > KILN_MAX_SHADER_RESOURCES || count > KILN_MAX_SHADER_RESOURCES - start)
+        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u)", start, start + count);
+    if (count && !views)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "views is NULL");
+    kres_view *got[KILN_MAX_SHADER_RESOURCES] = {0};
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_result r = KILN_OK;
+        if (views[i].id)
+            got[i] = ka_get_view(dev, views[i].id, KRES_TYPE_SRV, api, &r);
+        if (r != KILN_OK) {
+            for (uint32_t k = 0; k < i; k++)
+                if (got[k])
+                    kres_unref(&got[k]->base);
+            return r;
+        }
+    }
+    for (uint32_t i = 0; i < count; i++)
+        SET(ctx->pipe->srv[start + i], got[i]);
+    dirty(ctx->pipe);
+    return KILN_OK;
+}
+
+kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    static const char api[] = "kiln_ps_set_samplers";
+    CTX_PREAMBLE();
+    if (start > KILN_MAX_SAMPLERS || count > KILN_MAX_SAMPLERS - start)
+        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u)", start, start + count);
+    if (count && !samplers)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "samplers is NULL");
+    kres_object *got[KILN_MAX_SAMPLERS] = {0};
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_result r = bind_get(dev, api, samplers[i].id, KRES_TYPE_SAMPLER, "sampler", &got[i]);
+        if (r != KILN_OK) {
+            for (uint32_t k = 0; k < i; k++)
+                if (got[k])
+                    kres_unref(got[k]);
+            return r;
+        }
+    }
+    for (uint32_t i = 0; i < count; i++)
+        SET(ctx->pipe->samp[start + i], got[i]);
+    dirty(ctx->pipe);
+    return KILN_OK;
+}
+
+kiln_result kiln_rs_set_viewport(kiln_context *ctx, const kiln_viewport *vp)
+{
+    static const char api[] = "kiln_rs_set_viewport";
+    CTX_PREAMBLE();
+    if (!vp)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "viewport is NULL");
+    if (!(vp->width >= 0.0f && vp->height >= 0.0f && vp->width <= 16384.0f && vp->height <= 16384.0f &&
+          vp->x >= -32768.0f && vp->y >= -32768.0f && vp->x <= 32767.0f && vp->y <= 32767.0f &&
+          vp->min_depth >= 0.0f && vp->max_depth <= 1.0f && vp->min_depth <= vp->max_depth))
+        return FAIL(KILN_E_INVALID_ARG, STATE_DESC, "viewport out of D3D10's ranges");
+    ctx->pipe->vp = *vp;
+    ctx->pipe->vp_set = true;
+    dirty(ctx->pipe);
+    return KILN_OK;
+}
+
+kiln_result kiln_rs_set_scissor_rect(kiln_context *ctx, const kiln_rect *rect)
+{
+    static const char api[] = "kiln_rs_set_scissor_rect";
+    CTX_PREAMBLE();
+    if (!rect)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "rect is NULL");
+    ctx->pipe->scissor = *rect;
+    dirty(ctx->pipe);
+    return KILN_OK;
+}
+
+static bool same_views(const kr_scene *s, const ka_pipeline *p)
+{
+    if (s->nrt != p->nrt || s->dsv != p->dsv)
+        return false;
+    for (uint32_t i = 0; i < p->nrt; i++)
+        if (s->rtv[i] != p->rtv[i])
+            return false;
+    return true;
+}
+
+kiln_result kiln_om_set_render_targets(kiln_context *ctx, uint32_t count, const kiln_rtv *views, kiln_dsv ds)
+{
+    static const char api[] = "kiln_om_set_render_targets";
+    CTX_PREAMBLE();
+    if (count > KILN_MAX_RENDER_TARGETS)
+        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "%u render targets (at most %d)", count, KILN_MAX_RENDER_TARGETS);
+    if (count && !views)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "views is NULL");
+    kres_view *got[KILN_MAX_RENDER_TARGETS] = {0}, *dsv = NULL;
+    kiln_result r = KILN_OK;
+    uint32_t i = 0;
+    for (; i < count && r == KILN_OK; i++)
+        if (views[i].id)
+            got[i] = ka_get_view(dev, views[i].id, KRES_TYPE_RTV, api, &r);
+    if (r == KILN_OK && ds.id)
+        dsv = ka_get_view(dev, ds.id, KRES_TYPE_DSV, api, &r);
+    /* All bound views have one size (D3D10). */
+    uint32_t w = 0, h = 0;
+    for (uint32_t k = 0; k < count + 1 && r == KILN_OK; k++) {
+        kres_view *v = k < count ? got[k] : dsv;
+        if (!v)
+            continue;
+        const kres_subresource *sub = &v->res->subs[v->first_mip + v->first_slice * v->res->mip_levels];
+        if (w && (sub->width != w || sub->height != h))
+            r = FAIL(KILN_E_INVALID_ARG, RT_MISMATCH, "view %u is %ux%u, the first is %ux%u", k, sub->width,
+                     sub->height, w, h);
+        w = sub->width;
+        h = sub->height;
+    }
+    if (r != KILN_OK) {
+        for (uint32_t k = 0; k < KILN_MAX_RENDER_TARGETS; k++)
+            if (got[k])
+                kres_unref(&got[k]->base);
+        if (dsv)
+            kres_unref(&dsv->base);
+        return r;
+    }
+    ka_pipeline *p = ctx->pipe;
+    for (uint32_t k = 0; k < KILN_MAX_RENDER_TARGETS; k++)
+        SET(p->rtv[k], k < count ? got[k] : NULL);
+    SET(p->dsv, dsv);
+    p->nrt = count;
+    dirty(p);
+    return KILN_OK;
+}
+
+/* ---- state blocks ---- */
+
+static kiln_stencil_op sop(kiln_stencil_op o) { return o ? o : KILN_STENCIL_OP_KEEP; }
+static uint32_t mask8(uint32_t m) { return m == KILN_MASK_DEFAULT ? 0xffu : m == KILN_MASK_NONE ? 0u : m & 0xffu; }
+
+static kr_state *build_state(kiln_context *ctx)
+{
+    ka_pipeline *p = ctx->pipe;
+    const kb_env *env = &ctx->dev->env;
+    kr_state *s = kb_calloc(env, sizeof *s);
+    if (!s)
+        return NULL;
+    atomic_init(&s->refs, 1);
+    s->env = env;
+    const kiln_vertex_shader_desc *vs = &p->vs->u.vs;
+    const kiln_pixel_shader_desc *ps = &p->ps->u.ps;
+    s->vs = vs->fn;
+    s->vs_user = vs->user;
+    s->vs_inputs = vs->num_inputs;
+    s->vs_varyings = vs->num_varyings;
+    s->ps = ps->fn;
+    s->ps_user = ps->user;
+    s->ps_varyings = ps->num_varyings;
+    s->ps_outputs = ps->num_outputs;
+    s->ps_flags = ps->flags;
+    const kiln_input_layout_desc *l = &p->layout->u.layout;
+    s->nelems = l->num_elements;
+    for (uint32_t i = 0; i < l->num_elements; i++)
+        s->elems[i] = (kr_element){l->elements[i].format, l->elements[i].slot, l->elements[i].offset,
+                                   l->elements[i].per_instance, l->elements[i].instance_step_rate};
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++) {
+        if (p->vb[i])
+            kres_ref(&p->vb[i]->base);
+        s->vb[i] = p->vb[i];
+        s->vb_stride[i] = p->vb_stride[i];
+        s->vb_offset[i] = p->vb_offset[i];
+    }
+    if (p->ib)
+        kres_ref(&p->ib->base);
+    s->ib = p->ib;
+    s->ib_format = p->ib_format;
+    s->ib_offset = p->ib_offset;
+    s->topology = p->topology;
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+        if ((s->vs_cb[i] = p->vs_cb[i]))
+            kres_ref(&s->vs_cb[i]->base);
+        if ((s->ps_cb[i] = p->ps_cb[i]))
+            kres_ref(&s->ps_cb[i]->base);
+    }
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        if ((s->srv[i] = p->srv[i]))
+            kres_ref(&s->srv[i]->base);
+    for (int i = 0; i < KILN_MAX_SAMPLERS; i++) {
+        kiln_sampler_desc zero = {0};
+        kr_sampler_resolve(p->samp[i] ? &p->samp[i]->u.sampler : &zero, &s->samp[i]);
+    }
+    kiln_rasterizer_desc rs0 = {0};
+    const kiln_rasterizer_desc *rs = p->rs ? &p->rs->u.rs : &rs0;
+    s->fill = rs->fill;
+    s->cull = rs->cull == KILN_CULL_DEFAULT ? KILN_CULL_BACK : rs->cull;
+    s->front_ccw = rs->front_ccw;
+    s->depth_clip = !rs->depth_clip_disable;
+    s->scissor_enable = rs->scissor_enable;
+    s->depth_bias = rs->depth_bias;
+    s->depth_bias_clamp = rs->depth_bias_clamp;
+    s->slope_bias = rs->slope_scaled_depth_bias;
+    s->scissor = p->scissor;
+    if (p->vp_set) {
+        s->vp = p->vp;
+    } else {
+        /* No viewport set: the whole target (a kiln default; D3D10 draws
+         * nothing then). */
+        kres_view *v = p->nrt && p->rtv[0] ? p->rtv[0] : p->dsv;
+        const kres_subresource *sub = v ? &v->res->subs[v->first_mip + v->first_slice * v->res->mip_levels] : NULL;
+        s->vp = (kiln_viewport){0, 0, sub ? (float)sub->width : 0, sub ? (float)sub->height : 0, 0, 1};
+    }
+    kiln_depth_stencil_desc ds0 = {0};
+    const kiln_depth_stencil_desc *ds = p->dss ? &p->dss->u.dss : &ds0;
+    s->depth_enable = !ds->depth_disable;
+    s->depth_write = !ds->depth_write_disable;
+    s->depth_func = ds->depth_func ? ds->depth_func : KILN_COMPARE_LESS;
+    s->stencil_enable = ds->stencil_enable;
+    s->stencil_read = mask8(ds->stencil_read_mask);
+    s->stencil_write = mask8(ds->stencil_write_mask);
+    s->stencil_ref = p->stencil_ref;
+    const kiln_stencil_face *faces[2] = {&ds->front, &ds->back};
+    kr_stencil_face *outf[2] = {&s->front, &s->back};
+    for (int f = 0; f < 2; f++)
+        *outf[f] = (kr_stencil_face){sop(faces[f]->fail_op), sop(faces[f]->depth_fail_op), sop(faces[f]->pass_op),
+                                     faces[f]->func ? faces[f]->func : KILN_COMPARE_ALWAYS};
+    kiln_blend_desc bs0 = {0};
+    const kiln_blend_desc *bs = p->bs ? &p->bs->u.bs : &bs0;
+    for (int r = 0; r < KILN_MAX_RENDER_TARGETS; r++) {
+        const kiln_blend_target *t = &bs->rt[r];
+        s->blend[r] = (kr_blend_rt){
+            t->enable,
+            t->src ? t->src : KILN_BLEND_ONE,
+            t->dst ? t->dst : KILN_BLEND_ZERO,
+            t->src_alpha ? t->src_alpha : KILN_BLEND_ONE,
+            t->dst_alpha ? t->dst_alpha : KILN_BLEND_ZERO,
+            t->op ? t->op : KILN_BLEND_OP_ADD,
+            t->op_alpha ? t->op_alpha : KILN_BLEND_OP_ADD,
+            t->write_mask == KILN_COLOR_WRITE_DEFAULT ? 15u : t->write_mask == KILN_COLOR_WRITE_NONE ? 0u : t->write_mask & 15u,
+        };
+    }
+    memcpy(s->blend_factor, p->blend_factor, sizeof s->blend_factor);
+    return s;
+}
+
+/* ---- scenes ---- */
+
+static void scene_release(kq_cmd *cmd)
+{
+    kr_scene_free(cmd->u.scene.scene);
+}
+
+kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
+{
+    kr_scene *s = ctx->scene;
+    if (!s)
+        return KILN_OK;
+    ctx->scene = NULL;
+    kiln_device *dev = ctx->dev;
+    kq_cmd *cmd;
+    kiln_result r = kq_begin(&ctx->q, api, &cmd);
+    if (r != KILN_OK) {
+        kr_scene_free(s);
+        return FAIL(r, WOULD_DEADLOCK, "queuing the gathered draws: the command ring is full of commands "
+                                       "waiting for a resource this context keeps mapped; the draws are dropped");
+    }
+    cmd->op = KQ_OP_SCENE;
+    cmd->api = "kiln_draw";
+    cmd->u.scene.scene = s;
+    cmd->release = scene_release;
+    kq_set_nodes(cmd, s->nodes, s->nnodes);
+    s->nnodes = 0; /* the command owns the nodes' references now */
+    kq_submit(&ctx->q, cmd);
+    return KILN_OK;
+}
+
+static kr_scene *open_scene(kiln_context *ctx)
+{
+    ka_pipeline *p = ctx->pipe;
+    kr_scene *s = kr_scene_create(&ctx->dev->env);
+    if (!s)
+        return NULL;
+    s->nrt = p->nrt;
+    for (uint32_t i = 0; i < p->nrt; i++)
+        if ((s->rtv[i] = p->rtv[i])) {
+            kres_ref(&s->rtv[i]->base);
+            if (!kr_scene_use(s, s->rtv[i]->res, s->rtv[i]->res->current, KQ_WRITE))
+                goto oom;
+        }
+    if ((s->dsv = p->dsv)) {
+        kres_ref(&s->dsv->base);
+        if (!kr_scene_use(s, s->dsv->res, s->dsv->res->current, KQ_WRITE))
+            goto oom;
+    }
+    return s;
+oom:
+    kr_scene_free(s);
+    return NULL;
+}
+
+/* Reads storages of resources a draw uses: DYNAMIC ones can be renamed by
+ * a Map on another context, so they are read under the scheduler mutex. */
+static kres_storage *capture(kiln_device *dev, kres_resource *res)
+{
+    if (!res)
+        return NULL;
+    if (res->usage == KILN_USAGE_DYNAMIC)
+        return kq_capture(&dev->queue, res);
+    kres_storage_ref(res->current);
+    return res->current;
+}
+
+static bool destroyed_pipe(const kres_pipe *o) { return o && atomic_load(&o->destroyed); }
+static bool destroyed_res(const kres_resource *r) { return r && atomic_load(&r->destroyed); }
+static bool destroyed_view(const kres_view *v) { return v && atomic_load(&v->res->destroyed); }
+
+static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, uint32_t count,
+                            uint32_t start, uint32_t instances, uint32_t start_instance)
+{
+    kiln_device *dev = ctx->dev;
+    ka_pipeline *p = ctx->pipe;
+    if (!p->vs || !p->ps)
+        return FAIL(KILN_E_INVALID_CALL, DRAW_NO_SHADER, "no %s shader bound", !p->vs ? "vertex" : "pixel");
+    if (!p->layout)
+        return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "no input layout bound");
+    if (p->topology == KILN_TOPOLOGY_UNDEFINED)
+        return FAIL(KILN_E_INVALID_CALL, DRAW_NO_TOPOLOGY, "no primitive topology set");
+    bool dead = destroyed_pipe(p->vs) || destroyed_pipe(p->ps) || destroyed_pipe(p->layout) ||
+                destroyed_pipe(p->rs) || destroyed_pipe(p->dss) || destroyed_pipe(p->bs) || destroyed_res(p->ib) ||
+                destroyed_view(p->dsv);
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+        dead |= destroyed_res(p->vb[i]);
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
+        dead |= destroyed_res(p->vs_cb[i]) || destroyed_res(p->ps_cb[i]);
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        dead |= destroyed_view(p->srv[i]);
+    for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
+        dead |= destroyed_pipe(p->samp[i]);
+    for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
+        dead |= destroyed_view(p->rtv[i]);
+    if (dead)
+        return FAIL(KILN_E_INVALID_CALL, DRAW_BOUND_DESTROYED, "an object bound to the pipeline was destroyed");
+    if (p->layout->u.layout.num_elements != p->vs->u.vs.num_inputs)
+        return FAIL(KILN_E_INVALID_CALL, LAYOUT_SHADER_MISMATCH, "the layout has %u elements, the shader reads %u",
+                    p->layout->u.layout.num_elements, p->vs->u.vs.num_inputs);
+    if (p->ps->u.ps.num_varyings > p->vs->u.vs.num_varyings)
+        return FAIL(KILN_E_INVALID_CALL, DRAW_VARYINGS_MISMATCH, "the pixel shader reads %u varyings, the vertex shader writes %u",
+                    p->ps->u.ps.num_varyings, p->vs->u.vs.num_varyings);
+    if (indexed && !p->ib)
+        return FAIL(KILN_E_INVALID_CALL, DRAW_NO_INDEX_BUFFER, "no index buffer bound");
+    if (indexed) {
+        uint64_t isz = p->ib_format == KILN_INDEX_UINT16 ? 2 : 4;
+        uint64_t need = p->ib_offset + ((uint64_t)start + count) * isz;
+        if (need > p->ib->width)
+            return FAIL(KILN_E_INVALID_ARG, DRAW_BUFFER_TOO_SMALL, "indices [%u, %u) need %llu bytes, the index buffer has %u",
+                        start, start + count, (unsigned long long)need, p->ib->width);
+    }
+    /* Vertex buffers must hold what the draw reads (indexed draws read
+     * vertices the indices name: checked as D3D10 does, at execution, where
+     * reads outside the buffer give zeros). */
+    const kiln_input_layout_desc *l = &p->layout->u.layout;
+    for (uint32_t e = 0; e < l->num_elements; e++) {
+        const kiln_input_element *el = &l->elements[e];
+        kres_resource *vb = p->vb[el->slot];
+        if (!vb)
+            return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "element %u reads slot %u, which has no buffer", e, el->slot);
+        uint64_t last;
+        if (el->per_instance)
+            last = start_instance + (instances - 1) / (el->instance_step_rate ? el->instance_step_rate : 1);
+        else if (!indexed)
+            last = (uint64_t)start + count - 1;
+        else
+            continue;
+        uint64_t need = p->vb_offset[el->slot] + last * p->vb_stride[el->slot] + el->offset + kiln_format_size(el->format);
+        if (need > vb->width)
+            return FAIL(KILN_E_INVALID_ARG, DRAW_BUFFER_TOO_SMALL, "slot %u needs %llu bytes, the buffer has %u",
+                        el->slot, (unsigned long long)need, vb->width);
+    }
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
+        if (!p->srv[i])
+            continue;
+        for (uint32_t r = 0; r <= p->nrt; r++) {
+            kres_view *t = r < p->nrt ? p->rtv[r] : p->dsv;
+            if (t && t->res == p->srv[i]->res)
+                return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "shader resource %d is also bound as a target", i);
+        }
+    }
+    return KILN_OK;
+}
+
+static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32_t count, uint32_t instances,
+                        uint32_t start, int32_t base_vertex, uint32_t start_instance)
+{
+    kiln_device *dev = ctx->dev;
+    ka_pipeline *p = ctx->pipe;
+    if (instances == 0 || count == 0)
+        return KILN_OK; /* nothing to draw, as in D3D10 */
+    kiln_result r = validate(ctx, api, indexed, count, start, instances, start_instance);
+    if (r != KILN_OK)
+        return r;
+    if (kr_prim_count(p->topology, count) == 0 || (p->nrt == 0 && !p->dsv))
+        return KILN_OK;
+    if (ctx->scene && (!same_views(ctx->scene, p) || ctx->scene->nops >= KR_SCENE_MAX_OPS ||
+                       ctx->scene->vertices >= KR_SCENE_MAX_VERTICES))
+        if ((r = ka_flush_scene(ctx, api)) != KILN_OK)
+            return r;
+    if (!p->block && !(p->block = build_state(ctx)))
+        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "state block");
+    kr_draw *d = kb_calloc(&dev->env, sizeof *d);
+    if (!d)
+        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "draw");
+    kr_state_ref(p->block);
+    d->state = p->block;
+    d->indexed = indexed;
+    d->count = count;
+    d->start = start;
+    d->base_vertex = base_vertex;
+    d->instances = instances;
+    d->start_instance = start_instance;
+    kr_scene *s = ctx->scene;
+    bool fresh = !s;
+    if (!s && !(s = open_scene(ctx))) {
+        kr_state_unref(d->state);
+        kb_free(&dev->env, d, sizeof *d);
+        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "scene");
+    }
+    bool ok = true;
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+        if (p->vb[i] && (d->vb_st[i] = capture(dev, p->vb[i])))
+            ok &= kr_scene_use(s, p->vb[i], d->vb_st[i], KQ_READ);
+    if (indexed && (d->ib_st = capture(dev, p->ib)))
+        ok &= kr_scene_use(s, p->ib, d->ib_st, KQ_READ);
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+        if (p->vs_cb[i] && (d->vs_cb_st[i] = capture(dev, p->vs_cb[i])))
+            ok &= kr_scene_use(s, p->vs_cb[i], d->vs_cb_st[i], KQ_READ);
+        if (p->ps_cb[i] && (d->ps_cb_st[i] = capture(dev, p->ps_cb[i])))
+            ok &= kr_scene_use(s, p->ps_cb[i], d->ps_cb_st[i], KQ_READ);
+    }
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        if (p->srv[i] && (d->srv_st[i] = capture(dev, p->srv[i]->res)))
+            ok &= kr_scene_use(s, p->srv[i]->res, d->srv_st[i], KQ_READ);
+    kr_op op = {.kind = KR_OP_DRAW, .draw = d};
+    if (!ok || !kr_scene_push(s, &op)) {
+        /* The scene keeps what it gathered; this draw is undone. */
+        kr_state_unref(d->state);
+        kres_storage *sts[] = {d->ib_st};
+        kres_storage_unref(sts[0]);
+        for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+            kres_storage_unref(d->vb_st[i]);
+        for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+            kres_storage_unref(d->vs_cb_st[i]);
+            kres_storage_unref(d->ps_cb_st[i]);
+        }
+        for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+            kres_storage_unref(d->srv_st[i]);
+        kb_free(&dev->env, d, sizeof *d);
+        if (fresh)
+            kr_scene_free(s);
+        else
+            ctx->scene = s;
+        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "gathering the draw");
+    }
+    s->vertices += (uint64_t)count * instances;
+    ctx->scene = s;
+    return KILN_OK;
+}
+
+kiln_result kiln_draw(kiln_context *ctx, uint32_t count, uint32_t start)
+{
+    static const char api[] = "kiln_draw";
+    CTX_PREAMBLE();
+    (void)dev;
+    return draw(ctx, api, false, count, 1, start, 0, 0);
+}
+
+kiln_result kiln_draw_indexed(kiln_context *ctx, uint32_t count, uint32_t start, int32_t base_vertex)
+{
+    static const char api[] = "kiln_draw_indexed";
+    CTX_PREAMBLE();
+    (void)dev;
+    return draw(ctx, api, true, count, 1, start, base_vertex, 0);
+}
+
+kiln_result kiln_draw_instanced(kiln_context *ctx, uint32_t count, uint32_t instances, uint32_t start,
+                                uint32_t start_instance)
+{
+    static const char api[] = "kiln_draw_instanced";
+    CTX_PREAMBLE();
+    (void)dev;
+    return draw(ctx, api, false, count, instances, start, 0, start_instance);
+}
+
+kiln_result kiln_draw_indexed_instanced(kiln_context *ctx, uint32_t count, uint32_t instances, uint32_t start,
+                                        int32_t base_vertex, uint32_t start_instance)
+{
+    static const char api[] = "kiln_draw_indexed_instanced";
+    CTX_PREAMBLE();
+    (void)dev;
+    return draw(ctx, api, true, count, instances, start, base_vertex, start_instance);
+}
+
+/* Clears of the scene's targets join the scene (cleared per tile, lazily);
+ * other clears end it. Returns true when absorbed. */
+bool ka_scene_clear(kiln_context *ctx, kres_view *v, bool depth, const uint8_t texel[16], uint32_t mask)
+{
+    ka_pipeline *p = ctx->pipe;
+    kr_scene *s = ctx->scene;
+    int slot = -1;
+    if (!s && ((depth && p->dsv == v) || (!depth && p->nrt && p->rtv[0] == v)) && (s = open_scene(ctx)))
+        ctx->scene = s;
+    if (!s)
+        return false;
+    if (depth) {
+        if (s->dsv != v)
+            return false;
+    } else {
+        for (uint32_t i = 0; i < s->nrt; i++)
+            if (s->rtv[i] == v)
+                slot = (int)i;
+        if (slot < 0)
+            return false;
+    }
+    /* The scene clears whole targets: only views of one mip and slice. */
+    if (v->num_slices != 1)
+        return false;
+    kr_op op = {.kind = depth ? KR_OP_CLEAR_DS : KR_OP_CLEAR_RT, .rt = slot < 0 ? 0 : (uint32_t)slot, .mask = mask};
+    memcpy(op.texel, texel, 16);
+    return kr_scene_push(s, &op);
+}
+
+kiln_result kiln_generate_mips(kiln_context *ctx, kiln_srv view)
+{
+    static const char api[] = "kiln_generate_mips";
+    CTX_PREAMBLE();
+    kiln_result r;
+    kres_view *v = ka_get_view(dev, view.id, KRES_TYPE_SRV, api, &r);
+    if (!v)
+        return r;
+    uint32_t need = KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE;
+    if ((v->res->bind_flags & need) != need) {
+        kres_unref(&v->base);
+        return FAIL(KILN_E_INVALID_ARG, MIPS_NO_RT, "the texture needs render-target and shader-resource binds");
+    }
+    if ((r = ka_flush_scene(ctx, api)) == KILN_OK && v->num_mips > 1) {
+        kq_cmd *cmd;
+        r = kq_begin(&ctx->q, api, &cmd);
+        if (r != KILN_OK) {
+            r = FAIL(r, WOULD_DEADLOCK, "the command ring is full of commands waiting for a resource this context keeps mapped");
+        } else {
+            cmd->op = KQ_OP_GENERATE_MIPS;
+            cmd->u.mips.first_mip = v->first_mip;
+            cmd->u.mips.num_mips = v->num_mips;
+            cmd->u.mips.first_slice = v->first_slice;
+            cmd->u.mips.num_slices = v->num_slices;
+            kq_access(cmd, v->res, KQ_WRITE);
+            kq_submit(&ctx->q, cmd);
+        }
+    }
+    kres_unref(&v->base);
+    return r;
+}
