@@ -1,0 +1,23 @@
+# Compile options of the built-in effects (src/raster/effects*.c), included
+# from the top-level CMakeLists.txt after KILN_SOURCES is globbed.
+#
+# - No floating-point contraction in any of them: every SIMD level must give
+#   the bit-identical result of the scalar reference, and a fused
+#   multiply-add rounds once where the others round twice.
+# - effects_avx2.c alone is compiled for AVX2 + FMA; effects.c runs it only
+#   on CPUs that have both. On other targets the file compiles to nothing.
+
+set(KILN_EFFECTS_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+set_source_files_properties(
+  ${KILN_EFFECTS_DIR}/effects.c
+  ${KILN_EFFECTS_DIR}/effects_sse2.c
+  PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86|x86)$")
+  set_source_files_properties(${KILN_EFFECTS_DIR}/effects_avx2.c
+    PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
+else()
+  set_source_files_properties(${KILN_EFFECTS_DIR}/effects_avx2.c
+    PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+endif()

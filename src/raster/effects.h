@@ -1,0 +1,91 @@
+/*
+ * effects: the built-in effects' pixel kernels at each SIMD level, and the
+ * choice among them (internal to src/raster and the tests).
+ *
+ * Contract:
+ * - Every level computes the same IEEE operations in the same order, with
+ *   no fused multiply-add and no approximate reciprocals, so all levels
+ *   (and the scalar reference) give bit-identical colors for the same
+ *   inputs. The lit kernel, per pixel i, with n = varying 1, c = varying 0,
+ *   l = -light_dir (negation is exact):
+ *
+ *       len2 = (n.x * n.x + n.y * n.y) + n.z * n.z
+ *       inv  = len2 > 0 ? 1 / sqrt(len2) : 0        (correctly rounded sqrt, div)
+ *       d    = ((n.x * l.x + n.y * l.y) + n.z * l.z) * inv
+ *       d    = d > 0 ? d : 0                        (NaN gives 0)
+ *       out.rgb = c.rgb * (ambient.rgb + light.rgb * d),  out.a = c.a
+ *
+ * - Kernels shade all 16 pixels of the block whatever the mask (the
+ *   rasterizer ignores uncovered ones) and never change the mask.
+ * - A constant buffer that is missing or shorter than the effect's layout
+ *   reads as zeros past its end (D3D10 reads 0 from an unbound buffer).
+ * - The level is chosen once, on the first call of kiln_effect_get or
+ *   kiln_effect_simd_level, thread-safely; kr_effects_force_level changes
+ *   it for descs filled afterwards (shaders already created keep theirs).
+ */
+#ifndef KILN_RASTER_EFFECTS_H
+#define KILN_RASTER_EFFECTS_H
+
+#include "kiln.h"
+
+/* x86 builds compile the SSE2 and AVX2 kernels (effects_sse2.c,
+ * effects_avx2.c); other targets use the scalar ones only. 32-bit x86
+ * needs SSE2 enabled at compile time. */
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE2__))
+#define KR_EFFECTS_X86 1
+#else
+#define KR_EFFECTS_X86 0
+#endif
+
+typedef enum kr_simd {
+    KR_SIMD_SCALAR = 0,
+    KR_SIMD_SSE2,
+    KR_SIMD_AVX2,
+    KR_SIMD_COUNT
+} kr_simd;
+
+/* The pixel kernels of one level, indexed by kiln_effect. */
+typedef struct kr_effect_kernels {
+    const char *name; /* "scalar", "sse2", "avx2": kiln_effect_simd_level */
+    kiln_ps_fn ps[KILN_EFFECT_COUNT];
+} kr_effect_kernels;
+
+extern const kr_effect_kernels kr_effects_scalar; /* effects.c */
+#if KR_EFFECTS_X86
+extern const kr_effect_kernels kr_effects_sse2; /* effects_sse2.c */
+extern const kr_effect_kernels kr_effects_avx2; /* effects_avx2.c (-mavx2 -mfma) */
+#endif
+
+/* Lit constants (PS cb0) as the kernels use them: l is minus the light
+ * direction. Missing bytes of cb0 read as zeros. */
+typedef struct kr_lit_constants {
+    float l[3];
+    float light[3];
+    float ambient[3];
+} kr_lit_constants;
+
+void kr_lit_constants_read(const kiln_ps_args *a, kr_lit_constants *out);
+
+/* Copies floats [0, count) of constant buffer `slot` into out, zeros
+ * where the buffer is missing or ends. */
+void kr_cb_read(const void *const *cb, const uint32_t *cb_size, uint32_t slot, float *out,
+                uint32_t count);
+
+/* The TEXTURE kernel, the same at every level: kiln_ps_sample writes
+ * straight into target 0 (its rgba layout is KILN_PS_COLOR's). */
+void kr_ps_texture(kiln_ps_args *a);
+
+/* The kernels of `level`, or NULL when this build or this CPU lacks it. */
+const kr_effect_kernels *kr_effects_kernels(kr_simd level);
+
+/* The level chosen for a KILN_SIMD value (NULL: unset): the best the CPU
+ * has, or SSE2 when the value is "sse2" and the CPU has SSE2. Other values
+ * are ignored. */
+kr_simd kr_effects_detect(const char *env_simd);
+
+/* Tests: kiln_effect_get hands out the kernels of `level` from now on.
+ * KILN_E_INVALID_ARG (nothing changes) when kr_effects_kernels(level) is
+ * NULL. */
+kiln_result kr_effects_force_level(kr_simd level);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * Built-in pixel kernels, AVX2: the 16 pixels of a block as two vectors of
+ * 8. Compiled with -mavx2 -mfma (src/raster/effects.cmake) and reached only
+ * when the CPU has both. Same operations, same order as the scalar
+ * reference in effects.c (see effects.h): results are bit-identical to it
+ * and to SSE2.
+ *
+ * No FMA: a fused a * b + c rounds once where SSE2 rounds twice. GCC and
+ * Clang implement these intrinsics as plain vector arithmetic, which they
+ * may contract under -mfma, so contraction is switched off here as well as
+ * by -ffp-contract=off in effects.cmake.
+ */
+#include "effects.h"
+
+#if KR_EFFECTS_X86
+
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <immintrin.h>
+
+static void ps_vertex_color(kiln_ps_args *a)
+{
+    const float *in = KILN_PS_VARYING(a, 0, 0);
+    float *out = KILN_PS_COLOR(a, 0, 0);
+    for (int i = 0; i < 4 * KILN_PS_BLOCK; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_loadu_ps(in + i));
+}
+
+static void ps_texture_color(kiln_ps_args *a)
+{
+    _Alignas(32) float t[4 * KILN_PS_BLOCK];
+    kiln_ps_sample(a, 0, 0, KILN_PS_VARYING(a, 1, 0), KILN_PS_VARYING(a, 1, 1), t);
+    const float *col = KILN_PS_VARYING(a, 0, 0);
+    float *out = KILN_PS_COLOR(a, 0, 0);
+    for (int i = 0; i < 4 * KILN_PS_BLOCK; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_load_ps(t + i), _mm256_loadu_ps(col + i)));
+}
+
+static void ps_lit(kiln_ps_args *a)
+{
+    kr_lit_constants k;
+    kr_lit_constants_read(a, &k);
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    const __m256 lx = _mm256_set1_ps(k.l[0]), ly = _mm256_set1_ps(k.l[1]),
+                 lz = _mm256_set1_ps(k.l[2]);
+    __m256 light[3], ambient[3];
+    for (int c = 0; c < 3; c++) {
+        light[c] = _mm256_set1_ps(k.light[c]);
+        ambient[c] = _mm256_set1_ps(k.ambient[c]);
+    }
+    for (int i = 0; i < KILN_PS_BLOCK; i += 8) {
+        __m256 nx = _mm256_loadu_ps(KILN_PS_VARYING(a, 1, 0) + i);
+        __m256 ny = _mm256_loadu_ps(KILN_PS_VARYING(a, 1, 1) + i);
+        __m256 nz = _mm256_loadu_ps(KILN_PS_VARYING(a, 1, 2) + i);
+        __m256 len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(nx, nx), _mm256_mul_ps(ny, ny)),
+                                    _mm256_mul_ps(nz, nz));
+        /* GT_OQ: false for NaN, as SSE2's cmpgt. */
+        __m256 inv = _mm256_and_ps(_mm256_cmp_ps(len2, zero, _CMP_GT_OQ),
+                                   _mm256_div_ps(one, _mm256_sqrt_ps(len2)));
+        __m256 dot = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(nx, lx), _mm256_mul_ps(ny, ly)),
+                                   _mm256_mul_ps(nz, lz));
+        /* vmaxps returns its second operand when either is NaN: 0. */
+        __m256 d = _mm256_max_ps(_mm256_mul_ps(dot, inv), zero);
+        for (int c = 0; c < 3; c++) {
+            __m256 col = _mm256_loadu_ps(KILN_PS_VARYING(a, 0, c) + i);
+            __m256 l = _mm256_add_ps(ambient[c], _mm256_mul_ps(light[c], d));
+            _mm256_storeu_ps(KILN_PS_COLOR(a, 0, c) + i, _mm256_mul_ps(col, l));
+        }
+        _mm256_storeu_ps(KILN_PS_COLOR(a, 0, 3) + i,
+                         _mm256_loadu_ps(KILN_PS_VARYING(a, 0, 3) + i));
+    }
+}
+
+const kr_effect_kernels kr_effects_avx2 = {
+    "avx2", {ps_vertex_color, kr_ps_texture, ps_texture_color, ps_lit}};
+
+#else
+
+/* Non-x86 builds use the scalar kernels only (an empty file is not ISO C). */
+typedef int kr_effects_avx2_unused;
+
+#endif
