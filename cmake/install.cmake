@@ -55,6 +55,12 @@ install(FILES
 # pkg-config. The prefix is computed from the .pc file's own location when
 # the install dirs are relative (the usual case), so the file stays right
 # whatever --prefix or DESTDIR the install uses.
+set(KILN_PC_PRIVATE_LIBS "")
+foreach(_kiln_lib ${KILN_PRIVATE_LIBS})
+  get_filename_component(_kiln_name "${_kiln_lib}" NAME_WE)
+  string(REGEX REPLACE "^lib" "" _kiln_name "${_kiln_name}")
+  string(APPEND KILN_PC_PRIVATE_LIBS " -l${_kiln_name}")
+endforeach()
 set(_kiln_pcdir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 if(IS_ABSOLUTE "${_kiln_pcdir}")
   set(KILN_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")

@@ -198,7 +198,11 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(DRAW_NO_TARGET, "draw with neither render target nor depth-stencil bound") \
     X(DRAW_BOUND_DESTROYED, "an object bound to the pipeline has been destroyed") \
     X(DRAW_HAZARD, "a resource is bound both as shader input and as target") \
-    X(MIPS_NO_RT, "generate_mips needs a texture with render-target and shader-resource binds")
+    X(MIPS_NO_RT, "generate_mips needs a texture with render-target and shader-resource binds") \
+    X(SWAPCHAIN_DESC, "swapchain desc: size, format, buffer count, mode or target invalid") \
+    X(WINSYS_UNAVAILABLE, "the window system target cannot be used here")         \
+    X(WINSYS_FAILED, "the window system target failed to display a frame")         \
+    X(PRESENT_NO_BUFFER, "present without a back buffer taken since the last present")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -1105,6 +1109,101 @@ KILN_API const char *kiln_effect_simd_level(void);
 /* Fills mips 1.. of the view's texture from its most detailed mip with a
  * 2x2 box filter (odd sizes take the edge texel once more). */
 KILN_API kiln_result kiln_generate_mips(kiln_context *ctx, kiln_srv view);
+
+/* ---------------------------------------------------------------------------
+ * Presenting: swapchains and window-system targets
+ *
+ * A swapchain owns 2 or 3 color buffers in a buffer queue (seed 001):
+ * FREE -> DEQUEUED (the app renders into it) -> QUEUED (presented; its
+ * acquire fence signals when that rendering completes) -> ACQUIRED (the
+ * target displays it) -> FREE, with a release fence that signals when the
+ * target has finished reading it. Present returns at once. Taking the next
+ * back buffer blocks only when no buffer is FREE; its release fence is
+ * waited on by the context (a server wait), never by the app's thread.
+ *
+ * Targets display frames on the swapchain's own thread:
+ *   PNG     each displayed frame is written as a numbered PNG file;
+ *   MEMORY  each frame is handed to an application callback;
+ *   X11     a window (when built with libx11; MIT-SHM when available);
+ *   NULL    frames are discarded (benchmarks).
+ * ------------------------------------------------------------------------- */
+
+typedef struct kiln_swapchain kiln_swapchain;
+
+typedef enum kiln_present_mode {
+    KILN_PRESENT_FIFO = 0,   /* every presented frame is displayed, in order */
+    KILN_PRESENT_MAILBOX     /* a newer frame replaces one still queued */
+} kiln_present_mode;
+
+typedef enum kiln_winsys_kind {
+    KILN_WINSYS_NULL = 0,
+    KILN_WINSYS_PNG,
+    KILN_WINSYS_MEMORY,
+    KILN_WINSYS_X11
+} kiln_winsys_kind;
+
+/* One displayed frame, as the MEMORY target hands it over. */
+typedef struct kiln_frame {
+    const void *pixels;      /* valid only until the callback returns */
+    uint32_t width, height;
+    uint32_t row_pitch;      /* bytes */
+    kiln_format format;
+    uint64_t frame_number;   /* 1 for the first frame presented */
+} kiln_frame;
+
+/* Called on the swapchain's display thread, one frame at a time, in display
+ * order. Must not call back into kiln. */
+typedef void (*kiln_frame_fn)(const kiln_frame *frame, void *user);
+
+typedef struct kiln_swapchain_desc {
+    uint32_t width, height;     /* 1..8192 */
+    kiln_format format;         /* UNKNOWN: R8G8B8A8_UNORM; or B8G8R8A8_UNORM */
+    uint32_t buffer_count;      /* 0: 2; 2 or 3 */
+    kiln_present_mode mode;
+    kiln_winsys_kind winsys;
+    /* PNG: printf pattern with one unsigned conversion for the frame
+     * number, e.g. "out/frame-%04u.png". NULL: "frame-%05u.png". */
+    const char *png_path;
+    /* MEMORY */
+    kiln_frame_fn frame_fn;
+    void *frame_user;
+    /* X11: window title (NULL: "kiln"); display name NULL: $DISPLAY. */
+    const char *x11_title;
+    const char *x11_display;
+} kiln_swapchain_desc;
+
+typedef struct kiln_swapchain_stats {
+    uint64_t presented;         /* present calls */
+    uint64_t displayed;         /* frames the target displayed */
+    uint64_t dropped;           /* MAILBOX: frames replaced before display */
+    uint64_t waits_no_buffer;   /* get_back_buffer calls that had to wait */
+    uint64_t blocked_ns;        /* time the app's thread spent in those waits */
+    uint64_t display_errors;    /* frames the target failed to display */
+    uint32_t window_closed;     /* X11: the user closed the window */
+} kiln_swapchain_stats;
+
+/* The swapchain renders through `ctx` (its fences and server waits go on
+ * that context's stream). */
+KILN_API kiln_result kiln_swapchain_create(kiln_context *ctx, const kiln_swapchain_desc *desc,
+                                           kiln_swapchain **out_swapchain);
+/* Displays what was presented (FIFO) and frees everything. */
+KILN_API void kiln_swapchain_destroy(kiln_swapchain *swapchain);
+
+/* The back buffer to render into: takes a FREE buffer if none is held
+ * (blocking only while none is FREE) and returns its texture and a render
+ * target view. Both stay valid until the buffer is presented. */
+KILN_API kiln_result kiln_swapchain_get_back_buffer(kiln_swapchain *swapchain,
+                                                    kiln_texture *out_texture, kiln_rtv *out_view);
+/* Queues the back buffer with an acquire fence for everything the context
+ * queued so far; returns at once. */
+KILN_API kiln_result kiln_swapchain_present(kiln_swapchain *swapchain);
+/* New buffers of a new size; frames already queued display at their size. */
+KILN_API kiln_result kiln_swapchain_resize(kiln_swapchain *swapchain, uint32_t width, uint32_t height);
+KILN_API kiln_result kiln_swapchain_get_stats(kiln_swapchain *swapchain, kiln_swapchain_stats *out_stats);
+/* Blocks until every presented frame has been displayed or dropped. */
+KILN_API kiln_result kiln_swapchain_wait_idle(kiln_swapchain *swapchain);
+/* 1 if this build has the X11 target. */
+KILN_API int kiln_winsys_x11_available(void);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,10 @@ KILN_DEB_PACKAGES=(
     make
     pkg-config
     libstb-dev # stb_image_write for the png winsys and the golden images
+    libx11-dev # the X11 window target
+    libxext-dev # MIT-SHM for the X11 target
+    xvfb # a real X server for the X11 target's tests
+    x11-apps # xwd, to capture a window in tests
 )
 
 if ! command -v dpkg >/dev/null 2>&1; then
