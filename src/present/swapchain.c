@@ -58,6 +58,9 @@ struct kiln_swapchain {
     sc_buffer *queue[QUEUE_CAP];
     uint32_t qhead, qcount;
     uint32_t in_display;    /* buffers ACQUIRED */
+    uint32_t retired;       /* buffers of replaced sets still queued or shown */
+    uint64_t shown;         /* frames the display thread finished with */
+    uint64_t mailbox_dropped; /* frames replaced while queued */
     pthread_t thread;
     bool stop;
     int init_state;         /* 0 starting, 1 ready, -1 failed */
@@ -110,6 +113,15 @@ static kiln_result make_set(kiln_swapchain *sc, uint32_t w, uint32_t h, sc_buffe
     return KILN_OK;
 }
 
+/* A failure with no swapchain or device to log to. */
+static kiln_result null_fail(const char *api, const char *what)
+{
+    kiln_device_desc nodesc = {0};
+    kb_env env;
+    kb_env_init(&env, &nodesc);
+    return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "%s", what);
+}
+
 /* ---- the display thread ---- */
 
 typedef struct display_state {
@@ -148,36 +160,43 @@ static kiln_result ensure_targets(kiln_swapchain *sc, display_state *d, uint32_t
 
 /* Copies the buffer's pixels into the display target, converting RGBA and
  * BGRA as the target wants. */
-static kiln_result show(kiln_swapchain *sc, display_state *d, sc_buffer *b)
+/* Queues the copy of the buffer into the staging texture: from then on the
+ * display no longer needs the buffer itself (the copy holds its storage). */
+static kiln_result grab(kiln_swapchain *sc, display_state *d, sc_buffer *b)
 {
     kiln_result r = ensure_targets(sc, d, b->w, b->h);
-    if (r != KILN_OK)
-        return r;
-    r = kiln_copy_resource(sc->display, kiln_texture_resource(d->staging), kiln_texture_resource(b->tex));
-    kiln_mapped_subresource m;
     if (r == KILN_OK)
-        r = kiln_map(sc->display, kiln_texture_resource(d->staging), 0, KILN_MAP_READ, 0, &m);
+        r = kiln_copy_resource(sc->display, kiln_texture_resource(d->staging), kiln_texture_resource(b->tex));
+    return r;
+}
+
+/* Copies the staged frame into the display target, converting RGBA and
+ * BGRA as the target wants, and displays it. */
+static kiln_result show(kiln_swapchain *sc, display_state *d, uint32_t w, uint32_t h, uint64_t frame)
+{
+    kiln_mapped_subresource m;
+    kiln_result r = kiln_map(sc->display, kiln_texture_resource(d->staging), 0, KILN_MAP_READ, 0, &m);
     if (r != KILN_OK)
         return r;
     uint8_t *dst = d->ws->dt_map(d->ws, d->dt);
     bool swap = d->ws->native_format != sc->desc.format;
-    for (uint32_t y = 0; y < b->h; y++) {
-        const uint8_t *s = (const uint8_t *)m.data + (size_t)y * m.row_pitch;
+    for (uint32_t y = 0; y < h; y++) {
+        const uint8_t *src = (const uint8_t *)m.data + (size_t)y * m.row_pitch;
         uint8_t *o = dst + (size_t)y * d->dt_stride;
         if (!swap) {
-            memcpy(o, s, (size_t)b->w * 4);
+            memcpy(o, src, (size_t)w * 4);
             continue;
         }
-        for (uint32_t x = 0; x < b->w; x++) {
-            o[4 * x + 0] = s[4 * x + 2];
-            o[4 * x + 1] = s[4 * x + 1];
-            o[4 * x + 2] = s[4 * x + 0];
-            o[4 * x + 3] = s[4 * x + 3];
+        for (uint32_t x = 0; x < w; x++) {
+            o[4 * x + 0] = src[4 * x + 2];
+            o[4 * x + 1] = src[4 * x + 1];
+            o[4 * x + 2] = src[4 * x + 0];
+            o[4 * x + 3] = src[4 * x + 3];
         }
     }
     d->ws->dt_unmap(d->ws, d->dt);
     kiln_unmap(sc->display, kiln_texture_resource(d->staging), 0);
-    return d->ws->dt_display(d->ws, d->dt, b->frame);
+    return d->ws->dt_display(d->ws, d->dt, frame);
 }
 
 static kiln_result open_winsys(kiln_swapchain *sc, kw_winsys **ws)
@@ -220,30 +239,46 @@ static void *display_main(void *arg)
 
         kiln_fence_wait(sc->dev, acquire, UINT64_MAX); /* errors still display */
         kiln_destroy_fence(sc->dev, acquire);
-        /* Hand the buffer back at once; rendering into it waits on the
-         * release fence, signaled when the copy below has been made. */
+        uint32_t w = b->w, h = b->h;
+        uint64_t frame = b->frame;
+        kiln_result dr = grab(sc, &d, b);
+        /* The buffer goes back FREE now, with a release fence that signals
+         * once the staged copy has been read: new rendering into it waits
+         * for that on the GPU side (a server wait), not the app's thread. */
         uint64_t value = ++sc->release_value;
         kiln_fence release = {0};
         kiln_create_fence(sc->dev, sc->release_tl, value, &release);
-        kiln_result dr = show(sc, &d, b);
-        kiln_timeline_signal(sc->dev, sc->release_tl, value);
-        bool closed = d.ws->poll_closed ? d.ws->poll_closed(d.ws) : false;
-
         pthread_mutex_lock(&sc->mu);
         sc->in_display--;
-        if (dr == KILN_OK)
-            sc->stats.displayed++;
-        else
-            sc->stats.display_errors++;
-        if (closed)
-            sc->stats.window_closed = 1;
         if (b->generation != sc->generation) {
             kiln_destroy_fence(sc->dev, release);
             buffer_free(sc, b); /* a set replaced by resize */
+            sc->retired--;
         } else {
             b->release = release;
             b->state = BUF_FREE;
         }
+        pthread_cond_broadcast(&sc->cv);
+        pthread_mutex_unlock(&sc->mu);
+
+        if (dr == KILN_OK)
+            dr = show(sc, &d, w, h, frame);
+        kiln_timeline_signal(sc->dev, sc->release_tl, value);
+        bool closed = d.ws->poll_closed ? d.ws->poll_closed(d.ws) : false;
+        if (dr != KILN_OK && dr != KILN_E_DEVICE_LOST)
+            kb_log(&sc->env, KILN_LOG_LEVEL_ERROR, KILN_LOG_WINSYS_FAILED, "kiln_swapchain_present",
+                   "frame %llu could not be displayed (%s)", (unsigned long long)frame, kiln_result_string(dr));
+
+        pthread_mutex_lock(&sc->mu);
+        if (dr == KILN_OK)
+            sc->stats.displayed++;
+        else if (dr == KILN_E_DEVICE_LOST) /* the window is gone */
+            sc->stats.dropped++;
+        else
+            sc->stats.display_errors++;
+        if (closed)
+            sc->stats.window_closed = 1;
+        sc->shown++;
         pthread_cond_broadcast(&sc->cv);
     }
     pthread_mutex_unlock(&sc->mu);
@@ -283,14 +318,12 @@ kiln_result kiln_swapchain_create(kiln_context *ctx, const kiln_swapchain_desc *
     static const char api[] = "kiln_swapchain_create";
     if (out)
         *out = NULL;
-    kiln_device *dev = NULL;
-    kiln_device_desc nodesc = {0};
-    kb_env env;
-    kb_env_init(&env, &nodesc);
-    if (!ctx || !desc || !out)
-        return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "context, desc or out is NULL");
-    dev = ctx->dev;
-    env = dev->env;
+    if (!ctx)
+        return null_fail(api, "context is NULL");
+    kiln_device *dev = ctx->dev;
+    kb_env env = dev->env;
+    if (!desc || !out)
+        return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "%s is NULL", !desc ? "desc" : "out_swapchain");
     kiln_swapchain_desc d = *desc;
     if (!d.format)
         d.format = KILN_FORMAT_R8G8B8A8_UNORM;
@@ -366,17 +399,20 @@ kiln_result kiln_swapchain_get_back_buffer(kiln_swapchain *sc, kiln_texture *tex
         tex->id = 0;
     if (rtv)
         rtv->id = 0;
-    if (!sc || !tex || !rtv) {
-        kiln_device_desc nodesc = {0};
-        kb_env env;
-        kb_env_init(&env, &nodesc);
-        return kb_fail(sc ? &sc->env : &env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "NULL argument");
-    }
+    if (!sc)
+        return null_fail(api, "swapchain is NULL");
+    if (!tex || !rtv)
+        return kb_fail(&sc->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "out_texture or out_view is NULL");
     pthread_mutex_lock(&sc->mu);
     if (!sc->current) {
         sc_buffer *b = NULL;
         uint64_t t0 = 0;
         for (;;) {
+            /* Prefer a buffer the display has fully released (no release
+             * fence pending), so rendering need not wait on the GPU side. */
+            for (uint32_t i = 0; i < sc->nbufs && !b; i++)
+                if (sc->bufs[i]->state == BUF_FREE && !sc->bufs[i]->release.id)
+                    b = sc->bufs[i];
             for (uint32_t i = 0; i < sc->nbufs && !b; i++)
                 if (sc->bufs[i]->state == BUF_FREE)
                     b = sc->bufs[i];
@@ -411,12 +447,8 @@ kiln_result kiln_swapchain_get_back_buffer(kiln_swapchain *sc, kiln_texture *tex
 kiln_result kiln_swapchain_present(kiln_swapchain *sc)
 {
     static const char api[] = "kiln_swapchain_present";
-    if (!sc) {
-        kiln_device_desc nodesc = {0};
-        kb_env env;
-        kb_env_init(&env, &nodesc);
-        return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "swapchain is NULL");
-    }
+    if (!sc)
+        return null_fail(api, "swapchain is NULL");
     pthread_mutex_lock(&sc->mu);
     sc_buffer *b = sc->current;
     pthread_mutex_unlock(&sc->mu);
@@ -440,10 +472,13 @@ kiln_result kiln_swapchain_present(kiln_swapchain *sc)
             kiln_destroy_fence(sc->dev, old->acquire);
             old->acquire.id = 0;
             sc->stats.dropped++;
-            if (old->generation != sc->generation)
+            sc->mailbox_dropped++;
+            if (old->generation != sc->generation) {
                 buffer_free(sc, old);
-            else
+                sc->retired--;
+            } else {
                 old->state = BUF_FREE;
+            }
         }
     }
     b->state = BUF_QUEUED;
@@ -458,10 +493,23 @@ kiln_result kiln_swapchain_resize(kiln_swapchain *sc, uint32_t w, uint32_t h)
 {
     static const char api[] = "kiln_swapchain_resize";
     if (!sc)
-        return KILN_E_INVALID_ARG;
+        return null_fail(api, "swapchain is NULL");
     if (w < 1 || h < 1 || w > 8192 || h > 8192)
         return kb_fail(&sc->env, KILN_E_INVALID_ARG, KILN_LOG_SWAPCHAIN_DESC, api, "%ux%u", w, h);
     pthread_mutex_lock(&sc->mu);
+    /* Bounded memory: buffers of older sets still queued or shown, plus the
+     * current set and the new one, never exceed QUEUE_CAP. Past that the
+     * app waits for the display, like a dequeue with no FREE buffer. */
+    uint64_t t0 = 0;
+    while (sc->retired + 2 * sc->desc.buffer_count > QUEUE_CAP) {
+        if (!t0) {
+            t0 = now_ns();
+            sc->stats.waits_no_buffer++;
+        }
+        pthread_cond_wait(&sc->cv, &sc->mu);
+    }
+    if (t0)
+        sc->stats.blocked_ns += now_ns() - t0;
     sc->generation++;
     sc_buffer *fresh[MAX_BUFFERS];
     kiln_result r = make_set(sc, w, h, fresh);
@@ -476,6 +524,8 @@ kiln_result kiln_swapchain_resize(kiln_swapchain *sc, uint32_t w, uint32_t h)
         sc_buffer *b = sc->bufs[i];
         if (b->state == BUF_FREE || b->state == BUF_DEQUEUED)
             buffer_free(sc, b);
+        else
+            sc->retired++;
         sc->bufs[i] = fresh[i];
     }
     sc->current = NULL;
@@ -488,8 +538,13 @@ kiln_result kiln_swapchain_resize(kiln_swapchain *sc, uint32_t w, uint32_t h)
 
 kiln_result kiln_swapchain_get_stats(kiln_swapchain *sc, kiln_swapchain_stats *out)
 {
-    if (!sc || !out)
-        return KILN_E_INVALID_ARG;
+    static const char api[] = "kiln_swapchain_get_stats";
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!sc)
+        return null_fail(api, "swapchain is NULL");
+    if (!out)
+        return kb_fail(&sc->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "out_stats is NULL");
     pthread_mutex_lock(&sc->mu);
     *out = sc->stats;
     pthread_mutex_unlock(&sc->mu);
@@ -499,9 +554,9 @@ kiln_result kiln_swapchain_get_stats(kiln_swapchain *sc, kiln_swapchain_stats *o
 kiln_result kiln_swapchain_wait_idle(kiln_swapchain *sc)
 {
     if (!sc)
-        return KILN_E_INVALID_ARG;
+        return null_fail("kiln_swapchain_wait_idle", "swapchain is NULL");
     pthread_mutex_lock(&sc->mu);
-    while (sc->qcount || sc->in_display)
+    while (sc->qcount || sc->shown + sc->mailbox_dropped < sc->stats.presented)
         pthread_cond_wait(&sc->cv, &sc->mu);
     pthread_mutex_unlock(&sc->mu);
     return KILN_OK;

@@ -27,8 +27,9 @@ typedef struct kw_winsys {
     void *(*dt_map)(struct kw_winsys *ws, kw_target *dt);
     void (*dt_unmap)(struct kw_winsys *ws, kw_target *dt);
     /* Shows the target's pixels as frame `frame` (1-based). Returns
-     * KILN_OK, or an error the swapchain counts in display_errors (a file
-     * that cannot be written, a window that went away). */
+     * KILN_OK; KILN_E_DEVICE_LOST when there is nowhere to show it any more
+     * (the window was closed: the frame counts as dropped); any other error
+     * counts in display_errors and is logged (WINSYS_FAILED). */
     kiln_result (*dt_display)(struct kw_winsys *ws, kw_target *dt, uint64_t frame);
     void (*dt_destroy)(struct kw_winsys *ws, kw_target *dt);
     /* Handles pending window events; true once the user closed the window.

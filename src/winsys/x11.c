@@ -8,6 +8,7 @@
 #ifdef KILN_HAVE_X11
 
 #include <X11/Xlib.h>
+#include <pthread.h>
 #include <X11/Xutil.h>
 #include <string.h>
 #ifdef KILN_HAVE_XSHM
@@ -27,6 +28,7 @@ typedef struct x11_winsys {
     int depth;
     bool closed;
     bool shm_ok;
+    uint32_t win_w, win_h;
 } x11_winsys;
 
 typedef struct x11_target {
@@ -39,12 +41,54 @@ typedef struct x11_target {
     uint8_t *own; /* pixels when not shared memory */
 } x11_target;
 
-static int (*old_handler)(Display *, XErrorEvent *);
-static int quiet_handler(Display *d, XErrorEvent *e)
+/* X errors on kiln's own connections (a window destroyed under us, a
+ * shared-memory attach the server refuses) must fail the operation, not
+ * the process; errors on the application's connections go to whatever
+ * handler it had. Xlib's error handler is process-wide, so kiln chains
+ * onto it once and keeps the list of its own displays. */
+static pthread_mutex_t handler_mu = PTHREAD_MUTEX_INITIALIZER;
+static int (*app_handler)(Display *, XErrorEvent *);
+static bool handler_installed;
+#define MAX_OWN 64
+static Display *own[MAX_OWN];
+
+static int chained_handler(Display *d, XErrorEvent *e)
 {
-    (void)d;
-    (void)e;
-    return 0; /* an X error fails the operation, never the process */
+    pthread_mutex_lock(&handler_mu);
+    bool mine = false;
+    for (int i = 0; i < MAX_OWN && !mine; i++)
+        mine = own[i] == d;
+    int (*next)(Display *, XErrorEvent *) = app_handler;
+    pthread_mutex_unlock(&handler_mu);
+    if (mine)
+        return 0;
+    return next ? next(d, e) : 0;
+}
+
+static bool register_display(Display *d)
+{
+    pthread_mutex_lock(&handler_mu);
+    if (!handler_installed) {
+        app_handler = XSetErrorHandler(chained_handler);
+        handler_installed = true;
+    }
+    bool ok = false;
+    for (int i = 0; i < MAX_OWN && !ok; i++)
+        if (!own[i]) {
+            own[i] = d;
+            ok = true;
+        }
+    pthread_mutex_unlock(&handler_mu);
+    return ok;
+}
+
+static void unregister_display(Display *d)
+{
+    pthread_mutex_lock(&handler_mu);
+    for (int i = 0; i < MAX_OWN; i++)
+        if (own[i] == d)
+            own[i] = NULL;
+    pthread_mutex_unlock(&handler_mu);
 }
 
 static kiln_result x_create(kw_winsys *ws, uint32_t w, uint32_t h, uint32_t *stride, kw_target **out)
@@ -55,6 +99,11 @@ static kiln_result x_create(kw_winsys *ws, uint32_t w, uint32_t h, uint32_t *str
         return KILN_E_OUT_OF_MEMORY;
     t->w = w;
     t->h = h;
+    if (!x->closed && (w != x->win_w || h != x->win_h)) {
+        XResizeWindow(x->dpy, x->win, w, h); /* the swapchain was resized */
+        x->win_w = w;
+        x->win_h = h;
+    }
 #ifdef KILN_HAVE_XSHM
     if (x->shm_ok) {
         t->img = XShmCreateImage(x->dpy, x->visual, (unsigned)x->depth, ZPixmap, NULL, &t->info, w, h);
@@ -134,7 +183,7 @@ static kiln_result x_display(kw_winsys *ws, kw_target *dt, uint64_t frame)
     x11_winsys *x = (x11_winsys *)ws;
     x11_target *t = (x11_target *)dt;
     if (x_poll(ws))
-        return KILN_OK; /* closed: the app was told; frames are dropped */
+        return KILN_E_DEVICE_LOST; /* closed: the frame is dropped */
 #ifdef KILN_HAVE_XSHM
     if (t->shm) {
         XShmPutImage(x->dpy, x->win, x->gc, t->img, 0, 0, 0, 0, t->w, t->h, False);
@@ -174,6 +223,8 @@ static void x_destroy(kw_winsys *ws)
     if (!x->closed)
         XDestroyWindow(x->dpy, x->win);
     XFreeGC(x->dpy, x->gc);
+    XSync(x->dpy, False);
+    unregister_display(x->dpy);
     XCloseDisplay(x->dpy);
     kb_free(x->env, x, sizeof *x);
 }
@@ -185,20 +236,26 @@ kiln_result kw_x11_create(const kb_env *env, const char *display, const char *ti
     Display *dpy = XOpenDisplay(display);
     if (!dpy)
         return KILN_E_INVALID_CALL;
-    if (!old_handler)
-        old_handler = XSetErrorHandler(quiet_handler);
+    if (!register_display(dpy)) {
+        XCloseDisplay(dpy);
+        return KILN_E_UNSUPPORTED; /* more than MAX_OWN X11 swapchains */
+    }
     int screen = DefaultScreen(dpy);
     XVisualInfo vi;
     if (!XMatchVisualInfo(dpy, screen, 24, TrueColor, &vi) || vi.red_mask != 0xff0000 ||
         vi.blue_mask != 0xff) {
+        unregister_display(dpy);
         XCloseDisplay(dpy);
         return KILN_E_UNSUPPORTED; /* kiln writes 32-bit BGRX pixels */
     }
     x11_winsys *x = kb_calloc(env, sizeof *x);
     if (!x) {
+        unregister_display(dpy);
         XCloseDisplay(dpy);
         return KILN_E_OUT_OF_MEMORY;
     }
+    x->win_w = w;
+    x->win_h = h;
     x->env = env;
     x->dpy = dpy;
     x->visual = vi.visual;
@@ -215,7 +272,9 @@ kiln_result kw_x11_create(const kb_env *env, const char *display, const char *ti
     XMapWindow(dpy, x->win);
     XSync(dpy, False);
 #ifdef KILN_HAVE_XSHM
-    x->shm_ok = XShmQueryExtension(dpy) != 0;
+    /* Shared memory only with a local server (":N" or "unix:N"). */
+    const char *name = DisplayString(dpy);
+    x->shm_ok = XShmQueryExtension(dpy) != 0 && name && (name[0] == ':' || strncmp(name, "unix:", 5) == 0);
 #endif
     x->base = (kw_winsys){KILN_FORMAT_B8G8R8A8_UNORM, x_create, x_map, x_unmap, x_display, x_destroy_target, x_poll, x_destroy};
     *out = &x->base;
