@@ -264,7 +264,7 @@ static void geom_task(void *arg, uint32_t i)
 {
     exec_ctx *e = arg;
     kr_job *job = &e->jobs[e->first + i];
-    if (job->dx)
+    if (!job->clear)
         kr_geom_run(&e->g, job);
 }
 
@@ -276,13 +276,12 @@ static void tile_task(void *arg, uint32_t t)
     int x1 = (int)KB_MIN(e->fb.width, (tx + 1) * KR_TILE), y1 = (int)KB_MIN(e->fb.height, (ty + 1) * KR_TILE);
     for (uint32_t j = e->first; j < e->first + e->count; j++) {
         const kr_job *job = &e->jobs[j];
-        const kr_op *op = job->op;
-        if (op->kind == KR_OP_CLEAR_RT) {
-            kr_clear_rect(&e->fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
-            continue;
-        }
-        if (op->kind == KR_OP_CLEAR_DS) {
-            kr_clear_rect(&e->fb, -1, op->texel, op->mask, x0, y0, x1, y1);
+        const kr_op *op = job->clear;
+        if (op) {
+            if (op->kind == KR_OP_CLEAR_RT)
+                kr_clear_rect(&e->fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
+            else
+                kr_clear_rect(&e->fb, -1, op->texel, op->mask, x0, y0, x1, y1);
             continue;
         }
         if (!job->bins)
@@ -307,48 +306,64 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     if (ntiles == 0)
         return KQ_EXEC_DONE;
 
-    /* Jobs: clears are one job each; draws split per instance into ranges
-     * of primitives. */
-    uint32_t njobs = 0, ndraws = 0;
+    /* Segments: each draw's primitives per instance in ranges of at most
+     * JOB_PRIMS. Jobs: consecutive segments up to JOB_PRIMS primitives (so
+     * a stream of tiny draws shares jobs), and one job per clear. */
+    uint32_t nsegs = 0, ndraws = 0, nclears = 0;
     for (uint32_t i = 0; i < s->nops; i++) {
         const kr_op *op = &s->ops[i];
         if (op->kind != KR_OP_DRAW) {
-            njobs++;
+            nclears++;
             continue;
         }
         ndraws++;
         uint32_t np = kr_prim_count(op->draw->state->topology, op->draw->count);
-        njobs += op->draw->instances * ((np + JOB_PRIMS - 1) / JOB_PRIMS);
+        nsegs += op->draw->instances * ((np + JOB_PRIMS - 1) / JOB_PRIMS);
     }
-    kr_drawx *dxs = kb_calloc(env, sizeof(kr_drawx) * (ndraws ? ndraws : 1));
-    e.jobs = kb_calloc(env, sizeof(kr_job) * (njobs ? njobs : 1));
-    if (!dxs || !e.jobs) {
-        kb_free(env, dxs, sizeof(kr_drawx) * (ndraws ? ndraws : 1));
-        kb_free(env, e.jobs, sizeof(kr_job) * (njobs ? njobs : 1));
+    size_t dx_size = sizeof(kr_drawx) * (ndraws ? ndraws : 1);
+    size_t seg_size = sizeof(kr_seg) * (nsegs ? nsegs : 1);
+    size_t job_cap = (size_t)nsegs + nclears + 1;
+    kr_drawx *dxs = kb_calloc(env, dx_size);
+    kr_seg *segs = kb_calloc(env, seg_size);
+    e.jobs = kb_calloc(env, sizeof(kr_job) * job_cap);
+    if (!dxs || !segs || !e.jobs) {
+        kb_free(env, dxs, dx_size);
+        kb_free(env, segs, seg_size);
+        kb_free(env, e.jobs, sizeof(kr_job) * job_cap);
         cmd->fail_reason = "out of memory for the scene's jobs";
         return KQ_EXEC_FAILED;
     }
-    uint32_t nj = 0, nd = 0;
+    uint32_t nj = 0, nd = 0, ns = 0;
+    kr_job *open = NULL;
     for (uint32_t i = 0; i < s->nops; i++) {
         const kr_op *op = &s->ops[i];
         if (op->kind != KR_OP_DRAW) {
-            e.jobs[nj++] = (kr_job){.op = op, .arena = {.env = env}};
+            e.jobs[nj++] = (kr_job){.clear = op, .arena = {.env = env}};
+            open = NULL;
             continue;
         }
         kr_drawx *dx = &dxs[nd++];
         build_drawx(op->draw, &e.fb, dx);
         uint32_t np = kr_prim_count(op->draw->state->topology, op->draw->count);
-        for (uint32_t inst = 0; inst < op->draw->instances; inst++)
-            for (uint32_t f = 0; f < np; f += JOB_PRIMS)
-                e.jobs[nj++] = (kr_job){.op = op, .dx = dx, .instance = inst, .first = f,
-                                        .count = KB_MIN(JOB_PRIMS, np - f), .arena = {.env = env}};
+        for (uint32_t inst = 0; inst < op->draw->instances; inst++) {
+            for (uint32_t f = 0; f < np; f += JOB_PRIMS) {
+                kr_seg *sg = &segs[ns++];
+                *sg = (kr_seg){dx, inst, f, KB_MIN(JOB_PRIMS, np - f)};
+                if (!open || open->prims + sg->count > JOB_PRIMS) {
+                    open = &e.jobs[nj++];
+                    *open = (kr_job){.segs = sg, .arena = {.env = env}};
+                }
+                open->nsegs++;
+                open->prims += sg->count;
+            }
+        }
     }
 
     bool failed = false;
     for (uint32_t first = 0; first < nj;) {
         uint32_t prims = 0, count = 0;
-        while (first + count < nj && (count == 0 || prims + e.jobs[first + count].count <= WAVE_PRIMS))
-            prims += e.jobs[first + count++].count;
+        while (first + count < nj && (count == 0 || prims + e.jobs[first + count].prims <= WAVE_PRIMS))
+            prims += e.jobs[first + count++].prims;
         e.first = first;
         e.count = count;
         kq_parallel_for(q, count, geom_task, &e);
@@ -362,8 +377,9 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             break;
         first += count;
     }
-    kb_free(env, dxs, sizeof(kr_drawx) * (ndraws ? ndraws : 1));
-    kb_free(env, e.jobs, sizeof(kr_job) * (njobs ? njobs : 1));
+    kb_free(env, dxs, dx_size);
+    kb_free(env, segs, seg_size);
+    kb_free(env, e.jobs, sizeof(kr_job) * job_cap);
     if (failed) {
         cmd->fail_reason = "out of memory for vertices or bins; the scene was not completed";
         return KQ_EXEC_FAILED;

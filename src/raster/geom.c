@@ -12,7 +12,10 @@ void *kr_arena_alloc(kr_arena *a, size_t size)
     size = KB_ALIGN_UP(size, 16);
     kr_chunk *c = a->head;
     if (!c || c->used + size > c->size) {
-        size_t cs = size > (256u << 10) ? size : (256u << 10);
+        /* Chunks grow from 16 KiB to 1 MiB: small jobs stay small. */
+        size_t cs = c ? (c->size < (1u << 20) ? c->size * 2 : c->size) : (16u << 10);
+        if (cs < size)
+            cs = size;
         c = kb_alloc(a->env, sizeof(kr_chunk) + cs + 16);
         if (!c) {
             a->failed = true;
@@ -489,28 +492,22 @@ static void setup_point(setup_ctx *sc, const svert *a)
 
 /* ---- the job ---- */
 
-void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
+static void run_segment(const kr_geom_ctx *g, kr_job *job, const kr_seg *seg)
 {
-    const kr_drawx *dx = job->dx;
+    const kr_drawx *dx = seg->dx;
     const kr_state *s = dx->s;
-    size_t nbins = (size_t)g->tiles_x * g->tiles_y;
-    job->bins = kr_arena_alloc(&job->arena, sizeof(kr_bin) * nbins);
-    if (!job->bins)
-        return;
-    memset(job->bins, 0, sizeof(kr_bin) * nbins);
-
     kiln_topology topo = s->topology;
     uint32_t vpp = verts_per_prim(topo);
     uint32_t pos[3];
-    prim_positions(topo, job->first, pos);
+    prim_positions(topo, seg->first, pos);
     uint32_t p0 = pos[0] < pos[1] || vpp == 1 ? pos[0] : pos[1];
-    prim_positions(topo, job->first + job->count - 1, pos);
+    prim_positions(topo, seg->first + seg->count - 1, pos);
     uint32_t p1 = pos[vpp - 1] + 1;
     if (topo == KILN_TOPOLOGY_TRIANGLE_STRIP)
-        p1 = job->first + job->count + 2;
+        p1 = seg->first + seg->count + 2;
     float *rows;
     uint32_t *slot;
-    if (!shade(dx, job->instance, p0, p1, &job->arena, &rows, &slot))
+    if (!shade(dx, seg->instance, p0, p1, &job->arena, &rows, &slot))
         return;
 
     setup_ctx sc = {.g = g, .dx = dx, .job = job};
@@ -536,7 +533,7 @@ void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
     clip_ctx cc = {.nf = 4 + 4 * dx->nvary, .guard = vmax > 0.0f ? 262144.0f / vmax : 1.0f,
                    .depth_clip = s->depth_clip != 0};
     uint32_t os = dx->out_stride;
-    for (uint32_t j = job->first; j < job->first + job->count; j++) {
+    for (uint32_t j = seg->first; j < seg->first + seg->count; j++) {
         prim_positions(topo, j, pos);
         const float *v[3];
         uint32_t codes_or = 0, codes_and = 0x7f;
@@ -554,15 +551,19 @@ void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
             setup_point(&sc, &a);
             continue;
         }
-        float poly[MAX_POLY][MAX_ATTR];
-        uint32_t n = vpp;
-        for (uint32_t k = 0; k < vpp; k++)
-            memcpy(poly[k], v[k], sizeof(float) * cc.nf);
-        if (codes_or)
-            n = clip_poly(&cc, codes_or, poly, n, vpp == 3);
         svert sv[MAX_POLY];
-        for (uint32_t k = 0; k < n; k++)
-            to_screen(s, poly[k], &sv[k]);
+        uint32_t n = vpp;
+        float poly[MAX_POLY][MAX_ATTR];
+        if (!codes_or) { /* inside every plane: no copy, no clip */
+            for (uint32_t k = 0; k < vpp; k++)
+                to_screen(s, v[k], &sv[k]);
+        } else {
+            for (uint32_t k = 0; k < vpp; k++)
+                memcpy(poly[k], v[k], sizeof(float) * cc.nf);
+            n = clip_poly(&cc, codes_or, poly, n, vpp == 3);
+            for (uint32_t k = 0; k < n; k++)
+                to_screen(s, poly[k], &sv[k]);
+        }
         if (vpp == 2) {
             if (n == 2)
                 setup_line(&sc, &sv[0], &sv[1]);
@@ -571,4 +572,15 @@ void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
         for (uint32_t k = 1; k + 1 < n; k++)
             setup_tri(&sc, sv[0], sv[k], sv[k + 1]);
     }
+}
+
+void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
+{
+    size_t nbins = (size_t)g->tiles_x * g->tiles_y;
+    job->bins = kr_arena_alloc(&job->arena, sizeof(kr_bin) * nbins);
+    if (!job->bins)
+        return;
+    memset(job->bins, 0, sizeof(kr_bin) * nbins);
+    for (uint32_t i = 0; i < job->nsegs && !job->arena.failed; i++)
+        run_segment(g, job, &job->segs[i]);
 }

@@ -31,11 +31,20 @@ typedef struct kr_bin {
     kr_binchunk *head, *tail;
 } kr_bin;
 
-typedef struct kr_job {
-    const kr_op *op;              /* clear ops are jobs too (no geometry) */
+/* A range of one draw's primitives for one instance. */
+typedef struct kr_seg {
     const kr_drawx *dx;
     uint32_t instance;
-    uint32_t first, count;        /* primitive range of the draw */
+    uint32_t first, count;
+} kr_seg;
+
+/* A job: one clear op, or consecutive segments (of one or many draws) whose
+ * primitives are binned together, in order. */
+typedef struct kr_job {
+    const kr_op *clear;           /* a clear op, or NULL */
+    const kr_seg *segs;
+    uint32_t nsegs;
+    uint32_t prims;
     kr_arena arena;
     kr_bin *bins;                 /* [tiles_x * tiles_y], NULL if none */
 } kr_job;
