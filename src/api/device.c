@@ -178,6 +178,8 @@ void ka_context_fini(kiln_context *ctx)
 kiln_result kiln_context_create(kiln_device *dev, kiln_context **out)
 {
     static const char api[] = "kiln_context_create";
+    if (out)
+        *out = NULL;
     if (!dev)
         return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
     if (!out)
