@@ -435,7 +435,9 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
     c->free_list = cmd->next;
     c->in_flight++;
     ks_unlock(q->dom);
-    memset(cmd, 0, offsetof(kq_cmd, acc));
+    /* Everything before the inline nodes starts zeroed (a recycled slot
+     * must not keep its last command's flags). */
+    memset(cmd, 0, offsetof(kq_cmd, acc_inline));
     cmd->acc = cmd->acc_inline;
     cmd->release = NULL;
     cmd->ctx = c;
