@@ -250,7 +250,8 @@ static void build_drawx(const kr_draw *d, const kr_fb *fb, kr_drawx *x)
     x->nvary = s->ps_varyings;
     x->out_stride = 4 + 4 * s->vs_varyings;
     x->early_z = !(s->ps_flags & KILN_PS_MAY_DISCARD);
-    x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f : 1.0f / 8388608.0f;
+    /* 0: float depth, whose unit depends on each primitive (geom.c). */
+    x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f : 0.0f;
 }
 
 typedef struct exec_ctx {

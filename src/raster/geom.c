@@ -178,7 +178,7 @@ static bool shade(const kr_drawx *dx, uint32_t instance, uint32_t p0, uint32_t p
             }
         }
         kiln_vs_args a = {
-            .count = cnt, .instance_id = dx->d->start_instance + instance, .vertex_id = vid + b,
+            .count = cnt, .instance_id = instance, .vertex_id = vid + b, /* SV_InstanceID starts at 0 */
             .in = in, .in_stride = in_stride, .out = rows + (size_t)b * os, .out_stride = os,
             .cb = dx->vs_cb, .cb_size = dx->vs_cb_size, .user = s->vs_user,
         };
@@ -332,7 +332,7 @@ static void to_screen(const kr_state *s, const float *v, svert *o)
     o->attr = v + 4;
 }
 
-static void setup_line(setup_ctx *sc, const svert *a, const svert *b);
+static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front);
 
 static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
 {
@@ -346,9 +346,9 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
     if ((s->cull == KILN_CULL_BACK && !front) || (s->cull == KILN_CULL_FRONT && front))
         return;
     if (s->fill == KILN_FILL_WIREFRAME) {
-        setup_line(sc, &v0, &v1);
-        setup_line(sc, &v1, &v2);
-        setup_line(sc, &v2, &v0);
+        setup_line(sc, &v0, &v1, front);
+        setup_line(sc, &v1, &v2, front);
+        setup_line(sc, &v2, &v0, front);
         return;
     }
     if (area < 0) {
@@ -410,7 +410,16 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
     PLANE(p.q, v0.q, v1.q, v2.q);
     if (s->depth_bias || s->slope_bias != 0.0f) {
         float m = fabsf(p.z[1]) > fabsf(p.z[2]) ? fabsf(p.z[1]) : fabsf(p.z[2]);
-        float bias = (float)s->depth_bias * dx->depth_r + s->slope_bias * m;
+        /* D3D10: UNORM depth: bias * 2^-bits; float depth: bias *
+         * 2^(exponent(max |z| of the primitive) - 23). */
+        float r = dx->depth_r;
+        if (r == 0.0f) {
+            float zm = fmaxf(fabsf(v0.z), fmaxf(fabsf(v1.z), fabsf(v2.z)));
+            int e = 0;
+            frexpf(zm, &e); /* zm = f * 2^e with f in [0.5, 1): exponent is e - 1 */
+            r = zm > 0.0f ? ldexpf(1.0f, e - 1 - 23) : 0.0f;
+        }
+        float bias = (float)s->depth_bias * r + s->slope_bias * m;
         if (s->depth_bias_clamp > 0.0f && bias > s->depth_bias_clamp)
             bias = s->depth_bias_clamp;
         if (s->depth_bias_clamp < 0.0f && bias < s->depth_bias_clamp)
@@ -429,7 +438,7 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
     bin(sc, out);
 }
 
-static void setup_line(setup_ctx *sc, const svert *a, const svert *b)
+static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front)
 {
     const kr_drawx *dx = sc->dx;
     uint32_t ncomp = dx->nvary * 4;
@@ -438,7 +447,7 @@ static void setup_line(setup_ctx *sc, const svert *a, const svert *b)
         return;
     memset(p, 0, sizeof *p);
     p->kind = KR_LINE;
-    p->front = 1;
+    p->front = front;
     p->dx = dx;
     p->x0 = (float)a->X / KR_SUBPIXEL;
     p->y0 = (float)a->Y / KR_SUBPIXEL;
@@ -470,7 +479,10 @@ static void setup_point(setup_ctx *sc, const svert *a)
 {
     const kr_drawx *dx = sc->dx;
     uint32_t ncomp = dx->nvary * 4;
-    int32_t x = (int32_t)floorf((float)a->X / KR_SUBPIXEL), y = (int32_t)floorf((float)a->Y / KR_SUBPIXEL);
+    /* A point is a 1x1 square centered on the vertex, covered with the
+     * top-left rule: the pixel n with n + 0.5 in [x - 0.5, x + 0.5). */
+    int32_t x = (int32_t)-floor_div(-(a->X - KR_SUBPIXEL), KR_SUBPIXEL);
+    int32_t y = (int32_t)-floor_div(-(a->Y - KR_SUBPIXEL), KR_SUBPIXEL);
     if (x < sc->rx0 || x >= sc->rx1 || y < sc->ry0 || y >= sc->ry1)
         return;
     kr_prim *p = kr_arena_alloc(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * ncomp);
@@ -566,7 +578,7 @@ static void run_segment(const kr_geom_ctx *g, kr_job *job, const kr_seg *seg)
         }
         if (vpp == 2) {
             if (n == 2)
-                setup_line(&sc, &sv[0], &sv[1]);
+                setup_line(&sc, &sv[0], &sv[1], true);
             continue;
         }
         for (uint32_t k = 1; k + 1 < n; k++)

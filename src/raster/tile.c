@@ -321,11 +321,16 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
                 if (unorm) /* UNORM targets blend with sources clamped to [0, 1] */
                     for (int c = 0; c < 4; c++)
                         src[c] = src[c] < 0.0f ? 0.0f : src[c] > 1.0f ? 1.0f : src[c];
+                /* D3D10: MIN and MAX ignore the blend factors. */
+                bool mm = bl->op == KILN_BLEND_OP_MIN || bl->op == KILN_BLEND_OP_MAX;
+                bool mma = bl->op_a == KILN_BLEND_OP_MIN || bl->op_a == KILN_BLEND_OP_MAX;
                 for (int c = 0; c < 3; c++)
-                    out[c] = blend_op(bl->op, src[c] * factor(bl->src, c, src, dst, s->blend_factor),
-                                      dst[c] * factor(bl->dst, c, src, dst, s->blend_factor));
-                out[3] = blend_op(bl->op_a, src[3] * factor(bl->src_a, 3, src, dst, s->blend_factor),
-                                  dst[3] * factor(bl->dst_a, 3, src, dst, s->blend_factor));
+                    out[c] = mm ? blend_op(bl->op, src[c], dst[c])
+                                : blend_op(bl->op, src[c] * factor(bl->src, c, src, dst, s->blend_factor),
+                                           dst[c] * factor(bl->dst, c, src, dst, s->blend_factor));
+                out[3] = mma ? blend_op(bl->op_a, src[3], dst[3])
+                             : blend_op(bl->op_a, src[3] * factor(bl->src_a, 3, src, dst, s->blend_factor),
+                                        dst[3] * factor(bl->dst_a, 3, src, dst, s->blend_factor));
             } else {
                 memcpy(out, src, sizeof out);
             }
