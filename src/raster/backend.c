@@ -254,6 +254,12 @@ static void build_drawx(const kr_draw *d, const kr_fb *fb, kr_drawx *x)
     x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f : 0.0f;
 }
 
+static bool same_storages(const kr_draw *a, const kr_draw *b)
+{
+    return !memcmp(a->vb_st, b->vb_st, sizeof a->vb_st) && !memcmp(a->vs_cb_st, b->vs_cb_st, sizeof a->vs_cb_st) &&
+           !memcmp(a->ps_cb_st, b->ps_cb_st, sizeof a->ps_cb_st) && !memcmp(a->srv_st, b->srv_st, sizeof a->srv_st);
+}
+
 typedef struct exec_ctx {
     kr_geom_ctx g;
     kr_fb fb;
@@ -339,20 +345,36 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     for (uint32_t i = 0; i < s->nops; i++) {
         const kr_op *op = &s->ops[i];
         if (op->kind != KR_OP_DRAW) {
-            e.jobs[nj++] = (kr_job){.clear = op, .arena = {.env = env}};
+            e.jobs[nj++] = (kr_job){.clear = op, .arena = {.env = env, .pool = q->backend_data}};
             open = NULL;
             continue;
         }
-        kr_drawx *dx = &dxs[nd++];
-        build_drawx(op->draw, &e.fb, dx);
+        /* Consecutive draws with one state block and the same storages
+         * share their execution context (a stream of tiny draws). */
+        const kr_draw *dw = op->draw;
+        kr_drawx *dx;
+        if (nd && dxs[nd - 1].s == dw->state && same_storages(dxs[nd - 1].d, dw)) {
+            dx = &dxs[nd - 1];
+        } else {
+            dx = &dxs[nd++];
+            build_drawx(dw, &e.fb, dx);
+        }
         uint32_t np = kr_prim_count(op->draw->state->topology, op->draw->count);
+        kiln_topology topo = dw->state->topology;
+        bool cuts = dw->indexed && (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP);
         for (uint32_t inst = 0; inst < op->draw->instances; inst++) {
+            uint32_t strip = 0, scanned = 0; /* one pass over the indices */
             for (uint32_t f = 0; f < np; f += JOB_PRIMS) {
+                if (cuts) {
+                    for (; scanned < f; scanned++)
+                        if (kr_is_cut(dx, dw, scanned))
+                            strip = scanned + 1;
+                }
                 kr_seg *sg = &segs[ns++];
-                *sg = (kr_seg){dx, inst, f, KB_MIN(JOB_PRIMS, np - f)};
+                *sg = (kr_seg){dx, dw, inst, f, KB_MIN(JOB_PRIMS, np - f), strip};
                 if (!open || open->prims + sg->count > JOB_PRIMS) {
                     open = &e.jobs[nj++];
-                    *open = (kr_job){.segs = sg, .arena = {.env = env}};
+                    *open = (kr_job){.segs = sg, .arena = {.env = env, .pool = q->backend_data}};
                 }
                 open->nsegs++;
                 open->prims += sg->count;

@@ -7,6 +7,52 @@
 
 /* ---- arena ---- */
 
+static int size_class(size_t cs)
+{
+    for (int i = 0; i < KR_POOL_CLASSES; i++)
+        if (cs == ((size_t)16 << 10) << i)
+            return i;
+    return -1;
+}
+
+static kr_chunk *chunk_get(kr_arena *a, size_t cs)
+{
+    int k = size_class(cs);
+    if (a->pool && k >= 0) {
+        pthread_mutex_lock(&a->pool->mu);
+        kr_chunk *c = a->pool->free[k];
+        if (c) {
+            a->pool->free[k] = c->next;
+            a->pool->bytes -= cs;
+        }
+        pthread_mutex_unlock(&a->pool->mu);
+        if (c)
+            return c;
+    }
+    kr_chunk *c = kb_alloc(a->env, sizeof(kr_chunk) + cs + 16);
+    if (c)
+        c->size = cs;
+    return c;
+}
+
+static void chunk_put(kr_arena *a, kr_chunk *c)
+{
+    int k = size_class(c->size);
+    if (a->pool && k >= 0) {
+        pthread_mutex_lock(&a->pool->mu);
+        bool keep = a->pool->bytes + c->size <= KR_POOL_MAX;
+        if (keep) {
+            c->next = a->pool->free[k];
+            a->pool->free[k] = c;
+            a->pool->bytes += c->size;
+        }
+        pthread_mutex_unlock(&a->pool->mu);
+        if (keep)
+            return;
+    }
+    kb_free(a->env, c, sizeof(kr_chunk) + c->size + 16);
+}
+
 void *kr_arena_alloc(kr_arena *a, size_t size)
 {
     size = KB_ALIGN_UP(size, 16);
@@ -14,14 +60,13 @@ void *kr_arena_alloc(kr_arena *a, size_t size)
     if (!c || c->used + size > c->size) {
         /* Chunks grow from 16 KiB to 1 MiB: small jobs stay small. */
         size_t cs = c ? (c->size < (1u << 20) ? c->size * 2 : c->size) : (16u << 10);
-        if (cs < size)
-            cs = size;
-        c = kb_alloc(a->env, sizeof(kr_chunk) + cs + 16);
+        while (cs < size)
+            cs *= 2;
+        c = chunk_get(a, cs);
         if (!c) {
             a->failed = true;
             return NULL;
         }
-        c->size = cs;
         c->used = (size_t)(KB_ALIGN_UP((uintptr_t)c->data, 16) - (uintptr_t)c->data);
         c->next = a->head;
         a->head = c;
@@ -36,8 +81,33 @@ void kr_arena_free(kr_arena *a)
     while (a->head) {
         kr_chunk *c = a->head;
         a->head = c->next;
-        kb_free(a->env, c, sizeof(kr_chunk) + c->size + 16);
+        chunk_put(a, c);
     }
+}
+
+kr_pool *kr_pool_create(const kb_env *env)
+{
+    kr_pool *p = kb_calloc(env, sizeof *p);
+    if (!p)
+        return NULL;
+    p->env = env;
+    pthread_mutex_init(&p->mu, NULL);
+    return p;
+}
+
+void kr_pool_destroy(kr_pool *p)
+{
+    if (!p)
+        return;
+    for (int k = 0; k < KR_POOL_CLASSES; k++) {
+        while (p->free[k]) {
+            kr_chunk *c = p->free[k];
+            p->free[k] = c->next;
+            kb_free(p->env, c, sizeof(kr_chunk) + c->size + 16);
+        }
+    }
+    pthread_mutex_destroy(&p->mu);
+    kb_free(p->env, p, sizeof *p);
 }
 
 /* ---- topology ---- */
@@ -111,9 +181,23 @@ static void fetch_element(const kr_drawx *dx, const kr_element *e, uint32_t inde
     }
 }
 
-static uint32_t index_at(const kr_drawx *dx, uint32_t pos)
+bool kr_is_cut(const kr_drawx *dx, const kr_draw *d, uint32_t pos)
 {
-    const kr_draw *d = dx->d;
+    const kr_state *s = dx->s;
+    const uint8_t *ib = d->ib_st->data + s->ib_offset;
+    uint32_t i = d->start + pos;
+    if (s->ib_format == KILN_INDEX_UINT16) {
+        uint16_t x;
+        memcpy(&x, ib + (size_t)i * 2, 2);
+        return x == 0xffffu;
+    }
+    uint32_t v;
+    memcpy(&v, ib + (size_t)i * 4, 4);
+    return v == 0xffffffffu;
+}
+
+static uint32_t index_at(const kr_drawx *dx, const kr_draw *d, uint32_t pos)
+{
     if (!d->indexed)
         return d->start + pos;
     const kr_state *s = dx->s;
@@ -132,33 +216,44 @@ static uint32_t index_at(const kr_drawx *dx, uint32_t pos)
 
 /* Shades the vertices of positions [p0, p1) into `out` (one row per
  * unique vertex id) and fills slot[pos - p0] with its row. */
-static bool shade(const kr_drawx *dx, uint32_t instance, uint32_t p0, uint32_t p1, kr_arena *ar,
-                  float **out_rows, uint32_t **out_slot)
+static bool shade(const kr_drawx *dx, const kr_draw *d, uint32_t instance, uint32_t p0, uint32_t p1,
+                  kr_arena *ar, float **out_rows, uint32_t **out_slot)
 {
     const kr_state *s = dx->s;
     uint32_t n = p1 - p0;
     uint32_t *slot = kr_arena_alloc(ar, sizeof(uint32_t) * n);
     uint32_t *vid = kr_arena_alloc(ar, sizeof(uint32_t) * n); /* unique ids */
-    uint32_t cap = 16;
-    while (cap < 2 * n)
-        cap <<= 1;
-    uint32_t *hkey = kr_arena_alloc(ar, sizeof(uint32_t) * cap);
-    uint32_t *hval = kr_arena_alloc(ar, sizeof(uint32_t) * cap);
-    if (!slot || !vid || !hkey || !hval)
+    if (!slot || !vid)
         return false;
-    memset(hval, 0xff, sizeof(uint32_t) * cap);
     uint32_t nuniq = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t id = index_at(dx, p0 + k);
-        uint32_t h = (id * 2654435761u) & (cap - 1);
-        while (hval[h] != UINT32_MAX && hkey[h] != id)
-            h = (h + 1) & (cap - 1);
-        if (hval[h] == UINT32_MAX) {
-            hkey[h] = id;
-            hval[h] = nuniq;
-            vid[nuniq++] = id;
+    if (!d->indexed) {
+        /* Vertex ids are consecutive: nothing to reuse. */
+        for (uint32_t k = 0; k < n; k++) {
+            slot[k] = k;
+            vid[k] = d->start + p0 + k;
         }
-        slot[k] = hval[h];
+        nuniq = n;
+    } else {
+        uint32_t cap = 16;
+        while (cap < 2 * n)
+            cap <<= 1;
+        uint32_t *hkey = kr_arena_alloc(ar, sizeof(uint32_t) * cap);
+        uint32_t *hval = kr_arena_alloc(ar, sizeof(uint32_t) * cap);
+        if (!hkey || !hval)
+            return false;
+        memset(hval, 0xff, sizeof(uint32_t) * cap);
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t id = index_at(dx, d, p0 + k);
+            uint32_t h = (id * 2654435761u) & (cap - 1);
+            while (hval[h] != UINT32_MAX && hkey[h] != id)
+                h = (h + 1) & (cap - 1);
+            if (hval[h] == UINT32_MAX) {
+                hkey[h] = id;
+                hval[h] = nuniq;
+                vid[nuniq++] = id;
+            }
+            slot[k] = hval[h];
+        }
     }
     uint32_t in_stride = 4 * s->nelems, os = dx->out_stride;
     float *rows = kr_arena_alloc(ar, sizeof(float) * os * nuniq);
@@ -172,7 +267,7 @@ static bool shade(const kr_drawx *dx, uint32_t instance, uint32_t p0, uint32_t p
             for (uint32_t e = 0; e < s->nelems; e++) {
                 const kr_element *el = &s->elems[e];
                 uint32_t idx = el->per_instance
-                                   ? dx->d->start_instance + instance / (el->step ? el->step : 1)
+                                   ? d->start_instance + instance / (el->step ? el->step : 1)
                                    : vid[b + v];
                 fetch_element(dx, el, idx, in + v * in_stride + 4 * e);
             }
@@ -519,7 +614,7 @@ static void run_segment(const kr_geom_ctx *g, kr_job *job, const kr_seg *seg)
         p1 = seg->first + seg->count + 2;
     float *rows;
     uint32_t *slot;
-    if (!shade(dx, seg->instance, p0, p1, &job->arena, &rows, &slot))
+    if (!shade(dx, seg->d, seg->instance, p0, p1, &job->arena, &rows, &slot))
         return;
 
     setup_ctx sc = {.g = g, .dx = dx, .job = job};
@@ -545,8 +640,31 @@ static void run_segment(const kr_geom_ctx *g, kr_job *job, const kr_seg *seg)
     clip_ctx cc = {.nf = 4 + 4 * dx->nvary, .guard = vmax > 0.0f ? 262144.0f / vmax : 1.0f,
                    .depth_clip = s->depth_clip != 0};
     uint32_t os = dx->out_stride;
+    /* Indexed strips restart after a cut index (D3D10): primitives that
+     * touch one are skipped, and the winding parity counts from the cut. */
+    bool cuts = seg->d->indexed &&
+                (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP);
+    uint32_t strip = seg->strip_start;
     for (uint32_t j = seg->first; j < seg->first + seg->count; j++) {
-        prim_positions(topo, j, pos);
+        if (cuts) {
+            bool cut = false;
+            for (uint32_t k = 0; k < vpp && !cut; k++)
+                if (kr_is_cut(dx, seg->d, j + k)) {
+                    cut = true;
+                    if (j + k + 1 > strip)
+                        strip = j + k + 1;
+                }
+            if (cut)
+                continue;
+            prim_positions(topo, j, pos);
+            if (topo == KILN_TOPOLOGY_TRIANGLE_STRIP && ((j - strip) & 1) != (j & 1)) {
+                uint32_t t = pos[0]; /* parity from the strip's start, not the draw's */
+                pos[0] = pos[1];
+                pos[1] = t;
+            }
+        } else {
+            prim_positions(topo, j, pos);
+        }
         const float *v[3];
         uint32_t codes_or = 0, codes_and = 0x7f;
         for (uint32_t k = 0; k < vpp; k++) {

@@ -374,8 +374,15 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     if (p->kind == KR_TRI) {
         float w[B];
         const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
-        for (uint32_t i = 0; i < B; i++)
-            w[i] = 1.0f / (q0 + q1 * fx[i] + q2 * fy[i]);
+        if (q1 == 0.0f && q2 == 0.0f) {
+            /* Affine (equal w at the vertices): one divide, same bits. */
+            float w0 = 1.0f / q0;
+            for (uint32_t i = 0; i < B; i++)
+                w[i] = w0;
+        } else {
+            for (uint32_t i = 0; i < B; i++)
+                w[i] = 1.0f / (q0 + q1 * fx[i] + q2 * fy[i]);
+        }
         for (uint32_t k = 0; k < ncomp; k++) {
             const float a0 = p->attr[3 * k], a1 = p->attr[3 * k + 1], a2 = p->attr[3 * k + 2];
             float *restrict out = vary + k * B;
