@@ -1,24 +1,26 @@
 /*
  * kiln_demo - the example scene runner.
  *
- * Draws do not exist yet, so every scene is built from what the API does
- * today: clears, UpdateSubresource uploads, copies (CopyResource and
- * CopySubresourceRegion) and DYNAMIC textures mapped with WRITE_DISCARD.
- * Each scene is a deterministic function of the frame number. The runner
- * renders frames 0..N-1 into a DEFAULT "canvas" texture, copies the last one
- * into a STAGING texture, maps it with KILN_MAP_READ and writes DIR/NAME.png.
+ * Each scene (scenes.h) is a deterministic function of the frame number.
+ * The runner renders frames 0..N-1 into a DEFAULT "canvas" texture
+ * (demo_render, demo.c), copies the last one into a STAGING texture, maps it
+ * with KILN_MAP_READ and writes DIR/NAME.png.
  *
  * Every texture is R8G8B8A8_UNORM, the byte order PNG wants, so the readback
  * only strips the row padding (row_pitch may exceed width * 4).
  *
- * The scenes live in scenes.c. Each also knows, as a plain CPU function,
- * what its frame must look like. With --check the runner compares kiln's
- * bytes with it: the demo then doubles as an end-to-end check that queued,
- * multi-threaded execution gives exactly what executing every call in order
- * would give.
+ * The copy scenes (clears, uploads, copies, DYNAMIC maps) also know, as a
+ * plain CPU function, what their frame must look like. With --check the
+ * runner compares kiln's bytes with it: the demo then doubles as an
+ * end-to-end check that queued, multi-threaded execution gives exactly what
+ * executing every call in order would give. The draw scenes have no CPU
+ * reference; --check says so and skips them (tests/test_golden.c compares
+ * them with tests/golden/NAME.png). --golden writes those images: the draw
+ * scenes at the golden size and frame count (scripts/bless-golden.sh).
  *
  * Usage: kiln_demo [--list] [--scene NAME[,NAME...]|all] [--threads N]
  *                  [--size WxH] [--frames N] [--out DIR] [--serial] [--check]
+ *                  [--golden]
  */
 #include "scenes.h"
 
@@ -32,124 +34,28 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
-
-/* ---------------------------------------------------------------------------
- * What scenes.h promises: errors and owned objects
- * ------------------------------------------------------------------------- */
-
-int demo_fail_call(const demo *d, const char *call, kiln_result r, const char *file, int line)
-{
-    const char *base = strrchr(file, '/');
-    fprintf(stderr, "kiln_demo: scene %s: %s failed: %s (%s:%d)\n", d->scene, call,
-            kiln_result_string(r), base ? base + 1 : file, line);
-    return -1;
-}
-
-int demo_fail(const demo *d, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "kiln_demo: scene %s: ", d->scene);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return -1;
-}
-
-static int own(demo *d, demo_owned_kind kind, uint32_t id)
-{
-    if (d->nowned == DEMO_MAX_OWNED)
-        return demo_fail(d, "too many objects (raise DEMO_MAX_OWNED)");
-    d->owned[d->nowned].kind = kind;
-    d->owned[d->nowned].id = id;
-    d->nowned++;
-    return 0;
-}
-
-int demo_new_texture(demo *d, uint32_t w, uint32_t h, uint32_t array_size, kiln_usage usage,
-                     uint32_t bind, uint32_t cpu_access, kiln_texture *out)
-{
-    kiln_texture2d_desc desc = {
-        .width = w,
-        .height = h,
-        .mip_levels = 1,
-        .array_size = array_size,
-        .format = DEMO_FORMAT,
-        .usage = usage,
-        .bind_flags = bind,
-        .cpu_access = cpu_access,
-    };
-    TRY(d, kiln_create_texture2d(d->dev, &desc, NULL, out));
-    return own(d, DEMO_OWNED_TEXTURE, out->id);
-}
-
-int demo_new_rtv(demo *d, kiln_texture t, uint32_t slice, kiln_rtv *out)
-{
-    kiln_rtv_desc desc = {
-        .format = KILN_FORMAT_UNKNOWN, .first_array_slice = slice, .array_size = 1};
-    TRY(d, kiln_create_rtv(d->dev, t, &desc, out));
-    return own(d, DEMO_OWNED_RTV, out->id);
-}
-
-static int release_owned(demo *d)
-{
-    while (d->nowned) {
-        d->nowned--;
-        uint32_t id = d->owned[d->nowned].id;
-        if (d->owned[d->nowned].kind == DEMO_OWNED_RTV)
-            TRY(d, kiln_destroy_rtv(d->dev, (kiln_rtv){id}));
-        else
-            TRY(d, kiln_destroy_texture(d->dev, (kiln_texture){id}));
-    }
-    return 0;
-}
 
 /* ---------------------------------------------------------------------------
  * Running a scene
  * ------------------------------------------------------------------------- */
 
 typedef struct options {
-    int list, serial, check;
+    int list, serial, check, golden;
     int selected[DEMO_MAX_SCENES];
     uint32_t threads, w, h, frames;
     const char *out;
 } options;
 
-static double now_ms(void)
+/* A demo_progress_fn; `user` points to an int saying whether stderr is a tty. */
+static void progress(const char *name, uint32_t f, uint32_t frames, void *user)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void progress(const char *name, uint32_t f, uint32_t frames, int tty)
-{
+    int tty = *(const int *)user;
     uint32_t step = frames > 10 ? frames / 10 : 1;
     if (tty)
         fprintf(stderr, "\rscene %s: frame %u/%u", name, f, frames);
     else if (f % step == 0 || f == frames)
         fprintf(stderr, "scene %s: frame %u/%u\n", name, f, frames);
-}
-
-/* Copies canvas into a STAGING texture, maps it for reading and copies the
- * rows out (row_pitch may exceed w * 4). */
-static int read_back(demo *d, kiln_texture canvas, kiln_texture staging, uint8_t *pixels)
-{
-    kiln_mapped_subresource m;
-    TRY(d, kiln_copy_resource(d->ctx, demo_res(staging), demo_res(canvas)));
-    TRY(d, kiln_map(d->ctx, demo_res(staging), 0, KILN_MAP_READ, 0, &m));
-    if (m.row_pitch < d->w * 4 || !m.data) {
-        kiln_unmap(d->ctx, demo_res(staging), 0);
-        return demo_fail(d, "kiln_map returned row_pitch %u for a row of %u bytes", m.row_pitch,
-                         d->w * 4);
-    }
-    for (uint32_t y = 0; y < d->h; y++)
-        memcpy(pixels + (size_t)y * d->w * 4, (const uint8_t *)m.data + (size_t)y * m.row_pitch,
-               (size_t)d->w * 4);
-    TRY(d, kiln_unmap(d->ctx, demo_res(staging), 0));
-    return 0;
 }
 
 static int compare(const demo *d, const uint8_t *got, const uint8_t *want)
@@ -171,62 +77,61 @@ static int compare(const demo *d, const uint8_t *got, const uint8_t *want)
                      e[0], e[1], e[2], e[3]);
 }
 
+/* Writes RGBA8 pixels as a PNG: RGB when every alpha is 255 (a quarter
+ * fewer bytes to compress; readers give back alpha 255), else RGBA. The
+ * pixels are packed in place. Returns 0 on failure, as stb does. */
+static int write_png(const char *path, uint32_t w, uint32_t h, uint8_t *pixels)
+{
+    size_t n = (size_t)w * h;
+    for (size_t i = 0; i < n; i++)
+        if (pixels[i * 4 + 3] != 255)
+            return stbi_write_png(path, (int)w, (int)h, 4, pixels, (int)(w * 4));
+    for (size_t i = 0; i < n; i++)
+        memmove(pixels + i * 3, pixels + i * 4, 3);
+    return stbi_write_png(path, (int)w, (int)h, 3, pixels, (int)(w * 3));
+}
+
 static int run_scene(demo *d, const scene *sc, const options *o)
 {
     int tty = isatty(STDERR_FILENO);
     int rc = -1;
-    void *state = calloc(1, sc->state_size);
     uint8_t *pixels = malloc((size_t)d->w * d->h * 4);
-    uint8_t *want = o->check ? malloc((size_t)d->w * d->h * 4) : NULL;
-    kiln_texture canvas, staging;
-    kiln_rtv canvas_rtv;
+    uint8_t *want = o->check && sc->expect ? malloc((size_t)d->w * d->h * 4) : NULL;
+    const char *checked = "";
+    double ms = 0;
     char path[4096];
 
     d->scene = sc->name;
-    if (!state || !pixels || (o->check && !want)) {
+    if (!pixels || (o->check && sc->expect && !want)) {
         demo_fail(d, "out of memory");
         goto done;
     }
-    if (demo_new_texture(d, d->w, d->h, 1, KILN_USAGE_DEFAULT,
-                         KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE, 0, &canvas) ||
-        demo_new_rtv(d, canvas, 0, &canvas_rtv) ||
-        demo_new_texture(d, d->w, d->h, 1, KILN_USAGE_STAGING, 0, KILN_CPU_ACCESS_READ, &staging) ||
-        sc->setup(d, state))
-        goto done;
-
-    double t0 = now_ms();
-    for (uint32_t f = 0; f < o->frames; f++) {
-        if (sc->frame(d, state, canvas, canvas_rtv, f))
-            goto done;
-        progress(sc->name, f + 1, o->frames, tty);
-    }
+    int failed = demo_render(d, sc, o->frames, pixels, progress, &tty, &ms);
     if (tty)
         fputc('\n', stderr);
-    if (read_back(d, canvas, staging, pixels))
+    if (failed)
         goto done;
-    double ms = now_ms() - t0;
 
-    if (o->check) {
+    if (o->check && sc->expect) {
         sc->expect(d, o->frames - 1, want);
         if (compare(d, pixels, want))
             goto done;
+        checked = ", matches the CPU reference";
+    } else if (o->check) {
+        checked = ", not checked: a draw scene has no CPU reference (test_golden checks it)";
     }
     size_t n = strlen(o->out);
     while (n > 1 && o->out[n - 1] == '/')
         n--; /* "out/" names out/NAME.png, not out//NAME.png */
     snprintf(path, sizeof path, "%.*s/%s.png", (int)n, o->out, sc->name);
-    if (!stbi_write_png(path, (int)d->w, (int)d->h, 4, pixels, (int)(d->w * 4))) {
+    if (!write_png(path, d->w, d->h, pixels)) {
         demo_fail(d, "could not write %s", path);
         goto done;
     }
     fprintf(stderr, "scene %s: wrote %s (%ux%u, %u frame%s, %.2f ms/frame%s)\n", sc->name, path,
-            d->w, d->h, o->frames, o->frames == 1 ? "" : "s", ms / o->frames,
-            o->check ? ", matches the CPU reference" : "");
-    rc = release_owned(d);
+            d->w, d->h, o->frames, o->frames == 1 ? "" : "s", ms / o->frames, checked);
+    rc = 0;
 done:
-    if (sc->teardown && state)
-        sc->teardown(state);
-    free(state);
     free(pixels);
     free(want);
     return rc;
@@ -238,17 +143,23 @@ done:
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: kiln_demo [options]\n"
-               "  --list              list the scenes and exit\n"
-               "  --scene NAME|all    scenes to run, comma-separated (default: all)\n"
-               "  --threads N         worker threads, 0..256; 0: KILN_NUM_THREADS or the CPUs\n"
-               "                      (default 0)\n"
-               "  --size WxH          canvas size, 1..8192 each (default 640x360)\n"
-               "  --frames N          frames to render, the last is written (default 1)\n"
-               "  --out DIR           output directory, created if missing (default out)\n"
-               "  --serial            execute each command inside the call (KILN_EXEC_SERIAL)\n"
-               "  --check             compare each image with the scene's CPU reference\n"
-               "  --help              this text\n");
+    fprintf(f,
+            "usage: kiln_demo [options]\n"
+            "  --list              list the scenes and exit\n"
+            "  --scene NAME|all    scenes to run, comma-separated (default: all)\n"
+            "  --threads N         worker threads, 0..256; 0: KILN_NUM_THREADS or the CPUs\n"
+            "                      (default 0)\n"
+            "  --size WxH          canvas size, 1..8192 each (default 640x360)\n"
+            "  --frames N          frames to render, the last is written (default 1)\n"
+            "  --out DIR           output directory, created if missing (default out)\n"
+            "  --serial            execute each command inside the call (KILN_EXEC_SERIAL)\n"
+            "  --check             compare each image with the scene's CPU reference\n"
+            "                      (draw scenes have none: they are said to be skipped)\n"
+            "  --golden            the golden images: the draw scenes at %ux%u, %u frames,\n"
+            "                      into --out (scripts/bless-golden.sh uses this);\n"
+            "                      not with --scene, --size or --frames\n"
+            "  --help              this text\n",
+            DEMO_GOLDEN_W, DEMO_GOLDEN_H, DEMO_GOLDEN_FRAMES);
 }
 
 static int bad_usage(const char *fmt, ...)
@@ -298,12 +209,12 @@ static int select_scenes(const char *list, options *o)
         size_t n = strcspn(p, ",");
         size_t i = 0;
         while (i < demo_num_scenes &&
-               (strlen(demo_scenes[i].name) != n || strncmp(demo_scenes[i].name, p, n)))
+               (strlen(demo_scenes[i]->name) != n || strncmp(demo_scenes[i]->name, p, n)))
             i++;
         if (i == demo_num_scenes) {
             fprintf(stderr, "kiln_demo: unknown scene '%.*s'; scenes:", (int)n, p);
             for (size_t j = 0; j < demo_num_scenes; j++)
-                fprintf(stderr, " %s", demo_scenes[j].name);
+                fprintf(stderr, " %s", demo_scenes[j]->name);
             fprintf(stderr, " all\n");
             return -1;
         }
@@ -318,6 +229,7 @@ static int select_scenes(const char *list, options *o)
 static int parse_args(int argc, char **argv, options *o)
 {
     const char *scene_arg = "all";
+    int shaped = 0; /* --scene, --size or --frames given */
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = NULL;
         char name[32];
@@ -351,17 +263,22 @@ static int parse_args(int argc, char **argv, options *o)
             o->serial = 1;
         } else if (!strcmp(name, "--check")) {
             o->check = 1;
+        } else if (!strcmp(name, "--golden")) {
+            o->golden = 1;
         } else if (!strcmp(name, "--scene")) {
             scene_arg = val;
+            shaped = 1;
         } else if (!strcmp(name, "--threads")) {
             if (parse_u32(val, 0, 256, &o->threads))
                 return bad_usage("--threads wants an integer 0..256, not '%s'", val);
         } else if (!strcmp(name, "--size")) {
             if (parse_size(val, &o->w, &o->h))
                 return bad_usage("--size wants WxH with each in 1..8192, not '%s'", val);
+            shaped = 1;
         } else if (!strcmp(name, "--frames")) {
             if (parse_u32(val, 1, 1000000, &o->frames))
                 return bad_usage("--frames wants an integer 1..1000000, not '%s'", val);
+            shaped = 1;
         } else if (!strcmp(name, "--out")) {
             if (!*val)
                 return bad_usage("--out wants a directory");
@@ -369,6 +286,16 @@ static int parse_args(int argc, char **argv, options *o)
         } else {
             return bad_usage("unknown flag '%s'", name);
         }
+    }
+    if (o->golden) {
+        if (shaped)
+            return bad_usage("--golden fixes the scenes, the size and the frames");
+        o->w = DEMO_GOLDEN_W;
+        o->h = DEMO_GOLDEN_H;
+        o->frames = DEMO_GOLDEN_FRAMES;
+        for (size_t i = 0; i < demo_num_scenes; i++)
+            o->selected[i] = demo_scene_is_golden(demo_scenes[i]);
+        return 0;
     }
     if (select_scenes(scene_arg, o))
         return 2;
@@ -414,7 +341,9 @@ int main(int argc, char **argv)
         return rc;
     if (o.list) {
         for (size_t i = 0; i < demo_num_scenes; i++)
-            printf("%-10s %s\n", demo_scenes[i].name, demo_scenes[i].summary);
+            printf("%-10s %-6s %s\n", demo_scenes[i]->name,
+                   demo_scene_is_golden(demo_scenes[i]) ? "golden" : "check",
+                   demo_scenes[i]->summary);
         return 0;
     }
     if (make_dirs(o.out)) {
@@ -441,7 +370,7 @@ int main(int argc, char **argv)
 
     rc = 0;
     for (size_t i = 0; i < demo_num_scenes && rc == 0; i++)
-        if (o.selected[i] && run_scene(&d, &demo_scenes[i], &o))
+        if (o.selected[i] && run_scene(&d, demo_scenes[i], &o))
             rc = 1;
     kiln_device_destroy(d.dev);
     return rc;

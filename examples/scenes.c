@@ -1,11 +1,12 @@
 /*
- * scenes.c - the kiln_demo scenes (see scenes.h for the contract).
+ * scenes.c - the scene table, and the copy scenes (see scenes.h for the
+ * contract).
  *
- * Draws do not exist yet, so every scene is built from what the API does
- * today: clears, UpdateSubresource uploads, copies (CopyResource and
- * CopySubresourceRegion) and DYNAMIC textures mapped with WRITE_DISCARD.
- * Each is a deterministic function of the frame number, and each has a CPU
- * reference (`expect`) that computes the same image without kiln.
+ * The copy scenes are built from clears, UpdateSubresource uploads, copies
+ * (CopyResource and CopySubresourceRegion) and DYNAMIC textures mapped with
+ * WRITE_DISCARD. Each is a deterministic function of the frame number, and
+ * each has a CPU reference (`expect`) that computes the same image without
+ * kiln. The draw scenes live in scenes_draw.c and scenes_stream.c.
  */
 #include "scenes.h"
 
@@ -487,14 +488,45 @@ static void scroll_expect(const demo *d, uint32_t f, uint8_t *img)
  * The scene table
  * ------------------------------------------------------------------------- */
 
-const scene demo_scenes[] = {
-    {"checker", "cleared tiles of an array texture assembled with CopySubresourceRegion",
-     sizeof(checker), checker_setup, NULL, checker_frame, checker_expect},
-    {"gradient", "rows uploaded in bands with UpdateSubresource (padded row pitch)",
-     sizeof(gradient), gradient_setup, gradient_teardown, gradient_frame, gradient_expect},
-    {"mosaic", "small cells: DYNAMIC WRITE_DISCARD maps, uploads, copies, in-canvas copies",
-     sizeof(mosaic), mosaic_setup, mosaic_teardown, mosaic_frame, mosaic_expect},
-    {"scroll", "ping-pong copies shift the image, a strip upload, CopyResource to the canvas",
-     sizeof(scroll), scroll_setup, scroll_teardown, scroll_frame, scroll_expect},
+static const scene scene_checker = {
+    .name = "checker",
+    .summary = "cleared tiles of an array texture assembled with CopySubresourceRegion",
+    .state_size = sizeof(checker),
+    .setup = checker_setup,
+    .frame = checker_frame,
+    .expect = checker_expect,
+};
+static const scene scene_gradient = {
+    .name = "gradient",
+    .summary = "rows uploaded in bands with UpdateSubresource (padded row pitch)",
+    .state_size = sizeof(gradient),
+    .setup = gradient_setup,
+    .teardown = gradient_teardown,
+    .frame = gradient_frame,
+    .expect = gradient_expect,
+};
+static const scene scene_mosaic = {
+    .name = "mosaic",
+    .summary = "small cells: DYNAMIC WRITE_DISCARD maps, uploads, copies, in-canvas copies",
+    .state_size = sizeof(mosaic),
+    .setup = mosaic_setup,
+    .teardown = mosaic_teardown,
+    .frame = mosaic_frame,
+    .expect = mosaic_expect,
+};
+static const scene scene_scroll = {
+    .name = "scroll",
+    .summary = "ping-pong copies shift the image, a strip upload, CopyResource to the canvas",
+    .state_size = sizeof(scroll),
+    .setup = scroll_setup,
+    .teardown = scroll_teardown,
+    .frame = scroll_frame,
+    .expect = scroll_expect,
+};
+
+const scene *const demo_scenes[] = {
+    &scene_checker,      &scene_gradient,       &scene_mosaic,
+    &scene_scroll,       &demo_scene_triangle,  &demo_scene_cube,
+    &demo_scene_objects, &demo_scene_particles, &demo_scene_rtt,
 };
 const size_t demo_num_scenes = sizeof demo_scenes / sizeof demo_scenes[0];

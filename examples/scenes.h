@@ -1,15 +1,34 @@
 /*
- * scenes.h - what the kiln_demo runner (kiln_demo.c) and its scenes
- * (scenes.c) share.
+ * scenes.h - what the kiln_demo runner (kiln_demo.c), the golden-image test
+ * (tests/test_golden.c) and the scenes share.
+ *
+ *   demo.c          the demo core: errors, objects a scene owns, pipeline
+ *                   helpers, and demo_render, which runs a scene and reads
+ *                   the last frame back
+ *   scenes.c        the scene table and the copy scenes (clears, uploads,
+ *                   copies, DYNAMIC maps), each with a CPU reference
+ *   scenes_draw.c   draw scenes: "triangle", "cube", "rtt"
+ *   scenes_stream.c draw scenes that stream data through DYNAMIC buffers:
+ *                   "objects", "particles"
+ *   mat4.h          the little matrix math the draw scenes need
  *
  * A scene records one frame into the runner's canvas texture with kiln
- * calls, and knows on the CPU what that frame must look like. Scenes create
- * their textures and views through demo_new_texture / demo_new_rtv, which
- * the runner destroys when the scene ends. Every kiln call goes through TRY:
- * on failure it prints the call and the result string and makes the
- * enclosing function return -1, which stops the run (exit status 1).
+ * calls. It is a deterministic function of the frame number: no clock, no
+ * unseeded randomness, and no dependence on the frames rendered before it,
+ * so frame f looks the same whatever --frames led to it. Copy scenes also
+ * know on the CPU what a frame must look like (`expect`). Draw scenes have
+ * no CPU reference (expect is NULL): tests/test_golden.c compares them with
+ * the images in tests/golden/ instead, rendered at DEMO_GOLDEN_W x
+ * DEMO_GOLDEN_H, frames 0 .. DEMO_GOLDEN_FRAMES - 1 (scripts/bless-golden.sh
+ * rewrites those images; docs/golden.md).
  *
- * Everything here runs on the main thread.
+ * Scenes create their kiln objects through the demo_new_* helpers, which
+ * record them; demo_render destroys them in reverse order when the scene
+ * ends. Every kiln call goes through TRY: on failure it prints the call and
+ * the result string and makes the enclosing function return -1, which stops
+ * the run.
+ *
+ * Everything here runs on one thread (the one that owns the demo).
  */
 #ifndef KILN_DEMO_SCENES_H
 #define KILN_DEMO_SCENES_H
@@ -19,12 +38,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Every texture of the demo: the byte order PNG wants. */
+/* Every color texture of the demo: the byte order PNG wants. */
 #define DEMO_FORMAT KILN_FORMAT_R8G8B8A8_UNORM
-#define DEMO_MAX_OWNED 32
+#define DEMO_MAX_OWNED 64
 #define DEMO_MAX_SCENES 16
 
-typedef enum demo_owned_kind { DEMO_OWNED_TEXTURE, DEMO_OWNED_RTV } demo_owned_kind;
+/* What tests/test_golden.c renders and `kiln_demo --golden` writes. */
+#define DEMO_GOLDEN_W 320u
+#define DEMO_GOLDEN_H 180u
+#define DEMO_GOLDEN_FRAMES 8u /* frames 0..7; the image is frame 7 */
+
+typedef enum demo_owned_kind {
+    DEMO_OWNED_TEXTURE,
+    DEMO_OWNED_BUFFER,
+    DEMO_OWNED_RTV,
+    DEMO_OWNED_DSV,
+    DEMO_OWNED_SRV,
+    DEMO_OWNED_VS,
+    DEMO_OWNED_PS,
+    DEMO_OWNED_LAYOUT,
+    DEMO_OWNED_RASTERIZER,
+    DEMO_OWNED_DEPTH_STENCIL,
+    DEMO_OWNED_BLEND,
+    DEMO_OWNED_SAMPLER
+} demo_owned_kind;
 
 typedef struct demo {
     kiln_device *dev;
@@ -55,13 +92,57 @@ int demo_fail(const demo *d, const char *fmt, ...)
 #endif
     ;
 
-/* A one-mip DEMO_FORMAT texture owned by the current scene. */
+/* ---- objects owned by the current scene (each returns 0 or -1) ---- */
+
+/* A one-mip DEMO_FORMAT texture. */
 int demo_new_texture(demo *d, uint32_t w, uint32_t h, uint32_t array_size, kiln_usage usage,
                      uint32_t bind, uint32_t cpu_access, kiln_texture *out);
-/* A render-target view of one array slice, owned by the current scene. */
+/* Any texture; `init` as for kiln_create_texture2d. */
+int demo_new_texture_desc(demo *d, const kiln_texture2d_desc *desc,
+                          const kiln_subresource_data *init, kiln_texture *out);
+/* A render-target view of mip 0 of one array slice. */
 int demo_new_rtv(demo *d, kiln_texture t, uint32_t slice, kiln_rtv *out);
+/* A depth-stencil view of mip 0; a shader-resource view of every mip. */
+int demo_new_dsv(demo *d, kiln_texture t, kiln_dsv *out);
+int demo_new_srv(demo *d, kiln_texture t, kiln_srv *out);
+/* A W x H depth texture of `format` with its view. */
+int demo_new_depth(demo *d, uint32_t w, uint32_t h, kiln_format format, kiln_dsv *out);
+/* `data` may be NULL (zero-filled), except for IMMUTABLE. */
+int demo_new_buffer(demo *d, uint32_t size, kiln_usage usage, uint32_t bind, const void *data,
+                    kiln_buffer *out);
+int demo_new_rasterizer(demo *d, const kiln_rasterizer_desc *desc, kiln_rasterizer_state *out);
+int demo_new_depth_stencil(demo *d, const kiln_depth_stencil_desc *desc,
+                           kiln_depth_stencil_state *out);
+int demo_new_blend(demo *d, const kiln_blend_desc *desc, kiln_blend_state *out);
+int demo_new_sampler(demo *d, const kiln_sampler_desc *desc, kiln_sampler *out);
+
+/* A built-in effect's shaders and an input layout for them. */
+typedef struct demo_effect {
+    kiln_vertex_shader vs;
+    kiln_pixel_shader ps;
+    kiln_input_layout layout;
+} demo_effect;
+
+int demo_new_effect(demo *d, kiln_effect effect, const kiln_input_element *elements,
+                    uint32_t num_elements, demo_effect *out);
+
+/* ---- pipeline helpers ---- */
+
+/* Binds the effect's layout and shaders. */
+int demo_bind_effect(demo *d, const demo_effect *e);
+/* One render target (and a depth-stencil view, or {0}) with a viewport
+ * covering all of its w x h texels. */
+int demo_bind_target(demo *d, kiln_rtv rtv, kiln_dsv dsv, uint32_t w, uint32_t h);
+/* Unbinds everything and restores every default state, so a frame starts
+ * from a known pipeline and destroyed objects are never left bound. */
+int demo_reset_pipeline(demo *d);
+/* Replaces a DYNAMIC buffer's contents: Map WRITE_DISCARD, copy, Unmap. */
+int demo_write_discard(demo *d, kiln_buffer b, const void *data, size_t size);
+
+/* ---- running ---- */
 
 static inline kiln_resource demo_res(kiln_texture t) { return kiln_texture_resource(t); }
+static inline kiln_resource demo_buf(kiln_buffer b) { return kiln_buffer_resource(b); }
 
 typedef struct scene {
     const char *name;
@@ -71,13 +152,35 @@ typedef struct scene {
     void (*teardown)(void *state); /* frees what setup allocated; may be NULL;
                                       called even when setup failed */
     /* Records frame f into canvas (W x H, DEMO_FORMAT, DEFAULT, render
-     * target and shader resource; zero-filled when the scene starts). */
+     * target and shader resource; zero-filled when the scene starts). The
+     * pipeline is reset (demo_reset_pipeline) before each frame. */
     int (*frame)(demo *d, void *state, kiln_texture canvas, kiln_rtv canvas_rtv, uint32_t f);
-    /* What frame f must look like: W * H tightly packed RGBA8 texels. */
+    /* What frame f must look like: W * H tightly packed RGBA8 texels. NULL
+     * for draw scenes, which tests/test_golden.c checks against
+     * tests/golden/NAME.png instead. */
     void (*expect)(const demo *d, uint32_t f, uint8_t *img);
 } scene;
 
-extern const scene demo_scenes[];
+/* Every scene, in --list order (scenes.c). */
+extern const scene *const demo_scenes[];
 extern const size_t demo_num_scenes;
+
+/* The draw scenes, defined in scenes_draw.c and scenes_stream.c. */
+extern const scene demo_scene_triangle, demo_scene_cube, demo_scene_rtt;
+extern const scene demo_scene_objects, demo_scene_particles;
+
+/* Scenes without a CPU reference are the golden-image scenes. */
+static inline int demo_scene_is_golden(const scene *sc) { return sc->expect == NULL; }
+
+/* Called after each frame is recorded (f = 1..frames); may be NULL. */
+typedef void (*demo_progress_fn)(const char *scene, uint32_t f, uint32_t frames, void *user);
+
+/* Runs `sc` on d->dev at d->w x d->h: creates the canvas, sets the scene
+ * up, records frames 0 .. frames - 1, reads the last one back into `pixels`
+ * (W * H * 4 bytes, RGBA8, tightly packed), tears the scene down and
+ * destroys what it created. *record_ms (may be NULL) receives the time from
+ * the first frame to the end of the readback. Returns 0 or -1 (reported). */
+int demo_render(demo *d, const scene *sc, uint32_t frames, uint8_t *pixels,
+                demo_progress_fn progress, void *progress_user, double *record_ms);
 
 #endif

@@ -355,6 +355,7 @@ static kiln_result destroy_view(kiln_device *dev, const char *api, uint32_t id, 
     kres_object *o = kres_handles_remove(&dev->handles, id, type, type, &lid);
     if (!o)
         return ka_handle_fail(dev, api, "view", lid);
+    atomic_store(&((kres_view *)o)->destroyed, true);
     kres_unref(o);
     return KILN_OK;
 }

@@ -80,7 +80,6 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
         return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api, "handle table");
     }
     r = kq_device_init(&dev->queue, &dev->env, dev->dom, dev->serial, dev->num_threads);
-    dev->queue.backend = &kr_soft_backend;
     if (r != KILN_OK) {
         kres_handles_fini(&dev->handles);
         ks_domain_unref(dev->dom);
@@ -90,9 +89,12 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
         return kb_fail(&env, KILN_E_OUT_OF_MEMORY, KILN_LOG_DEVICE_THREAD_FAILED, api,
                        "pthread_create failed");
     }
+    dev->queue.backend = &kr_soft_backend;
+    dev->queue.backend_data = kr_pool_create(&dev->env); /* NULL: no pooling */
     r = ka_context_init(dev, &dev->immediate);
     if (r != KILN_OK) {
         kq_device_fini(&dev->queue);
+        kr_pool_destroy(dev->queue.backend_data);
         kres_handles_fini(&dev->handles);
         ks_domain_unref(dev->dom);
         kb_free(&env, dev, sizeof *dev);
@@ -126,6 +128,7 @@ void kiln_device_destroy(kiln_device *dev)
     }
     ka_context_fini(&dev->immediate);
     kq_device_fini(&dev->queue);
+    kr_pool_destroy(dev->queue.backend_data);
     kres_handles_fini(&dev->handles);
     ks_domain *dom = dev->dom;
     kb_env env = dev->env;
@@ -178,6 +181,8 @@ void ka_context_fini(kiln_context *ctx)
 kiln_result kiln_context_create(kiln_device *dev, kiln_context **out)
 {
     static const char api[] = "kiln_context_create";
+    if (out)
+        *out = NULL;
     if (!dev)
         return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
     if (!out)

@@ -592,7 +592,10 @@ static kres_storage *capture(kiln_device *dev, kres_resource *res)
 
 static bool destroyed_pipe(const kres_pipe *o) { return o && atomic_load(&o->destroyed); }
 static bool destroyed_res(const kres_resource *r) { return r && atomic_load(&r->destroyed); }
-static bool destroyed_view(const kres_view *v) { return v && atomic_load(&v->res->destroyed); }
+static bool destroyed_view(const kres_view *v)
+{
+    return v && (atomic_load(&v->destroyed) || atomic_load(&v->res->destroyed));
+}
 
 static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, uint32_t count,
                             uint32_t start, uint32_t instances, uint32_t start_instance)

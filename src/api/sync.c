@@ -264,15 +264,17 @@ static kiln_result wait_fence(kq_device *q, ks_fence *f, uint64_t timeout_ns)
     kiln_result r = KILN_OK;
     pthread_mutex_lock(&d->mu);
     for (;;) {
+        /* Lost first: destroying the device errors pending points, and a
+         * wait it interrupted reports that, not the points' state. */
+        if (d->lost) {
+            r = ks_fence_state_locked(f) == KS_SIGNALED ? KILN_OK : KILN_E_DEVICE_LOST;
+            break;
+        }
         ks_state s = ks_fence_state_locked(f);
         if (s == KS_SIGNALED)
             break;
         if (s == KS_ERROR) {
             r = KILN_E_COMMAND_FAILED;
-            break;
-        }
-        if (d->lost) {
-            r = KILN_E_DEVICE_LOST;
             break;
         }
         if (q && q->serial && q->ready_head) {

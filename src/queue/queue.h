@@ -137,6 +137,7 @@ typedef struct kq_device {
     struct kq_group *groups;    /* parallel_for groups wanting helpers */
     atomic_uint ngroups;
     const struct kq_backend *backend;
+    void *backend_data;         /* the backend's per-device state */
     bool serial;
     bool stopping;
     uint32_t nworkers, workers_cap;

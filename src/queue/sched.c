@@ -303,12 +303,24 @@ static void *worker_main(void *arg)
 
 /* ---- device ---- */
 
+/* Server waits resolved by whatever settled a point (a CPU signal, a
+ * destroyed timeline, ...): move the commands behind them; in SERIAL mode
+ * they run inside the call that released them. */
+static void settle_hook(void *arg)
+{
+    kq_device *q = arg;
+    kq_settle_locked(q);
+    kq_drain_serial(q);
+}
+
 kiln_result kq_device_init(kq_device *q, const kb_env *env, ks_domain *dom, bool serial,
                            uint32_t nworkers)
 {
     memset(q, 0, sizeof *q);
     q->env = env;
     q->dom = dom;
+    dom->on_resolved = settle_hook;
+    dom->on_resolved_arg = q;
     q->serial = serial;
     atomic_init(&q->nready, 0);
     pthread_cond_init(&q->work_cv, NULL);
@@ -423,7 +435,9 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
     c->free_list = cmd->next;
     c->in_flight++;
     ks_unlock(q->dom);
-    memset(cmd, 0, offsetof(kq_cmd, acc));
+    /* Everything before the inline nodes starts zeroed (a recycled slot
+     * must not keep its last command's flags). */
+    memset(cmd, 0, offsetof(kq_cmd, acc_inline));
     cmd->acc = cmd->acc_inline;
     cmd->release = NULL;
     cmd->ctx = c;

@@ -250,7 +250,14 @@ static void build_drawx(const kr_draw *d, const kr_fb *fb, kr_drawx *x)
     x->nvary = s->ps_varyings;
     x->out_stride = 4 + 4 * s->vs_varyings;
     x->early_z = !(s->ps_flags & KILN_PS_MAY_DISCARD);
-    x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f : 1.0f / 8388608.0f;
+    /* 0: float depth, whose unit depends on each primitive (geom.c). */
+    x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f : 0.0f;
+}
+
+static bool same_storages(const kr_draw *a, const kr_draw *b)
+{
+    return !memcmp(a->vb_st, b->vb_st, sizeof a->vb_st) && !memcmp(a->vs_cb_st, b->vs_cb_st, sizeof a->vs_cb_st) &&
+           !memcmp(a->ps_cb_st, b->ps_cb_st, sizeof a->ps_cb_st) && !memcmp(a->srv_st, b->srv_st, sizeof a->srv_st);
 }
 
 typedef struct exec_ctx {
@@ -264,7 +271,7 @@ static void geom_task(void *arg, uint32_t i)
 {
     exec_ctx *e = arg;
     kr_job *job = &e->jobs[e->first + i];
-    if (job->dx)
+    if (!job->clear)
         kr_geom_run(&e->g, job);
 }
 
@@ -276,13 +283,12 @@ static void tile_task(void *arg, uint32_t t)
     int x1 = (int)KB_MIN(e->fb.width, (tx + 1) * KR_TILE), y1 = (int)KB_MIN(e->fb.height, (ty + 1) * KR_TILE);
     for (uint32_t j = e->first; j < e->first + e->count; j++) {
         const kr_job *job = &e->jobs[j];
-        const kr_op *op = job->op;
-        if (op->kind == KR_OP_CLEAR_RT) {
-            kr_clear_rect(&e->fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
-            continue;
-        }
-        if (op->kind == KR_OP_CLEAR_DS) {
-            kr_clear_rect(&e->fb, -1, op->texel, op->mask, x0, y0, x1, y1);
+        const kr_op *op = job->clear;
+        if (op) {
+            if (op->kind == KR_OP_CLEAR_RT)
+                kr_clear_rect(&e->fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
+            else
+                kr_clear_rect(&e->fb, -1, op->texel, op->mask, x0, y0, x1, y1);
             continue;
         }
         if (!job->bins)
@@ -307,48 +313,80 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     if (ntiles == 0)
         return KQ_EXEC_DONE;
 
-    /* Jobs: clears are one job each; draws split per instance into ranges
-     * of primitives. */
-    uint32_t njobs = 0, ndraws = 0;
+    /* Segments: each draw's primitives per instance in ranges of at most
+     * JOB_PRIMS. Jobs: consecutive segments up to JOB_PRIMS primitives (so
+     * a stream of tiny draws shares jobs), and one job per clear. */
+    uint32_t nsegs = 0, ndraws = 0, nclears = 0;
     for (uint32_t i = 0; i < s->nops; i++) {
         const kr_op *op = &s->ops[i];
         if (op->kind != KR_OP_DRAW) {
-            njobs++;
+            nclears++;
             continue;
         }
         ndraws++;
         uint32_t np = kr_prim_count(op->draw->state->topology, op->draw->count);
-        njobs += op->draw->instances * ((np + JOB_PRIMS - 1) / JOB_PRIMS);
+        nsegs += op->draw->instances * ((np + JOB_PRIMS - 1) / JOB_PRIMS);
     }
-    kr_drawx *dxs = kb_calloc(env, sizeof(kr_drawx) * (ndraws ? ndraws : 1));
-    e.jobs = kb_calloc(env, sizeof(kr_job) * (njobs ? njobs : 1));
-    if (!dxs || !e.jobs) {
-        kb_free(env, dxs, sizeof(kr_drawx) * (ndraws ? ndraws : 1));
-        kb_free(env, e.jobs, sizeof(kr_job) * (njobs ? njobs : 1));
+    size_t dx_size = sizeof(kr_drawx) * (ndraws ? ndraws : 1);
+    size_t seg_size = sizeof(kr_seg) * (nsegs ? nsegs : 1);
+    size_t job_cap = (size_t)nsegs + nclears + 1;
+    kr_drawx *dxs = kb_calloc(env, dx_size);
+    kr_seg *segs = kb_calloc(env, seg_size);
+    e.jobs = kb_calloc(env, sizeof(kr_job) * job_cap);
+    if (!dxs || !segs || !e.jobs) {
+        kb_free(env, dxs, dx_size);
+        kb_free(env, segs, seg_size);
+        kb_free(env, e.jobs, sizeof(kr_job) * job_cap);
         cmd->fail_reason = "out of memory for the scene's jobs";
         return KQ_EXEC_FAILED;
     }
-    uint32_t nj = 0, nd = 0;
+    uint32_t nj = 0, nd = 0, ns = 0;
+    kr_job *open = NULL;
     for (uint32_t i = 0; i < s->nops; i++) {
         const kr_op *op = &s->ops[i];
         if (op->kind != KR_OP_DRAW) {
-            e.jobs[nj++] = (kr_job){.op = op, .arena = {.env = env}};
+            e.jobs[nj++] = (kr_job){.clear = op, .arena = {.env = env, .pool = q->backend_data}};
+            open = NULL;
             continue;
         }
-        kr_drawx *dx = &dxs[nd++];
-        build_drawx(op->draw, &e.fb, dx);
+        /* Consecutive draws with one state block and the same storages
+         * share their execution context (a stream of tiny draws). */
+        const kr_draw *dw = op->draw;
+        kr_drawx *dx;
+        if (nd && dxs[nd - 1].s == dw->state && same_storages(dxs[nd - 1].d, dw)) {
+            dx = &dxs[nd - 1];
+        } else {
+            dx = &dxs[nd++];
+            build_drawx(dw, &e.fb, dx);
+        }
         uint32_t np = kr_prim_count(op->draw->state->topology, op->draw->count);
-        for (uint32_t inst = 0; inst < op->draw->instances; inst++)
-            for (uint32_t f = 0; f < np; f += JOB_PRIMS)
-                e.jobs[nj++] = (kr_job){.op = op, .dx = dx, .instance = inst, .first = f,
-                                        .count = KB_MIN(JOB_PRIMS, np - f), .arena = {.env = env}};
+        kiln_topology topo = dw->state->topology;
+        bool cuts = dw->indexed && (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP);
+        for (uint32_t inst = 0; inst < op->draw->instances; inst++) {
+            uint32_t strip = 0, scanned = 0; /* one pass over the indices */
+            for (uint32_t f = 0; f < np; f += JOB_PRIMS) {
+                if (cuts) {
+                    for (; scanned < f; scanned++)
+                        if (kr_is_cut(dx, dw, scanned))
+                            strip = scanned + 1;
+                }
+                kr_seg *sg = &segs[ns++];
+                *sg = (kr_seg){dx, dw, inst, f, KB_MIN(JOB_PRIMS, np - f), strip};
+                if (!open || open->prims + sg->count > JOB_PRIMS) {
+                    open = &e.jobs[nj++];
+                    *open = (kr_job){.segs = sg, .arena = {.env = env, .pool = q->backend_data}};
+                }
+                open->nsegs++;
+                open->prims += sg->count;
+            }
+        }
     }
 
     bool failed = false;
     for (uint32_t first = 0; first < nj;) {
         uint32_t prims = 0, count = 0;
-        while (first + count < nj && (count == 0 || prims + e.jobs[first + count].count <= WAVE_PRIMS))
-            prims += e.jobs[first + count++].count;
+        while (first + count < nj && (count == 0 || prims + e.jobs[first + count].prims <= WAVE_PRIMS))
+            prims += e.jobs[first + count++].prims;
         e.first = first;
         e.count = count;
         kq_parallel_for(q, count, geom_task, &e);
@@ -362,8 +400,9 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             break;
         first += count;
     }
-    kb_free(env, dxs, sizeof(kr_drawx) * (ndraws ? ndraws : 1));
-    kb_free(env, e.jobs, sizeof(kr_job) * (njobs ? njobs : 1));
+    kb_free(env, dxs, dx_size);
+    kb_free(env, segs, seg_size);
+    kb_free(env, e.jobs, sizeof(kr_job) * job_cap);
     if (failed) {
         cmd->fail_reason = "out of memory for vertices or bins; the scene was not completed";
         return KQ_EXEC_FAILED;

@@ -7,18 +7,66 @@
 
 /* ---- arena ---- */
 
+static int size_class(size_t cs)
+{
+    for (int i = 0; i < KR_POOL_CLASSES; i++)
+        if (cs == ((size_t)16 << 10) << i)
+            return i;
+    return -1;
+}
+
+static kr_chunk *chunk_get(kr_arena *a, size_t cs)
+{
+    int k = size_class(cs);
+    if (a->pool && k >= 0) {
+        pthread_mutex_lock(&a->pool->mu);
+        kr_chunk *c = a->pool->free[k];
+        if (c) {
+            a->pool->free[k] = c->next;
+            a->pool->bytes -= cs;
+        }
+        pthread_mutex_unlock(&a->pool->mu);
+        if (c)
+            return c;
+    }
+    kr_chunk *c = kb_alloc(a->env, sizeof(kr_chunk) + cs + 16);
+    if (c)
+        c->size = cs;
+    return c;
+}
+
+static void chunk_put(kr_arena *a, kr_chunk *c)
+{
+    int k = size_class(c->size);
+    if (a->pool && k >= 0) {
+        pthread_mutex_lock(&a->pool->mu);
+        bool keep = a->pool->bytes + c->size <= KR_POOL_MAX;
+        if (keep) {
+            c->next = a->pool->free[k];
+            a->pool->free[k] = c;
+            a->pool->bytes += c->size;
+        }
+        pthread_mutex_unlock(&a->pool->mu);
+        if (keep)
+            return;
+    }
+    kb_free(a->env, c, sizeof(kr_chunk) + c->size + 16);
+}
+
 void *kr_arena_alloc(kr_arena *a, size_t size)
 {
     size = KB_ALIGN_UP(size, 16);
     kr_chunk *c = a->head;
     if (!c || c->used + size > c->size) {
-        size_t cs = size > (256u << 10) ? size : (256u << 10);
-        c = kb_alloc(a->env, sizeof(kr_chunk) + cs + 16);
+        /* Chunks grow from 16 KiB to 1 MiB: small jobs stay small. */
+        size_t cs = c ? (c->size < (1u << 20) ? c->size * 2 : c->size) : (16u << 10);
+        while (cs < size)
+            cs *= 2;
+        c = chunk_get(a, cs);
         if (!c) {
             a->failed = true;
             return NULL;
         }
-        c->size = cs;
         c->used = (size_t)(KB_ALIGN_UP((uintptr_t)c->data, 16) - (uintptr_t)c->data);
         c->next = a->head;
         a->head = c;
@@ -33,8 +81,33 @@ void kr_arena_free(kr_arena *a)
     while (a->head) {
         kr_chunk *c = a->head;
         a->head = c->next;
-        kb_free(a->env, c, sizeof(kr_chunk) + c->size + 16);
+        chunk_put(a, c);
     }
+}
+
+kr_pool *kr_pool_create(const kb_env *env)
+{
+    kr_pool *p = kb_calloc(env, sizeof *p);
+    if (!p)
+        return NULL;
+    p->env = env;
+    pthread_mutex_init(&p->mu, NULL);
+    return p;
+}
+
+void kr_pool_destroy(kr_pool *p)
+{
+    if (!p)
+        return;
+    for (int k = 0; k < KR_POOL_CLASSES; k++) {
+        while (p->free[k]) {
+            kr_chunk *c = p->free[k];
+            p->free[k] = c->next;
+            kb_free(p->env, c, sizeof(kr_chunk) + c->size + 16);
+        }
+    }
+    pthread_mutex_destroy(&p->mu);
+    kb_free(p->env, p, sizeof *p);
 }
 
 /* ---- topology ---- */
@@ -108,9 +181,23 @@ static void fetch_element(const kr_drawx *dx, const kr_element *e, uint32_t inde
     }
 }
 
-static uint32_t index_at(const kr_drawx *dx, uint32_t pos)
+bool kr_is_cut(const kr_drawx *dx, const kr_draw *d, uint32_t pos)
 {
-    const kr_draw *d = dx->d;
+    const kr_state *s = dx->s;
+    const uint8_t *ib = d->ib_st->data + s->ib_offset;
+    uint32_t i = d->start + pos;
+    if (s->ib_format == KILN_INDEX_UINT16) {
+        uint16_t x;
+        memcpy(&x, ib + (size_t)i * 2, 2);
+        return x == 0xffffu;
+    }
+    uint32_t v;
+    memcpy(&v, ib + (size_t)i * 4, 4);
+    return v == 0xffffffffu;
+}
+
+static uint32_t index_at(const kr_drawx *dx, const kr_draw *d, uint32_t pos)
+{
     if (!d->indexed)
         return d->start + pos;
     const kr_state *s = dx->s;
@@ -129,33 +216,44 @@ static uint32_t index_at(const kr_drawx *dx, uint32_t pos)
 
 /* Shades the vertices of positions [p0, p1) into `out` (one row per
  * unique vertex id) and fills slot[pos - p0] with its row. */
-static bool shade(const kr_drawx *dx, uint32_t instance, uint32_t p0, uint32_t p1, kr_arena *ar,
-                  float **out_rows, uint32_t **out_slot)
+static bool shade(const kr_drawx *dx, const kr_draw *d, uint32_t instance, uint32_t p0, uint32_t p1,
+                  kr_arena *ar, float **out_rows, uint32_t **out_slot)
 {
     const kr_state *s = dx->s;
     uint32_t n = p1 - p0;
     uint32_t *slot = kr_arena_alloc(ar, sizeof(uint32_t) * n);
     uint32_t *vid = kr_arena_alloc(ar, sizeof(uint32_t) * n); /* unique ids */
-    uint32_t cap = 16;
-    while (cap < 2 * n)
-        cap <<= 1;
-    uint32_t *hkey = kr_arena_alloc(ar, sizeof(uint32_t) * cap);
-    uint32_t *hval = kr_arena_alloc(ar, sizeof(uint32_t) * cap);
-    if (!slot || !vid || !hkey || !hval)
+    if (!slot || !vid)
         return false;
-    memset(hval, 0xff, sizeof(uint32_t) * cap);
     uint32_t nuniq = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t id = index_at(dx, p0 + k);
-        uint32_t h = (id * 2654435761u) & (cap - 1);
-        while (hval[h] != UINT32_MAX && hkey[h] != id)
-            h = (h + 1) & (cap - 1);
-        if (hval[h] == UINT32_MAX) {
-            hkey[h] = id;
-            hval[h] = nuniq;
-            vid[nuniq++] = id;
+    if (!d->indexed) {
+        /* Vertex ids are consecutive: nothing to reuse. */
+        for (uint32_t k = 0; k < n; k++) {
+            slot[k] = k;
+            vid[k] = d->start + p0 + k;
         }
-        slot[k] = hval[h];
+        nuniq = n;
+    } else {
+        uint32_t cap = 16;
+        while (cap < 2 * n)
+            cap <<= 1;
+        uint32_t *hkey = kr_arena_alloc(ar, sizeof(uint32_t) * cap);
+        uint32_t *hval = kr_arena_alloc(ar, sizeof(uint32_t) * cap);
+        if (!hkey || !hval)
+            return false;
+        memset(hval, 0xff, sizeof(uint32_t) * cap);
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t id = index_at(dx, d, p0 + k);
+            uint32_t h = (id * 2654435761u) & (cap - 1);
+            while (hval[h] != UINT32_MAX && hkey[h] != id)
+                h = (h + 1) & (cap - 1);
+            if (hval[h] == UINT32_MAX) {
+                hkey[h] = id;
+                hval[h] = nuniq;
+                vid[nuniq++] = id;
+            }
+            slot[k] = hval[h];
+        }
     }
     uint32_t in_stride = 4 * s->nelems, os = dx->out_stride;
     float *rows = kr_arena_alloc(ar, sizeof(float) * os * nuniq);
@@ -169,13 +267,13 @@ static bool shade(const kr_drawx *dx, uint32_t instance, uint32_t p0, uint32_t p
             for (uint32_t e = 0; e < s->nelems; e++) {
                 const kr_element *el = &s->elems[e];
                 uint32_t idx = el->per_instance
-                                   ? dx->d->start_instance + instance / (el->step ? el->step : 1)
+                                   ? d->start_instance + instance / (el->step ? el->step : 1)
                                    : vid[b + v];
                 fetch_element(dx, el, idx, in + v * in_stride + 4 * e);
             }
         }
         kiln_vs_args a = {
-            .count = cnt, .instance_id = dx->d->start_instance + instance, .vertex_id = vid + b,
+            .count = cnt, .instance_id = instance, .vertex_id = vid + b, /* SV_InstanceID starts at 0 */
             .in = in, .in_stride = in_stride, .out = rows + (size_t)b * os, .out_stride = os,
             .cb = dx->vs_cb, .cb_size = dx->vs_cb_size, .user = s->vs_user,
         };
@@ -329,7 +427,7 @@ static void to_screen(const kr_state *s, const float *v, svert *o)
     o->attr = v + 4;
 }
 
-static void setup_line(setup_ctx *sc, const svert *a, const svert *b);
+static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front);
 
 static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
 {
@@ -343,9 +441,9 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
     if ((s->cull == KILN_CULL_BACK && !front) || (s->cull == KILN_CULL_FRONT && front))
         return;
     if (s->fill == KILN_FILL_WIREFRAME) {
-        setup_line(sc, &v0, &v1);
-        setup_line(sc, &v1, &v2);
-        setup_line(sc, &v2, &v0);
+        setup_line(sc, &v0, &v1, front);
+        setup_line(sc, &v1, &v2, front);
+        setup_line(sc, &v2, &v0, front);
         return;
     }
     if (area < 0) {
@@ -407,7 +505,16 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
     PLANE(p.q, v0.q, v1.q, v2.q);
     if (s->depth_bias || s->slope_bias != 0.0f) {
         float m = fabsf(p.z[1]) > fabsf(p.z[2]) ? fabsf(p.z[1]) : fabsf(p.z[2]);
-        float bias = (float)s->depth_bias * dx->depth_r + s->slope_bias * m;
+        /* D3D10: UNORM depth: bias * 2^-bits; float depth: bias *
+         * 2^(exponent(max |z| of the primitive) - 23). */
+        float r = dx->depth_r;
+        if (r == 0.0f) {
+            float zm = fmaxf(fabsf(v0.z), fmaxf(fabsf(v1.z), fabsf(v2.z)));
+            int e = 0;
+            frexpf(zm, &e); /* zm = f * 2^e with f in [0.5, 1): exponent is e - 1 */
+            r = zm > 0.0f ? ldexpf(1.0f, e - 1 - 23) : 0.0f;
+        }
+        float bias = (float)s->depth_bias * r + s->slope_bias * m;
         if (s->depth_bias_clamp > 0.0f && bias > s->depth_bias_clamp)
             bias = s->depth_bias_clamp;
         if (s->depth_bias_clamp < 0.0f && bias < s->depth_bias_clamp)
@@ -426,7 +533,7 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
     bin(sc, out);
 }
 
-static void setup_line(setup_ctx *sc, const svert *a, const svert *b)
+static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front)
 {
     const kr_drawx *dx = sc->dx;
     uint32_t ncomp = dx->nvary * 4;
@@ -435,7 +542,7 @@ static void setup_line(setup_ctx *sc, const svert *a, const svert *b)
         return;
     memset(p, 0, sizeof *p);
     p->kind = KR_LINE;
-    p->front = 1;
+    p->front = front;
     p->dx = dx;
     p->x0 = (float)a->X / KR_SUBPIXEL;
     p->y0 = (float)a->Y / KR_SUBPIXEL;
@@ -467,7 +574,10 @@ static void setup_point(setup_ctx *sc, const svert *a)
 {
     const kr_drawx *dx = sc->dx;
     uint32_t ncomp = dx->nvary * 4;
-    int32_t x = (int32_t)floorf((float)a->X / KR_SUBPIXEL), y = (int32_t)floorf((float)a->Y / KR_SUBPIXEL);
+    /* A point is a 1x1 square centered on the vertex, covered with the
+     * top-left rule: the pixel n with n + 0.5 in [x - 0.5, x + 0.5). */
+    int32_t x = (int32_t)-floor_div(-(a->X - KR_SUBPIXEL), KR_SUBPIXEL);
+    int32_t y = (int32_t)-floor_div(-(a->Y - KR_SUBPIXEL), KR_SUBPIXEL);
     if (x < sc->rx0 || x >= sc->rx1 || y < sc->ry0 || y >= sc->ry1)
         return;
     kr_prim *p = kr_arena_alloc(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * ncomp);
@@ -489,28 +599,22 @@ static void setup_point(setup_ctx *sc, const svert *a)
 
 /* ---- the job ---- */
 
-void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
+static void run_segment(const kr_geom_ctx *g, kr_job *job, const kr_seg *seg)
 {
-    const kr_drawx *dx = job->dx;
+    const kr_drawx *dx = seg->dx;
     const kr_state *s = dx->s;
-    size_t nbins = (size_t)g->tiles_x * g->tiles_y;
-    job->bins = kr_arena_alloc(&job->arena, sizeof(kr_bin) * nbins);
-    if (!job->bins)
-        return;
-    memset(job->bins, 0, sizeof(kr_bin) * nbins);
-
     kiln_topology topo = s->topology;
     uint32_t vpp = verts_per_prim(topo);
     uint32_t pos[3];
-    prim_positions(topo, job->first, pos);
+    prim_positions(topo, seg->first, pos);
     uint32_t p0 = pos[0] < pos[1] || vpp == 1 ? pos[0] : pos[1];
-    prim_positions(topo, job->first + job->count - 1, pos);
+    prim_positions(topo, seg->first + seg->count - 1, pos);
     uint32_t p1 = pos[vpp - 1] + 1;
     if (topo == KILN_TOPOLOGY_TRIANGLE_STRIP)
-        p1 = job->first + job->count + 2;
+        p1 = seg->first + seg->count + 2;
     float *rows;
     uint32_t *slot;
-    if (!shade(dx, job->instance, p0, p1, &job->arena, &rows, &slot))
+    if (!shade(dx, seg->d, seg->instance, p0, p1, &job->arena, &rows, &slot))
         return;
 
     setup_ctx sc = {.g = g, .dx = dx, .job = job};
@@ -536,8 +640,31 @@ void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
     clip_ctx cc = {.nf = 4 + 4 * dx->nvary, .guard = vmax > 0.0f ? 262144.0f / vmax : 1.0f,
                    .depth_clip = s->depth_clip != 0};
     uint32_t os = dx->out_stride;
-    for (uint32_t j = job->first; j < job->first + job->count; j++) {
-        prim_positions(topo, j, pos);
+    /* Indexed strips restart after a cut index (D3D10): primitives that
+     * touch one are skipped, and the winding parity counts from the cut. */
+    bool cuts = seg->d->indexed &&
+                (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP);
+    uint32_t strip = seg->strip_start;
+    for (uint32_t j = seg->first; j < seg->first + seg->count; j++) {
+        if (cuts) {
+            bool cut = false;
+            for (uint32_t k = 0; k < vpp && !cut; k++)
+                if (kr_is_cut(dx, seg->d, j + k)) {
+                    cut = true;
+                    if (j + k + 1 > strip)
+                        strip = j + k + 1;
+                }
+            if (cut)
+                continue;
+            prim_positions(topo, j, pos);
+            if (topo == KILN_TOPOLOGY_TRIANGLE_STRIP && ((j - strip) & 1) != (j & 1)) {
+                uint32_t t = pos[0]; /* parity from the strip's start, not the draw's */
+                pos[0] = pos[1];
+                pos[1] = t;
+            }
+        } else {
+            prim_positions(topo, j, pos);
+        }
         const float *v[3];
         uint32_t codes_or = 0, codes_and = 0x7f;
         for (uint32_t k = 0; k < vpp; k++) {
@@ -554,21 +681,36 @@ void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
             setup_point(&sc, &a);
             continue;
         }
-        float poly[MAX_POLY][MAX_ATTR];
-        uint32_t n = vpp;
-        for (uint32_t k = 0; k < vpp; k++)
-            memcpy(poly[k], v[k], sizeof(float) * cc.nf);
-        if (codes_or)
-            n = clip_poly(&cc, codes_or, poly, n, vpp == 3);
         svert sv[MAX_POLY];
-        for (uint32_t k = 0; k < n; k++)
-            to_screen(s, poly[k], &sv[k]);
+        uint32_t n = vpp;
+        float poly[MAX_POLY][MAX_ATTR];
+        if (!codes_or) { /* inside every plane: no copy, no clip */
+            for (uint32_t k = 0; k < vpp; k++)
+                to_screen(s, v[k], &sv[k]);
+        } else {
+            for (uint32_t k = 0; k < vpp; k++)
+                memcpy(poly[k], v[k], sizeof(float) * cc.nf);
+            n = clip_poly(&cc, codes_or, poly, n, vpp == 3);
+            for (uint32_t k = 0; k < n; k++)
+                to_screen(s, poly[k], &sv[k]);
+        }
         if (vpp == 2) {
             if (n == 2)
-                setup_line(&sc, &sv[0], &sv[1]);
+                setup_line(&sc, &sv[0], &sv[1], true);
             continue;
         }
         for (uint32_t k = 1; k + 1 < n; k++)
             setup_tri(&sc, sv[0], sv[k], sv[k + 1]);
     }
+}
+
+void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
+{
+    size_t nbins = (size_t)g->tiles_x * g->tiles_y;
+    job->bins = kr_arena_alloc(&job->arena, sizeof(kr_bin) * nbins);
+    if (!job->bins)
+        return;
+    memset(job->bins, 0, sizeof(kr_bin) * nbins);
+    for (uint32_t i = 0; i < job->nsegs && !job->arena.failed; i++)
+        run_segment(g, job, &job->segs[i]);
 }

@@ -11,8 +11,20 @@ typedef struct kr_chunk {
     uint8_t data[];
 } kr_chunk;
 
+/* Free chunks kept per device between waves and scenes, so a frame does
+ * not fault fresh pages in every time (bounded: KR_POOL_MAX bytes). */
+#define KR_POOL_CLASSES 7 /* 16 KiB << 0..6 */
+#define KR_POOL_MAX (64u << 20)
+typedef struct kr_pool {
+    pthread_mutex_t mu;
+    const kb_env *env;
+    kr_chunk *free[KR_POOL_CLASSES];
+    size_t bytes;
+} kr_pool;
+
 typedef struct kr_arena {
     const kb_env *env;
+    kr_pool *pool;       /* may be NULL */
     kr_chunk *head;
     bool failed;         /* an allocation failed: the job's output is void */
 } kr_arena;
@@ -31,11 +43,26 @@ typedef struct kr_bin {
     kr_binchunk *head, *tail;
 } kr_bin;
 
-typedef struct kr_job {
-    const kr_op *op;              /* clear ops are jobs too (no geometry) */
-    const kr_drawx *dx;
+/* A range of one draw's primitives for one instance. */
+typedef struct kr_seg {
+    const kr_drawx *dx;           /* may be shared by consecutive draws */
+    const kr_draw *d;
     uint32_t instance;
-    uint32_t first, count;        /* primitive range of the draw */
+    uint32_t first, count;
+    uint32_t strip_start;         /* indexed strips: position after the last
+                                     cut before `first` (0 if none) */
+} kr_seg;
+
+/* Indexed strips: is the index at `pos` the strip-cut value? */
+bool kr_is_cut(const kr_drawx *dx, const kr_draw *d, uint32_t pos);
+
+/* A job: one clear op, or consecutive segments (of one or many draws) whose
+ * primitives are binned together, in order. */
+typedef struct kr_job {
+    const kr_op *clear;           /* a clear op, or NULL */
+    const kr_seg *segs;
+    uint32_t nsegs;
+    uint32_t prims;
     kr_arena arena;
     kr_bin *bins;                 /* [tiles_x * tiles_y], NULL if none */
 } kr_job;

@@ -12,7 +12,7 @@
 
 /* A draw ready to execute: everything resolved to pointers. */
 typedef struct kr_drawx {
-    const kr_draw *d;
+    const kr_draw *d;              /* the first draw it was built for */
     const kr_state *s;
     const uint8_t *vb[KILN_MAX_VERTEX_BUFFERS];
     size_t vb_size[KILN_MAX_VERTEX_BUFFERS];  /* bytes from vb[i] on */

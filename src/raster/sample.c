@@ -34,6 +34,13 @@
 #include <string.h>
 
 #define BLOCK KILN_PS_BLOCK
+#if defined(__GNUC__)
+#define KR_INLINE static inline __attribute__((always_inline))
+#define KR_NOINLINE static __attribute__((noinline))
+#else
+#define KR_INLINE static inline
+#define KR_NOINLINE static
+#endif
 #define MAX_LEVELS 16 /* 8192 texels need 14 */
 #define COORD_LIMIT                                                                                \
     1073741824.0f /* 2^30: far outside any texture, and                                            \
@@ -223,13 +230,37 @@ typedef struct quad_plan {
 /* Pixels of quad q (q = qx + 2 * qy) within the block. */
 static const uint8_t quad_px[4][4] = {{0, 1, 4, 5}, {2, 3, 6, 7}, {8, 9, 12, 13}, {10, 11, 14, 15}};
 
-static void plan_quad(const kr_sampler *s, const level *L0, uint32_t nl, const float *u,
-                      const float *v, int i0, quad_plan *qp)
+/* The squared length of the longer derivative of quad q, in texels of
+ * level 0 (L0 size fw x fh). Computed once per quad, and the one value
+ * both the LOD and the magnification shortcut below use. */
+static inline float quad_rho2_1(const float *u, const float *v, int i0, float fw, float fh)
 {
-    float dudx = (u[i0 + 1] - u[i0]) * L0->fw, dvdx = (v[i0 + 1] - v[i0]) * L0->fh;
-    float dudy = (u[i0 + 4] - u[i0]) * L0->fw, dvdy = (v[i0 + 4] - v[i0]) * L0->fh;
+    float dudx = (u[i0 + 1] - u[i0]) * fw, dvdx = (v[i0 + 1] - v[i0]) * fh;
+    float dudy = (u[i0 + 4] - u[i0]) * fw, dvdy = (v[i0 + 4] - v[i0]) * fh;
     float lx = dudx * dudx + dvdx * dvdx, ly = dudy * dudy + dvdy * dvdy;
-    float rho2 = lx > ly ? lx : ly;
+    return lx > ly ? lx : ly;
+}
+
+/* Shortcuts that reach the plan the LOD would give without log2f, for a
+ * sampler whose bias and min_lod are <= 0 (lo_ok): then the final lod is
+ * at most 0.5 * log2(rho2) (whatever max_lod is), so
+ * - rho2 <= 1 (log2 <= 0): lod <= 0, magnification at level 0, one pass;
+ * - rho2 <= 1.9 with min_filter == mag_filter and mip_filter POINT
+ *   (pt_ok): lod < 0.4631, so level 0 (the nearest), one pass, and the
+ *   filter is the same either side of lod = 0.
+ * A view with one level and min_filter == mag_filter needs no LOD at all
+ * (kiln_ps_sample). */
+static void plan_quad(const kr_sampler *s, uint32_t nl, float rho2, int lo_ok, int pt_ok,
+                      quad_plan *qp)
+{
+    qp->passes = 1;
+    qp->lw[0] = 1.0f;
+    qp->lw[1] = 0.0f;
+    if (lo_ok && (rho2 <= 1.0f || (pt_ok && rho2 <= 1.9f))) {
+        qp->filter = rho2 <= 1.0f ? s->mag_filter : s->min_filter;
+        qp->level[0] = qp->level[1] = 0;
+        return;
+    }
     /* log2(sqrt(rho2)); rho2 == 0 gives -inf, which the clamp catches. */
     float lod = 0.5f * log2f(rho2) + s->mip_lod_bias;
     if (!(lod >= s->min_lod)) /* also NaN */
@@ -242,9 +273,6 @@ static void plan_quad(const kr_sampler *s, const level *L0, uint32_t nl, const f
         lod = 0.0f;
     if (lod > top)
         lod = top;
-    qp->passes = 1;
-    qp->lw[0] = 1.0f;
-    qp->lw[1] = 0.0f;
     if (s->mip_filter == KILN_FILTER_POINT) {
         qp->level[0] = (uint32_t)floor_coord(lod + 0.5f);
         if (qp->level[0] > nl - 1)
@@ -260,6 +288,12 @@ static void plan_quad(const kr_sampler *s, const level *L0, uint32_t nl, const f
         }
     }
     qp->level[1] = qp->passes == 2 ? qp->level[1] : qp->level[0];
+}
+
+static int same_plan(const quad_plan *a, const quad_plan *b)
+{
+    return a->filter == b->filter && a->passes == b->passes && a->level[0] == b->level[0] &&
+           a->level[1] == b->level[1] && a->lw[0] == b->lw[0] && a->lw[1] == b->lw[1];
 }
 
 /* ---- the general path: taps, then one read loop per format ----
@@ -423,67 +457,307 @@ static void read_d24(const taps *t, float *out, const float *border)
  * case of textured scenes. Computes per pixel and level the exact integer
  * sum S = sum of wx * wy * byte (< 2^24, so exact in float too), then
  * lw * (S / 65536) summed over levels and divided by 255: the same
- * operations on the same values as read_unorm8, hence the same bits. */
+ * operations on the same values as read_unorm8, hence the same bits. With
+ * one level (lw = 1) that is (S * 2^-16) / 255, and since S * 2^-16 is
+ * exact, the single rounding of S / (255 * 65536) gives the same bits. */
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
-static void rgba8_quad(const quad_plan *qp, const level *lv, const float *u, const float *v, int i0,
-                       kiln_address au, kiln_address av, int swap, float *out)
+/* rho2 of the four quads (quad_rho2_1, four lanes, the same operations). */
+static inline void quad_rho2(const float *u, const float *v, float fw, float fh, float out[4])
 {
-    const __m128i zero = _mm_setzero_si128();
-    __m128 acc[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
-    __m128 us = _mm_loadh_pi(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(u + i0)),
-                             (const __m64 *)(u + i0 + 4));
-    __m128 vs = _mm_loadh_pi(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(v + i0)),
-                             (const __m64 *)(v + i0 + 4));
-    for (uint32_t pass = 0; pass < qp->passes; pass++) {
-        const level *L = &lv[qp->level[pass]];
-        const __m128 lim = _mm_set1_ps(COORD_LIMIT), nlim = _mm_set1_ps(-COORD_LIMIT);
-        const __m128 half = _mm_set1_ps(0.5f), k256 = _mm_set1_ps(256.0f);
-        int32_t x0[4], y0[4], ax[4], ay[4];
-        __m128 c[2] = {_mm_sub_ps(_mm_mul_ps(us, _mm_set1_ps(L->fw)), half),
-                       _mm_sub_ps(_mm_mul_ps(vs, _mm_set1_ps(L->fh)), half)};
-        int32_t *ip[2] = {x0, y0}, *fp[2] = {ax, ay};
-        for (int a = 0; a < 2; a++) { /* split_coord, four lanes */
-            __m128 x = _mm_min_ps(_mm_max_ps(c[a], nlim), lim);
-            __m128i i = _mm_cvttps_epi32(x);
-            i = _mm_add_epi32(i, _mm_castps_si128(_mm_cmpgt_ps(_mm_cvtepi32_ps(i), x)));
-            __m128 f = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(x, _mm_cvtepi32_ps(i)), k256), half);
-            _mm_storeu_si128((__m128i *)ip[a], i);
-            _mm_storeu_si128((__m128i *)fp[a], _mm_cvttps_epi32(f));
-        }
-        const __m128 lw = _mm_set1_ps(qp->lw[pass]), inv = _mm_set1_ps(1.0f / 65536.0f);
-        for (int j = 0; j < 4; j++) {
-            size_t xa = (size_t)address(x0[j], L->w, au) * 4;
-            size_t xb = (size_t)address(x0[j] + 1, L->w, au) * 4;
-            const uint8_t *ra = L->base + (size_t)address(y0[j], L->h, av) * L->pitch;
-            const uint8_t *rb = L->base + (size_t)address(y0[j] + 1, L->h, av) * L->pitch;
-            __m128i wx = _mm_set1_epi32((int32_t)((uint32_t)ax[j] << 16 | (uint32_t)(256 - ax[j])));
-            /* words (left, right) per channel, then left * (256 - ax) + right * ax */
-            __m128i top = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int32_t)load_u32(ra + xa)),
-                                            _mm_cvtsi32_si128((int32_t)load_u32(ra + xb)));
-            __m128i bot = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int32_t)load_u32(rb + xa)),
-                                            _mm_cvtsi32_si128((int32_t)load_u32(rb + xb)));
-            top = _mm_madd_epi16(_mm_unpacklo_epi8(top, zero), wx);
-            bot = _mm_madd_epi16(_mm_unpacklo_epi8(bot, zero), wx);
-            __m128 s =
-                _mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(top), _mm_set1_ps((float)(256 - ay[j]))),
-                           _mm_mul_ps(_mm_cvtepi32_ps(bot), _mm_set1_ps((float)ay[j])));
-            acc[j] = _mm_add_ps(acc[j], _mm_mul_ps(lw, _mm_mul_ps(s, inv)));
-        }
+    __m128 u0 = _mm_loadu_ps(u), u1 = _mm_loadu_ps(u + 4), u2 = _mm_loadu_ps(u + 8),
+           u3 = _mm_loadu_ps(u + 12);
+    __m128 v0 = _mm_loadu_ps(v), v1 = _mm_loadu_ps(v + 4), v2 = _mm_loadu_ps(v + 8),
+           v3 = _mm_loadu_ps(v + 12);
+    /* the quads' top-left pixels (0, 2, 8, 10), their right and lower neighbours */
+    __m128 uc = _mm_shuffle_ps(u0, u2, _MM_SHUFFLE(2, 0, 2, 0));
+    __m128 ur = _mm_shuffle_ps(u0, u2, _MM_SHUFFLE(3, 1, 3, 1));
+    __m128 ud = _mm_shuffle_ps(u1, u3, _MM_SHUFFLE(2, 0, 2, 0));
+    __m128 vc = _mm_shuffle_ps(v0, v2, _MM_SHUFFLE(2, 0, 2, 0));
+    __m128 vr = _mm_shuffle_ps(v0, v2, _MM_SHUFFLE(3, 1, 3, 1));
+    __m128 vd = _mm_shuffle_ps(v1, v3, _MM_SHUFFLE(2, 0, 2, 0));
+    __m128 sw = _mm_set1_ps(fw), sh = _mm_set1_ps(fh);
+    __m128 dudx = _mm_mul_ps(_mm_sub_ps(ur, uc), sw), dvdx = _mm_mul_ps(_mm_sub_ps(vr, vc), sh);
+    __m128 dudy = _mm_mul_ps(_mm_sub_ps(ud, uc), sw), dvdy = _mm_mul_ps(_mm_sub_ps(vd, vc), sh);
+    __m128 lx = _mm_add_ps(_mm_mul_ps(dudx, dudx), _mm_mul_ps(dvdx, dvdx));
+    __m128 ly = _mm_add_ps(_mm_mul_ps(dudy, dudy), _mm_mul_ps(dvdy, dvdy));
+    _mm_storeu_ps(out, _mm_max_ps(lx, ly)); /* lx > ly ? lx : ly */
+}
+
+/* split_coord, four lanes. */
+static inline __m128i split4(__m128 c, __m128i *frac)
+{
+    const __m128 lim = _mm_set1_ps(COORD_LIMIT), nlim = _mm_set1_ps(-COORD_LIMIT);
+    __m128 x = _mm_min_ps(_mm_max_ps(c, nlim), lim);
+    __m128i i = _mm_cvttps_epi32(x);
+    i = _mm_add_epi32(i, _mm_castps_si128(_mm_cmpgt_ps(_mm_cvtepi32_ps(i), x)));
+    __m128 f = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(x, _mm_cvtepi32_ps(i)), _mm_set1_ps(256.0f)),
+                          _mm_set1_ps(0.5f));
+    *frac = _mm_cvttps_epi32(f);
+    return i;
+}
+
+/* One level as the kernel reads it. In the direct case (CLAMP or WRAP on
+ * a power-of-two axis, both axes at least 2 texels, rows under 32 KiB),
+ * each pixel's 2x2 texels are two 8-byte reads at (x, y) and (x, y + 1):
+ * - CLAMP: x0 clamped to [0, w - 2], and the fraction forced to 0 when x0
+ *   was below (both texels were texel 0) or to 256 when above (both were
+ *   texel w - 1): the same integer sum, texel by texel.
+ * - WRAP: x0 & (w - 1), except at the seam (w - 1, then 0), which the
+ *   pixels needing it read through address() instead.
+ * Coordinates and fractions travel as 16-bit lanes (x0..x3, y0..y3):
+ * CLAMP saturates, which the clamp absorbs. */
+typedef struct lvk {
+    const level *L;
+    const uint8_t *base, *base2; /* row 0 and row 1 */
+    __m128 fw, fh;
+    __m128i mx, my; /* 32-bit masks applied to x0, y0: -1 (CLAMP) or size - 1 (WRAP) */
+    __m128i hi;     /* 16-bit: the largest start index per axis */
+    __m128i seam;   /* 16-bit: size - 1 on WRAP axes, -1 elsewhere (never hit) */
+    __m128i mul;    /* 16-bit pairs (4, pitch) */
+    int direct, wrap;
+} lvk;
+
+static inline void lvk_init(lvk *k, const level *L, kiln_address au, kiln_address av)
+{
+    k->L = L;
+    k->base = L->base;
+    k->base2 = L->base + L->pitch;
+    k->fw = _mm_set1_ps(L->fw);
+    k->fh = _mm_set1_ps(L->fh);
+    int wu = au == KILN_ADDRESS_WRAP, wv = av == KILN_ADDRESS_WRAP;
+    int okx = au == KILN_ADDRESS_CLAMP || (wu && (L->w & (L->w - 1)) == 0);
+    int oky = av == KILN_ADDRESS_CLAMP || (wv && (L->h & (L->h - 1)) == 0);
+    k->direct = okx && oky && L->w >= 2 && L->h >= 2 && L->pitch <= 32767;
+    k->wrap = wu || wv;
+    if (!k->direct)
+        return;
+    k->mx = _mm_set1_epi32(wu ? L->w - 1 : -1);
+    k->my = _mm_set1_epi32(wv ? L->h - 1 : -1);
+    int16_t hx = (int16_t)(wu ? L->w - 1 : L->w - 2), hy = (int16_t)(wv ? L->h - 1 : L->h - 2);
+    int16_t sx = (int16_t)(wu ? L->w - 1 : -1), sy = (int16_t)(wv ? L->h - 1 : -1);
+    k->hi = _mm_set_epi16(hy, hy, hy, hy, hx, hx, hx, hx);
+    k->seam = _mm_set_epi16(sy, sy, sy, sy, sx, sx, sx, sx);
+    k->mul = _mm_set1_epi32((int32_t)((uint32_t)L->pitch << 16 | 4u));
+}
+
+/* The four pixels' 2x2 texels through address(), when the direct reads
+ * do not apply (MIRROR, WRAP on other sizes or at the seam, tiny levels):
+ * left and right texels of the top and bottom rows, four pixels each. */
+KR_NOINLINE void fetch_by_address(const level *L, __m128i x0, __m128i y0, kiln_address au,
+                                  kiln_address av, __m128i t[4])
+{
+    int32_t xs[4], ys[4];
+    uint32_t q[4][4];
+    _mm_storeu_si128((__m128i *)xs, x0);
+    _mm_storeu_si128((__m128i *)ys, y0);
+    for (int j = 0; j < 4; j++) {
+        size_t xa = (size_t)address(xs[j], L->w, au) * 4;
+        size_t xb = (size_t)address(xs[j] + 1, L->w, au) * 4;
+        const uint8_t *ra = L->base + (size_t)address(ys[j], L->h, av) * L->pitch;
+        const uint8_t *rb = L->base + (size_t)address(ys[j] + 1, L->h, av) * L->pitch;
+        q[0][j] = load_u32(ra + xa);
+        q[1][j] = load_u32(ra + xb);
+        q[2][j] = load_u32(rb + xa);
+        q[3][j] = load_u32(rb + xb);
     }
-    _MM_TRANSPOSE4_PS(acc[0], acc[1], acc[2], acc[3]); /* now acc[byte] over 4 pixels */
-    const __m128 k255 = _mm_set1_ps(255.0f);
-    for (int ch = 0; ch < 4; ch++) {
-        int byte = swap && ch != 1 && ch != 3 ? 2 - ch : ch;
-        __m128 r = _mm_div_ps(acc[byte], k255);
-        _mm_storel_pi((__m64 *)(out + ch * BLOCK + i0), r);
-        _mm_storeh_pi((__m64 *)(out + ch * BLOCK + i0 + 4), r);
+    for (int k = 0; k < 4; k++)
+        t[k] = _mm_loadu_si128((const __m128i *)q[k]);
+}
+
+/* The integer sums S of four pixels at (us, vs) on one level, as floats
+ * (exact), per texel byte: s[b] holds byte b of the four pixels.
+ *
+ * Rows first, in 16-bit lanes: V = top * (256 - ay) + bottom * ay is at
+ * most 255 * 256, exact modulo 2^16 as unsigned. Then columns with
+ * pmaddwd, which multiplies signed words: V - 32768 fits, and
+ * (VL - 32768) * (256 - ax) + (VR - 32768) * ax = S - 32768 * 256.
+ * clamp2: both axes CLAMP (a constant where inlined: no masks, no seam). */
+KR_INLINE void rgba8_4px(const lvk *k, __m128 us, __m128 vs, kiln_address au, kiln_address av,
+                         int clamp2, __m128 s[4])
+{
+    const __m128i zero = _mm_setzero_si128(), k256 = _mm_set1_epi16(256);
+    const __m128 half = _mm_set1_ps(0.5f);
+    __m128i ax, ay;
+    __m128i x0 = split4(_mm_sub_ps(_mm_mul_ps(us, k->fw), half), &ax);
+    __m128i y0 = split4(_mm_sub_ps(_mm_mul_ps(vs, k->fh), half), &ay);
+    __m128i t[4], f16; /* texels: top left, top right, bottom left, bottom right */
+    if (k->direct) {
+        __m128i c16 = clamp2 ? _mm_packs_epi32(x0, y0)
+                             : _mm_packs_epi32(_mm_and_si128(x0, k->mx), _mm_and_si128(y0, k->my));
+        f16 = _mm_packs_epi32(ax, ay);
+        __m128i lt = _mm_cmplt_epi16(c16, zero), gt = _mm_cmpgt_epi16(c16, k->hi);
+        c16 = _mm_min_epi16(_mm_max_epi16(c16, zero), k->hi);
+        f16 =
+            _mm_min_epi16(_mm_max_epi16(f16, _mm_and_si128(gt, k256)), _mm_andnot_si128(lt, k256));
+        if (!clamp2 && k->wrap && _mm_movemask_epi8(_mm_cmpeq_epi16(c16, k->seam))) {
+            fetch_by_address(k->L, x0, y0, au, av, t);
+            f16 = _mm_packs_epi32(ax, ay);
+        } else {
+            /* byte offsets x * 4 + y * pitch */
+            __m128i off = _mm_madd_epi16(_mm_unpacklo_epi16(c16, _mm_srli_si128(c16, 8)), k->mul);
+            uint32_t o0 = (uint32_t)_mm_cvtsi128_si32(off);
+            uint32_t o1 =
+                (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(off, _MM_SHUFFLE(1, 1, 1, 1)));
+            uint32_t o2 =
+                (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(off, _MM_SHUFFLE(2, 2, 2, 2)));
+            uint32_t o3 =
+                (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(off, _MM_SHUFFLE(3, 3, 3, 3)));
+            /* (left, right) pairs, then [left x4], [right x4] */
+            __m128i t01 = _mm_unpacklo_epi32(_mm_loadl_epi64((const __m128i *)(k->base + o0)),
+                                             _mm_loadl_epi64((const __m128i *)(k->base + o1)));
+            __m128i t23 = _mm_unpacklo_epi32(_mm_loadl_epi64((const __m128i *)(k->base + o2)),
+                                             _mm_loadl_epi64((const __m128i *)(k->base + o3)));
+            __m128i b01 = _mm_unpacklo_epi32(_mm_loadl_epi64((const __m128i *)(k->base2 + o0)),
+                                             _mm_loadl_epi64((const __m128i *)(k->base2 + o1)));
+            __m128i b23 = _mm_unpacklo_epi32(_mm_loadl_epi64((const __m128i *)(k->base2 + o2)),
+                                             _mm_loadl_epi64((const __m128i *)(k->base2 + o3)));
+            t[0] = _mm_unpacklo_epi64(t01, t23);
+            t[1] = _mm_unpackhi_epi64(t01, t23);
+            t[2] = _mm_unpacklo_epi64(b01, b23);
+            t[3] = _mm_unpackhi_epi64(b01, b23);
+        }
+    } else {
+        fetch_by_address(k->L, x0, y0, au, av, t);
+        f16 = _mm_packs_epi32(ax, ay);
+    }
+
+    /* weights: g16 = 256 - f16; per pixel word pairs for the rows
+     * [ay0, ay0, ay1, ay1, ..] and the columns [256 - ax, ax] */
+    __m128i g16 = _mm_sub_epi16(k256, f16);
+    __m128i fy = _mm_unpackhi_epi16(f16, f16), gy = _mm_unpackhi_epi16(g16, g16);
+    __m128i wx = _mm_unpacklo_epi16(g16, f16);
+    __m128i wx01 = _mm_unpacklo_epi32(wx, wx), wx23 = _mm_unpackhi_epi32(wx, wx);
+    /* even bytes (0, 2) and odd bytes (1, 3) as words: [b0 p0, b2 p0, b0 p1, ..] */
+    const __m128i lo = _mm_set1_epi16(0x00FF), bias = _mm_set1_epi16(-32768);
+    __m128i le = _mm_add_epi16(_mm_mullo_epi16(_mm_and_si128(t[0], lo), gy),
+                               _mm_mullo_epi16(_mm_and_si128(t[2], lo), fy));
+    __m128i re = _mm_add_epi16(_mm_mullo_epi16(_mm_and_si128(t[1], lo), gy),
+                               _mm_mullo_epi16(_mm_and_si128(t[3], lo), fy));
+    __m128i lod = _mm_add_epi16(_mm_mullo_epi16(_mm_srli_epi16(t[0], 8), gy),
+                                _mm_mullo_epi16(_mm_srli_epi16(t[2], 8), fy));
+    __m128i rod = _mm_add_epi16(_mm_mullo_epi16(_mm_srli_epi16(t[1], 8), gy),
+                                _mm_mullo_epi16(_mm_srli_epi16(t[3], 8), fy));
+    le = _mm_xor_si128(le, bias);
+    re = _mm_xor_si128(re, bias);
+    lod = _mm_xor_si128(lod, bias);
+    rod = _mm_xor_si128(rod, bias);
+    const __m128i unbias = _mm_set1_epi32(32768 * 256);
+    __m128i e01 = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(le, re), wx01), unbias);
+    __m128i e23 = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(le, re), wx23), unbias);
+    __m128i o01 = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(lod, rod), wx01), unbias);
+    __m128i o23 = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(lod, rod), wx23), unbias);
+    /* [b0 p0, b2 p0, b0 p1, b2 p1] and [.. p2, .. p3] to planar */
+    __m128 se01 = _mm_cvtepi32_ps(e01), se23 = _mm_cvtepi32_ps(e23);
+    __m128 so01 = _mm_cvtepi32_ps(o01), so23 = _mm_cvtepi32_ps(o23);
+    s[0] = _mm_shuffle_ps(se01, se23, _MM_SHUFFLE(2, 0, 2, 0));
+    s[2] = _mm_shuffle_ps(se01, se23, _MM_SHUFFLE(3, 1, 3, 1));
+    s[1] = _mm_shuffle_ps(so01, so23, _MM_SHUFFLE(2, 0, 2, 0));
+    s[3] = _mm_shuffle_ps(so01, so23, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+/* Four pixels under one plan: the final values per texel byte. */
+KR_NOINLINE void rgba8_plan4(const quad_plan *p, const lvk *k, __m128 us, __m128 vs,
+                             kiln_address au, kiln_address av, __m128 r[4])
+{
+    __m128 s[4];
+    rgba8_4px(&k[0], us, vs, au, av, 0, s);
+    if (p->passes == 1) { /* lw = 1 */
+        const __m128 d = _mm_set1_ps(255.0f * 65536.0f);
+        for (int b = 0; b < 4; b++)
+            r[b] = _mm_div_ps(s[b], d);
+        return;
+    }
+    const __m128 inv = _mm_set1_ps(1.0f / 65536.0f), k255 = _mm_set1_ps(255.0f);
+    const __m128 lw0 = _mm_set1_ps(p->lw[0]), lw1 = _mm_set1_ps(p->lw[1]);
+    __m128 acc[4];
+    for (int b = 0; b < 4; b++)
+        acc[b] = _mm_mul_ps(lw0, _mm_mul_ps(s[b], inv));
+    rgba8_4px(&k[1], us, vs, au, av, 0, s);
+    for (int b = 0; b < 4; b++)
+        r[b] = _mm_div_ps(_mm_add_ps(acc[b], _mm_mul_ps(lw1, _mm_mul_ps(s[b], inv))), k255);
+}
+
+/* The block when every quad reads level L alone (lw = 1), by rows;
+ * clamp2: both axes CLAMP on a direct level (a constant once inlined). */
+KR_INLINE void rgba8_rows(const lvk *k, const float *u, const float *v, kiln_address au,
+                          kiln_address av, int clamp2, float *o0, float *o2, float *out)
+{
+    const __m128 d = _mm_set1_ps(255.0f * 65536.0f);
+    for (int row = 0; row < 4; row++) {
+        __m128 s[4];
+        rgba8_4px(k, _mm_loadu_ps(u + 4 * row), _mm_loadu_ps(v + 4 * row), au, av, clamp2, s);
+        _mm_storeu_ps(o0 + 4 * row, _mm_div_ps(s[0], d));
+        _mm_storeu_ps(out + 1 * BLOCK + 4 * row, _mm_div_ps(s[1], d));
+        _mm_storeu_ps(o2 + 4 * row, _mm_div_ps(s[2], d));
+        _mm_storeu_ps(out + 3 * BLOCK + 4 * row, _mm_div_ps(s[3], d));
+    }
+}
+
+static void rgba8_level(const level *L, const float *u, const float *v, kiln_address au,
+                        kiln_address av, int swap, float *out)
+{
+    /* texel bytes 0 and 2 go to channels 0 and 2, or 2 and 0 (BGRA) */
+    float *o0 = out + (swap ? 2 : 0) * BLOCK, *o2 = out + (swap ? 0 : 2) * BLOCK;
+    lvk k;
+    lvk_init(&k, L, au, av);
+    if (k.direct && au == KILN_ADDRESS_CLAMP && av == KILN_ADDRESS_CLAMP)
+        rgba8_rows(&k, u, v, au, av, 1, o0, o2, out);
+    else
+        rgba8_rows(&k, u, v, au, av, 0, o0, o2, out);
+}
+
+/* The block: by rows of four pixels when every quad has the same plan
+ * (then the loads and stores are plain vectors), else by quads. */
+static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const float *u,
+                        const float *v, kiln_address au, kiln_address av, int swap, float *out)
+{
+    /* output channel ch reads texel byte (b0, 1, b2, 3)[ch] */
+    const int b0 = swap ? 2 : 0, b2 = swap ? 0 : 2;
+    lvk k[2];
+    if (uniform) {
+        const quad_plan *p = &qp[0];
+        lvk_init(&k[0], &lv[p->level[0]], au, av);
+        lvk_init(&k[1], &lv[p->level[1]], au, av);
+        for (int row = 0; row < 4; row++) {
+            __m128 r[4];
+            rgba8_plan4(p, k, _mm_loadu_ps(u + 4 * row), _mm_loadu_ps(v + 4 * row), au, av, r);
+            _mm_storeu_ps(out + 0 * BLOCK + 4 * row, r[b0]);
+            _mm_storeu_ps(out + 1 * BLOCK + 4 * row, r[1]);
+            _mm_storeu_ps(out + 2 * BLOCK + 4 * row, r[b2]);
+            _mm_storeu_ps(out + 3 * BLOCK + 4 * row, r[3]);
+        }
+        return;
+    }
+    for (int q = 0; q < 4; q++) {
+        const quad_plan *p = &qp[q];
+        int i0 = quad_px[q][0];
+        lvk_init(&k[0], &lv[p->level[0]], au, av);
+        if (p->passes == 2)
+            lvk_init(&k[1], &lv[p->level[1]], au, av);
+        __m128 us = _mm_loadh_pi(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(u + i0)),
+                                 (const __m64 *)(u + i0 + 4));
+        __m128 vs = _mm_loadh_pi(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(v + i0)),
+                                 (const __m64 *)(v + i0 + 4));
+        __m128 r[4];
+        rgba8_plan4(p, k, us, vs, au, av, r);
+        const int byte[4] = {b0, 1, b2, 3};
+        for (int ch = 0; ch < 4; ch++) {
+            _mm_storel_pi((__m64 *)(out + ch * BLOCK + i0), r[byte[ch]]);
+            _mm_storeh_pi((__m64 *)(out + ch * BLOCK + i0 + 4), r[byte[ch]]);
+        }
     }
 }
 
 #else
+
+static inline void quad_rho2(const float *u, const float *v, float fw, float fh, float out[4])
+{
+    for (int q = 0; q < 4; q++)
+        out[q] = quad_rho2_1(u, v, quad_px[q][0], fw, fh);
+}
 
 static void rgba8_quad(const quad_plan *qp, const level *lv, const float *u, const float *v, int i0,
                        kiln_address au, kiln_address av, int swap, float *out)
@@ -514,55 +788,42 @@ static void rgba8_quad(const quad_plan *qp, const level *lv, const float *u, con
     }
 }
 
+static void rgba8_level(const level *L, const float *u, const float *v, kiln_address au,
+                        kiln_address av, int swap, float *out)
+{
+    const quad_plan p = {KILN_FILTER_LINEAR, 1, {0, 0}, {1.0f, 0.0f}};
+    for (int q = 0; q < 4; q++)
+        rgba8_quad(&p, L, u, v, quad_px[q][0], au, av, swap, out);
+}
+
+static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const float *u,
+                        const float *v, kiln_address au, kiln_address av, int swap, float *out)
+{
+    (void)uniform;
+    for (int q = 0; q < 4; q++)
+        rgba8_quad(&qp[q], lv, u, v, quad_px[q][0], au, av, swap, out);
+}
+
 #endif
 
 /* ---- kiln_ps_sample ---- */
 
-KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
-                             const float *u, const float *v, float *rgba)
+static inline void set_level(level *L, const uint8_t *data, const kres_subresource *sub)
 {
-    const kr_texture *t = NULL;
-    if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
-        t = &a->textures->tex[srv_slot];
-    const kres_format_info *fi = t ? kres_format(t->format) : NULL;
-    if (!t || !t->data || !t->subs || t->num_mips == 0 || !fi || !format_sampleable(t->format)) {
-        memset(rgba, 0, sizeof(float) * 4 * BLOCK);
-        return;
-    }
-    const kr_sampler *s = sampler_slot < KILN_MAX_SAMPLERS ? a->textures->samp[sampler_slot] : NULL;
-    if (!s)
-        s = &default_sampler;
+    L->base = data + sub->offset;
+    L->pitch = sub->row_pitch;
+    L->w = (int32_t)sub->width;
+    L->h = (int32_t)sub->height;
+    L->fw = (float)sub->width;
+    L->fh = (float)sub->height;
+}
 
-    uint32_t nl = t->num_mips < MAX_LEVELS ? t->num_mips : MAX_LEVELS;
-    level lv[MAX_LEVELS];
-    for (uint32_t l = 0; l < nl; l++) {
-        const kres_subresource *sub = &t->subs[t->first_mip + l + t->slice * t->res_mip_levels];
-        lv[l].base = t->data + sub->offset;
-        lv[l].pitch = sub->row_pitch;
-        lv[l].w = (int32_t)sub->width;
-        lv[l].h = (int32_t)sub->height;
-        lv[l].fw = (float)sub->width;
-        lv[l].fh = (float)sub->height;
-    }
-
-    quad_plan qp[4];
-    int all_linear = 1;
-    for (int q = 0; q < 4; q++) {
-        plan_quad(s, &lv[0], nl, u, v, quad_px[q][0], &qp[q]);
-        all_linear &= qp[q].filter == KILN_FILTER_LINEAR;
-    }
-    kiln_address au = s->address_u, av = s->address_v;
-
-    if (all_linear && au != KILN_ADDRESS_BORDER && av != KILN_ADDRESS_BORDER &&
-        (t->format == KILN_FORMAT_R8G8B8A8_UNORM || t->format == KILN_FORMAT_B8G8R8A8_UNORM)) {
-        int swap = t->format == KILN_FORMAT_B8G8R8A8_UNORM;
-        for (int q = 0; q < 4; q++)
-            rgba8_quad(&qp[q], lv, u, v, quad_px[q][0], au, av, swap, rgba);
-        return;
-    }
-
+/* The general path: taps, then one read loop per format. */
+KR_NOINLINE void sample_general(const kr_texture *t, const kr_sampler *s, const quad_plan *qp,
+                                const level *lv, const float *u, const float *v, float *rgba)
+{
     taps tp;
-    gather(&tp, qp, lv, u, v, au, av, fi->size);
+    gather(&tp, qp, lv, u, v, s->address_u, s->address_v, kres_format(t->format)->size);
     static const int rgba_bytes[4] = {0, 1, 2, 3}, bgra_bytes[4] = {2, 1, 0, 3};
     switch (t->format) {
     case KILN_FORMAT_R8G8B8A8_UNORM:
@@ -588,6 +849,77 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
         read_d24(&tp, rgba, s->border);
         break;
     }
+}
+
+KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
+                             const float *u, const float *v, float *rgba)
+{
+    const kr_texture *t = NULL;
+    if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
+        t = &a->textures->tex[srv_slot];
+    int rgba8 = t && (t->format == KILN_FORMAT_R8G8B8A8_UNORM ||
+                      t->format == KILN_FORMAT_B8G8R8A8_UNORM); /* sampleable, in the table */
+    if (!t || !t->data || !t->subs || t->num_mips == 0 ||
+        (!rgba8 && (!format_sampleable(t->format) || !kres_format(t->format)))) {
+        memset(rgba, 0, sizeof(float) * 4 * BLOCK);
+        return;
+    }
+    const kr_sampler *s = sampler_slot < KILN_MAX_SAMPLERS ? a->textures->samp[sampler_slot] : NULL;
+    if (!s)
+        s = &default_sampler;
+    kiln_address au = s->address_u, av = s->address_v;
+    /* the RGBA8 kernel applies where every quad filters LINEAR */
+    rgba8 = rgba8 && au != KILN_ADDRESS_BORDER && av != KILN_ADDRESS_BORDER;
+    int swap = t->format == KILN_FORMAT_B8G8R8A8_UNORM;
+
+    uint32_t nl = t->num_mips < MAX_LEVELS ? t->num_mips : MAX_LEVELS;
+    const kres_subresource *subs = &t->subs[t->first_mip + t->slice * t->res_mip_levels];
+    level lv[MAX_LEVELS];
+    set_level(&lv[0], t->data, &subs[0]);
+
+    quad_plan qp[4];
+    if (nl == 1 && s->min_filter == s->mag_filter) {
+        /* one level: level 0 in one pass, and the filter is the same for any
+         * lod (plan_quad's result whatever rho2 is, NaN included) */
+        if (rgba8 && s->min_filter == KILN_FILTER_LINEAR) {
+            rgba8_level(&lv[0], u, v, au, av, swap, rgba);
+            return;
+        }
+        for (int q = 0; q < 4; q++) {
+            qp[q].filter = s->min_filter;
+            qp[q].passes = 1;
+            qp[q].level[0] = qp[q].level[1] = 0;
+            qp[q].lw[0] = 1.0f;
+            qp[q].lw[1] = 0.0f;
+        }
+        sample_general(t, s, qp, lv, u, v, rgba);
+        return;
+    }
+
+    float rho2[4];
+    quad_rho2(u, v, lv[0].fw, lv[0].fh, rho2);
+    int lo_ok = s->mip_lod_bias <= 0.0f && s->min_lod <= 0.0f;
+    int pt_ok = s->min_filter == s->mag_filter && s->mip_filter == KILN_FILTER_POINT;
+    int all_linear = 1;
+    uint32_t top = 0;
+    for (int q = 0; q < 4; q++) {
+        plan_quad(s, nl, rho2[q], lo_ok, pt_ok, &qp[q]);
+        all_linear &= qp[q].filter == KILN_FILTER_LINEAR;
+        top = qp[q].level[1] > top ? qp[q].level[1] : top; /* level[1] >= level[0] */
+    }
+    for (uint32_t l = 1; l <= top; l++) /* only the levels read */
+        set_level(&lv[l], t->data, &subs[l]);
+
+    if (rgba8 && all_linear) {
+        int uniform =
+            same_plan(&qp[0], &qp[1]) && same_plan(&qp[0], &qp[2]) && same_plan(&qp[0], &qp[3]);
+        if (uniform && qp[0].passes == 1)
+            rgba8_level(&lv[qp[0].level[0]], u, v, au, av, swap, rgba);
+        else
+            rgba8_block(qp, uniform, lv, u, v, au, av, swap, rgba);
+        return;
+    }
+    sample_general(t, s, qp, lv, u, v, rgba);
 }
 
 /* ---- generate_mips ---- */

@@ -127,6 +127,11 @@ void kr_scene_free(kr_scene *s);
 /* Number of primitives a draw makes per instance (geom.c). */
 uint32_t kr_prim_count(kiln_topology t, uint32_t count);
 
+/* Per-device memory the backend keeps between scenes (created with the
+ * device, freed after its workers stop). */
+struct kr_pool *kr_pool_create(const kb_env *env);
+void kr_pool_destroy(struct kr_pool *pool);
+
 /* The soft backend's entry points for the queue. */
 extern const kq_backend kr_soft_backend;
 

@@ -64,12 +64,34 @@ static uint32_t depth_to_unorm24(float z)
 
 /* Depth and stencil tests for the pixels in mask; updates the buffer and
  * returns the pixels that pass. */
+/* The common case: D32_FLOAT, depth test, no stencil. */
+static uint32_t depth_d32(const kr_state *s, const kr_fb *fb, int x, int y, const float *z, uint32_t mask)
+{
+    uint32_t out = 0;
+    for (uint32_t row = 0; row < 4; row++) {
+        float *d = (float *)(void *)(fb->ds + (size_t)(y + (int)row) * fb->ds_pitch) + x;
+        for (uint32_t c = 0; c < 4; c++) {
+            uint32_t i = row * 4 + c;
+            if (!(mask >> i & 1))
+                continue;
+            if (compare_f(s->depth_func, z[i], d[c])) {
+                out |= 1u << i;
+                if (s->depth_write)
+                    d[c] = z[i];
+            }
+        }
+    }
+    return out;
+}
+
 static uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, const float *z,
                               uint32_t mask)
 {
     const kr_state *s = p->dx->s;
     if (!fb->ds || (!s->depth_enable && !s->stencil_enable))
         return mask;
+    if (fb->ds_format == KILN_FORMAT_D32_FLOAT && !s->stencil_enable)
+        return depth_d32(s, fb, x, y, z, mask);
     const kr_stencil_face *face = p->front ? &s->front : &s->back;
     bool d24 = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT;
     bool sten = s->stencil_enable && d24;
@@ -129,13 +151,46 @@ static uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, c
 
 /* ---- color ---- */
 
+/* D3D10 FLOAT -> UNORM8: NaN to 0, clamp, scale, round to nearest.
+ * fmaxf returns the non-NaN operand, so NaN becomes 0 without a branch. */
 static inline uint8_t unorm8(float v)
 {
-    if (!(v > 0.0f))
-        return 0;
-    if (v >= 1.0f)
-        return 255;
-    return (uint8_t)(v * 255.0f + 0.5f);
+    v = v > 0.0f ? v : 0.0f; /* also NaN -> 0 */
+    v = v < 1.0f ? v : 1.0f;
+    return (uint8_t)(int)(v * 255.0f + 0.5f);
+}
+
+/* No blending, all channels written, 8-bit RGBA or BGRA: the 16 pixels
+ * are converted in one loop over structure-of-arrays input (it vectorizes)
+ * into packed words, then stored under the mask. */
+static void output_rgba8(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,
+                         uint32_t mask)
+{
+    uint32_t px[B];
+    const float *r = col + (bgra ? 2 : 0) * B, *g = col + B, *b = col + (bgra ? 0 : 2) * B, *a = col + 3 * B;
+    for (uint32_t i = 0; i < B; i++) {
+        float c0 = r[i] > 0.0f ? r[i] : 0.0f, c1 = g[i] > 0.0f ? g[i] : 0.0f;
+        float c2 = b[i] > 0.0f ? b[i] : 0.0f, c3 = a[i] > 0.0f ? a[i] : 0.0f;
+        c0 = c0 < 1.0f ? c0 : 1.0f;
+        c1 = c1 < 1.0f ? c1 : 1.0f;
+        c2 = c2 < 1.0f ? c2 : 1.0f;
+        c3 = c3 < 1.0f ? c3 : 1.0f;
+        px[i] = (uint32_t)(int32_t)(c0 * 255.0f + 0.5f) | (uint32_t)(int32_t)(c1 * 255.0f + 0.5f) << 8 |
+                (uint32_t)(int32_t)(c2 * 255.0f + 0.5f) << 16 | (uint32_t)(int32_t)(c3 * 255.0f + 0.5f) << 24;
+    }
+    for (uint32_t row = 0; row < 4; row++) {
+        uint32_t m = mask >> (row * 4) & 15u;
+        if (!m)
+            continue;
+        uint8_t *dst = base + (size_t)(y + (int)row) * pitch + (size_t)x * 4;
+        if (m == 15u) {
+            memcpy(dst, &px[row * 4], 16);
+            continue;
+        }
+        for (uint32_t c = 0; c < 4; c++)
+            if (m >> c & 1)
+                memcpy(dst + 4 * c, &px[row * 4 + c], 4);
+    }
 }
 
 static void load_dst(kiln_format f, const uint8_t *p, float d[4])
@@ -244,6 +299,12 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
         if (!bl->write_mask)
             continue;
         kiln_format f = fb->rt_format[r];
+        if (!bl->enable && bl->write_mask == 15u &&
+            (f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM)) {
+            output_rgba8(fb->rt[r], fb->rt_pitch[r], f == KILN_FORMAT_B8G8R8A8_UNORM, x, y,
+                         color + r * 4 * B, mask);
+            continue;
+        }
         uint32_t bpp = kres_format(f)->size;
         bool unorm = is_unorm(f);
         for (uint32_t i = 0; i < B; i++) {
@@ -260,11 +321,16 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
                 if (unorm) /* UNORM targets blend with sources clamped to [0, 1] */
                     for (int c = 0; c < 4; c++)
                         src[c] = src[c] < 0.0f ? 0.0f : src[c] > 1.0f ? 1.0f : src[c];
+                /* D3D10: MIN and MAX ignore the blend factors. */
+                bool mm = bl->op == KILN_BLEND_OP_MIN || bl->op == KILN_BLEND_OP_MAX;
+                bool mma = bl->op_a == KILN_BLEND_OP_MIN || bl->op_a == KILN_BLEND_OP_MAX;
                 for (int c = 0; c < 3; c++)
-                    out[c] = blend_op(bl->op, src[c] * factor(bl->src, c, src, dst, s->blend_factor),
-                                      dst[c] * factor(bl->dst, c, src, dst, s->blend_factor));
-                out[3] = blend_op(bl->op_a, src[3] * factor(bl->src_a, 3, src, dst, s->blend_factor),
-                                  dst[3] * factor(bl->dst_a, 3, src, dst, s->blend_factor));
+                    out[c] = mm ? blend_op(bl->op, src[c], dst[c])
+                                : blend_op(bl->op, src[c] * factor(bl->src, c, src, dst, s->blend_factor),
+                                           dst[c] * factor(bl->dst, c, src, dst, s->blend_factor));
+                out[3] = mma ? blend_op(bl->op_a, src[3], dst[3])
+                             : blend_op(bl->op_a, src[3] * factor(bl->src_a, 3, src, dst, s->blend_factor),
+                                        dst[3] * factor(bl->dst_a, 3, src, dst, s->blend_factor));
             } else {
                 memcpy(out, src, sizeof out);
             }
@@ -286,8 +352,9 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         fy[i] = (float)(y + (int)(i >> 2)) + 0.5f - p->oy;
     }
     if (p->kind == KR_TRI) {
+        const float z0 = p->z[0], z1 = p->z[1], z2 = p->z[2];
         for (uint32_t i = 0; i < B; i++)
-            z[i] = p->z[0] + p->z[1] * fx[i] + p->z[2] * fy[i];
+            z[i] = z0 + z1 * fx[i] + z2 * fy[i];
     } else {
         for (uint32_t i = 0; i < B; i++)
             z[i] = p->z[0];
@@ -306,12 +373,21 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     uint32_t ncomp = dx->nvary * 4;
     if (p->kind == KR_TRI) {
         float w[B];
-        for (uint32_t i = 0; i < B; i++)
-            w[i] = 1.0f / (p->q[0] + p->q[1] * fx[i] + p->q[2] * fy[i]);
-        for (uint32_t k = 0; k < ncomp; k++) {
-            const float *pl = p->attr + 3 * k;
+        const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
+        if (q1 == 0.0f && q2 == 0.0f) {
+            /* Affine (equal w at the vertices): one divide, same bits. */
+            float w0 = 1.0f / q0;
             for (uint32_t i = 0; i < B; i++)
-                vary[k * B + i] = (pl[0] + pl[1] * fx[i] + pl[2] * fy[i]) * w[i];
+                w[i] = w0;
+        } else {
+            for (uint32_t i = 0; i < B; i++)
+                w[i] = 1.0f / (q0 + q1 * fx[i] + q2 * fy[i]);
+        }
+        for (uint32_t k = 0; k < ncomp; k++) {
+            const float a0 = p->attr[3 * k], a1 = p->attr[3 * k + 1], a2 = p->attr[3 * k + 2];
+            float *restrict out = vary + k * B;
+            for (uint32_t i = 0; i < B; i++)
+                out[i] = (a0 + a1 * fx[i] + a2 * fy[i]) * w[i];
         }
     } else if (p->kind == KR_POINT) {
         for (uint32_t k = 0; k < ncomp; k++)
@@ -324,7 +400,8 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
             for (uint32_t i = 0; i < B; i++)
                 vary[k * B + i] = p->attr[k];
     }
-    memset(color, 0, sizeof(float) * 4 * B * (s->ps_outputs ? s->ps_outputs : 1));
+    if (s->ps_outputs)
+        memset(color, 0, sizeof(float) * 4 * B * s->ps_outputs);
     kiln_ps_args a = {
         .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = z,
         .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = &dx->tex,
@@ -341,6 +418,24 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
 
 /* ---- triangles ---- */
 
+/* Bits of the 16 block pixels whose column is in [x0, x1) and row in
+ * [y0, y1), for a block at (bx, by). */
+static uint32_t rect_mask(int bx, int by, int x0, int y0, int x1, int y1)
+{
+    uint32_t cols = 0, rows = 0;
+    for (int c = 0; c < 4; c++) {
+        if (bx + c >= x0 && bx + c < x1)
+            cols |= 1u << c;
+        if (by + c >= y0 && by + c < y1)
+            rows |= 1u << c;
+    }
+    uint32_t m = 0;
+    for (int r = 0; r < 4; r++)
+        if (rows >> r & 1)
+            m |= cols << (4 * r);
+    return m;
+}
+
 static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
 {
     if (p->minx > x0) x0 = p->minx;
@@ -350,6 +445,13 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
     if (x0 >= x1 || y0 >= y1)
         return;
     const int64_t S = KR_SUBPIXEL;
+    int64_t sx[3], sy[3], ex[3], ey[3];
+    for (int k = 0; k < 3; k++) {
+        sx[k] = p->a[k] * S; /* one pixel step */
+        sy[k] = p->b[k] * S;
+        ex[k] = sx[k] * 3;   /* across a block's centers */
+        ey[k] = sy[k] * 3;
+    }
     for (int by = y0 & ~3; by < y1; by += 4) {
         for (int bx = x0 & ~3; bx < x1; bx += 4) {
             /* Edge values at the block's first pixel center. */
@@ -358,34 +460,34 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
             bool reject = false, accept = true;
             for (int k = 0; k < 3; k++) {
                 e[k] = p->a[k] * px + p->b[k] * py + p->c[k];
-                /* Extremes over the block's 16 centers (3 steps each way). */
-                int64_t ex = p->a[k] * 3 * S, ey = p->b[k] * 3 * S;
-                int64_t lo = e[k] + (ex < 0 ? ex : 0) + (ey < 0 ? ey : 0);
-                int64_t hi = e[k] + (ex > 0 ? ex : 0) + (ey > 0 ? ey : 0);
-                if (hi < 0)
-                    reject = true;
-                if (lo < 0)
-                    accept = false;
+                int64_t lo = e[k] + (ex[k] < 0 ? ex[k] : 0) + (ey[k] < 0 ? ey[k] : 0);
+                int64_t hi = e[k] + (ex[k] > 0 ? ex[k] : 0) + (ey[k] > 0 ? ey[k] : 0);
+                reject |= hi < 0;
+                accept &= lo >= 0;
             }
             if (reject)
                 continue;
-            uint32_t mask = 0;
-            if (accept) {
-                mask = 0xffff;
-            } else {
-                for (uint32_t i = 0; i < B; i++) {
-                    int64_t ox = (int64_t)(i & 3) * S, oy = (int64_t)(i >> 2) * S;
-                    if (e[0] + p->a[0] * ox + p->b[0] * oy >= 0 && e[1] + p->a[1] * ox + p->b[1] * oy >= 0 &&
-                        e[2] + p->a[2] * ox + p->b[2] * oy >= 0)
-                        mask |= 1u << i;
+            uint32_t mask = 0xffff;
+            if (!accept) {
+                mask = 0;
+                int64_t r0 = e[0], r1 = e[1], r2 = e[2];
+                for (uint32_t row = 0; row < 4; row++) {
+                    int64_t c0 = r0, c1 = r1, c2 = r2;
+                    for (uint32_t col = 0; col < 4; col++) {
+                        if ((c0 | c1 | c2) >= 0) /* all three non-negative */
+                            mask |= 1u << (row * 4 + col);
+                        c0 += sx[0];
+                        c1 += sx[1];
+                        c2 += sx[2];
+                    }
+                    r0 += sy[0];
+                    r1 += sy[1];
+                    r2 += sy[2];
                 }
             }
-            /* Clip to the rect (tile, bbox, scissor). */
-            for (uint32_t i = 0; i < B; i++) {
-                int x = bx + (int)(i & 3), y = by + (int)(i >> 2);
-                if (x < x0 || x >= x1 || y < y0 || y >= y1)
-                    mask &= ~(1u << i);
-            }
+            /* Clip to the rect (tile, bbox, scissor) unless inside it. */
+            if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
+                mask &= rect_mask(bx, by, x0, y0, x1, y1);
             if (mask)
                 shade_block(p, fb, bx, by, mask);
         }

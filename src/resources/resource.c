@@ -149,6 +149,7 @@ kiln_result kres_view_create(const kb_env *env, kres_type type, kres_resource *r
     v->base.env = env;
     v->base.destroy = view_destroy;
     atomic_init(&v->base.refs, 1);
+    atomic_init(&v->destroyed, false);
     kres_ref(&res->base);
     v->res = res;
     v->format = format;

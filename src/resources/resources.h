@@ -173,6 +173,7 @@ static inline kres_resource *kres_as_resource(kres_object *o) { return (kres_res
 
 typedef struct kres_view {
     kres_object base;     /* type RTV, DSV or SRV */
+    atomic_bool destroyed;/* its handle was destroyed (bindings still hold it) */
     kres_resource *res;   /* reference held */
     kiln_format format;
     uint32_t first_mip, num_mips;

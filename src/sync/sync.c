@@ -47,6 +47,8 @@ static void fence_unref(ks_fence *f)
 
 void ks_run_deferred(ks_domain *d)
 {
+    if (d->resolved && d->on_resolved)
+        d->on_resolved(d->on_resolved_arg);
     while (d->fired || d->garbage) {
         ks_waiter *list = d->fired;
         kres_object *garbage = d->garbage;
@@ -66,6 +68,8 @@ void ks_run_deferred(ks_domain *d)
             kres_unref(o);
         }
         pthread_mutex_lock(&d->mu);
+        if (d->resolved && d->on_resolved)
+            d->on_resolved(d->on_resolved_arg);
     }
 }
 
@@ -113,6 +117,24 @@ static void fire(ks_domain *d, ks_waiter *w, kiln_result status)
     }
 }
 
+/* Removes a waiter's nodes from the points it still waits on. */
+static void detach(ks_waiter *w)
+{
+    for (uint32_t i = 0; i < w->nnodes; i++) {
+        if (!w->nodes[i].w)
+            continue;
+        ks_point *p = w->fence->points[i];
+        ks_wnode **it = &p->waiters;
+        while (*it && *it != &w->nodes[i])
+            it = &(*it)->next;
+        if (*it)
+            *it = w->nodes[i].next;
+        w->nodes[i].w = NULL;
+        w->nodes[i].next = NULL;
+    }
+    w->remaining = 0;
+}
+
 static void settle(ks_domain *d, ks_point *p, ks_state state)
 {
     p->state = state;
@@ -122,10 +144,17 @@ static void settle(ks_domain *d, ks_point *p, ks_state state)
         ks_wnode *next = n->next;
         ks_waiter *w = n->w;
         n->next = NULL;
-        if (state == KS_ERROR)
-            w->error = true;
-        if (--w->remaining == 0)
-            fire(d, w, w->error ? KILN_E_COMMAND_FAILED : KILN_OK);
+        n->w = NULL;
+        if (w) {
+            if (state == KS_ERROR) {
+                /* The fence is in error now, whatever its other points do:
+                 * as poll and wait already say so, the waiter fires. */
+                detach(w);
+                fire(d, w, KILN_E_COMMAND_FAILED);
+            } else if (--w->remaining == 0) {
+                fire(d, w, w->error ? KILN_E_COMMAND_FAILED : KILN_OK);
+            }
+        }
         n = next;
     }
 }
@@ -136,6 +165,7 @@ static void timeline_destroy(kres_object *obj)
 {
     ks_timeline *tl = (ks_timeline *)obj;
     ks_domain *d = tl->dom;
+    kb_free(&d->env, tl->spans, sizeof(ks_span) * tl->spans_cap);
     /* Nothing can signal it any more: what still waits on it fails. */
     pthread_mutex_lock(&d->mu);
     while (tl->pending) {
@@ -181,15 +211,26 @@ void ks_timeline_signal_locked(ks_timeline *tl, uint64_t value, bool error)
     if (value <= tl->value)
         return;
     if (error) {
-        /* Keep the newest spans; older ones merge into the oldest slot. */
-        if (tl->nspans == KS_ERROR_SPANS) {
-            tl->spans[1].lo = tl->spans[0].lo;
-            memmove(tl->spans, tl->spans + 1, sizeof tl->spans[0] * (KS_ERROR_SPANS - 1));
-            tl->nspans--;
+        ks_domain *dm = tl->dom;
+        if (tl->nspans && tl->spans[tl->nspans - 1].hi == tl->value) {
+            tl->spans[tl->nspans - 1].hi = value; /* extends the last span */
+        } else {
+            if (tl->nspans == tl->spans_cap) {
+                uint32_t cap = tl->spans_cap ? tl->spans_cap * 2 : 4;
+                ks_span *n = kb_alloc(&dm->env, sizeof(ks_span) * cap);
+                if (n) {
+                    if (tl->spans)
+                        memcpy(n, tl->spans, sizeof(ks_span) * tl->nspans);
+                    kb_free(&dm->env, tl->spans, sizeof(ks_span) * tl->spans_cap);
+                    tl->spans = n;
+                    tl->spans_cap = cap;
+                }
+            }
+            /* Out of memory: the points pending now still settle in error;
+             * only a point created later in this range reads as signaled. */
+            if (tl->nspans < tl->spans_cap)
+                tl->spans[tl->nspans++] = (ks_span){tl->value, value};
         }
-        tl->spans[tl->nspans].lo = tl->value;
-        tl->spans[tl->nspans].hi = value;
-        tl->nspans++;
     }
     tl->value = value;
     ks_domain *d = tl->dom;
@@ -303,9 +344,11 @@ ks_waiter *ks_wait_locked(ks_fence *f, ks_waiter_kind kind)
         d->live->prev_live = w;
     d->live = w;
     for (uint32_t i = 0; i < f->count; i++) {
-        ks_point *p = f->points[i];
-        if (p->state == KS_ERROR)
+        if (f->points[i]->state == KS_ERROR)
             w->error = true;
+    }
+    for (uint32_t i = 0; i < f->count && !w->error; i++) {
+        ks_point *p = f->points[i];
         if (p->state != KS_ACTIVE)
             continue;
         w->nodes[i].w = w;
@@ -325,18 +368,7 @@ void ks_domain_lose_locked(ks_domain *d)
     d->lost = true;
     while (d->live) {
         ks_waiter *w = d->live;
-        /* Detach its nodes from their points. */
-        for (uint32_t i = 0; i < w->nnodes; i++) {
-            if (!w->nodes[i].w)
-                continue;
-            ks_point *p = w->fence->points[i];
-            ks_wnode **it = &p->waiters;
-            while (*it && *it != &w->nodes[i])
-                it = &(*it)->next;
-            if (*it)
-                *it = w->nodes[i].next;
-            w->nodes[i].w = NULL;
-        }
+        detach(w);
         fire(d, w, KILN_E_DEVICE_LOST);
     }
     pthread_cond_broadcast(&d->cv);

@@ -38,6 +38,10 @@ typedef struct ks_domain {
     struct ks_waiter *fired;   /* fired async callbacks not yet called */
     struct ks_waiter *resolved;/* fired server waits for the queue */
     kres_object *garbage;      /* last references dropped under the mutex */
+    /* Called (mutex held) whenever `resolved` is not empty as the mutex is
+     * released: the queue moves the commands behind those waits. */
+    void (*on_resolved)(void *arg);
+    void *on_resolved_arg;
 } ks_domain;
 
 ks_domain *ks_domain_create(const kb_env *env);
@@ -54,7 +58,9 @@ void ks_run_deferred(ks_domain *d);
  * mutex). */
 void ks_unref_locked(ks_domain *d, kres_object *obj);
 
-#define KS_ERROR_SPANS 16
+typedef struct ks_span {
+    uint64_t lo, hi; /* values in (lo, hi] were signaled in error */
+} ks_span;
 
 typedef struct ks_timeline {
     kres_object base;          /* KRES_TYPE_TIMELINE */
@@ -63,8 +69,8 @@ typedef struct ks_timeline {
     uint64_t requested;        /* largest value any signal asked for */
     bool internal;             /* a context's own timeline: only it advances it */
     struct ks_point *pending;  /* unsettled points, ascending value */
-    struct { uint64_t lo, hi; } spans[KS_ERROR_SPANS]; /* (lo, hi] errored */
-    uint32_t nspans;
+    ks_span *spans;            /* errored ranges, ascending; grows as needed */
+    uint32_t nspans, spans_cap;
 } ks_timeline;
 
 typedef struct ks_wnode {

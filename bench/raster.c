@@ -1,0 +1,928 @@
+/*
+ * bench_raster - what the soft rasterizer costs per frame.
+ *
+ * Every frame is: clear color + depth, the scene's draws, then kiln_finish
+ * (no readback), all timed, so the figure is the whole frame's execution
+ * including the producer's API calls. Scenes (default 1920x1080, RGBA8
+ * target, D32_FLOAT depth, culling off, identity world_view_proj):
+ *
+ *  (a)  100,000 small vertex-colored triangles (KILN_EFFECT_VERTEX_COLOR,
+ *       ~5 px each, random positions, per-triangle depth) in ONE draw, depth
+ *       test LESS with writes.
+ *  (b)  10,000 mid-sized vertex-colored triangles (20-40 px on a side),
+ *       one draw, depth test as (a).
+ *  (c)  16 full-screen layers of KILN_EFFECT_TEXTURE: a 512x512 RGBA8
+ *       texture, bilinear (LINEAR/LINEAR, CLAMP), each layer one 2-triangle
+ *       quad. Blending OFF, depth test off (depth still cleared).
+ *  (c+) as (c) with blending ON (additive ONE/ONE), for the cost of blending.
+ *  (d)  100,000 one-triangle draw calls: the triangles of (a), each
+ *       kiln_draw(3, 3 * i) with the same state as (a).
+ *
+ * Rates: (a)/(b)/(d) triangles/s, (c) Mpixels/s = 16 * W * H / time,
+ * (d) draw calls/s. Thread scaling on (c): two more devices with 1 and 2
+ * workers, frames interleaved; ratio = time(1 worker) / time(2 workers).
+ *
+ * Sanity checks (read back through a STAGING copy after the timed frames,
+ * never timed) so that a broken renderer cannot report good numbers:
+ *  (a),(b),(d)  four "probe" triangles (the last ones, nearest depth, flat
+ *               colors) read back exactly at their centers; the share of
+ *               covered pixels is within 20% of what the triangles' total
+ *               area predicts; (d)'s image is bit-identical to (a)'s.
+ *  (c)          the center pixel of each of the texture's 8x8 flat-colored
+ *               cells reads back exactly that cell's texel;
+ *  (c+)         ... exactly the clear color + 16 x the texel (all 16
+ *               layers were blended);
+ *  scaling      the 1-worker and 2-worker images of (c) are identical.
+ * A failed check prints CHECK FAILED, marks the row and makes the exit
+ * status 1.
+ *
+ * Each figure is the median over --frames frames after warm-up frames
+ * (min and max shown). Timing uses clock_gettime(CLOCK_MONOTONIC). The
+ * 'cpu' column is the process's CPU time over wall time per frame: below
+ * the worker count, workers sat idle (serial phases) or other processes
+ * took the CPUs; the 1-minute load average is printed for the same reason.
+ *
+ * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N]
+ *                     [--scenes LIST]
+ * LIST is a comma-separated subset of a,b,c,c+,d,scaling (default: all),
+ * e.g. to profile one scene with perf.
+ */
+#include "kiln.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define N_SMALL 100000u   /* (a), and (d)'s draw calls */
+#define N_MID 10000u      /* (b) */
+#define N_LAYERS 16u      /* (c) */
+#define N_PROBES 4u       /* the last triangles of (a), (b), (d) */
+#define TEX_SIZE 512u
+#define TEX_CELL 64u      /* flat-colored cells of the texture */
+#define MAX_FRAMES 1000
+#define PI 3.14159265358979323846
+
+/* Targets from the issue. */
+#define TARGET_A_MTRIS 5.0
+#define TARGET_C_MPIX 500.0
+#define TARGET_SCALING 1.7
+
+/* The clear color (alpha 0: every triangle writes alpha 255, so a pixel
+ * is covered iff its alpha is 255). */
+static const float clear_color[4] = {0.1f, 0.1f, 0.1f, 0.0f};
+
+/* ---------------------------------------------------------------------------
+ * Plumbing
+ * ------------------------------------------------------------------------- */
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        kiln_result r_ = (call);                                                                   \
+        if (r_ != KILN_OK) {                                                                       \
+            fprintf(stderr, "bench_raster: %s failed: %s (raster.c:%d)\n", #call,                  \
+                    kiln_result_string(r_), __LINE__);                                             \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+/* CPU time of the whole process (all threads). */
+static uint64_t cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
+
+/* The 1-minute load average, or -1 where /proc/loadavg does not exist: the
+ * machine's other load makes the figures noisy. */
+static double loadavg(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct summary {
+    double median, min, max;
+} summary;
+
+static summary summarize(const double *in, int n)
+{
+    double v[MAX_FRAMES];
+    memcpy(v, in, sizeof(double) * (size_t)n);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    summary s = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
+    return s;
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p) {
+        fprintf(stderr, "bench_raster: out of memory (%zu bytes)\n", n);
+        exit(1);
+    }
+    return p;
+}
+
+/* splitmix64: a fixed seed gives the same scene on every run. */
+static uint64_t rng_state;
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static double rng_unit(void) { return (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0); }
+static double rng_range(double lo, double hi) { return lo + (hi - lo) * rng_unit(); }
+
+static int failures; /* sanity checks that failed */
+
+#if defined(__GNUC__)
+static void check_failed(const char *scene, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#endif
+static void check_failed(const char *scene, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stdout, "CHECK FAILED %s: ", scene);
+    vfprintf(stdout, fmt, ap);
+    fputc('\n', stdout);
+    va_end(ap);
+    failures++;
+}
+
+/* ---------------------------------------------------------------------------
+ * Geometry (built once on the CPU, uploaded to every device)
+ * ------------------------------------------------------------------------- */
+
+typedef struct vtx_color {
+    float x, y, z;   /* NDC (the VS applies the identity matrix) */
+    uint8_t rgba[4]; /* R8G8B8A8_UNORM */
+} vtx_color;
+
+typedef struct vtx_tex {
+    float x, y, z;
+    float u, v;
+} vtx_tex;
+
+typedef struct probe {
+    uint32_t x, y;   /* the pixel at the probe's center */
+    uint8_t rgba[4];
+} probe;
+
+typedef struct tri_set {
+    vtx_color *v;     /* 3 per triangle */
+    uint32_t ntris;
+    double area;      /* total area in pixels (inside or not) */
+    probe probes[N_PROBES];
+} tri_set;
+
+static uint32_t W = 1920, H = 1080;
+
+static float ndc_x(double px) { return (float)(2.0 * px / W - 1.0); }
+static float ndc_y(double py) { return (float)(1.0 - 2.0 * py / H); }
+
+/* `n` triangles: n - N_PROBES random ones (center uniform on the target,
+ * three corners at radius [rmin, rmax] px around it, 120 degrees apart with
+ * some jitter, a random color per corner, one random depth in [0.1, 0.9]),
+ * then N_PROBES flat-colored probes of radius 3 at depth 0.01, centered on
+ * pixel centers along the middle row. */
+static void make_tris(tri_set *t, uint32_t n, double rmin, double rmax)
+{
+    static const uint8_t probe_colors[N_PROBES][4] = {
+        {255, 0, 255, 255}, {0, 255, 255, 255}, {255, 255, 0, 255}, {255, 255, 255, 255}};
+    t->v = xmalloc(sizeof(vtx_color) * 3 * n);
+    t->ntris = n;
+    t->area = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bool is_probe = i >= n - N_PROBES;
+        double cx, cy, r, th, z;
+        const uint8_t *flat = NULL;
+        if (is_probe) {
+            probe *p = &t->probes[i - (n - N_PROBES)];
+            p->x = W * (i - (n - N_PROBES) + 1) / (N_PROBES + 1);
+            p->y = H / 2;
+            memcpy(p->rgba, probe_colors[i - (n - N_PROBES)], 4);
+            cx = p->x + 0.5;
+            cy = p->y + 0.5;
+            r = 3.0;
+            th = 0.3;
+            z = 0.01;
+            flat = p->rgba;
+        } else {
+            cx = rng_range(0, W);
+            cy = rng_range(0, H);
+            r = rng_range(rmin, rmax);
+            th = rng_range(0, 2 * PI);
+            z = rng_range(0.1, 0.9);
+        }
+        double px[3], py[3];
+        for (int k = 0; k < 3; k++) {
+            double a = th + k * (2 * PI / 3) + (is_probe ? 0 : rng_range(-0.25, 0.25));
+            px[k] = cx + r * cos(a);
+            py[k] = cy + r * sin(a);
+            vtx_color *v = &t->v[3 * i + k];
+            v->x = ndc_x(px[k]);
+            v->y = ndc_y(py[k]);
+            v->z = (float)z;
+            for (int c = 0; c < 3; c++)
+                v->rgba[c] = flat ? flat[c] : (uint8_t)(rng_next() >> 56);
+            v->rgba[3] = 255;
+        }
+        t->area += fabs((px[1] - px[0]) * (py[2] - py[0]) - (px[2] - px[0]) * (py[1] - py[0])) / 2;
+    }
+}
+
+/* The texture: 8x8 cells of 64x64 texels, each one flat color with
+ * channels in 1..14 (so the clear color plus 16 additive layers stays
+ * below 255), alpha 255. */
+static void cell_color(uint32_t ci, uint32_t cj, uint8_t out[4])
+{
+    out[0] = (uint8_t)(1 + (ci * 5 + cj * 3) % 14);
+    out[1] = (uint8_t)(1 + (ci * 2 + cj * 7) % 14);
+    out[2] = (uint8_t)(1 + (ci + cj * 11) % 14);
+    out[3] = 255;
+}
+
+static uint8_t *make_texture_data(void)
+{
+    uint8_t *d = xmalloc(TEX_SIZE * TEX_SIZE * 4);
+    for (uint32_t y = 0; y < TEX_SIZE; y++)
+        for (uint32_t x = 0; x < TEX_SIZE; x++)
+            cell_color(x / TEX_CELL, y / TEX_CELL, d + ((size_t)y * TEX_SIZE + x) * 4);
+    return d;
+}
+
+/* Two clockwise triangles (screen space) covering the target, uv (0,0) at
+ * the top left. */
+static const vtx_tex quad[6] = {
+    {-1, 1, 0.5f, 0, 0}, {1, 1, 0.5f, 1, 0},  {-1, -1, 0.5f, 0, 1},
+    {1, 1, 0.5f, 1, 0},  {1, -1, 0.5f, 1, 1}, {-1, -1, 0.5f, 0, 1},
+};
+
+/* ---------------------------------------------------------------------------
+ * One device with everything the scenes need
+ * ------------------------------------------------------------------------- */
+
+typedef struct rig {
+    kiln_device *dev;
+    kiln_context *ctx;
+    uint32_t threads; /* workers actually running */
+    kiln_texture target, depth, staging, tex;
+    kiln_rtv rtv;
+    kiln_dsv dsv;
+    kiln_srv srv;
+    kiln_buffer identity, vb_small, vb_mid, vb_quad;
+    kiln_vertex_shader vs_color, vs_tex;
+    kiln_pixel_shader ps_color, ps_tex;
+    kiln_input_layout layout_color, layout_tex;
+    kiln_rasterizer_state rs;
+    kiln_depth_stencil_state dss_less, dss_off;
+    kiln_blend_state blend_off, blend_add;
+    kiln_sampler sampler;
+} rig;
+
+static kiln_buffer make_buffer(kiln_device *dev, uint32_t bind, const void *data, uint32_t size)
+{
+    kiln_buffer b;
+    kiln_buffer_desc d = {.size = size, .usage = KILN_USAGE_IMMUTABLE, .bind_flags = bind};
+    kiln_subresource_data init = {data, 0};
+    CHECK(kiln_create_buffer(dev, &d, &init, &b));
+    return b;
+}
+
+static void rig_init(rig *r, uint32_t threads, const tri_set *small, const tri_set *mid,
+                     const uint8_t *texels)
+{
+    memset(r, 0, sizeof *r);
+    kiln_device_desc dd = {.num_threads = threads};
+    CHECK(kiln_device_create(&dd, &r->dev));
+    r->ctx = kiln_device_immediate_context(r->dev);
+    r->threads = kiln_device_num_threads(r->dev);
+    kiln_device *dev = r->dev;
+
+    kiln_texture2d_desc td = {.width = W, .height = H, .mip_levels = 1,
+                              .format = KILN_FORMAT_R8G8B8A8_UNORM,
+                              .bind_flags = KILN_BIND_RENDER_TARGET};
+    CHECK(kiln_create_texture2d(dev, &td, NULL, &r->target));
+    CHECK(kiln_create_rtv(dev, r->target, NULL, &r->rtv));
+    td.usage = KILN_USAGE_STAGING;
+    td.bind_flags = 0;
+    td.cpu_access = KILN_CPU_ACCESS_READ;
+    CHECK(kiln_create_texture2d(dev, &td, NULL, &r->staging));
+    kiln_texture2d_desc dsd = {.width = W, .height = H, .mip_levels = 1,
+                               .format = KILN_FORMAT_D32_FLOAT,
+                               .bind_flags = KILN_BIND_DEPTH_STENCIL};
+    CHECK(kiln_create_texture2d(dev, &dsd, NULL, &r->depth));
+    CHECK(kiln_create_dsv(dev, r->depth, NULL, &r->dsv));
+    kiln_texture2d_desc txd = {.width = TEX_SIZE, .height = TEX_SIZE, .mip_levels = 1,
+                               .format = KILN_FORMAT_R8G8B8A8_UNORM,
+                               .usage = KILN_USAGE_IMMUTABLE,
+                               .bind_flags = KILN_BIND_SHADER_RESOURCE};
+    kiln_subresource_data tinit = {texels, TEX_SIZE * 4};
+    CHECK(kiln_create_texture2d(dev, &txd, &tinit, &r->tex));
+    CHECK(kiln_create_srv(dev, r->tex, NULL, &r->srv));
+
+    static const float identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    r->identity = make_buffer(dev, KILN_BIND_CONSTANT_BUFFER, identity, sizeof identity);
+    r->vb_small = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, small->v,
+                              (uint32_t)(sizeof(vtx_color) * 3 * small->ntris));
+    r->vb_mid = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, mid->v,
+                            (uint32_t)(sizeof(vtx_color) * 3 * mid->ntris));
+    r->vb_quad = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, quad, sizeof quad);
+
+    kiln_vertex_shader_desc vsd;
+    kiln_pixel_shader_desc psd;
+    CHECK(kiln_effect_get(KILN_EFFECT_VERTEX_COLOR, &vsd, &psd));
+    CHECK(kiln_create_vertex_shader(dev, &vsd, &r->vs_color));
+    CHECK(kiln_create_pixel_shader(dev, &psd, &r->ps_color));
+    kiln_input_layout_desc ld = {
+        .num_elements = 2,
+        .elements = {{.format = KILN_FORMAT_R32G32B32_FLOAT, .offset = 0},
+                     {.format = KILN_FORMAT_R8G8B8A8_UNORM, .offset = offsetof(vtx_color, rgba)}}};
+    CHECK(kiln_create_input_layout(dev, &ld, r->vs_color, &r->layout_color));
+    CHECK(kiln_effect_get(KILN_EFFECT_TEXTURE, &vsd, &psd));
+    CHECK(kiln_create_vertex_shader(dev, &vsd, &r->vs_tex));
+    CHECK(kiln_create_pixel_shader(dev, &psd, &r->ps_tex));
+    kiln_input_layout_desc lt = {
+        .num_elements = 2,
+        .elements = {{.format = KILN_FORMAT_R32G32B32_FLOAT, .offset = 0},
+                     {.format = KILN_FORMAT_R32G32_FLOAT, .offset = offsetof(vtx_tex, u)}}};
+    CHECK(kiln_create_input_layout(dev, &lt, r->vs_tex, &r->layout_tex));
+
+    kiln_rasterizer_desc rsd = {.cull = KILN_CULL_NONE};
+    CHECK(kiln_create_rasterizer_state(dev, &rsd, &r->rs));
+    kiln_depth_stencil_desc dless = {.depth_func = KILN_COMPARE_LESS};
+    CHECK(kiln_create_depth_stencil_state(dev, &dless, &r->dss_less));
+    kiln_depth_stencil_desc doff = {.depth_disable = 1, .depth_write_disable = 1};
+    CHECK(kiln_create_depth_stencil_state(dev, &doff, &r->dss_off));
+    kiln_blend_desc boff = {0};
+    CHECK(kiln_create_blend_state(dev, &boff, &r->blend_off));
+    kiln_blend_desc badd = {.rt = {{.enable = 1,
+                                    .src = KILN_BLEND_ONE,
+                                    .dst = KILN_BLEND_ONE,
+                                    .op = KILN_BLEND_OP_ADD,
+                                    .src_alpha = KILN_BLEND_ONE,
+                                    .dst_alpha = KILN_BLEND_ONE,
+                                    .op_alpha = KILN_BLEND_OP_ADD}}};
+    CHECK(kiln_create_blend_state(dev, &badd, &r->blend_add));
+    kiln_sampler_desc sd = {.min_filter = KILN_FILTER_LINEAR,
+                            .mag_filter = KILN_FILTER_LINEAR,
+                            .mip_filter = KILN_FILTER_POINT,
+                            .address_u = KILN_ADDRESS_CLAMP,
+                            .address_v = KILN_ADDRESS_CLAMP};
+    CHECK(kiln_create_sampler(dev, &sd, &r->sampler));
+
+    /* Pipeline state common to all scenes. */
+    kiln_context *ctx = r->ctx;
+    CHECK(kiln_om_set_render_targets(ctx, 1, &r->rtv, r->dsv));
+    kiln_viewport vp = {0, 0, (float)W, (float)H, 0, 1};
+    CHECK(kiln_rs_set_viewport(ctx, &vp));
+    CHECK(kiln_rs_set_state(ctx, r->rs));
+    CHECK(kiln_ia_set_topology(ctx, KILN_TOPOLOGY_TRIANGLE_LIST));
+    CHECK(kiln_vs_set_constant_buffers(ctx, 0, 1, &r->identity));
+}
+
+static void rig_fini(rig *r)
+{
+    CHECK(kiln_finish(r->ctx));
+    /* Destroying the device releases everything it owns. */
+    kiln_device_destroy(r->dev);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---------------------------------------------------------------------------
+ * Scenes
+ * ------------------------------------------------------------------------- */
+
+typedef enum scene_id { SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_BLEND, SC_DRAWS, SC_COUNT } scene_id;
+
+static const char *const scene_names[SC_COUNT] = {
+    "(a) 100k small tris, 1 draw",
+    "(b) 10k mid tris (20-40px), 1 draw",
+    "(c) 16 textured layers, blend off",
+    "(c+) 16 textured layers, blend add",
+    "(d) 100k draw calls, 1 tri each",
+};
+
+/* Binds what the scene needs (setters only: never queued, not timed). */
+static void scene_bind(rig *r, scene_id sc)
+{
+    kiln_context *ctx = r->ctx;
+    bool tex = sc == SC_LAYERS || sc == SC_LAYERS_BLEND;
+    uint32_t zero = 0;
+    if (tex) {
+        uint32_t stride = sizeof(vtx_tex);
+        CHECK(kiln_ia_set_input_layout(ctx, r->layout_tex));
+        CHECK(kiln_ia_set_vertex_buffers(ctx, 0, 1, &r->vb_quad, &stride, &zero));
+        CHECK(kiln_vs_set_shader(ctx, r->vs_tex));
+        CHECK(kiln_ps_set_shader(ctx, r->ps_tex));
+        CHECK(kiln_ps_set_shader_resources(ctx, 0, 1, &r->srv));
+        CHECK(kiln_ps_set_samplers(ctx, 0, 1, &r->sampler));
+        CHECK(kiln_om_set_depth_stencil_state(ctx, r->dss_off, 0));
+        CHECK(kiln_om_set_blend_state(ctx, sc == SC_LAYERS_BLEND ? r->blend_add : r->blend_off,
+                                      NULL));
+    } else {
+        uint32_t stride = sizeof(vtx_color);
+        kiln_buffer vb = sc == SC_MID ? r->vb_mid : r->vb_small;
+        kiln_srv none = {0};
+        CHECK(kiln_ia_set_input_layout(ctx, r->layout_color));
+        CHECK(kiln_ia_set_vertex_buffers(ctx, 0, 1, &vb, &stride, &zero));
+        CHECK(kiln_vs_set_shader(ctx, r->vs_color));
+        CHECK(kiln_ps_set_shader(ctx, r->ps_color));
+        CHECK(kiln_ps_set_shader_resources(ctx, 0, 1, &none));
+        CHECK(kiln_om_set_depth_stencil_state(ctx, r->dss_less, 0));
+        CHECK(kiln_om_set_blend_state(ctx, r->blend_off, NULL));
+    }
+}
+
+/* The scene's work per frame (after the clears). */
+static uint64_t scene_items(scene_id sc)
+{
+    switch (sc) {
+    case SC_SMALL:
+    case SC_DRAWS: return N_SMALL;
+    case SC_MID: return N_MID;
+    default: return N_LAYERS;
+    }
+}
+
+/* One frame; returns ms, the ms spent issuing (before kiln_finish) and
+ * the CPU time the process got per wall-clock time (~ busy threads). */
+static double frame(rig *r, scene_id sc, double *issue_ms, double *cpu)
+{
+    kiln_context *ctx = r->ctx;
+    uint64_t c0 = cpu_ns();
+    uint64_t t0 = now_ns();
+    CHECK(kiln_clear_rtv(ctx, r->rtv, clear_color));
+    CHECK(kiln_clear_dsv(ctx, r->dsv, KILN_CLEAR_DEPTH, 1.0f, 0));
+    switch (sc) {
+    case SC_SMALL: CHECK(kiln_draw(ctx, 3 * N_SMALL, 0)); break;
+    case SC_MID: CHECK(kiln_draw(ctx, 3 * N_MID, 0)); break;
+    case SC_LAYERS:
+    case SC_LAYERS_BLEND:
+        for (uint32_t l = 0; l < N_LAYERS; l++)
+            CHECK(kiln_draw(ctx, 6, 0));
+        break;
+    case SC_DRAWS:
+        for (uint32_t i = 0; i < N_SMALL; i++)
+            CHECK(kiln_draw(ctx, 3, 3 * i));
+        break;
+    default: break;
+    }
+    uint64_t t1 = now_ns();
+    CHECK(kiln_finish(ctx));
+    uint64_t t2 = now_ns();
+    uint64_t c2 = cpu_ns();
+    if (issue_ms)
+        *issue_ms = (double)(t1 - t0) / 1e6;
+    if (cpu)
+        *cpu = (double)(c2 - c0) / (double)(t2 - t0);
+    return (double)(t2 - t0) / 1e6;
+}
+
+/* The target, tightly packed (W * H * 4 bytes), through a STAGING copy. */
+static void readback(rig *r, uint8_t *img)
+{
+    CHECK(kiln_copy_resource(r->ctx, kiln_texture_resource(r->staging),
+                             kiln_texture_resource(r->target)));
+    kiln_mapped_subresource m;
+    CHECK(kiln_map(r->ctx, kiln_texture_resource(r->staging), 0, KILN_MAP_READ, 0, &m));
+    for (uint32_t y = 0; y < H; y++)
+        memcpy(img + (size_t)y * W * 4, (const uint8_t *)m.data + (size_t)y * m.row_pitch,
+               (size_t)W * 4);
+    CHECK(kiln_unmap(r->ctx, kiln_texture_resource(r->staging), 0));
+}
+
+static const uint8_t *pixel(const uint8_t *img, uint32_t x, uint32_t y)
+{
+    return img + ((size_t)y * W + x) * 4;
+}
+
+/* ---------------------------------------------------------------------------
+ * Sanity checks
+ * ------------------------------------------------------------------------- */
+
+/* Probes exact; covered share (alpha 255) within 20% of the prediction
+ * 1 - exp(-area / screen) for randomly placed triangles. */
+static bool check_tris(const char *name, const tri_set *t, const uint8_t *img, double *covered)
+{
+    bool ok = true;
+    for (uint32_t k = 0; k < N_PROBES; k++) {
+        const probe *p = &t->probes[k];
+        const uint8_t *px = pixel(img, p->x, p->y);
+        if (memcmp(px, p->rgba, 4)) {
+            check_failed(name, "probe %u at (%u,%u) is %u,%u,%u,%u, want %u,%u,%u,%u", k, p->x, p->y,
+                         px[0], px[1], px[2], px[3], p->rgba[0], p->rgba[1], p->rgba[2],
+                         p->rgba[3]);
+            ok = false;
+        }
+    }
+    uint64_t n = 0;
+    for (size_t i = 0; i < (size_t)W * H; i++)
+        n += img[i * 4 + 3] == 255;
+    double share = (double)n / ((double)W * H);
+    double want = 1.0 - exp(-t->area / ((double)W * H));
+    *covered = share;
+    if (share < 0.8 * want || share > 1.2 * want) {
+        check_failed(name, "%.1f%% of the pixels covered, the triangles' area predicts %.1f%%",
+                     100 * share, 100 * want);
+        ok = false;
+    }
+    return ok;
+}
+
+/* Center pixel of each texture cell: the texel (blending off), or the
+ * clear color plus `layers` x the texel (additive; saturated). */
+static bool check_layers(const char *name, const uint8_t *img, uint32_t layers)
+{
+    uint32_t base[4] = {0, 0, 0, 0};
+    if (layers > 1)
+        for (int c = 0; c < 4; c++)
+            base[c] = (uint32_t)(clear_color[c] * 255.0f + 0.5f);
+    uint32_t bad = 0;
+    for (uint32_t cj = 0; cj < TEX_SIZE / TEX_CELL; cj++) {
+        for (uint32_t ci = 0; ci < TEX_SIZE / TEX_CELL; ci++) {
+            uint32_t x = (uint32_t)((ci * TEX_CELL + TEX_CELL / 2) * (uint64_t)W / TEX_SIZE);
+            uint32_t y = (uint32_t)((cj * TEX_CELL + TEX_CELL / 2) * (uint64_t)H / TEX_SIZE);
+            uint8_t want[4];
+            cell_color(ci, cj, want);
+            for (int c = 0; c < 4; c++)
+                want[c] = (uint8_t)(base[c] + want[c] * layers > 255 ? 255
+                                                                    : base[c] + want[c] * layers);
+            const uint8_t *px = pixel(img, x, y);
+            if (memcmp(px, want, 4) && bad++ < 3)
+                check_failed(name, "pixel (%u,%u) is %u,%u,%u,%u, want %u,%u,%u,%u (cell %u,%u)", x,
+                             y, px[0], px[1], px[2], px[3], want[0], want[1], want[2], want[3], ci,
+                             cj);
+        }
+    }
+    if (bad > 3)
+        check_failed(name, "... %u cell centers wrong in all", bad);
+    return bad == 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Measurements
+ * ------------------------------------------------------------------------- */
+
+typedef struct config {
+    int frames, warmup;
+    uint32_t threads;
+    bool scene[SC_COUNT], scaling;
+} config;
+
+typedef struct result {
+    summary ms, issue, cpu;
+    double rate;      /* in `unit` */
+    const char *unit;
+    const char *target;
+    int meets;        /* 1 yes, 0 no, -1 no target */
+    bool ok;          /* sanity check */
+} result;
+
+static void run_frames(rig *r, scene_id sc, const config *c, double *ms, double *issue,
+                       double *cpu)
+{
+    scene_bind(r, sc);
+    for (int f = 0; f < c->warmup; f++)
+        frame(r, sc, NULL, NULL);
+    for (int f = 0; f < c->frames; f++)
+        ms[f] = frame(r, sc, &issue[f], &cpu[f]);
+}
+
+static void header(void)
+{
+    printf("\n%-36s %3s %7s %9s %9s %9s %9s %4s %10s %-8s %-7s %-5s %s\n", "scene", "thr",
+           "n/frame", "median", "min", "max", "issue", "cpu", "rate", "unit", "target", "met",
+           "check");
+    printf("%-36s %3s %7s %9s %9s %9s %9s %4s %10s %-8s %-7s %-5s %s\n", "", "", "", "ms", "ms",
+           "ms", "ms", "", "(median)", "", "", "", "");
+}
+
+static void row(const char *name, uint32_t threads, uint64_t n, const result *res)
+{
+    printf("%-36s %3u %7llu %9.2f %9.2f %9.2f %9.2f %4.2f %10.2f %-8s %-7s %-5s %s\n", name,
+           threads, (unsigned long long)n, res->ms.median, res->ms.min, res->ms.max,
+           res->issue.median, res->cpu.median, res->rate, res->unit, res->target,
+           res->meets < 0 ? "-" : res->meets ? "yes" : "NO", res->ok ? "ok" : "FAILED");
+}
+
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    if (s[0] < '0' || s[0] > '9')
+        return false;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static void silent_log(kiln_log_level l, kiln_log_id id, const char *m, void *u)
+{
+    (void)l, (void)id, (void)m, (void)u;
+}
+
+static int usage(FILE *f)
+{
+    fprintf(f, "usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N] "
+               "[--scenes LIST]\n"
+               "  --threads N    workers of the main device (0: kiln's default)\n"
+               "  --size WxH     target size (64..8192 each; default 1920x1080)\n"
+               "  --frames N     measured frames per scene (default 10; --quick: 3)\n"
+               "  --scenes LIST  comma-separated subset of a,b,c,c+,d,scaling (default: all)\n");
+    return f == stdout ? 0 : 2;
+}
+
+static bool parse_scenes(const char *list, config *c)
+{
+    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c+", "d"};
+    memset(c->scene, 0, sizeof c->scene);
+    c->scaling = false;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        bool found = false;
+        for (int i = 0; i < SC_COUNT; i++)
+            if (!strcmp(tok, keys[i]))
+                c->scene[i] = found = true;
+        if (!strcmp(tok, "scaling"))
+            c->scaling = found = true;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
+                    const uint8_t *texels, uint8_t *img, uint8_t *img_1, size_t img_size);
+static void llvmpipe(void);
+
+int main(int argc, char **argv)
+{
+    config c = {.frames = 10, .warmup = 2, .threads = 0, .scaling = true};
+    for (int i = 0; i < SC_COUNT; i++)
+        c.scene[i] = true;
+    int frames_set = 0;
+    for (int i = 1; i < argc; i++) {
+        uint32_t v;
+        if (!strcmp(argv[i], "--quick")) {
+            if (!frames_set)
+                c.frames = 3;
+            c.warmup = 1;
+        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            if (!parse_u32(argv[++i], 0, 256, &c.threads)) {
+                fprintf(stderr, "bench_raster: --threads wants 0..256, not '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--frames") && i + 1 < argc) {
+            if (!parse_u32(argv[++i], 1, MAX_FRAMES, &v)) {
+                fprintf(stderr, "bench_raster: --frames wants 1..%d, not '%s'\n", MAX_FRAMES,
+                        argv[i]);
+                return 2;
+            }
+            c.frames = (int)v;
+            frames_set = 1;
+        } else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+            char buf[32], *x;
+            snprintf(buf, sizeof buf, "%s", argv[++i]);
+            x = strchr(buf, 'x');
+            if (x)
+                *x = 0;
+            if (!x || !parse_u32(buf, 64, 8192, &W) || !parse_u32(x + 1, 64, 8192, &H)) {
+                fprintf(stderr, "bench_raster: --size wants WxH with 64..8192 each, not '%s'\n",
+                        argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--scenes") && i + 1 < argc) {
+            if (!parse_scenes(argv[++i], &c)) {
+                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c+,d,scaling, "
+                                "not '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--help")) {
+            return usage(stdout);
+        } else {
+            fprintf(stderr, "bench_raster: unknown argument '%s'\n", argv[i]);
+            return usage(stderr);
+        }
+    }
+
+    /* The scenes' data, from a fixed seed. */
+    rng_state = 0x6b696c6e; /* "kiln" */
+    tri_set small, mid;
+    make_tris(&small, N_SMALL, 1.5, 2.5);
+    make_tris(&mid, N_MID, 20.0 / sqrt(3.0), 40.0 / sqrt(3.0));
+    uint8_t *texels = make_texture_data();
+    size_t img_size = (size_t)W * H * 4;
+    uint8_t *img = xmalloc(img_size), *img_a = xmalloc(img_size), *img_1 = xmalloc(img_size);
+
+    rig main_rig;
+    rig_init(&main_rig, c.threads, &small, &mid, texels);
+    printf("bench_raster: %ux%u RGBA8 + D32_FLOAT, culling off; device with %u worker threads "
+           "(requested %u), SIMD %s; %d frames after %d warm-up, median shown%s\n",
+           W, H, main_rig.threads, c.threads, kiln_effect_simd_level(), c.frames, c.warmup,
+           c.frames < 10 ? " (few frames)" : "");
+    printf("frame = clear color + clear depth + the draws + kiln_finish (no readback), all "
+           "timed; 'issue' = the part before kiln_finish; 'cpu' = process CPU time / wall time "
+           "(below the thread count: workers idle or starved by other load)\n");
+    printf("(a),(b),(d): vertex color, depth LESS + write, mean triangle area (a)/(d) %.1f px, "
+           "(b) %.1f px\n",
+           small.area / small.ntris, mid.area / mid.ntris);
+    printf("(c),(c+): 512x512 RGBA8 bilinear, magnified to the target, depth test off; "
+           "(c) blending off, (c+) blending ONE + ONE\n");
+
+    double ms[MAX_FRAMES], issue[MAX_FRAMES], cpu[MAX_FRAMES];
+    double load0 = loadavg();
+    result res[SC_COUNT];
+    double covered[SC_COUNT] = {0};
+    double pixels = (double)W * H;
+    if (c.scene[SC_DRAWS] && !c.scene[SC_SMALL]) {
+        /* (d) is checked against (a)'s image: render one, untimed. */
+        scene_bind(&main_rig, SC_SMALL);
+        frame(&main_rig, SC_SMALL, NULL, NULL);
+        readback(&main_rig, img_a);
+    }
+    for (int sc = 0; sc < SC_COUNT; sc++) {
+        if (!c.scene[sc])
+            continue;
+        run_frames(&main_rig, (scene_id)sc, &c, ms, issue, cpu);
+        result *r = &res[sc];
+        r->ms = summarize(ms, c.frames);
+        r->issue = summarize(issue, c.frames);
+        r->cpu = summarize(cpu, c.frames);
+        double sec = r->ms.median / 1e3;
+        r->meets = -1;
+        r->target = "-";
+        readback(&main_rig, img);
+        switch ((scene_id)sc) {
+        case SC_SMALL:
+            r->rate = N_SMALL / sec / 1e6;
+            r->unit = "Mtri/s";
+            r->target = ">= 5";
+            r->meets = r->rate >= TARGET_A_MTRIS;
+            r->ok = check_tris(scene_names[sc], &small, img, &covered[sc]);
+            memcpy(img_a, img, img_size);
+            break;
+        case SC_MID:
+            r->rate = N_MID / sec / 1e6;
+            r->unit = "Mtri/s";
+            r->ok = check_tris(scene_names[sc], &mid, img, &covered[sc]);
+            break;
+        case SC_LAYERS:
+        case SC_LAYERS_BLEND:
+            r->rate = N_LAYERS * pixels / sec / 1e6;
+            r->unit = "Mpix/s";
+            if (sc == SC_LAYERS) {
+                r->target = ">= 500";
+                r->meets = r->rate >= TARGET_C_MPIX;
+            }
+            r->ok = check_layers(scene_names[sc], img, sc == SC_LAYERS ? 1 : N_LAYERS);
+            break;
+        case SC_DRAWS:
+            r->rate = N_SMALL / sec / 1e6;
+            r->unit = "Mdraw/s";
+            r->ok = check_tris(scene_names[sc], &small, img, &covered[sc]);
+            if (memcmp(img, img_a, img_size)) {
+                check_failed(scene_names[sc], "the image differs from (a)'s (same triangles, "
+                                              "one draw each)");
+                r->ok = false;
+            }
+            break;
+        default: break;
+        }
+    }
+    header();
+    for (int sc = 0; sc < SC_COUNT; sc++) {
+        if (!c.scene[sc])
+            continue;
+        row(scene_names[sc], main_rig.threads, scene_items((scene_id)sc), &res[sc]);
+        if (sc == SC_DRAWS)
+            printf("%-36s %3s %7s %9s %9s %9s %9s %4s %10.2f %-8s\n", "  (d) as triangles", "",
+                   "", "", "", "", "", "", res[sc].rate, "Mtri/s");
+    }
+    printf("pixels covered (share of the target):");
+    for (int sc = 0; sc < SC_COUNT; sc++)
+        if (c.scene[sc] && (sc == SC_SMALL || sc == SC_MID || sc == SC_DRAWS))
+            printf(" %.3s %.1f%%", scene_names[sc], 100 * covered[sc]);
+    printf("; (c) shades %.1f Mpixels per frame (16 x %ux%u)\n", N_LAYERS * pixels / 1e6, W, H);
+    if (load0 >= 0)
+        printf("machine load average (1 min) before / after these scenes: %.2f / %.2f "
+               "(%u CPUs' worth of workers here; other load makes the figures noisy)\n",
+               load0, loadavg(), main_rig.threads);
+    rig_fini(&main_rig);
+    if (c.scaling)
+        scaling(&c, &small, &mid, texels, img, img_1, img_size);
+    else
+        printf("\nthread scaling on (c): not run (--scenes)\n");
+    llvmpipe();
+
+    if (failures)
+        printf("\n%d sanity check(s) FAILED: the figures above are not valid\n", failures);
+    else
+        printf("\nall sanity checks passed\n");
+    free(small.v);
+    free(mid.v);
+    free(texels);
+    free(img);
+    free(img_a);
+    free(img_1);
+    return failures ? 1 : 0;
+}
+
+/* Thread scaling on (c): 1 worker vs 2 workers, frames interleaved so
+ * drift hits both. */
+static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
+                    const uint8_t *texels, uint8_t *img, uint8_t *img_1, size_t img_size)
+{
+    config c = *cp;
+    double pixels = (double)W * H;
+    rig one, two;
+    rig_init(&one, 1, small, mid, texels);
+    rig_init(&two, 2, small, mid, texels);
+    scene_bind(&one, SC_LAYERS);
+    scene_bind(&two, SC_LAYERS);
+    for (int f = 0; f < c.warmup; f++) {
+        frame(&one, SC_LAYERS, NULL, NULL);
+        frame(&two, SC_LAYERS, NULL, NULL);
+    }
+    double ms1[MAX_FRAMES], ms2[MAX_FRAMES], ratio[MAX_FRAMES], cpu1[MAX_FRAMES],
+        cpu2[MAX_FRAMES];
+    for (int f = 0; f < c.frames; f++) {
+        ms1[f] = frame(&one, SC_LAYERS, NULL, &cpu1[f]);
+        ms2[f] = frame(&two, SC_LAYERS, NULL, &cpu2[f]);
+        ratio[f] = ms1[f] / ms2[f];
+    }
+    summary s1 = summarize(ms1, c.frames), s2 = summarize(ms2, c.frames);
+    double u1 = summarize(cpu1, c.frames).median, u2 = summarize(cpu2, c.frames).median;
+    summary sr = summarize(ratio, c.frames);
+    readback(&one, img_1);
+    readback(&two, img);
+    bool scale_ok = check_layers("scaling, 1 worker", img_1, 1);
+    if (memcmp(img, img_1, img_size)) {
+        check_failed("scaling", "the 2-worker image of (c) differs from the 1-worker one");
+        scale_ok = false;
+    }
+    printf("\nthread scaling on (c) (two more devices, frames interleaved)\n");
+    printf("%-36s %3s %7s %9s %9s %9s %9s %4s %10s %-8s\n", "", "thr", "", "median", "min", "max",
+           "", "cpu", "rate", "unit");
+    printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4.2f %10.2f %-8s\n", "(c) 1 worker", one.threads,
+           N_LAYERS, s1.median, s1.min, s1.max, "", u1,
+           N_LAYERS * pixels / (s1.median / 1e3) / 1e6, "Mpix/s");
+    printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4.2f %10.2f %-8s\n", "(c) 2 workers", two.threads,
+           N_LAYERS, s2.median, s2.min, s2.max, "", u2,
+           N_LAYERS * pixels / (s2.median / 1e3) / 1e6, "Mpix/s");
+    printf("%-36s %3s %7s %9.2f %9.2f %9.2f %9s %4s %10s %-8s %-7s %-5s %s\n",
+           "scaling 1->2 workers (per frame)", "", "", sr.median, sr.min, sr.max, "", "", "", "x",
+           ">= 1.7", sr.median >= TARGET_SCALING ? "yes" : "NO", scale_ok ? "ok" : "FAILED");
+    printf("%-36s %3s %7s %9.2f\n", "  (ratio of the medians)", "", "", s1.median / s2.median);
+    if (loadavg() >= 0)
+        printf("machine load average (1 min) after the scaling runs: %.2f\n", loadavg());
+    rig_fini(&one);
+    rig_fini(&two);
+}
+
+/* llvmpipe through the osmesa backend, once it exists. */
+static void llvmpipe(void)
+{
+    kiln_device *gl = NULL;
+    kiln_device_desc gd = {.backend = KILN_BACKEND_OSMESA, .log_fn = silent_log};
+    kiln_result gr = kiln_device_create(&gd, &gl);
+    if (gr == KILN_OK)
+        kiln_device_destroy(gl);
+    if (gr == KILN_OK)
+        printf("\nllvmpipe comparison: pending - the osmesa backend is built, but this bench "
+               "does not run its scenes on it yet\n");
+    else
+        printf("\nllvmpipe comparison: pending - the osmesa backend is not built yet "
+               "(kiln_device_create with KILN_BACKEND_OSMESA: %s)\n",
+               kiln_result_string(gr));
+}

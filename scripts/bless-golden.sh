@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Re-blesses the golden images: scripts/bless-golden.sh
+#
+# Builds kiln_demo and test_golden (the default preset in build/default, or
+# the build directory KILN_BUILD_DIR names, configured if needed), renders
+# every draw scene with
+#   kiln_demo --golden --serial
+# (the size and frame count test_golden uses: scenes.h, DEMO_GOLDEN_*),
+# replaces tests/golden/*.png with the new set, then runs test_golden to show
+# that the tree now passes it. Run it only after looking at the diff images
+# a failing test_golden wrote (golden-out/ in the build directory) and
+# deciding that the new images are right; commit tests/golden/*.png with the
+# change that made them differ. See docs/golden.md.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+jobs=${KILN_JOBS:-2}
+
+bash scripts/deps.sh
+if [ -n "${KILN_BUILD_DIR:-}" ]; then
+    build=$KILN_BUILD_DIR
+    cmake -S . -B "$build"
+else
+    build=build/default
+    cmake --preset default
+fi
+cmake --build "$build" -j"$jobs" --target kiln_demo test_golden
+
+demo=$build/examples/kiln_demo
+if [ ! -x "$demo" ]; then
+    echo "bless-golden.sh: $demo was not built (is libstb-dev installed?)" >&2
+    exit 1
+fi
+
+# Rendered aside first, so a failing run leaves tests/golden as it was and
+# a scene that no longer exists loses its image.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$demo" --golden --serial --out "$tmp"
+mkdir -p tests/golden
+rm -f tests/golden/*.png
+cp "$tmp"/*.png tests/golden/
+
+echo
+echo "bless-golden.sh: golden images:"
+for png in tests/golden/*.png; do
+    printf '  %8d bytes  %s\n' "$(stat -c %s "$png")" "$png"
+done
+if command -v git >/dev/null 2>&1 && git rev-parse --git-dir >/dev/null 2>&1; then
+    echo "bless-golden.sh: changed (git status):"
+    git status --short -- tests/golden | sed 's/^/  /'
+fi
+
+echo
+ctest --test-dir "$build" -R '^test_golden$' --output-on-failure
