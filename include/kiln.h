@@ -194,8 +194,6 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(DRAW_NO_INDEX_BUFFER, "indexed draw without an index buffer")         \
     X(DRAW_BUFFER_TOO_SMALL, "a buffer is too small for the draw")           \
     X(DRAW_VARYINGS_MISMATCH, "pixel shader reads more varyings than the vertex shader writes") \
-    X(DRAW_OUTPUTS_MISMATCH, "pixel shader writes fewer targets than are bound") \
-    X(DRAW_NO_TARGET, "draw with neither render target nor depth-stencil bound") \
     X(DRAW_BOUND_DESTROYED, "an object bound to the pipeline has been destroyed") \
     X(DRAW_HAZARD, "a resource is bound both as shader input and as target") \
     X(MIPS_NO_RT, "generate_mips needs a texture with render-target and shader-resource binds") \

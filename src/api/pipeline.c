@@ -608,17 +608,21 @@ static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, ui
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "no input layout bound");
     if (p->topology == KILN_TOPOLOGY_UNDEFINED)
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_TOPOLOGY, "no primitive topology set");
+    /* Objects the draw uses: shaders, layout, states, the index buffer of
+     * an indexed draw, the vertex buffers the layout reads, constant
+     * buffers and shader resources (the shader may read any), targets.
+     * A destroyed sampler is harmless (its desc is captured), and so is a
+     * destroyed buffer in a slot nothing reads. */
     bool dead = destroyed_pipe(p->vs) || destroyed_pipe(p->ps) || destroyed_pipe(p->layout) ||
-                destroyed_pipe(p->rs) || destroyed_pipe(p->dss) || destroyed_pipe(p->bs) || destroyed_res(p->ib) ||
-                destroyed_view(p->dsv);
-    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
-        dead |= destroyed_res(p->vb[i]);
+                destroyed_pipe(p->rs) || destroyed_pipe(p->dss) || destroyed_pipe(p->bs) ||
+                (indexed && destroyed_res(p->ib)) || destroyed_view(p->dsv);
+    if (p->layout)
+        for (uint32_t e = 0; e < p->layout->u.layout.num_elements; e++)
+            dead |= destroyed_res(p->vb[p->layout->u.layout.elements[e].slot]);
     for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
         dead |= destroyed_res(p->vs_cb[i]) || destroyed_res(p->ps_cb[i]);
     for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
         dead |= destroyed_view(p->srv[i]);
-    for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
-        dead |= destroyed_pipe(p->samp[i]);
     for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         dead |= destroyed_view(p->rtv[i]);
     if (dead)

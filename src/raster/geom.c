@@ -413,6 +413,7 @@ typedef struct svert {
     float x, y, z, q;   /* pixels, depth, 1/w */
     int64_t X, Y;       /* 16.8 fixed point */
     const float *attr;  /* varyings (clip space values) */
+    bool bad;           /* no finite screen position (w <= 0 or NaN) */
 } svert;
 
 static void to_screen(const kr_state *s, const float *v, svert *o)
@@ -422,9 +423,13 @@ static void to_screen(const kr_state *s, const float *v, svert *o)
     o->y = s->vp.y + (1.0f - v[1] * q) * s->vp.height * 0.5f;
     o->z = s->vp.min_depth + v[2] * q * (s->vp.max_depth - s->vp.min_depth);
     o->q = q;
-    o->X = (int64_t)llrintf(o->x * KR_SUBPIXEL);
-    o->Y = (int64_t)llrintf(o->y * KR_SUBPIXEL);
     o->attr = v + 4;
+    /* A vertex left at w = 0 by clipping (t rounds to the far end) or with
+     * a NaN position has no place on screen: its primitive is dropped (it
+     * has no area). The guard band keeps finite positions in range. */
+    o->bad = !(v[3] > 0.0f) || !(fabsf(o->x) < 1e7f) || !(fabsf(o->y) < 1e7f) || isnan(o->z);
+    o->X = o->bad ? 0 : (int64_t)llrintf(o->x * KR_SUBPIXEL);
+    o->Y = o->bad ? 0 : (int64_t)llrintf(o->y * KR_SUBPIXEL);
 }
 
 static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front);
@@ -433,6 +438,8 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
 {
     const kr_drawx *dx = sc->dx;
     const kr_state *s = dx->s;
+    if (v0.bad || v1.bad || v2.bad)
+        return;
     int64_t area = (v1.X - v0.X) * (v2.Y - v0.Y) - (v2.X - v0.X) * (v1.Y - v0.Y);
     if (area == 0)
         return;
@@ -536,6 +543,8 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
 static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front)
 {
     const kr_drawx *dx = sc->dx;
+    if (a->bad || b->bad)
+        return;
     uint32_t ncomp = dx->nvary * 4;
     kr_prim *p = kr_arena_alloc(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * 2 * ncomp);
     if (!p)
@@ -573,6 +582,8 @@ static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front
 static void setup_point(setup_ctx *sc, const svert *a)
 {
     const kr_drawx *dx = sc->dx;
+    if (a->bad)
+        return;
     uint32_t ncomp = dx->nvary * 4;
     /* A point is a 1x1 square centered on the vertex, covered with the
      * top-left rule: the pixel n with n + 0.5 in [x - 0.5, x + 0.5). */
