@@ -51,6 +51,12 @@ kres_view *ka_get_view(kiln_device *dev, uint32_t id, kres_type type, const char
  * something else, maps or synchronizes calls this first, so call order is
  * kept. Returns an error only if the scene could not be queued (logged). */
 kiln_result ka_flush_scene(kiln_context *ctx, const char *api);
+#define KA_FLUSH_SCENE_OR_RETURN(ctx, api)                                                         \
+    do {                                                                                           \
+        kiln_result fr_ = ka_flush_scene((ctx), (api));                                            \
+        if (fr_ != KILN_OK)                                                                        \
+            return fr_;                                                                            \
+    } while (0)
 kiln_result ka_pipeline_init(kiln_context *ctx);
 /* Adds a clear of one of the open scene's targets to the scene (opening
  * one when the view is the bound first target or depth-stencil). */

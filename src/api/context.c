@@ -177,11 +177,7 @@ kiln_result kiln_update_subresource(kiln_context *ctx, kiln_resource dst, uint32
 {
     static const char api[] = "kiln_update_subresource";
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     (void)depth_pitch;
     if (!data)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "data is NULL");
@@ -258,11 +254,7 @@ kiln_result kiln_copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_reso
 {
     static const char api[] = "kiln_copy_resource";
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r;
     kres_resource *dst = ka_get_resource(dev, dst_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "dst", &r);
     if (!dst)
@@ -302,11 +294,7 @@ kiln_result kiln_copy_subresource_region(kiln_context *ctx, kiln_resource dst_h,
 {
     static const char api[] = "kiln_copy_subresource_region";
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r;
     kres_resource *dst = ka_get_resource(dev, dst_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "dst", &r);
     if (!dst)
@@ -366,11 +354,7 @@ kiln_result kiln_map(kiln_context *ctx, kiln_resource handle, uint32_t sub, kiln
     if (out)
         memset(out, 0, sizeof *out);
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     if (!out)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_mapped is NULL");
     if (type < KILN_MAP_READ || type > KILN_MAP_WRITE_NO_OVERWRITE)
@@ -434,11 +418,7 @@ kiln_result kiln_finish(kiln_context *ctx)
 {
     static const char api[] = "kiln_finish";
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r = kq_finish(&ctx->q);
     if (r != KILN_OK)
         return FAIL(r, WOULD_DEADLOCK, "queued commands wait for a resource this context keeps mapped");

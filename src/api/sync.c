@@ -343,11 +343,7 @@ kiln_result kiln_context_signal(kiln_context *ctx, kiln_timeline t, uint64_t val
 {
     static const char api[] = "kiln_context_signal";
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r;
     ks_timeline *tl = get_timeline(dev, t.id, api, &r);
     if (!tl)
@@ -382,11 +378,7 @@ kiln_result kiln_context_insert_fence(kiln_context *ctx, kiln_fence *out)
     if (out)
         out->id = 0;
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     if (!out)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_fence is NULL");
     uint64_t value = 0;
@@ -404,11 +396,7 @@ kiln_result kiln_context_sync_token(kiln_context *ctx, kiln_sync_token *out)
     if (out)
         memset(out, 0, sizeof *out);
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     if (!out)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_token is NULL");
     uint64_t value = 0;
@@ -426,11 +414,7 @@ kiln_result kiln_context_wait(kiln_context *ctx, kiln_fence fence)
 {
     static const char api[] = "kiln_context_wait";
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r;
     ks_fence *f = get_fence(dev, fence.id, api, &r);
     if (!f)
@@ -467,11 +451,7 @@ kiln_result kiln_context_wait_sync_token(kiln_context *ctx, kiln_sync_token toke
 {
     static const char api[] = "kiln_context_wait_sync_token";
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r;
     ks_fence *f = token_fence(dev, api, token, &r);
     if (!f)
@@ -562,11 +542,7 @@ kiln_result kiln_query_end(kiln_context *ctx, kiln_query query)
 {
     static const char api[] = "kiln_query_end";
     CTX_PREAMBLE();
-    {
-        kiln_result fr_ = ka_flush_scene(ctx, api);
-        if (fr_ != KILN_OK)
-            return fr_;
-    }
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r;
     kiln_query_obj *q = get_query(dev, query.id, api, &r);
     if (!q)
