@@ -169,8 +169,12 @@ typedef struct kq_context {
     bool in_flush_list;
     kq_cmd *slots;
     uint32_t capacity;
-    kq_cmd *free_list;
-    uint32_t in_flight;
+    kq_cmd *free_list;          /* free slots: the producer's own, no lock */
+    kq_cmd *returned;           /* slots completed since: under the mutex,
+                                   taken back in one batch when free_list
+                                   runs out (one lock per batch, not per
+                                   command) */
+    uint32_t in_flight;         /* submitted, not completed (mutex) */
     uint32_t cpu_maps;          /* resources this context keeps mapped */
     kres_resource *mapped;      /* list of them (each holds a reference) */
     uint64_t next_seq;

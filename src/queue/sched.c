@@ -184,8 +184,8 @@ void kq_complete_locked(kq_device *q, kq_cmd *cmd)
         q->running--;
         STAT_INC(q, executed);
     }
-    cmd->next = c->free_list;
-    c->free_list = cmd;
+    cmd->next = c->returned;
+    c->returned = cmd;
     c->in_flight--;
     if (oldest)
         kq_fire_records_locked(c);
@@ -418,23 +418,28 @@ void kq_context_fini(kq_context *c)
 kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
 {
     kq_device *q = c->dev;
-    pthread_mutex_lock(MU(q));
-    bool counted = false;
-    while (!c->free_list) {
-        if (!counted) {
-            STAT_INC(q, waits_ring);
-            counted = true;
+    if (!c->free_list) {
+        /* Take back every slot completed since the last time; wait only if
+         * there is none (the ring is full). */
+        pthread_mutex_lock(MU(q));
+        bool counted = false;
+        while (!c->returned) {
+            if (!counted) {
+                STAT_INC(q, waits_ring);
+                counted = true;
+            }
+            kiln_result r = kq_wait_progress(q, c);
+            if (r != KILN_OK) {
+                ks_unlock(q->dom);
+                return r;
+            }
         }
-        kiln_result r = kq_wait_progress(q, c);
-        if (r != KILN_OK) {
-            ks_unlock(q->dom);
-            return r;
-        }
+        c->free_list = c->returned;
+        c->returned = NULL;
+        ks_unlock(q->dom);
     }
     kq_cmd *cmd = c->free_list;
     c->free_list = cmd->next;
-    c->in_flight++;
-    ks_unlock(q->dom);
     /* Everything before the inline nodes starts zeroed (a recycled slot
      * must not keep its last command's flags). */
     memset(cmd, 0, offsetof(kq_cmd, acc_inline));
@@ -587,6 +592,7 @@ void kq_schedule_locked(kq_device *q, kq_cmd *cmd)
 /* Gives the command its place in the context's program order. */
 void kq_enter_flight_locked(kq_context *c, kq_cmd *cmd)
 {
+    c->in_flight++;
     cmd->seq = ++c->next_seq;
     cmd->prev_flight = c->flight_tail;
     cmd->next_flight = NULL;
@@ -633,15 +639,16 @@ void kq_cancel(kq_context *c, kq_cmd *cmd)
         cmd->release(cmd);
     cmd->release = NULL;
     cmd->acc = cmd->acc_inline;
-    pthread_mutex_lock(MU(q));
-    if (cmd->block >= 0)
+    if (cmd->block >= 0) {
+        pthread_mutex_lock(MU(q));
         kq_transfer_done(&c->ring, cmd->block);
+        if (q->dom->waiters)
+            pthread_cond_broadcast(&q->dom->cv);
+        ks_unlock(q->dom);
+    }
+    /* Never submitted, so never in flight: back to the producer's list. */
     cmd->next = c->free_list;
     c->free_list = cmd;
-    c->in_flight--;
-    if (q->dom->waiters)
-        pthread_cond_broadcast(&q->dom->cv);
-    ks_unlock(q->dom);
 }
 
 kiln_result kq_finish(kq_context *c)
