@@ -196,6 +196,7 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(DRAW_VARYINGS_MISMATCH, "pixel shader reads more varyings than the vertex shader writes") \
     X(DRAW_BOUND_DESTROYED, "an object bound to the pipeline has been destroyed") \
     X(DRAW_HAZARD, "a resource is bound both as shader input and as target") \
+    X(DRAW_TOO_LARGE, "one draw may make at most 2^28 vertices and 2^20 instances; split it") \
     X(MIPS_NO_RT, "generate_mips needs a texture with render-target and shader-resource binds") \
     X(SWAPCHAIN_DESC, "swapchain desc: size, format, buffer count, mode or target invalid") \
     X(WINSYS_UNAVAILABLE, "the window system target cannot be used here")         \
@@ -1056,7 +1057,11 @@ KILN_API kiln_result kiln_om_set_blend_state(kiln_context *ctx, kiln_blend_state
 KILN_API kiln_result kiln_om_set_depth_stencil_state(kiln_context *ctx, kiln_depth_stencil_state state,
                                                      uint32_t stencil_ref);
 
-/* ---- draws ---- */
+/* ---- draws ----
+ *
+ * kiln's limit: one draw makes at most 2^28 vertices (count x instances)
+ * and 2^20 instances (DRAW_TOO_LARGE); bigger draws are split by the app.
+ * A count or instance count of 0 draws nothing and returns KILN_OK. */
 
 KILN_API kiln_result kiln_draw(kiln_context *ctx, uint32_t vertex_count, uint32_t start_vertex);
 KILN_API kiln_result kiln_draw_indexed(kiln_context *ctx, uint32_t index_count, uint32_t start_index,

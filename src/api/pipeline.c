@@ -682,6 +682,10 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
     ka_pipeline *p = ctx->pipe;
     if (instances == 0 || count == 0)
         return KILN_OK; /* nothing to draw, as in D3D10 */
+    /* Bounds the memory a scene's jobs take (one segment per instance and
+     * 1,024 primitives at most). */
+    if ((uint64_t)count * instances > (1ull << 28) || instances > (1u << 20))
+        return FAIL(KILN_E_INVALID_ARG, DRAW_TOO_LARGE, "%u vertices x %u instances", count, instances);
     kiln_result r = validate(ctx, api, indexed, count, start, instances, start_instance);
     if (r != KILN_OK)
         return r;

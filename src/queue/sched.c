@@ -250,7 +250,10 @@ kiln_result kq_wait_progress(kq_device *q, kq_context *c)
      * thread could unblock the queue: waiting would hang. */
     if (!q->ready_head && q->running == 0 && q->cpu_maps == c->cpu_maps && q->server_waits == 0)
         return KILN_E_WOULD_DEADLOCK;
-    ks_run_deferred(q->dom);
+    /* Callbacks run with the mutex released: a completion could have gone
+     * by unseen, so the caller rechecks before anyone sleeps. */
+    if (ks_run_deferred(q->dom))
+        return KILN_OK;
     q->dom->waiters++;
     pthread_cond_wait(&q->dom->cv, MU(q));
     q->dom->waiters--;
@@ -274,9 +277,8 @@ static void *worker_main(void *arg)
         }
         if (q->stopping)
             break;
-        ks_run_deferred(q->dom);
-        if (q->ready_head)
-            continue;
+        if (ks_run_deferred(q->dom))
+            continue; /* the mutex was released: look again from the top */
         if (!q->spinning) {
             /* One worker at a time spins, so a spinning worker never takes
              * a core from the producer on a small machine for long. */
@@ -530,7 +532,7 @@ static void help_group_locked(kq_device *q)
 {
     kq_group *g = q->groups;
     g->helpers++;
-    pthread_mutex_unlock(MU(q));
+    ks_unlock(q->dom); /* runs fired callbacks rather than leaving them */
     uint32_t c = run_group(g);
     pthread_mutex_lock(MU(q));
     g->done += c;

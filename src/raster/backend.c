@@ -316,7 +316,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     /* Segments: each draw's primitives per instance in ranges of at most
      * JOB_PRIMS. Jobs: consecutive segments up to JOB_PRIMS primitives (so
      * a stream of tiny draws shares jobs), and one job per clear. */
-    uint32_t nsegs = 0, ndraws = 0, nclears = 0;
+    size_t nsegs = 0, ndraws = 0, nclears = 0; /* sizes: no 32-bit wrap */
     for (uint32_t i = 0; i < s->nops; i++) {
         const kr_op *op = &s->ops[i];
         if (op->kind != KR_OP_DRAW) {
@@ -325,11 +325,11 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         }
         ndraws++;
         uint32_t np = kr_prim_count(op->draw->state->topology, op->draw->count);
-        nsegs += op->draw->instances * ((np + JOB_PRIMS - 1) / JOB_PRIMS);
+        nsegs += (size_t)op->draw->instances * ((np + JOB_PRIMS - 1) / JOB_PRIMS);
     }
     size_t dx_size = sizeof(kr_drawx) * (ndraws ? ndraws : 1);
     size_t seg_size = sizeof(kr_seg) * (nsegs ? nsegs : 1);
-    size_t job_cap = (size_t)nsegs + nclears + 1;
+    size_t job_cap = nsegs + nclears + 1;
     kr_drawx *dxs = kb_calloc(env, dx_size);
     kr_seg *segs = kb_calloc(env, seg_size);
     e.jobs = kb_calloc(env, sizeof(kr_job) * job_cap);

@@ -45,11 +45,15 @@ static void fence_unref(ks_fence *f)
     kres_unref(&f->base);
 }
 
-void ks_run_deferred(ks_domain *d)
+bool ks_run_deferred(ks_domain *d)
 {
-    if (d->resolved && d->on_resolved)
-        d->on_resolved(d->on_resolved_arg);
+    bool released = false;
+    if (d->resolved && d->on_resolved) {
+        d->on_resolved(d->on_resolved_arg); /* may run commands (SERIAL) */
+        released = true;
+    }
     while (d->fired || d->garbage) {
+        released = true;
         ks_waiter *list = d->fired;
         kres_object *garbage = d->garbage;
         d->fired = NULL;
@@ -71,6 +75,7 @@ void ks_run_deferred(ks_domain *d)
         if (d->resolved && d->on_resolved)
             d->on_resolved(d->on_resolved_arg);
     }
+    return released;
 }
 
 void ks_unlock(ks_domain *d)

@@ -51,8 +51,10 @@ void ks_domain_unref(ks_domain *d);
  * dropping deferred references. */
 void ks_unlock(ks_domain *d);
 /* Calls fired callbacks and drops deferred references with the mutex
- * released for the duration; returns with it held. */
-void ks_run_deferred(ks_domain *d);
+ * released for the duration; returns with it held. Returns true if it
+ * released the mutex: the caller must then recheck whatever it was about
+ * to wait for (a wake-up may have gone by meanwhile). */
+bool ks_run_deferred(ks_domain *d);
 /* Drops a reference while holding the mutex: if it may be the last, the
  * object is released later by ks_unlock (destroying sync objects takes the
  * mutex). */
