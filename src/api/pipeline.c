@@ -733,18 +733,7 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
     kr_op op = {.kind = KR_OP_DRAW, .draw = d};
     if (!ok || !kr_scene_push(s, &op)) {
         /* The scene keeps what it gathered; this draw is undone. */
-        kr_state_unref(d->state);
-        kres_storage *sts[] = {d->ib_st};
-        kres_storage_unref(sts[0]);
-        for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
-            kres_storage_unref(d->vb_st[i]);
-        for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
-            kres_storage_unref(d->vs_cb_st[i]);
-            kres_storage_unref(d->ps_cb_st[i]);
-        }
-        for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
-            kres_storage_unref(d->srv_st[i]);
-        kb_free(&dev->env, d, sizeof *d);
+        kr_draw_free(&dev->env, d);
         if (fresh)
             kr_scene_free(s);
         else

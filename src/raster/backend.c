@@ -47,11 +47,10 @@ kr_scene *kr_scene_create(const kb_env *env)
     return s;
 }
 
-static void draw_free(const kb_env *env, kr_draw *d)
+void kr_draw_free(const kb_env *env, kr_draw *d)
 {
     kr_state_unref(d->state);
-    kres_storage *all[] = {d->ib_st};
-    kres_storage_unref(all[0]);
+    kres_storage_unref(d->ib_st);
     for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
         kres_storage_unref(d->vb_st[i]);
     for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
@@ -69,7 +68,7 @@ void kr_scene_free(kr_scene *s)
         return;
     for (uint32_t i = 0; i < s->nops; i++)
         if (s->ops[i].kind == KR_OP_DRAW)
-            draw_free(s->env, s->ops[i].draw);
+            kr_draw_free(s->env, s->ops[i].draw);
     for (uint32_t i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         if (s->rtv[i])
             kres_unref(&s->rtv[i]->base);

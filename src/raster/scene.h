@@ -118,6 +118,8 @@ typedef struct kr_scene {
 #define KR_SCENE_MAX_VERTICES (4u << 20)
 
 kr_scene *kr_scene_create(const kb_env *env);
+/* Drops a draw's state block and captured storages, and frees it. */
+void kr_draw_free(const kb_env *env, kr_draw *d);
 /* Adds a node for `st` of `res` (taking new references), merging with an
  * existing one (write wins). False on out of memory. */
 bool kr_scene_use(kr_scene *s, kres_resource *res, kres_storage *st, int mode);
