@@ -251,6 +251,7 @@ static void build_drawx(const kr_draw *d, const kr_fb *fb, kr_drawx *x)
     x->early_z = !(s->ps_flags & KILN_PS_MAY_DISCARD);
     /* 0: float depth, whose unit depends on each primitive (geom.c). */
     x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f : 0.0f;
+    x->block = kr_block_select(x, fb);
 }
 
 static bool same_storages(const kr_draw *a, const kr_draw *b)

@@ -10,6 +10,17 @@
 #define KR_TILE 64
 #define KR_SUBPIXEL 256 /* 16.8 fixed point */
 
+struct kr_prim;
+struct kr_fb;
+struct kr_drawx;
+
+/* A draw's specialized whole-block pixel path (see kr_block_select):
+ * shades, tests and writes the covered pixels of the 4x4 block at (x, y)
+ * exactly as the general path would, or returns false, having written
+ * nothing, for the general path to do it. */
+typedef bool (*kr_block_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
+                            uint32_t mask);
+
 /* A draw ready to execute: everything resolved to pointers. */
 typedef struct kr_drawx {
     const kr_draw *d;              /* the first draw it was built for */
@@ -23,6 +34,7 @@ typedef struct kr_drawx {
     uint32_t out_stride;           /* floats per shaded vertex */
     bool early_z;
     float depth_r;                 /* depth bias unit of the depth format */
+    kr_block_fn block;             /* specialized pixel path, or NULL */
 } kr_drawx;
 
 typedef enum kr_prim_kind { KR_TRI = 0, KR_LINE, KR_POINT } kr_prim_kind;
@@ -55,6 +67,10 @@ typedef struct kr_fb {
     kiln_format ds_format;
     uint32_t width, height;
 } kr_fb;
+
+/* The specialized pixel path for a draw into `fb`, or NULL when the
+ * draw's state has none (sample.c). */
+kr_block_fn kr_block_select(const kr_drawx *dx, const kr_fb *fb);
 
 /* Rasterizes one primitive inside the pixel rect [x0,x1) x [y0,y1). */
 void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1);

@@ -29,6 +29,7 @@
  * on threads or the kernel taken.
  */
 #include "raster.h"
+#include "prim.h"
 
 #include <math.h>
 #include <string.h>
@@ -969,4 +970,13 @@ void kr_generate_mips(kres_resource *res, kres_storage *st, uint32_t first_mip, 
             downsample(fi, st->data + ss->offset, ss, st->data + ds->offset, ds);
         }
     }
+}
+
+/* ---- the fused textured-block path ---- */
+
+kr_block_fn kr_block_select(const kr_drawx *dx, const kr_fb *fb)
+{
+    (void)dx;
+    (void)fb;
+    return NULL;
 }

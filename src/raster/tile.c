@@ -344,6 +344,8 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
 static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
     const kr_drawx *dx = p->dx;
+    if (dx->block && dx->block(p, fb, x, y, mask))
+        return;
     const kr_state *s = dx->s;
     float z[B];
     float fx[B], fy[B];
