@@ -329,6 +329,15 @@ kr_simd kr_effects_detect(const char *env_simd)
     return detect(env_simd);
 }
 
+kr_simd kr_effects_active_level(void)
+{
+    const kr_effect_kernels *k = active();
+    for (int l = KR_SIMD_COUNT - 1; l > 0; l--)
+        if (k == kernels_of((kr_simd)l))
+            return (kr_simd)l;
+    return KR_SIMD_SCALAR;
+}
+
 kiln_result kr_effects_force_level(kr_simd level)
 {
     const kr_effect_kernels *k = kr_effects_kernels(level);

@@ -83,6 +83,10 @@ const kr_effect_kernels *kr_effects_kernels(kr_simd level);
  * are ignored. */
 kr_simd kr_effects_detect(const char *env_simd);
 
+/* The level kiln_effect_get hands out now (the fused texture path of
+ * sample.c follows it too). */
+kr_simd kr_effects_active_level(void);
+
 /* Tests: kiln_effect_get hands out the kernels of `level` from now on.
  * KILN_E_INVALID_ARG (nothing changes) when kr_effects_kernels(level) is
  * NULL. */

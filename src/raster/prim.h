@@ -35,6 +35,7 @@ typedef struct kr_drawx {
     bool early_z;
     float depth_r;                 /* depth bias unit of the depth format */
     kr_block_fn block;             /* specialized pixel path, or NULL */
+    _Alignas(16) unsigned char block_data[96]; /* its per-draw constants */
 } kr_drawx;
 
 typedef enum kr_prim_kind { KR_TRI = 0, KR_LINE, KR_POINT } kr_prim_kind;
@@ -69,8 +70,8 @@ typedef struct kr_fb {
 } kr_fb;
 
 /* The specialized pixel path for a draw into `fb`, or NULL when the
- * draw's state has none (sample.c). */
-kr_block_fn kr_block_select(const kr_drawx *dx, const kr_fb *fb);
+ * draw's state has none (sample.c); fills dx->block_data for it. */
+kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb);
 
 /* Rasterizes one primitive inside the pixel rect [x0,x1) x [y0,y1). */
 void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1);

@@ -29,6 +29,8 @@
  * on threads or the kernel taken.
  */
 #include "raster.h"
+#include "effects.h"
+#include "fused.h"
 #include "prim.h"
 
 #include <math.h>
@@ -568,16 +570,17 @@ KR_NOINLINE void fetch_by_address(const level *L, __m128i x0, __m128i y0, kiln_a
         t[k] = _mm_loadu_si128((const __m128i *)q[k]);
 }
 
-/* The integer sums S of four pixels at (us, vs) on one level, as floats
- * (exact), per texel byte: s[b] holds byte b of the four pixels.
+/* The integer sums S of four pixels at (us, vs) on one level, in 32-bit
+ * lanes: sum[0] = [b0 p0, b2 p0, b0 p1, b2 p1], sum[1] the same for p2, p3,
+ * sum[2] and sum[3] bytes 1 and 3 likewise.
  *
  * Rows first, in 16-bit lanes: V = top * (256 - ay) + bottom * ay is at
  * most 255 * 256, exact modulo 2^16 as unsigned. Then columns with
  * pmaddwd, which multiplies signed words: V - 32768 fits, and
  * (VL - 32768) * (256 - ax) + (VR - 32768) * ax = S - 32768 * 256.
  * clamp2: both axes CLAMP (a constant where inlined: no masks, no seam). */
-KR_INLINE void rgba8_4px(const lvk *k, __m128 us, __m128 vs, kiln_address au, kiln_address av,
-                         int clamp2, __m128 s[4])
+KR_INLINE void rgba8_4px_sums(const lvk *k, __m128 us, __m128 vs, kiln_address au,
+                              kiln_address av, int clamp2, __m128i sum[4])
 {
     const __m128i zero = _mm_setzero_si128(), k256 = _mm_set1_epi16(256);
     const __m128 half = _mm_set1_ps(0.5f);
@@ -646,13 +649,22 @@ KR_INLINE void rgba8_4px(const lvk *k, __m128 us, __m128 vs, kiln_address au, ki
     lod = _mm_xor_si128(lod, bias);
     rod = _mm_xor_si128(rod, bias);
     const __m128i unbias = _mm_set1_epi32(32768 * 256);
-    __m128i e01 = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(le, re), wx01), unbias);
-    __m128i e23 = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(le, re), wx23), unbias);
-    __m128i o01 = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(lod, rod), wx01), unbias);
-    __m128i o23 = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(lod, rod), wx23), unbias);
+    sum[0] = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(le, re), wx01), unbias);
+    sum[1] = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(le, re), wx23), unbias);
+    sum[2] = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(lod, rod), wx01), unbias);
+    sum[3] = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(lod, rod), wx23), unbias);
+}
+
+/* The sums as floats (exact), per texel byte: s[b] holds byte b of the
+ * four pixels. */
+KR_INLINE void rgba8_4px(const lvk *k, __m128 us, __m128 vs, kiln_address au, kiln_address av,
+                         int clamp2, __m128 s[4])
+{
+    __m128i sum[4];
+    rgba8_4px_sums(k, us, vs, au, av, clamp2, sum);
     /* [b0 p0, b2 p0, b0 p1, b2 p1] and [.. p2, .. p3] to planar */
-    __m128 se01 = _mm_cvtepi32_ps(e01), se23 = _mm_cvtepi32_ps(e23);
-    __m128 so01 = _mm_cvtepi32_ps(o01), so23 = _mm_cvtepi32_ps(o23);
+    __m128 se01 = _mm_cvtepi32_ps(sum[0]), se23 = _mm_cvtepi32_ps(sum[1]);
+    __m128 so01 = _mm_cvtepi32_ps(sum[2]), so23 = _mm_cvtepi32_ps(sum[3]);
     s[0] = _mm_shuffle_ps(se01, se23, _MM_SHUFFLE(2, 0, 2, 0));
     s[2] = _mm_shuffle_ps(se01, se23, _MM_SHUFFLE(3, 1, 3, 1));
     s[1] = _mm_shuffle_ps(so01, so23, _MM_SHUFFLE(2, 0, 2, 0));
@@ -972,11 +984,213 @@ void kr_generate_mips(kres_resource *res, kres_storage *st, uint32_t first_mip, 
     }
 }
 
-/* ---- the fused textured-block path ---- */
+/* ---- the fused path of KILN_EFFECT_TEXTURE ----
+ *
+ * The built-in texture effect writes the sample of slot 0 as its color.
+ * Drawn into an RGBA8/BGRA8 target with no blending, every channel
+ * written, no depth or stencil work, and a bilinear RGBA8/BGRA8 texture,
+ * the general path computes per pixel
+ *   byte = (int)(clamp(S / (255 * 65536)) * 255 + 0.5)
+ * from the kernel's integer sum S in [0, 255 * 65536]. That equals
+ * (S + 32768) >> 16 for every such S (checked exhaustively by
+ * test_raster_fused), so this path computes u and v with shade_block's
+ * operations, the sums with the same kernel, and the bytes in integers,
+ * with no float colors, no per-pixel divide and no conversion pass. Where
+ * the quads of a block would not all read one level bilinearly (mip
+ * blends, point filtering at some LOD), it returns false and the general
+ * path shades the block. With the AVX2 level, a view of one level read
+ * directly goes through fused_avx2.c, u and v included. */
 
-kr_block_fn kr_block_select(const kr_drawx *dx, const kr_fb *fb)
+#if defined(__SSE2__)
+
+/* The draw's constants (in kr_drawx.block_data). */
+typedef struct fused_draw {
+    const kr_texture *t;
+    const kr_sampler *s;
+    const kres_subresource *subs; /* the view's first mip */
+    uint32_t nl;                  /* levels read (<= MAX_LEVELS) */
+    int swap;                     /* texel bytes 0 and 2 exchanged on the way */
+    int avx2;                     /* the single level goes through fused_avx2.c */
+    kr_fused_level L0;            /* with avx2: level 0, the only one */
+} fused_draw;
+
+_Static_assert(sizeof(fused_draw) <= sizeof(((kr_drawx *)0)->block_data), "block_data too small");
+
+/* u and v (varying 0, components 0 and 1) of the block's 16 pixels, as
+ * shade_block computes them, lane by lane. */
+static inline void block_uv(const kr_prim *p, int x, int y, float *u, float *v)
+{
+    const __m128 half = _mm_set1_ps(0.5f);
+    const __m128 fx = _mm_sub_ps(
+        _mm_add_ps(_mm_cvtepi32_ps(_mm_add_epi32(_mm_set1_epi32(x), _mm_set_epi32(3, 2, 1, 0))),
+                   half),
+        _mm_set1_ps(p->ox));
+    const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
+    const int affine = q1 == 0.0f && q2 == 0.0f;
+    const __m128 w0 = _mm_set1_ps(1.0f / q0);
+    /* f0 + f1 * fx depends on the column only: once per block */
+    const __m128 qx = _mm_add_ps(_mm_set1_ps(q0), _mm_mul_ps(_mm_set1_ps(q1), fx));
+    const __m128 ux = _mm_add_ps(_mm_set1_ps(p->attr[0]), _mm_mul_ps(_mm_set1_ps(p->attr[1]), fx));
+    const __m128 vx = _mm_add_ps(_mm_set1_ps(p->attr[3]), _mm_mul_ps(_mm_set1_ps(p->attr[4]), fx));
+    const __m128 u2 = _mm_set1_ps(p->attr[2]), v2 = _mm_set1_ps(p->attr[5]), qy = _mm_set1_ps(q2);
+    for (int row = 0; row < 4; row++) {
+        __m128 fy = _mm_set1_ps((float)(y + row) + 0.5f - p->oy);
+        __m128 w = affine ? w0 : _mm_div_ps(_mm_set1_ps(1.0f), _mm_add_ps(qx, _mm_mul_ps(qy, fy)));
+        _mm_store_ps(u + 4 * row, _mm_mul_ps(_mm_add_ps(ux, _mm_mul_ps(u2, fy)), w));
+        _mm_store_ps(v + 4 * row, _mm_mul_ps(_mm_add_ps(vx, _mm_mul_ps(v2, fy)), w));
+    }
+}
+
+/* Four pixels' sums to packed bytes ((S + 32768) >> 16 per byte), bytes 0
+ * and 2 exchanged when swap. */
+static inline __m128i pack_sums(const __m128i sum[4], int swap)
+{
+    const __m128i round = _mm_set1_epi32(32768), bias = _mm_set1_epi32(32768);
+    __m128i e01 = _mm_srli_epi32(_mm_add_epi32(sum[0], round), 16);
+    __m128i e23 = _mm_srli_epi32(_mm_add_epi32(sum[1], round), 16);
+    __m128i o01 = _mm_srli_epi32(_mm_add_epi32(sum[2], round), 16);
+    __m128i o23 = _mm_srli_epi32(_mm_add_epi32(sum[3], round), 16);
+    if (swap) {
+        e01 = _mm_shuffle_epi32(e01, _MM_SHUFFLE(2, 3, 0, 1));
+        e23 = _mm_shuffle_epi32(e23, _MM_SHUFFLE(2, 3, 0, 1));
+    }
+    /* [b0 | b1 << 8, b2 | b3 << 8] per pixel, then the 16-bit halves
+     * packed (biased for the signed saturation, which never clips) */
+    __m128i w01 = _mm_or_si128(e01, _mm_slli_epi32(o01, 8));
+    __m128i w23 = _mm_or_si128(e23, _mm_slli_epi32(o23, 8));
+    __m128i px = _mm_packs_epi32(_mm_sub_epi32(w01, bias), _mm_sub_epi32(w23, bias));
+    return _mm_xor_si128(px, _mm_set1_epi16(-32768));
+}
+
+KR_INLINE void fused_rows(const lvk *k, const float *u, const float *v, kiln_address au,
+                          kiln_address av, int clamp2, int swap, uint8_t *dst, size_t pitch,
+                          uint32_t mask)
+{
+    for (int row = 0; row < 4; row++, dst += pitch) {
+        uint32_t m = mask >> (4 * row) & 15u;
+        if (!m)
+            continue;
+        __m128i sum[4];
+        rgba8_4px_sums(k, _mm_load_ps(u + 4 * row), _mm_load_ps(v + 4 * row), au, av, clamp2,
+                       sum);
+        __m128i px = pack_sums(sum, swap);
+        if (m == 15u) {
+            _mm_storeu_si128((__m128i *)(void *)dst, px);
+            continue;
+        }
+        uint32_t w[4];
+        _mm_storeu_si128((__m128i *)(void *)w, px);
+        for (int c = 0; c < 4; c++)
+            if (m >> c & 1)
+                memcpy(dst + 4 * c, &w[c], 4);
+    }
+}
+
+/* The level a direct AVX2 read takes (lvk_init's values, plain). */
+static void fused_level_init(kr_fused_level *f, const level *L, kiln_address au, kiln_address av)
+{
+    int wu = au == KILN_ADDRESS_WRAP, wv = av == KILN_ADDRESS_WRAP;
+    *f = (kr_fused_level){
+        .base = L->base, .pitch = L->pitch, .fw = L->fw, .fh = L->fh,
+        .mx = wu ? L->w - 1 : -1, .my = wv ? L->h - 1 : -1,
+        .hx = (int16_t)(wu ? L->w - 1 : L->w - 2), .hy = (int16_t)(wv ? L->h - 1 : L->h - 2),
+        .sx = (int16_t)(wu ? L->w - 1 : -1), .sy = (int16_t)(wv ? L->h - 1 : -1),
+        .clamp2 = !wu && !wv,
+    };
+}
+
+static bool block_texture(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    if (p->kind != KR_TRI)
+        return false;
+    const fused_draw *fd = (const fused_draw *)(const void *)p->dx->block_data;
+    size_t pitch = fb->rt_pitch[0];
+    uint8_t *dst = fb->rt[0] + (size_t)y * pitch + (size_t)x * 4;
+#if KR_EFFECTS_X86
+    if (fd->avx2 && kr_fused_tri_avx2(&fd->L0, p, x, y, fd->swap, dst, pitch, mask))
+        return true;
+#endif
+    const kr_texture *t = fd->t;
+    const kr_sampler *s = fd->s;
+    _Alignas(16) float u[BLOCK], v[BLOCK];
+    block_uv(p, x, y, u, v);
+    level L;
+    set_level(&L, t->data, &fd->subs[0]);
+    if (fd->nl > 1) { /* kiln_ps_sample's planning; one bilinear level for all quads or no */
+        float rho2[4];
+        quad_rho2(u, v, L.fw, L.fh, rho2);
+        int lo_ok = s->mip_lod_bias <= 0.0f && s->min_lod <= 0.0f;
+        int pt_ok = s->min_filter == s->mag_filter && s->mip_filter == KILN_FILTER_POINT;
+        quad_plan qp[4];
+        for (int q = 0; q < 4; q++) {
+            plan_quad(s, fd->nl, rho2[q], lo_ok, pt_ok, &qp[q]);
+            if (qp[q].filter != KILN_FILTER_LINEAR || qp[q].passes != 1 ||
+                (q && !same_plan(&qp[0], &qp[q])))
+                return false;
+        }
+        if (qp[0].level[0])
+            set_level(&L, t->data, &fd->subs[qp[0].level[0]]);
+    }
+    kiln_address au = s->address_u, av = s->address_v;
+    lvk k;
+    lvk_init(&k, &L, au, av);
+    if (k.direct && au == KILN_ADDRESS_CLAMP && av == KILN_ADDRESS_CLAMP)
+        fused_rows(&k, u, v, au, av, 1, fd->swap, dst, pitch, mask);
+    else
+        fused_rows(&k, u, v, au, av, 0, fd->swap, dst, pitch, mask);
+    return true;
+}
+
+static int is_rgba8(kiln_format f)
+{
+    return f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM;
+}
+
+kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
+{
+    const kr_state *s = dx->s;
+    const kr_texture *t = &dx->tex.tex[0];
+    const kr_sampler *sm = dx->tex.samp[0] ? dx->tex.samp[0] : &default_sampler;
+    if (s->ps != kr_ps_texture || s->ps_outputs != 1 || dx->nvary < 1)
+        return NULL;
+    if (fb->nrt < 1 || !fb->rt[0] || !is_rgba8(fb->rt_format[0]) || s->blend[0].enable ||
+        s->blend[0].write_mask != 15u)
+        return NULL;
+    if (fb->ds && (s->depth_enable || s->stencil_enable))
+        return NULL;
+    if (!t->data || !t->subs || t->num_mips == 0 || !is_rgba8(t->format))
+        return NULL;
+    if (sm->min_filter != KILN_FILTER_LINEAR || sm->mag_filter != KILN_FILTER_LINEAR ||
+        sm->address_u == KILN_ADDRESS_BORDER || sm->address_v == KILN_ADDRESS_BORDER)
+        return NULL;
+    fused_draw *fd = (fused_draw *)(void *)dx->block_data;
+    memset(fd, 0, sizeof *fd);
+    fd->t = t;
+    fd->s = sm;
+    fd->subs = &t->subs[t->first_mip + t->slice * t->res_mip_levels];
+    fd->nl = t->num_mips < MAX_LEVELS ? t->num_mips : MAX_LEVELS;
+    fd->swap = (t->format == KILN_FORMAT_B8G8R8A8_UNORM) !=
+               (fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM);
+#if KR_EFFECTS_X86
+    if (fd->nl == 1 && kr_effects_active_level() == KR_SIMD_AVX2) {
+        level L;
+        set_level(&L, t->data, &fd->subs[0]);
+        lvk k;
+        lvk_init(&k, &L, sm->address_u, sm->address_v);
+        fd->avx2 = k.direct;
+        fused_level_init(&fd->L0, &L, sm->address_u, sm->address_v);
+    }
+#endif
+    return block_texture;
+}
+
+#else
+
+kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
 {
     (void)dx;
     (void)fb;
     return NULL;
 }
+
+#endif
