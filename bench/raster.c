@@ -14,6 +14,9 @@
  *  (c)  16 full-screen layers of KILN_EFFECT_TEXTURE: a 512x512 RGBA8
  *       texture, bilinear (LINEAR/LINEAR, CLAMP), each layer one 2-triangle
  *       quad. Blending OFF, depth test off (depth still cleared).
+ *  (c/ps) as (c) with the pixel shader an application would write for it
+ *       (kiln_ps_sample into the color): the general pixel pipeline, which
+ *       (c)'s built-in effect skips (its fused path, docs/raster.md).
  *  (c+) as (c) with blending ON (additive ONE/ONE), for the cost of blending.
  *  (d)  100,000 one-triangle draw calls: the triangles of (a), each
  *       kiln_draw(3, 3 * i) with the same state as (a).
@@ -30,6 +33,7 @@
  *               area predicts; (d)'s image is bit-identical to (a)'s.
  *  (c)          the center pixel of each of the texture's 8x8 flat-colored
  *               cells reads back exactly that cell's texel;
+ *  (c/ps)       the same, and the image is bit-identical to (c)'s;
  *  (c+)         ... exactly the clear color + 16 x the texel (all 16
  *               layers were blended);
  *  scaling      the 1-worker and 2-worker images of (c) are identical.
@@ -44,7 +48,7 @@
  *
  * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N]
  *                     [--scenes LIST]
- * LIST is a comma-separated subset of a,b,c,c+,d,scaling (default: all),
+ * LIST is a comma-separated subset of a,b,c,c/ps,c+,d,scaling (default: all),
  * e.g. to profile one scene with perf.
  */
 #include "kiln.h"
@@ -299,13 +303,22 @@ typedef struct rig {
     kiln_srv srv;
     kiln_buffer identity, vb_small, vb_mid, vb_quad;
     kiln_vertex_shader vs_color, vs_tex;
-    kiln_pixel_shader ps_color, ps_tex;
+    kiln_pixel_shader ps_color, ps_tex, ps_user;
     kiln_input_layout layout_color, layout_tex;
     kiln_rasterizer_state rs;
     kiln_depth_stencil_state dss_less, dss_off;
     kiln_blend_state blend_off, blend_add;
     kiln_sampler sampler;
 } rig;
+
+/* What KILN_EFFECT_TEXTURE's pixel shader computes, as an application
+ * would write it: kiln's fused path for the built-in effect does not apply
+ * to it, so (c/ps) measures the general pixel pipeline. */
+static void ps_user_texture(kiln_ps_args *a)
+{
+    kiln_ps_sample(a, 0, 0, KILN_PS_VARYING(a, 0, 0), KILN_PS_VARYING(a, 0, 1),
+                   KILN_PS_COLOR(a, 0, 0));
+}
 
 static kiln_buffer make_buffer(kiln_device *dev, uint32_t bind, const void *data, uint32_t size)
 {
@@ -369,6 +382,8 @@ static void rig_init(rig *r, uint32_t threads, const tri_set *small, const tri_s
     CHECK(kiln_effect_get(KILN_EFFECT_TEXTURE, &vsd, &psd));
     CHECK(kiln_create_vertex_shader(dev, &vsd, &r->vs_tex));
     CHECK(kiln_create_pixel_shader(dev, &psd, &r->ps_tex));
+    psd.fn = ps_user_texture;
+    CHECK(kiln_create_pixel_shader(dev, &psd, &r->ps_user));
     kiln_input_layout_desc lt = {
         .num_elements = 2,
         .elements = {{.format = KILN_FORMAT_R32G32B32_FLOAT, .offset = 0},
@@ -420,12 +435,15 @@ static void rig_fini(rig *r)
  * Scenes
  * ------------------------------------------------------------------------- */
 
-typedef enum scene_id { SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_BLEND, SC_DRAWS, SC_COUNT } scene_id;
+typedef enum scene_id {
+    SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_PS, SC_LAYERS_BLEND, SC_DRAWS, SC_COUNT
+} scene_id;
 
 static const char *const scene_names[SC_COUNT] = {
     "(a) 100k small tris, 1 draw",
     "(b) 10k mid tris (20-40px), 1 draw",
     "(c) 16 textured layers, blend off",
+    "(c/ps) as (c), user pixel shader",
     "(c+) 16 textured layers, blend add",
     "(d) 100k draw calls, 1 tri each",
 };
@@ -434,14 +452,14 @@ static const char *const scene_names[SC_COUNT] = {
 static void scene_bind(rig *r, scene_id sc)
 {
     kiln_context *ctx = r->ctx;
-    bool tex = sc == SC_LAYERS || sc == SC_LAYERS_BLEND;
+    bool tex = sc == SC_LAYERS || sc == SC_LAYERS_PS || sc == SC_LAYERS_BLEND;
     uint32_t zero = 0;
     if (tex) {
         uint32_t stride = sizeof(vtx_tex);
         CHECK(kiln_ia_set_input_layout(ctx, r->layout_tex));
         CHECK(kiln_ia_set_vertex_buffers(ctx, 0, 1, &r->vb_quad, &stride, &zero));
         CHECK(kiln_vs_set_shader(ctx, r->vs_tex));
-        CHECK(kiln_ps_set_shader(ctx, r->ps_tex));
+        CHECK(kiln_ps_set_shader(ctx, sc == SC_LAYERS_PS ? r->ps_user : r->ps_tex));
         CHECK(kiln_ps_set_shader_resources(ctx, 0, 1, &r->srv));
         CHECK(kiln_ps_set_samplers(ctx, 0, 1, &r->sampler));
         CHECK(kiln_om_set_depth_stencil_state(ctx, r->dss_off, 0));
@@ -485,6 +503,7 @@ static double frame(rig *r, scene_id sc, double *issue_ms, double *cpu)
     case SC_SMALL: CHECK(kiln_draw(ctx, 3 * N_SMALL, 0)); break;
     case SC_MID: CHECK(kiln_draw(ctx, 3 * N_MID, 0)); break;
     case SC_LAYERS:
+    case SC_LAYERS_PS:
     case SC_LAYERS_BLEND:
         for (uint32_t l = 0; l < N_LAYERS; l++)
             CHECK(kiln_draw(ctx, 6, 0));
@@ -658,13 +677,13 @@ static int usage(FILE *f)
                "  --threads N    workers of the main device (0: kiln's default)\n"
                "  --size WxH     target size (64..8192 each; default 1920x1080)\n"
                "  --frames N     measured frames per scene (default 10; --quick: 3)\n"
-               "  --scenes LIST  comma-separated subset of a,b,c,c+,d,scaling (default: all)\n");
+               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,d,scaling (default: all)\n");
     return f == stdout ? 0 : 2;
 }
 
 static bool parse_scenes(const char *list, config *c)
 {
-    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c+", "d"};
+    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps", "c+", "d"};
     memset(c->scene, 0, sizeof c->scene);
     c->scaling = false;
     char buf[128];
@@ -724,7 +743,7 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--scenes") && i + 1 < argc) {
             if (!parse_scenes(argv[++i], &c)) {
-                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c+,d,scaling, "
+                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,d,scaling, "
                                 "not '%s'\n", argv[i]);
                 return 2;
             }
@@ -744,6 +763,7 @@ int main(int argc, char **argv)
     uint8_t *texels = make_texture_data();
     size_t img_size = (size_t)W * H * 4;
     uint8_t *img = xmalloc(img_size), *img_a = xmalloc(img_size), *img_1 = xmalloc(img_size);
+    uint8_t *img_c = xmalloc(img_size);
 
     rig main_rig;
     rig_init(&main_rig, c.threads, &small, &mid, texels);
@@ -758,7 +778,8 @@ int main(int argc, char **argv)
            "(b) %.1f px\n",
            small.area / small.ntris, mid.area / mid.ntris);
     printf("(c),(c+): 512x512 RGBA8 bilinear, magnified to the target, depth test off; "
-           "(c) blending off, (c+) blending ONE + ONE\n");
+           "(c) blending off (built-in effect), (c/ps) the same through a user pixel shader, "
+           "(c+) blending ONE + ONE\n");
 
     double ms[MAX_FRAMES], issue[MAX_FRAMES], cpu[MAX_FRAMES];
     double load0 = loadavg();
@@ -798,6 +819,7 @@ int main(int argc, char **argv)
             r->ok = check_tris(scene_names[sc], &mid, img, &covered[sc]);
             break;
         case SC_LAYERS:
+        case SC_LAYERS_PS:
         case SC_LAYERS_BLEND:
             r->rate = N_LAYERS * pixels / sec / 1e6;
             r->unit = "Mpix/s";
@@ -805,7 +827,13 @@ int main(int argc, char **argv)
                 r->target = ">= 500";
                 r->meets = r->rate >= TARGET_C_MPIX;
             }
-            r->ok = check_layers(scene_names[sc], img, sc == SC_LAYERS ? 1 : N_LAYERS);
+            r->ok = check_layers(scene_names[sc], img, sc == SC_LAYERS_BLEND ? N_LAYERS : 1);
+            if (sc == SC_LAYERS)
+                memcpy(img_c, img, img_size);
+            if (sc == SC_LAYERS_PS && c.scene[SC_LAYERS] && memcmp(img, img_c, img_size)) {
+                check_failed(scene_names[sc], "the image differs from (c)'s");
+                r->ok = false;
+            }
             break;
         case SC_DRAWS:
             r->rate = N_SMALL / sec / 1e6;
@@ -854,6 +882,7 @@ int main(int argc, char **argv)
     free(texels);
     free(img);
     free(img_a);
+    free(img_c);
     free(img_1);
     return failures ? 1 : 0;
 }
