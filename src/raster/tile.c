@@ -552,19 +552,62 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
  * [y0, y1), for a block at (bx, by). */
 static uint32_t rect_mask(int bx, int by, int x0, int y0, int x1, int y1)
 {
-    uint32_t cols = 0, rows = 0;
-    for (int c = 0; c < 4; c++) {
-        if (bx + c >= x0 && bx + c < x1)
-            cols |= 1u << c;
-        if (by + c >= y0 && by + c < y1)
-            rows |= 1u << c;
-    }
-    uint32_t m = 0;
-    for (int r = 0; r < 4; r++)
-        if (rows >> r & 1)
-            m |= cols << (4 * r);
-    return m;
+    /* Bits [lo, hi) of four, from the rect's bounds relative to the block. */
+#define SPAN4(lo, hi) ((15u >> (4 - ((hi) < 0 ? 0 : (hi) > 4 ? 4 : (hi)))) & ~(15u >> (4 - ((lo) < 0 ? 0 : (lo) > 4 ? 4 : (lo)))))
+    uint32_t cols = SPAN4(x0 - bx, x1 - bx), rows = SPAN4(y0 - by, y1 - by);
+#undef SPAN4
+    /* Row r's bit to bit 4r, then one copy of the columns per row (the
+     * products do not overlap, so there is no carry). */
+    uint32_t spread = (rows & 1u) | (rows & 2u) << 3 | (rows & 4u) << 6 | (rows & 8u) << 9;
+    return cols * spread;
 }
+
+/* The pixels of a block inside all three edges, from the edge values e at
+ * its first pixel center and the steps sx, sy to the next column, row. */
+static uint32_t edge_mask(const int64_t e[3], const int64_t sx[3], const int64_t sy[3])
+{
+    uint32_t mask = 0;
+    int64_t r0 = e[0], r1 = e[1], r2 = e[2];
+    for (uint32_t row = 0; row < 4; row++) {
+        int64_t c0 = r0, c1 = r1, c2 = r2;
+        for (uint32_t col = 0; col < 4; col++) {
+            if ((c0 | c1 | c2) >= 0) /* all three non-negative */
+                mask |= 1u << (row * 4 + col);
+            c0 += sx[0];
+            c1 += sx[1];
+            c2 += sx[2];
+        }
+        r0 += sy[0];
+        r1 += sy[1];
+        r2 += sy[2];
+    }
+    return mask;
+}
+
+#if defined(__SSE2__)
+/* edge_mask in 32-bit lanes, for a block whose edge values all fit in
+ * int32: each lane is computed with wrapping adds, and a wrapped sum
+ * whose true value fits in 32 bits is that value, so the signs are
+ * exact. */
+static uint32_t edge_mask32(const int64_t e[3], const int64_t sx[3], const int64_t sy[3])
+{
+    __m128i row[3], step[3];
+    for (int k = 0; k < 3; k++) {
+        uint32_t x = (uint32_t)sx[k];
+        row[k] = _mm_add_epi32(_mm_set1_epi32((int32_t)(uint32_t)e[k]),
+                               _mm_setr_epi32(0, (int32_t)x, (int32_t)(2 * x), (int32_t)(3 * x)));
+        step[k] = _mm_set1_epi32((int32_t)(uint32_t)sy[k]);
+    }
+    uint32_t mask = 0;
+    for (uint32_t r = 0; r < 4; r++) {
+        __m128i any = _mm_or_si128(_mm_or_si128(row[0], row[1]), row[2]);
+        mask |= (~(uint32_t)_mm_movemask_ps(_mm_castsi128_ps(any)) & 15u) << (4 * r);
+        for (int k = 0; k < 3; k++)
+            row[k] = _mm_add_epi32(row[k], step[k]);
+    }
+    return mask;
+}
+#endif
 
 static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
 {
@@ -588,32 +631,28 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
             int64_t px = (int64_t)bx * S + S / 2, py = (int64_t)by * S + S / 2;
             int64_t e[3];
             bool reject = false, accept = true;
+#if defined(__SSE2__)
+            bool fits = true; /* every value in the block fits in int32 */
+#endif
             for (int k = 0; k < 3; k++) {
                 e[k] = p->a[k] * px + p->b[k] * py + p->c[k];
                 int64_t lo = e[k] + (ex[k] < 0 ? ex[k] : 0) + (ey[k] < 0 ? ey[k] : 0);
                 int64_t hi = e[k] + (ex[k] > 0 ? ex[k] : 0) + (ey[k] > 0 ? ey[k] : 0);
                 reject |= hi < 0;
                 accept &= lo >= 0;
+#if defined(__SSE2__)
+                fits &= lo >= INT32_MIN && hi <= INT32_MAX;
+#endif
             }
             if (reject)
                 continue;
             uint32_t mask = 0xffff;
             if (!accept) {
-                mask = 0;
-                int64_t r0 = e[0], r1 = e[1], r2 = e[2];
-                for (uint32_t row = 0; row < 4; row++) {
-                    int64_t c0 = r0, c1 = r1, c2 = r2;
-                    for (uint32_t col = 0; col < 4; col++) {
-                        if ((c0 | c1 | c2) >= 0) /* all three non-negative */
-                            mask |= 1u << (row * 4 + col);
-                        c0 += sx[0];
-                        c1 += sx[1];
-                        c2 += sx[2];
-                    }
-                    r0 += sy[0];
-                    r1 += sy[1];
-                    r2 += sy[2];
-                }
+#if defined(__SSE2__)
+                mask = fits ? edge_mask32(e, sx, sy) : edge_mask(e, sx, sy);
+#else
+                mask = edge_mask(e, sx, sy);
+#endif
             }
             /* Clip to the rect (tile, bbox, scissor) unless inside it. */
             if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
