@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 #if defined(__x86_64__)
-#include <xmmintrin.h>
+#include <emmintrin.h>
 #endif
 
 /* ---- arena ---- */
@@ -152,8 +152,20 @@ static void prim_positions(kiln_topology t, uint32_t j, uint32_t pos[3])
 
 /* ---- vertex fetch ---- */
 
+/* i / 255.0f for every byte, folded by the compiler (a correctly rounded
+ * quotient, the same bits as the division at run time). */
+#define UNORM1(i) (float)(i) / 255.0f
+#define UNORM4(i) UNORM1(i), UNORM1(i + 1), UNORM1(i + 2), UNORM1(i + 3)
+#define UNORM16(i) UNORM4(i), UNORM4(i + 4), UNORM4(i + 8), UNORM4(i + 12)
+#define UNORM64(i) UNORM16(i), UNORM16(i + 16), UNORM16(i + 32), UNORM16(i + 48)
+static const float unorm8_float[256] = {UNORM64(0), UNORM64(64), UNORM64(128), UNORM64(192)};
+#undef UNORM1
+#undef UNORM4
+#undef UNORM16
+#undef UNORM64
+
 /* `bpp`: the element format's size. */
-static void fetch_element(const kr_drawx *dx, const kr_element *e, uint32_t bpp, uint32_t index,
+static inline void fetch_element(const kr_drawx *dx, const kr_element *e, uint32_t bpp, uint32_t index,
                           float out[4])
 {
     const kr_state *s = dx->s;
@@ -173,13 +185,13 @@ static void fetch_element(const kr_drawx *dx, const kr_element *e, uint32_t bpp,
     case KILN_FORMAT_R32G32B32A32_FLOAT: memcpy(out, p, 16); break;
     case KILN_FORMAT_R8G8B8A8_UNORM:
         for (int c = 0; c < 4; c++)
-            out[c] = p[c] / 255.0f;
+            out[c] = unorm8_float[p[c]];
         break;
     case KILN_FORMAT_B8G8R8A8_UNORM:
-        out[0] = p[2] / 255.0f;
-        out[1] = p[1] / 255.0f;
-        out[2] = p[0] / 255.0f;
-        out[3] = p[3] / 255.0f;
+        out[0] = unorm8_float[p[2]];
+        out[1] = unorm8_float[p[1]];
+        out[2] = unorm8_float[p[0]];
+        out[3] = unorm8_float[p[3]];
         break;
     default: break;
     }
@@ -270,9 +282,11 @@ static bool shade(const kr_drawx *dx, const kr_draw *d, uint32_t instance, uint3
     memset(rows, 0, sizeof(float) * os * nuniq);
     for (uint32_t b = 0; b < nuniq; b += KILN_VS_BATCH) {
         uint32_t cnt = nuniq - b < KILN_VS_BATCH ? nuniq - b : KILN_VS_BATCH;
-        for (uint32_t v = 0; v < cnt; v++) {
-            for (uint32_t e = 0; e < s->nelems; e++) {
-                const kr_element *el = &s->elems[e];
+        /* Element by element: the format's case is the same for the whole
+         * batch (the loop over vertices is unswitched on it). */
+        for (uint32_t e = 0; e < s->nelems; e++) {
+            const kr_element *el = &s->elems[e];
+            for (uint32_t v = 0; v < cnt; v++) {
                 uint32_t idx = el->per_instance
                                    ? d->start_instance + instance / (el->step ? el->step : 1)
                                    : vid[b + v];
@@ -560,8 +574,40 @@ static void setup_tri(setup_ctx *sc, const svert *v0, const svert *v1, const sve
         p->z[0] += bias;
     }
     p->attr = (float *)(p + 1);
+#if defined(__x86_64__)
+#define load2(f) _mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(const void *)(f))
+    /* PLANE for two components at a time, in SSE2 doubles: the same
+     * operations on each lane (ncomp is a multiple of 4). */
+    const __m128d Y1 = _mm_set1_pd(y1d), Y2 = _mm_set1_pd(y2d), X1 = _mm_set1_pd(x1d),
+                  X2 = _mm_set1_pd(x2d), INV = _mm_set1_pd(inv);
+    for (uint32_t k = 0; k < ncomp; k += 2) {
+        __m128 f0 = _mm_mul_ps(load2(v0->attr + k),
+                               _mm_set1_ps(v0->q));
+        __m128 f1 = _mm_mul_ps(load2(v1->attr + k),
+                               _mm_set1_ps(v1->q));
+        __m128 f2 = _mm_mul_ps(load2(v2->attr + k),
+                               _mm_set1_ps(v2->q));
+        __m128d d0 = _mm_cvtps_pd(f0);
+        __m128d d1 = _mm_sub_pd(_mm_cvtps_pd(f1), d0), d2 = _mm_sub_pd(_mm_cvtps_pd(f2), d0);
+        __m128 g1 = _mm_cvtpd_ps(_mm_mul_pd(_mm_sub_pd(_mm_mul_pd(d1, Y2), _mm_mul_pd(d2, Y1)), INV));
+        __m128 g2 = _mm_cvtpd_ps(_mm_mul_pd(_mm_sub_pd(_mm_mul_pd(d2, X1), _mm_mul_pd(d1, X2)), INV));
+        float lo[4], h1[4], h2[4];
+        _mm_storeu_ps(lo, f0);
+        _mm_storeu_ps(h1, g1);
+        _mm_storeu_ps(h2, g2);
+        float *out = p->attr + 3 * k;
+        out[0] = lo[0];
+        out[1] = h1[0];
+        out[2] = h2[0];
+        out[3] = lo[1];
+        out[4] = h1[1];
+        out[5] = h2[1];
+    }
+#undef load2
+#else
     for (uint32_t k = 0; k < ncomp; k++)
         PLANE(p->attr + 3 * k, v0->attr[k] * v0->q, v1->attr[k] * v1->q, v2->attr[k] * v2->q);
+#endif
 #undef PLANE
     bin(sc, p);
 }

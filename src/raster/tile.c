@@ -530,7 +530,8 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
             for (uint32_t i = 0; i < B; i += 4)
                 v4_store(vary + k * B + i, v4_set1(p->attr[k]));
     }
-    for (uint32_t i = 0; i < 4 * B * s->ps_outputs; i += 4)
+    const uint32_t ncolor = 4 * B * s->ps_outputs; /* (stores could alias s) */
+    for (uint32_t i = 0; i < ncolor; i += 4)
         v4_store(color + i, v4_set1(0.0f));
     kiln_ps_args a = {
         .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = z,
