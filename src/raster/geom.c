@@ -4,6 +4,9 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 /* ---- arena ---- */
 
@@ -149,12 +152,25 @@ static void prim_positions(kiln_topology t, uint32_t j, uint32_t pos[3])
 
 /* ---- vertex fetch ---- */
 
-static void fetch_element(const kr_drawx *dx, const kr_element *e, uint32_t index, float out[4])
+/* i / 255.0f for every byte, folded by the compiler (a correctly rounded
+ * quotient, the same bits as the division at run time). */
+#define UNORM1(i) (float)(i) / 255.0f
+#define UNORM4(i) UNORM1(i), UNORM1(i + 1), UNORM1(i + 2), UNORM1(i + 3)
+#define UNORM16(i) UNORM4(i), UNORM4(i + 4), UNORM4(i + 8), UNORM4(i + 12)
+#define UNORM64(i) UNORM16(i), UNORM16(i + 16), UNORM16(i + 32), UNORM16(i + 48)
+static const float unorm8_float[256] = {UNORM64(0), UNORM64(64), UNORM64(128), UNORM64(192)};
+#undef UNORM1
+#undef UNORM4
+#undef UNORM16
+#undef UNORM64
+
+/* `bpp`: the element format's size. */
+static inline void fetch_element(const kr_drawx *dx, const kr_element *e, uint32_t bpp, uint32_t index,
+                          float out[4])
 {
     const kr_state *s = dx->s;
     out[0] = out[1] = out[2] = 0.0f;
     out[3] = 1.0f;
-    uint32_t bpp = kres_format(e->format)->size;
     uint64_t off = (uint64_t)index * s->vb_stride[e->slot] + e->offset;
     /* Out-of-range reads give zeros, as D3D10 defines. */
     if (!dx->vb[e->slot] || off + bpp > dx->vb_size[e->slot]) {
@@ -169,13 +185,13 @@ static void fetch_element(const kr_drawx *dx, const kr_element *e, uint32_t inde
     case KILN_FORMAT_R32G32B32A32_FLOAT: memcpy(out, p, 16); break;
     case KILN_FORMAT_R8G8B8A8_UNORM:
         for (int c = 0; c < 4; c++)
-            out[c] = p[c] / 255.0f;
+            out[c] = unorm8_float[p[c]];
         break;
     case KILN_FORMAT_B8G8R8A8_UNORM:
-        out[0] = p[2] / 255.0f;
-        out[1] = p[1] / 255.0f;
-        out[2] = p[0] / 255.0f;
-        out[3] = p[3] / 255.0f;
+        out[0] = unorm8_float[p[2]];
+        out[1] = unorm8_float[p[1]];
+        out[2] = unorm8_float[p[0]];
+        out[3] = unorm8_float[p[3]];
         break;
     default: break;
     }
@@ -258,18 +274,23 @@ static bool shade(const kr_drawx *dx, const kr_draw *d, uint32_t instance, uint3
     uint32_t in_stride = 4 * s->nelems, os = dx->out_stride;
     float *rows = kr_arena_alloc(ar, sizeof(float) * os * nuniq);
     float in[KILN_VS_BATCH * 4 * KILN_MAX_INPUT_ELEMENTS];
+    uint32_t bpp[KILN_MAX_INPUT_ELEMENTS];
     if (!rows)
         return false;
+    for (uint32_t e = 0; e < s->nelems; e++)
+        bpp[e] = kres_format(s->elems[e].format)->size;
     memset(rows, 0, sizeof(float) * os * nuniq);
     for (uint32_t b = 0; b < nuniq; b += KILN_VS_BATCH) {
         uint32_t cnt = nuniq - b < KILN_VS_BATCH ? nuniq - b : KILN_VS_BATCH;
-        for (uint32_t v = 0; v < cnt; v++) {
-            for (uint32_t e = 0; e < s->nelems; e++) {
-                const kr_element *el = &s->elems[e];
+        /* Element by element: the format's case is the same for the whole
+         * batch (the loop over vertices is unswitched on it). */
+        for (uint32_t e = 0; e < s->nelems; e++) {
+            const kr_element *el = &s->elems[e];
+            for (uint32_t v = 0; v < cnt; v++) {
                 uint32_t idx = el->per_instance
                                    ? d->start_instance + instance / (el->step ? el->step : 1)
                                    : vid[b + v];
-                fetch_element(dx, el, idx, in + v * in_stride + 4 * e);
+                fetch_element(dx, el, bpp[e], idx, in + v * in_stride + 4 * e);
             }
         }
         kiln_vs_args a = {
@@ -295,7 +316,7 @@ typedef struct clip_ctx {
     bool depth_clip;
 } clip_ctx;
 
-static float plane_dist(const clip_ctx *c, int plane, const float *v)
+static inline float plane_dist(const clip_ctx *c, int plane, const float *v)
 {
     switch (plane) {
     case 0: return v[3] - 1e-6f * fabsf(v[3]) - 1e-30f; /* w > 0 */
@@ -308,16 +329,15 @@ static float plane_dist(const clip_ctx *c, int plane, const float *v)
     }
 }
 
+/* Planes written out one by one: each plane_dist folds to its own
+ * expression (a loop over the switch costs more than the tests). */
 static uint32_t outcode(const clip_ctx *c, const float *v)
 {
-    uint32_t code = 0;
-    for (int p = 0; p < 7; p++) {
-        if ((p == 1 || p == 2) && !c->depth_clip)
-            continue;
-        if (plane_dist(c, p, v) < 0.0f)
-            code |= 1u << p;
-    }
-    return code;
+    uint32_t code = (uint32_t)(plane_dist(c, 0, v) < 0.0f);
+    if (c->depth_clip)
+        code |= (uint32_t)(plane_dist(c, 1, v) < 0.0f) << 1 | (uint32_t)(plane_dist(c, 2, v) < 0.0f) << 2;
+    return code | (uint32_t)(plane_dist(c, 3, v) < 0.0f) << 3 | (uint32_t)(plane_dist(c, 4, v) < 0.0f) << 4 |
+           (uint32_t)(plane_dist(c, 5, v) < 0.0f) << 5 | (uint32_t)(plane_dist(c, 6, v) < 0.0f) << 6;
 }
 
 /* Sutherland-Hodgman over the planes in `codes`; returns the vertex count. */
@@ -375,10 +395,13 @@ static void bin(setup_ctx *sc, const kr_prim *p)
     const kr_geom_ctx *g = sc->g;
     int tx0 = p->minx / KR_TILE, ty0 = p->miny / KR_TILE;
     int tx1 = (p->maxx - 1) / KR_TILE, ty1 = (p->maxy - 1) / KR_TILE;
+    /* A box inside one tile skips the edge test: a tile it would reject
+     * has no pixel of the primitive, which the rasterizer finds anyway. */
+    bool test = p->kind == KR_TRI && (tx0 != tx1 || ty0 != ty1);
     const int64_t S = KR_SUBPIXEL;
     for (int ty = ty0; ty <= ty1; ty++) {
         for (int tx = tx0; tx <= tx1; tx++) {
-            if (p->kind == KR_TRI) {
+            if (test) {
                 /* Reject tiles that one edge excludes entirely. */
                 bool out = false;
                 int64_t px0 = (int64_t)tx * KR_TILE * S + S / 2, py0 = (int64_t)ty * KR_TILE * S + S / 2;
@@ -392,12 +415,16 @@ static void bin(setup_ctx *sc, const kr_prim *p)
                     continue;
             }
             kr_bin *b = &job->bins[(uint32_t)ty * g->tiles_x + (uint32_t)tx];
-            if (!b->tail || b->tail->n == KR_BIN_CHUNK) {
-                kr_binchunk *c = kr_arena_alloc(&job->arena, sizeof *c);
+            if (!b->tail || b->tail->n == b->tail->cap) {
+                uint32_t cap = !b->tail                            ? KR_BIN_CHUNK_MIN
+                               : b->tail->cap < KR_BIN_CHUNK_MAX ? b->tail->cap * 2
+                                                                 : KR_BIN_CHUNK_MAX;
+                kr_binchunk *c = kr_arena_alloc(&job->arena, sizeof *c + sizeof(c->p[0]) * cap);
                 if (!c)
                     return;
                 c->next = NULL;
                 c->n = 0;
+                c->cap = cap;
                 if (b->tail)
                     b->tail->next = c;
                 else
@@ -416,6 +443,17 @@ typedef struct svert {
     bool bad;           /* no finite screen position (w <= 0 or NaN) */
 } svert;
 
+/* llrintf (round to nearest even in the default mode) of a finite value;
+ * on x86-64 one instruction instead of a libm call. */
+static inline int64_t round_i64(float f)
+{
+#if defined(__x86_64__)
+    return _mm_cvtss_si64(_mm_set_ss(f));
+#else
+    return (int64_t)llrintf(f);
+#endif
+}
+
 static void to_screen(const kr_state *s, const float *v, svert *o)
 {
     float q = 1.0f / v[3];
@@ -428,19 +466,19 @@ static void to_screen(const kr_state *s, const float *v, svert *o)
      * a NaN position has no place on screen: its primitive is dropped (it
      * has no area). The guard band keeps finite positions in range. */
     o->bad = !(v[3] > 0.0f) || !(fabsf(o->x) < 1e7f) || !(fabsf(o->y) < 1e7f) || isnan(o->z);
-    o->X = o->bad ? 0 : (int64_t)llrintf(o->x * KR_SUBPIXEL);
-    o->Y = o->bad ? 0 : (int64_t)llrintf(o->y * KR_SUBPIXEL);
+    o->X = o->bad ? 0 : round_i64(o->x * KR_SUBPIXEL);
+    o->Y = o->bad ? 0 : round_i64(o->y * KR_SUBPIXEL);
 }
 
 static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front);
 
-static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
+static void setup_tri(setup_ctx *sc, const svert *v0, const svert *v1, const svert *v2)
 {
     const kr_drawx *dx = sc->dx;
     const kr_state *s = dx->s;
-    if (v0.bad || v1.bad || v2.bad)
+    if (v0->bad || v1->bad || v2->bad)
         return;
-    int64_t area = (v1.X - v0.X) * (v2.Y - v0.Y) - (v2.X - v0.X) * (v1.Y - v0.Y);
+    int64_t area = (v1->X - v0->X) * (v2->Y - v0->Y) - (v2->X - v0->X) * (v1->Y - v0->Y);
     if (area == 0)
         return;
     bool cw = area > 0; /* y grows downward */
@@ -448,59 +486,66 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
     if ((s->cull == KILN_CULL_BACK && !front) || (s->cull == KILN_CULL_FRONT && front))
         return;
     if (s->fill == KILN_FILL_WIREFRAME) {
-        setup_line(sc, &v0, &v1, front);
-        setup_line(sc, &v1, &v2, front);
-        setup_line(sc, &v2, &v0, front);
+        setup_line(sc, v0, v1, front);
+        setup_line(sc, v1, v2, front);
+        setup_line(sc, v2, v0, front);
         return;
     }
     if (area < 0) {
-        svert t = v1;
+        const svert *t = v1;
         v1 = v2;
         v2 = t;
-        area = -area;
     }
-    const svert *v[3] = {&v0, &v1, &v2};
-    kr_prim p;
-    memset(&p, 0, sizeof p);
-    p.kind = KR_TRI;
-    p.front = front;
-    p.dx = dx;
-    for (int k = 0; k < 3; k++) {
-        const svert *a = v[k], *b = v[(k + 1) % 3];
-        int64_t ddx = b->X - a->X, ddy = b->Y - a->Y;
-        p.a[k] = -ddy;
-        p.b[k] = ddx;
-        p.c[k] = ddy * a->X - ddx * a->Y;
-        bool top_left = ddy < 0 || (ddy == 0 && ddx > 0);
-        if (!top_left)
-            p.c[k] -= 1;
-    }
-    int64_t minX = v0.X < v1.X ? v0.X : v1.X, maxX = v0.X > v1.X ? v0.X : v1.X;
-    int64_t minY = v0.Y < v1.Y ? v0.Y : v1.Y, maxY = v0.Y > v1.Y ? v0.Y : v1.Y;
-    minX = v2.X < minX ? v2.X : minX;
-    maxX = v2.X > maxX ? v2.X : maxX;
-    minY = v2.Y < minY ? v2.Y : minY;
-    maxY = v2.Y > maxY ? v2.Y : maxY;
+    int64_t minX = v0->X < v1->X ? v0->X : v1->X, maxX = v0->X > v1->X ? v0->X : v1->X;
+    int64_t minY = v0->Y < v1->Y ? v0->Y : v1->Y, maxY = v0->Y > v1->Y ? v0->Y : v1->Y;
+    minX = v2->X < minX ? v2->X : minX;
+    maxX = v2->X > maxX ? v2->X : maxX;
+    minY = v2->Y < minY ? v2->Y : minY;
+    maxY = v2->Y > maxY ? v2->Y : maxY;
     /* Pixels whose centers can be inside: ceil((min - 128) / 256) ..
      * floor((max - 128) / 256). */
     int64_t x0 = -floor_div(-(minX - KR_SUBPIXEL / 2), KR_SUBPIXEL);
     int64_t y0 = -floor_div(-(minY - KR_SUBPIXEL / 2), KR_SUBPIXEL);
     int64_t x1 = floor_div(maxX - KR_SUBPIXEL / 2, KR_SUBPIXEL) + 1;
     int64_t y1 = floor_div(maxY - KR_SUBPIXEL / 2, KR_SUBPIXEL) + 1;
-    p.minx = (int32_t)(x0 > sc->rx0 ? x0 : sc->rx0);
-    p.miny = (int32_t)(y0 > sc->ry0 ? y0 : sc->ry0);
-    p.maxx = (int32_t)(x1 < sc->rx1 ? x1 : sc->rx1);
-    p.maxy = (int32_t)(y1 < sc->ry1 ? y1 : sc->ry1);
-    if (p.minx >= p.maxx || p.miny >= p.maxy)
+    int32_t minx = (int32_t)(x0 > sc->rx0 ? x0 : sc->rx0);
+    int32_t miny = (int32_t)(y0 > sc->ry0 ? y0 : sc->ry0);
+    int32_t maxx = (int32_t)(x1 < sc->rx1 ? x1 : sc->rx1);
+    int32_t maxy = (int32_t)(y1 < sc->ry1 ? y1 : sc->ry1);
+    if (minx >= maxx || miny >= maxy)
         return;
+    uint32_t ncomp = dx->nvary * 4;
+    kr_prim *p = kr_arena_alloc(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * 3 * ncomp);
+    if (!p)
+        return;
+    /* Set up in place: every field a triangle has is written below. */
+    memset(p, 0, sizeof *p);
+    p->kind = KR_TRI;
+    p->front = front;
+    p->dx = dx;
+    p->minx = minx;
+    p->miny = miny;
+    p->maxx = maxx;
+    p->maxy = maxy;
+    const svert *v[3] = {v0, v1, v2};
+    for (int k = 0; k < 3; k++) {
+        const svert *a = v[k], *b = v[(k + 1) % 3];
+        int64_t ddx = b->X - a->X, ddy = b->Y - a->Y;
+        p->a[k] = -ddy;
+        p->b[k] = ddx;
+        p->c[k] = ddy * a->X - ddx * a->Y;
+        bool top_left = ddy < 0 || (ddy == 0 && ddx > 0);
+        if (!top_left)
+            p->c[k] -= 1;
+    }
 
     /* Planes from the snapped positions, relative to vertex 0. */
-    double fx0 = (double)v0.X / KR_SUBPIXEL, fy0 = (double)v0.Y / KR_SUBPIXEL;
-    double x1d = (double)v1.X / KR_SUBPIXEL - fx0, y1d = (double)v1.Y / KR_SUBPIXEL - fy0;
-    double x2d = (double)v2.X / KR_SUBPIXEL - fx0, y2d = (double)v2.Y / KR_SUBPIXEL - fy0;
+    double fx0 = (double)v0->X / KR_SUBPIXEL, fy0 = (double)v0->Y / KR_SUBPIXEL;
+    double x1d = (double)v1->X / KR_SUBPIXEL - fx0, y1d = (double)v1->Y / KR_SUBPIXEL - fy0;
+    double x2d = (double)v2->X / KR_SUBPIXEL - fx0, y2d = (double)v2->Y / KR_SUBPIXEL - fy0;
     double inv = 1.0 / (x1d * y2d - x2d * y1d);
-    p.ox = (float)fx0;
-    p.oy = (float)fy0;
+    p->ox = (float)fx0;
+    p->oy = (float)fy0;
 #define PLANE(out, f0, f1, f2)                                                                     \
     do {                                                                                           \
         double d1 = (double)(f1) - (f0), d2 = (double)(f2) - (f0);                                 \
@@ -508,15 +553,15 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
         (out)[1] = (float)((d1 * y2d - d2 * y1d) * inv);                                           \
         (out)[2] = (float)((d2 * x1d - d1 * x2d) * inv);                                           \
     } while (0)
-    PLANE(p.z, v0.z, v1.z, v2.z);
-    PLANE(p.q, v0.q, v1.q, v2.q);
+    PLANE(p->z, v0->z, v1->z, v2->z);
+    PLANE(p->q, v0->q, v1->q, v2->q);
     if (s->depth_bias || s->slope_bias != 0.0f) {
-        float m = fabsf(p.z[1]) > fabsf(p.z[2]) ? fabsf(p.z[1]) : fabsf(p.z[2]);
+        float m = fabsf(p->z[1]) > fabsf(p->z[2]) ? fabsf(p->z[1]) : fabsf(p->z[2]);
         /* D3D10: UNORM depth: bias * 2^-bits; float depth: bias *
          * 2^(exponent(max |z| of the primitive) - 23). */
         float r = dx->depth_r;
         if (r == 0.0f) {
-            float zm = fmaxf(fabsf(v0.z), fmaxf(fabsf(v1.z), fabsf(v2.z)));
+            float zm = fmaxf(fabsf(v0->z), fmaxf(fabsf(v1->z), fabsf(v2->z)));
             int e = 0;
             frexpf(zm, &e); /* zm = f * 2^e with f in [0.5, 1): exponent is e - 1 */
             r = zm > 0.0f ? ldexpf(1.0f, e - 1 - 23) : 0.0f;
@@ -526,18 +571,45 @@ static void setup_tri(setup_ctx *sc, svert v0, svert v1, svert v2)
             bias = s->depth_bias_clamp;
         if (s->depth_bias_clamp < 0.0f && bias < s->depth_bias_clamp)
             bias = s->depth_bias_clamp;
-        p.z[0] += bias;
+        p->z[0] += bias;
     }
-    uint32_t ncomp = dx->nvary * 4;
-    kr_prim *out = kr_arena_alloc(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * 3 * ncomp);
-    if (!out)
-        return;
-    *out = p;
-    out->attr = (float *)(out + 1);
+    p->attr = (float *)(p + 1);
+#if defined(__x86_64__)
+#define load2(f) _mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(const void *)(f))
+    /* PLANE for two components at a time, in SSE2 doubles: the same
+     * operations on each lane (ncomp is a multiple of 4). */
+    const __m128d Y1 = _mm_set1_pd(y1d), Y2 = _mm_set1_pd(y2d), X1 = _mm_set1_pd(x1d),
+                  X2 = _mm_set1_pd(x2d), INV = _mm_set1_pd(inv);
+    for (uint32_t k = 0; k < ncomp; k += 2) {
+        __m128 f0 = _mm_mul_ps(load2(v0->attr + k),
+                               _mm_set1_ps(v0->q));
+        __m128 f1 = _mm_mul_ps(load2(v1->attr + k),
+                               _mm_set1_ps(v1->q));
+        __m128 f2 = _mm_mul_ps(load2(v2->attr + k),
+                               _mm_set1_ps(v2->q));
+        __m128d d0 = _mm_cvtps_pd(f0);
+        __m128d d1 = _mm_sub_pd(_mm_cvtps_pd(f1), d0), d2 = _mm_sub_pd(_mm_cvtps_pd(f2), d0);
+        __m128 g1 = _mm_cvtpd_ps(_mm_mul_pd(_mm_sub_pd(_mm_mul_pd(d1, Y2), _mm_mul_pd(d2, Y1)), INV));
+        __m128 g2 = _mm_cvtpd_ps(_mm_mul_pd(_mm_sub_pd(_mm_mul_pd(d2, X1), _mm_mul_pd(d1, X2)), INV));
+        float lo[4], h1[4], h2[4];
+        _mm_storeu_ps(lo, f0);
+        _mm_storeu_ps(h1, g1);
+        _mm_storeu_ps(h2, g2);
+        float *out = p->attr + 3 * k;
+        out[0] = lo[0];
+        out[1] = h1[0];
+        out[2] = h2[0];
+        out[3] = lo[1];
+        out[4] = h1[1];
+        out[5] = h2[1];
+    }
+#undef load2
+#else
     for (uint32_t k = 0; k < ncomp; k++)
-        PLANE(out->attr + 3 * k, v0.attr[k] * v0.q, v1.attr[k] * v1.q, v2.attr[k] * v2.q);
+        PLANE(p->attr + 3 * k, v0->attr[k] * v0->q, v1->attr[k] * v1->q, v2->attr[k] * v2->q);
+#endif
 #undef PLANE
-    bin(sc, out);
+    bin(sc, p);
 }
 
 static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front)
@@ -610,7 +682,7 @@ static void setup_point(setup_ctx *sc, const svert *a)
 
 /* ---- the job ---- */
 
-static void run_segment(const kr_geom_ctx *g, kr_job *job, const kr_seg *seg)
+static void run_segment(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, const kr_seg *seg)
 {
     const kr_drawx *dx = seg->dx;
     const kr_state *s = dx->s;
@@ -625,7 +697,7 @@ static void run_segment(const kr_geom_ctx *g, kr_job *job, const kr_seg *seg)
         p1 = seg->first + seg->count + 2;
     float *rows;
     uint32_t *slot;
-    if (!shade(dx, seg->d, seg->instance, p0, p1, &job->arena, &rows, &slot))
+    if (!shade(dx, seg->d, seg->instance, p0, p1, scratch, &rows, &slot))
         return;
 
     setup_ctx sc = {.g = g, .dx = dx, .job = job};
@@ -711,7 +783,7 @@ static void run_segment(const kr_geom_ctx *g, kr_job *job, const kr_seg *seg)
             continue;
         }
         for (uint32_t k = 1; k + 1 < n; k++)
-            setup_tri(&sc, sv[0], sv[k], sv[k + 1]);
+            setup_tri(&sc, &sv[0], &sv[k], &sv[k + 1]);
     }
 }
 
@@ -722,6 +794,12 @@ void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
     if (!job->bins)
         return;
     memset(job->bins, 0, sizeof(kr_bin) * nbins);
-    for (uint32_t i = 0; i < job->nsegs && !job->arena.failed; i++)
-        run_segment(g, job, &job->segs[i]);
+    /* Shaded vertices are needed only here: their chunks go back to the
+     * pool at once, for the next job, instead of living with the bins
+     * until the wave's tiles are done. */
+    kr_arena scratch = {.env = job->arena.env, .pool = job->arena.pool};
+    for (uint32_t i = 0; i < job->nsegs && !job->arena.failed && !scratch.failed; i++)
+        run_segment(g, job, &scratch, &job->segs[i]);
+    job->arena.failed |= scratch.failed;
+    kr_arena_free(&scratch);
 }

@@ -32,11 +32,16 @@ typedef struct kr_arena {
 void *kr_arena_alloc(kr_arena *a, size_t size);
 void kr_arena_free(kr_arena *a);
 
-#define KR_BIN_CHUNK 30
+/* A tile's list in a job: chunks of 2, 4, 8, ... KR_BIN_CHUNK_MAX
+ * primitives. A job's primitives are spread over the whole target, so
+ * most tiles get one or two of them: small first chunks keep the job's
+ * memory (and the pages a frame touches) small. */
+#define KR_BIN_CHUNK_MIN 2
+#define KR_BIN_CHUNK_MAX 32
 typedef struct kr_binchunk {
     struct kr_binchunk *next;
-    uint32_t n;
-    const kr_prim *p[KR_BIN_CHUNK];
+    uint32_t n, cap;
+    const kr_prim *p[];
 } kr_binchunk;
 
 typedef struct kr_bin {

@@ -9,6 +9,109 @@
 
 #define B KILN_PS_BLOCK
 
+/* ---- four lanes ----
+ *
+ * A block is four rows of four pixels: its per-pixel float work runs on
+ * one row at a time, as SSE2 vectors on x86 (the x86-64 baseline) and as
+ * plain arrays elsewhere. Every lane operation is the IEEE operation the
+ * scalar code would do (no fused multiply-add, no approximate reciprocal),
+ * so both give the same bits. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+typedef __m128 v4;
+typedef __m128i v4i; /* lane masks: all ones or all zeros */
+static inline v4 v4_load(const float *p) { return _mm_loadu_ps(p); }
+static inline void v4_store(float *p, v4 a) { _mm_storeu_ps(p, a); }
+static inline v4 v4_set1(float f) { return _mm_set1_ps(f); }
+static inline v4 v4_add(v4 a, v4 b) { return _mm_add_ps(a, b); }
+static inline v4 v4_sub(v4 a, v4 b) { return _mm_sub_ps(a, b); }
+static inline v4 v4_mul(v4 a, v4 b) { return _mm_mul_ps(a, b); }
+static inline v4 v4_div(v4 a, v4 b) { return _mm_div_ps(a, b); }
+/* (float)(i + {0, 1, 2, 3}) */
+static inline v4 v4_ramp(int i) { return _mm_cvtepi32_ps(_mm_add_epi32(_mm_set1_epi32(i), _mm_setr_epi32(0, 1, 2, 3))); }
+/* a > b ? a : b and a < b ? a : b, lane by lane (b when unordered) */
+static inline v4 v4_gt_sel(v4 a, v4 b) { return _mm_max_ps(a, b); }
+static inline v4 v4_lt_sel(v4 a, v4 b) { return _mm_min_ps(a, b); }
+static inline v4i v4_lt(v4 a, v4 b) { return _mm_castps_si128(_mm_cmplt_ps(a, b)); }
+static inline v4i v4_le(v4 a, v4 b) { return _mm_castps_si128(_mm_cmple_ps(a, b)); }
+static inline v4i v4_eq(v4 a, v4 b) { return _mm_castps_si128(_mm_cmpeq_ps(a, b)); }
+static inline v4i v4_neq(v4 a, v4 b) { return _mm_castps_si128(_mm_cmpneq_ps(a, b)); }
+/* m ? a : b */
+static inline v4 v4_sel(v4i m, v4 a, v4 b)
+{
+    __m128 f = _mm_castsi128_ps(m);
+    return _mm_or_ps(_mm_and_ps(f, a), _mm_andnot_ps(f, b));
+}
+static inline v4i v4i_not(v4i m) { return _mm_xor_si128(m, _mm_set1_epi32(-1)); }
+static inline v4i v4i_and(v4i a, v4i b) { return _mm_and_si128(a, b); }
+/* Lane k of m as bit k. */
+static inline uint32_t v4i_bits(v4i m) { return (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(m)); }
+/* Bit k of b as lane k. */
+static inline v4i v4i_from_bits(uint32_t b)
+{
+    __m128i bit = _mm_setr_epi32(1, 2, 4, 8);
+    return _mm_cmpeq_epi32(_mm_and_si128(_mm_set1_epi32((int)b), bit), bit);
+}
+/* Four pixels' r, g, b, a (already in [0, 1]) to packed 8-bit words:
+ * (int32_t)(c * 255 + 0.5) per channel, r in the low byte. */
+static inline void v4_pack8(v4 r, v4 g, v4 b, v4 a, uint32_t out[4])
+{
+    const __m128 k = _mm_set1_ps(255.0f), h = _mm_set1_ps(0.5f);
+    __m128i ir = _mm_cvttps_epi32(_mm_add_ps(_mm_mul_ps(r, k), h));
+    __m128i ig = _mm_cvttps_epi32(_mm_add_ps(_mm_mul_ps(g, k), h));
+    __m128i ib = _mm_cvttps_epi32(_mm_add_ps(_mm_mul_ps(b, k), h));
+    __m128i ia = _mm_cvttps_epi32(_mm_add_ps(_mm_mul_ps(a, k), h));
+    __m128i w = _mm_or_si128(_mm_or_si128(ir, _mm_slli_epi32(ig, 8)),
+                             _mm_or_si128(_mm_slli_epi32(ib, 16), _mm_slli_epi32(ia, 24)));
+    _mm_storeu_si128((__m128i *)(void *)out, w);
+}
+#else
+typedef struct v4 { float f[4]; } v4;
+typedef struct v4i { uint32_t u[4]; } v4i;
+#define V4_MAP(expr)                                                                               \
+    v4 r_;                                                                                         \
+    for (int k = 0; k < 4; k++)                                                                    \
+        r_.f[k] = (expr);                                                                          \
+    return r_
+#define V4I_MAP(expr)                                                                              \
+    v4i r_;                                                                                        \
+    for (int k = 0; k < 4; k++)                                                                    \
+        r_.u[k] = (expr) ? UINT32_MAX : 0;                                                         \
+    return r_
+static inline v4 v4_load(const float *p) { V4_MAP(p[k]); }
+static inline void v4_store(float *p, v4 a) { memcpy(p, a.f, sizeof a.f); }
+static inline v4 v4_set1(float f) { V4_MAP(f); }
+static inline v4 v4_add(v4 a, v4 b) { V4_MAP(a.f[k] + b.f[k]); }
+static inline v4 v4_sub(v4 a, v4 b) { V4_MAP(a.f[k] - b.f[k]); }
+static inline v4 v4_mul(v4 a, v4 b) { V4_MAP(a.f[k] * b.f[k]); }
+static inline v4 v4_div(v4 a, v4 b) { V4_MAP(a.f[k] / b.f[k]); }
+static inline v4 v4_ramp(int i) { V4_MAP((float)(i + k)); }
+static inline v4 v4_gt_sel(v4 a, v4 b) { V4_MAP(a.f[k] > b.f[k] ? a.f[k] : b.f[k]); }
+static inline v4 v4_lt_sel(v4 a, v4 b) { V4_MAP(a.f[k] < b.f[k] ? a.f[k] : b.f[k]); }
+static inline v4i v4_lt(v4 a, v4 b) { V4I_MAP(a.f[k] < b.f[k]); }
+static inline v4i v4_le(v4 a, v4 b) { V4I_MAP(a.f[k] <= b.f[k]); }
+static inline v4i v4_eq(v4 a, v4 b) { V4I_MAP(a.f[k] == b.f[k]); }
+static inline v4i v4_neq(v4 a, v4 b) { V4I_MAP(a.f[k] != b.f[k]); }
+static inline v4 v4_sel(v4i m, v4 a, v4 b) { V4_MAP(m.u[k] ? a.f[k] : b.f[k]); }
+static inline v4i v4i_not(v4i m) { V4I_MAP(!m.u[k]); }
+static inline v4i v4i_and(v4i a, v4i b) { V4I_MAP(a.u[k] & b.u[k]); }
+static inline uint32_t v4i_bits(v4i m)
+{
+    return (m.u[0] & 1u) | (m.u[1] & 2u) | (m.u[2] & 4u) | (m.u[3] & 8u);
+}
+static inline v4i v4i_from_bits(uint32_t b) { V4I_MAP(b >> k & 1u); }
+static inline void v4_pack8(v4 r, v4 g, v4 b, v4 a, uint32_t out[4])
+{
+    for (int k = 0; k < 4; k++)
+        out[k] = (uint32_t)(int32_t)(r.f[k] * 255.0f + 0.5f) |
+                 (uint32_t)(int32_t)(g.f[k] * 255.0f + 0.5f) << 8 |
+                 (uint32_t)(int32_t)(b.f[k] * 255.0f + 0.5f) << 16 |
+                 (uint32_t)(int32_t)(a.f[k] * 255.0f + 0.5f) << 24;
+}
+#undef V4_MAP
+#undef V4I_MAP
+#endif
+
 /* ---- depth / stencil ---- */
 
 static bool compare_f(kiln_compare f, float a, float b)
@@ -62,17 +165,48 @@ static uint32_t depth_to_unorm24(float z)
     return (uint32_t)((double)z * 16777215.0 + 0.5);
 }
 
+/* compare_f on four lanes. */
+static v4i compare_v(kiln_compare f, v4 a, v4 b)
+{
+    switch (f) {
+    case KILN_COMPARE_NEVER: return v4i_from_bits(0);
+    case KILN_COMPARE_LESS: return v4_lt(a, b);
+    case KILN_COMPARE_EQUAL: return v4_eq(a, b);
+    case KILN_COMPARE_LESS_EQUAL: return v4_le(a, b);
+    case KILN_COMPARE_GREATER: return v4_lt(b, a);
+    case KILN_COMPARE_NOT_EQUAL: return v4_neq(a, b);
+    case KILN_COMPARE_GREATER_EQUAL: return v4_le(b, a);
+    default: return v4i_from_bits(15);
+    }
+}
+
 /* Depth and stencil tests for the pixels in mask; updates the buffer and
  * returns the pixels that pass. */
-/* The common case: D32_FLOAT, depth test, no stencil. */
+/* The common case: D32_FLOAT, depth test, no stencil. A row of the block
+ * inside the target is tested as four lanes and written back whole (the
+ * block lies in one tile, which only this thread touches); at the target's
+ * right edge pixel by pixel, so nothing past the row is read or written. */
 static uint32_t depth_d32(const kr_state *s, const kr_fb *fb, int x, int y, const float *z, uint32_t mask)
 {
     uint32_t out = 0;
+    bool whole = (uint32_t)x + 4 <= fb->width;
     for (uint32_t row = 0; row < 4; row++) {
+        uint32_t m = mask >> (row * 4) & 15u;
+        if (!m)
+            continue;
         float *d = (float *)(void *)(fb->ds + (size_t)(y + (int)row) * fb->ds_pitch) + x;
+        if (whole) {
+            v4 dv = v4_load(d), zv = v4_load(z + row * 4);
+            v4i pass = v4i_and(compare_v(s->depth_func, zv, dv), v4i_from_bits(m));
+            uint32_t bits = v4i_bits(pass);
+            if (bits && s->depth_write)
+                v4_store(d, v4_sel(pass, zv, dv));
+            out |= bits << (row * 4);
+            continue;
+        }
         for (uint32_t c = 0; c < 4; c++) {
             uint32_t i = row * 4 + c;
-            if (!(mask >> i & 1))
+            if (!(m >> c & 1))
                 continue;
             if (compare_f(s->depth_func, z[i], d[c])) {
                 out |= 1u << i;
@@ -161,35 +295,33 @@ static inline uint8_t unorm8(float v)
 }
 
 /* No blending, all channels written, 8-bit RGBA or BGRA: the 16 pixels
- * are converted in one loop over structure-of-arrays input (it vectorizes)
- * into packed words, then stored under the mask. */
+ * are converted a row of four at a time from the structure-of-arrays
+ * input into packed words (unorm8's clamp and rounding), then stored under
+ * the mask. */
 static void output_rgba8(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,
                          uint32_t mask)
 {
-    uint32_t px[B];
     const float *r = col + (bgra ? 2 : 0) * B, *g = col + B, *b = col + (bgra ? 0 : 2) * B, *a = col + 3 * B;
-    for (uint32_t i = 0; i < B; i++) {
-        float c0 = r[i] > 0.0f ? r[i] : 0.0f, c1 = g[i] > 0.0f ? g[i] : 0.0f;
-        float c2 = b[i] > 0.0f ? b[i] : 0.0f, c3 = a[i] > 0.0f ? a[i] : 0.0f;
-        c0 = c0 < 1.0f ? c0 : 1.0f;
-        c1 = c1 < 1.0f ? c1 : 1.0f;
-        c2 = c2 < 1.0f ? c2 : 1.0f;
-        c3 = c3 < 1.0f ? c3 : 1.0f;
-        px[i] = (uint32_t)(int32_t)(c0 * 255.0f + 0.5f) | (uint32_t)(int32_t)(c1 * 255.0f + 0.5f) << 8 |
-                (uint32_t)(int32_t)(c2 * 255.0f + 0.5f) << 16 | (uint32_t)(int32_t)(c3 * 255.0f + 0.5f) << 24;
-    }
+    const v4 zero = v4_set1(0.0f), one = v4_set1(1.0f);
     for (uint32_t row = 0; row < 4; row++) {
         uint32_t m = mask >> (row * 4) & 15u;
         if (!m)
             continue;
+        /* c > 0 ? c : 0 (NaN gives 0), then c < 1 ? c : 1 */
+        v4 c[4];
+        const float *in[4] = {r, g, b, a};
+        for (int k = 0; k < 4; k++)
+            c[k] = v4_lt_sel(v4_gt_sel(v4_load(in[k] + row * 4), zero), one);
+        uint32_t px[4];
+        v4_pack8(c[0], c[1], c[2], c[3], px);
         uint8_t *dst = base + (size_t)(y + (int)row) * pitch + (size_t)x * 4;
         if (m == 15u) {
-            memcpy(dst, &px[row * 4], 16);
+            memcpy(dst, px, 16);
             continue;
         }
-        for (uint32_t c = 0; c < 4; c++)
-            if (m >> c & 1)
-                memcpy(dst + 4 * c, &px[row * 4 + c], 4);
+        for (uint32_t k = 0; k < 4; k++)
+            if (m >> k & 1)
+                memcpy(dst + 4 * k, &px[k], 4);
     }
 }
 
@@ -347,63 +479,60 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     if (dx->block && dx->block(p, fb, x, y, mask))
         return;
     const kr_state *s = dx->s;
-    float z[B];
-    float fx[B], fy[B];
-    for (uint32_t i = 0; i < B; i++) {
-        fx[i] = (float)(x + (int)(i & 3)) + 0.5f - p->ox;
-        fy[i] = (float)(y + (int)(i >> 2)) + 0.5f - p->oy;
+    /* Pixel centers relative to the planes' origin: a column vector shared
+     * by the rows, one value per row. */
+    const v4 fx = v4_sub(v4_add(v4_ramp(x), v4_set1(0.5f)), v4_set1(p->ox));
+    float fy[4];
+    for (int row = 0; row < 4; row++)
+        fy[row] = (float)(y + row) + 0.5f - p->oy;
+    _Alignas(16) float z[B];
+    const v4 zmin = v4_set1(s->vp.min_depth), zmax = v4_set1(s->vp.max_depth);
+    for (int row = 0; row < 4; row++) {
+        v4 zr = p->kind == KR_TRI ? v4_add(v4_add(v4_set1(p->z[0]), v4_mul(v4_set1(p->z[1]), fx)),
+                                           v4_mul(v4_set1(p->z[2]), v4_set1(fy[row])))
+                                  : v4_set1(p->z[0]);
+        /* z < zmin ? zmin : z > zmax ? zmax : z */
+        zr = v4_sel(v4_lt(zr, zmin), zmin, v4_lt_sel(zmax, zr));
+        v4_store(z + 4 * row, zr);
     }
-    if (p->kind == KR_TRI) {
-        const float z0 = p->z[0], z1 = p->z[1], z2 = p->z[2];
-        for (uint32_t i = 0; i < B; i++)
-            z[i] = z0 + z1 * fx[i] + z2 * fy[i];
-    } else {
-        for (uint32_t i = 0; i < B; i++)
-            z[i] = p->z[0];
-    }
-    float zmin = s->vp.min_depth, zmax = s->vp.max_depth;
-    for (uint32_t i = 0; i < B; i++)
-        z[i] = z[i] < zmin ? zmin : z[i] > zmax ? zmax : z[i];
 
     if (dx->early_z) {
         mask = depth_stencil(p, fb, x, y, z, mask);
         if (!mask)
             return;
     }
-    float vary[KILN_MAX_VARYINGS * 4 * B];
-    float color[KILN_MAX_RENDER_TARGETS * 4 * B];
+    _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
+    _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
     uint32_t ncomp = dx->nvary * 4;
     if (p->kind == KR_TRI) {
-        float w[B];
+        v4 w[4];
         const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
         if (q1 == 0.0f && q2 == 0.0f) {
             /* Affine (equal w at the vertices): one divide, same bits. */
-            float w0 = 1.0f / q0;
-            for (uint32_t i = 0; i < B; i++)
-                w[i] = w0;
+            w[0] = w[1] = w[2] = w[3] = v4_set1(1.0f / q0);
         } else {
-            for (uint32_t i = 0; i < B; i++)
-                w[i] = 1.0f / (q0 + q1 * fx[i] + q2 * fy[i]);
+            for (int row = 0; row < 4; row++)
+                w[row] = v4_div(v4_set1(1.0f),
+                                v4_add(v4_add(v4_set1(q0), v4_mul(v4_set1(q1), fx)),
+                                       v4_mul(v4_set1(q2), v4_set1(fy[row]))));
         }
         for (uint32_t k = 0; k < ncomp; k++) {
-            const float a0 = p->attr[3 * k], a1 = p->attr[3 * k + 1], a2 = p->attr[3 * k + 2];
-            float *restrict out = vary + k * B;
-            for (uint32_t i = 0; i < B; i++)
-                out[i] = (a0 + a1 * fx[i] + a2 * fy[i]) * w[i];
+            const v4 a0 = v4_set1(p->attr[3 * k]), a1 = v4_set1(p->attr[3 * k + 1]);
+            const float a2 = p->attr[3 * k + 2];
+            const v4 a01 = v4_add(a0, v4_mul(a1, fx));
+            for (int row = 0; row < 4; row++)
+                v4_store(vary + k * B + 4 * row,
+                         v4_mul(v4_add(a01, v4_set1(a2 * fy[row])), w[row]));
         }
-    } else if (p->kind == KR_POINT) {
-        for (uint32_t k = 0; k < ncomp; k++)
-            for (uint32_t i = 0; i < B; i++)
-                vary[k * B + i] = p->attr[k];
     } else {
-        /* Lines: each pixel's parameter t is in fx (set by the caller
-         * through ox, oy = 0 and the per-pixel t table). */
+        /* Points, and lines' pixels (shade_pixel): constant attributes. */
         for (uint32_t k = 0; k < ncomp; k++)
-            for (uint32_t i = 0; i < B; i++)
-                vary[k * B + i] = p->attr[k];
+            for (uint32_t i = 0; i < B; i += 4)
+                v4_store(vary + k * B + i, v4_set1(p->attr[k]));
     }
-    if (s->ps_outputs)
-        memset(color, 0, sizeof(float) * 4 * B * s->ps_outputs);
+    const uint32_t ncolor = 4 * B * s->ps_outputs; /* (stores could alias s) */
+    for (uint32_t i = 0; i < ncolor; i += 4)
+        v4_store(color + i, v4_set1(0.0f));
     kiln_ps_args a = {
         .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = z,
         .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = &dx->tex,
@@ -424,19 +553,62 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
  * [y0, y1), for a block at (bx, by). */
 static uint32_t rect_mask(int bx, int by, int x0, int y0, int x1, int y1)
 {
-    uint32_t cols = 0, rows = 0;
-    for (int c = 0; c < 4; c++) {
-        if (bx + c >= x0 && bx + c < x1)
-            cols |= 1u << c;
-        if (by + c >= y0 && by + c < y1)
-            rows |= 1u << c;
-    }
-    uint32_t m = 0;
-    for (int r = 0; r < 4; r++)
-        if (rows >> r & 1)
-            m |= cols << (4 * r);
-    return m;
+    /* Bits [lo, hi) of four, from the rect's bounds relative to the block. */
+#define SPAN4(lo, hi) ((15u >> (4 - ((hi) < 0 ? 0 : (hi) > 4 ? 4 : (hi)))) & ~(15u >> (4 - ((lo) < 0 ? 0 : (lo) > 4 ? 4 : (lo)))))
+    uint32_t cols = SPAN4(x0 - bx, x1 - bx), rows = SPAN4(y0 - by, y1 - by);
+#undef SPAN4
+    /* Row r's bit to bit 4r, then one copy of the columns per row (the
+     * products do not overlap, so there is no carry). */
+    uint32_t spread = (rows & 1u) | (rows & 2u) << 3 | (rows & 4u) << 6 | (rows & 8u) << 9;
+    return cols * spread;
 }
+
+/* The pixels of a block inside all three edges, from the edge values e at
+ * its first pixel center and the steps sx, sy to the next column, row. */
+static uint32_t edge_mask(const int64_t e[3], const int64_t sx[3], const int64_t sy[3])
+{
+    uint32_t mask = 0;
+    int64_t r0 = e[0], r1 = e[1], r2 = e[2];
+    for (uint32_t row = 0; row < 4; row++) {
+        int64_t c0 = r0, c1 = r1, c2 = r2;
+        for (uint32_t col = 0; col < 4; col++) {
+            if ((c0 | c1 | c2) >= 0) /* all three non-negative */
+                mask |= 1u << (row * 4 + col);
+            c0 += sx[0];
+            c1 += sx[1];
+            c2 += sx[2];
+        }
+        r0 += sy[0];
+        r1 += sy[1];
+        r2 += sy[2];
+    }
+    return mask;
+}
+
+#if defined(__SSE2__)
+/* edge_mask in 32-bit lanes, for a block whose edge values all fit in
+ * int32: each lane is computed with wrapping adds, and a wrapped sum
+ * whose true value fits in 32 bits is that value, so the signs are
+ * exact. */
+static uint32_t edge_mask32(const int64_t e[3], const int64_t sx[3], const int64_t sy[3])
+{
+    __m128i row[3], step[3];
+    for (int k = 0; k < 3; k++) {
+        uint32_t x = (uint32_t)sx[k];
+        row[k] = _mm_add_epi32(_mm_set1_epi32((int32_t)(uint32_t)e[k]),
+                               _mm_setr_epi32(0, (int32_t)x, (int32_t)(2 * x), (int32_t)(3 * x)));
+        step[k] = _mm_set1_epi32((int32_t)(uint32_t)sy[k]);
+    }
+    uint32_t mask = 0;
+    for (uint32_t r = 0; r < 4; r++) {
+        __m128i any = _mm_or_si128(_mm_or_si128(row[0], row[1]), row[2]);
+        mask |= (~(uint32_t)_mm_movemask_ps(_mm_castsi128_ps(any)) & 15u) << (4 * r);
+        for (int k = 0; k < 3; k++)
+            row[k] = _mm_add_epi32(row[k], step[k]);
+    }
+    return mask;
+}
+#endif
 
 static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
 {
@@ -460,32 +632,28 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
             int64_t px = (int64_t)bx * S + S / 2, py = (int64_t)by * S + S / 2;
             int64_t e[3];
             bool reject = false, accept = true;
+#if defined(__SSE2__)
+            bool fits = true; /* every value in the block fits in int32 */
+#endif
             for (int k = 0; k < 3; k++) {
                 e[k] = p->a[k] * px + p->b[k] * py + p->c[k];
                 int64_t lo = e[k] + (ex[k] < 0 ? ex[k] : 0) + (ey[k] < 0 ? ey[k] : 0);
                 int64_t hi = e[k] + (ex[k] > 0 ? ex[k] : 0) + (ey[k] > 0 ? ey[k] : 0);
                 reject |= hi < 0;
                 accept &= lo >= 0;
+#if defined(__SSE2__)
+                fits &= lo >= INT32_MIN && hi <= INT32_MAX;
+#endif
             }
             if (reject)
                 continue;
             uint32_t mask = 0xffff;
             if (!accept) {
-                mask = 0;
-                int64_t r0 = e[0], r1 = e[1], r2 = e[2];
-                for (uint32_t row = 0; row < 4; row++) {
-                    int64_t c0 = r0, c1 = r1, c2 = r2;
-                    for (uint32_t col = 0; col < 4; col++) {
-                        if ((c0 | c1 | c2) >= 0) /* all three non-negative */
-                            mask |= 1u << (row * 4 + col);
-                        c0 += sx[0];
-                        c1 += sx[1];
-                        c2 += sx[2];
-                    }
-                    r0 += sy[0];
-                    r1 += sy[1];
-                    r2 += sy[2];
-                }
+#if defined(__SSE2__)
+                mask = fits ? edge_mask32(e, sx, sy) : edge_mask(e, sx, sy);
+#else
+                mask = edge_mask(e, sx, sy);
+#endif
             }
             /* Clip to the rect (tile, bbox, scissor) unless inside it. */
             if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)

@@ -1,0 +1,169 @@
+/*
+ * test_raster_bins: per-tile primitive lists keep every primitive, in
+ * order, whatever their length (a job's list of a tile grows in chunks of
+ * 2, 4, 8, 16, then 32 primitives; a job holds 1,024 primitives), and the
+ * per-pixel paths that work on four pixels at a time stay inside the
+ * target at its right and bottom edges.
+ *
+ * - Distinct pixels: N one-pixel triangles, each around its own pixel
+ *   center in one 64x64 tile, for N on both sides of every chunk and job
+ *   boundary: each pixel has its triangle's color, the others the clear
+ *   color.
+ * - Order: N triangles over the same pixel, depth test off: the last one
+ *   drawn is what the pixel shows.
+ * - Edges: a target whose width and height are not multiples of 4 (or of
+ *   the tile), covered by two triangles with a D32_FLOAT depth test
+ *   (LESS, writes on), drawn twice at two depths: every pixel passes the
+ *   first time, only the nearer draw passes the second, and the depth
+ *   buffer holds the nearer depth everywhere (ASan sees any access past a
+ *   row or the buffer).
+ */
+#include "raster_util.h"
+
+#include <stdio.h>
+
+enum { W = 202, H = 139 };
+
+static kiln_device *dev;
+static kiln_context *ctx;
+static ru_pipe pipe1; /* position + color varying -> one target */
+
+/* One vertex: pixel position, z, color from a 24-bit id. */
+static float *vtx(float *v, double px, double py, float z, uint32_t id)
+{
+    v = ru_vtx(v, W, H, px, py, z);
+    v[0] = (float)(id & 255u) / 255.0f;
+    v[1] = (float)(id >> 8 & 255u) / 255.0f;
+    v[2] = (float)(id >> 16 & 255u) / 255.0f;
+    v[3] = 1.0f;
+    return v + 4;
+}
+
+/* A triangle that covers exactly the center of pixel (x, y). */
+static float *pixel_tri(float *v, int x, int y, uint32_t id)
+{
+    double cx = x + 0.5, cy = y + 0.5;
+    v = vtx(v, cx - 0.3, cy - 0.3, 0.5f, id);
+    v = vtx(v, cx + 0.4, cy - 0.3, 0.5f, id);
+    return vtx(v, cx - 0.3, cy + 0.4, 0.5f, id);
+}
+
+static uint32_t rgba_of(uint32_t id)
+{
+    return (id & 0xffffffu) | 0xff000000u;
+}
+
+static uint32_t pixel(const uint8_t *img, int x, int y)
+{
+    uint32_t p;
+    memcpy(&p, img + ((size_t)y * W + (size_t)x) * 4, 4);
+    return p;
+}
+
+static void clear(ru_tex *rt)
+{
+    const float black[4] = {0, 0, 0, 0};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt->rtv, black), KILN_OK);
+}
+
+static void distinct_pixels(ru_tex *rt, uint32_t n)
+{
+    float *v = malloc(sizeof(float) * 24 * n);
+    float *w = v;
+    for (uint32_t i = 0; i < n; i++)
+        w = pixel_tri(w, (int)(i % 64), (int)(i / 64), i + 1);
+    clear(rt);
+    ru_draw(dev, ctx, v, 3 * n, pipe1.stride, KILN_TOPOLOGY_TRIANGLE_LIST);
+    uint8_t *img = ru_read_bytes(dev, rt);
+    uint32_t wrong = 0;
+    for (uint32_t i = 0; i < 64 * 64; i++) {
+        uint32_t want = i < n ? rgba_of(i + 1) : 0;
+        wrong += pixel(img, (int)(i % 64), (int)(i / 64)) != want;
+    }
+    CHECK_EQ_INT(wrong, 0);
+    if (wrong)
+        fprintf(stderr, "    %u triangles on distinct pixels of one tile\n", n);
+    free(img);
+    free(v);
+}
+
+static void same_pixel(ru_tex *rt, uint32_t n)
+{
+    float *v = malloc(sizeof(float) * 24 * n);
+    float *w = v;
+    for (uint32_t i = 0; i < n; i++)
+        w = pixel_tri(w, 70, 5, i + 1); /* tile (1, 0) */
+    clear(rt);
+    ru_draw(dev, ctx, v, 3 * n, pipe1.stride, KILN_TOPOLOGY_TRIANGLE_LIST);
+    uint8_t *img = ru_read_bytes(dev, rt);
+    CHECK_EQ_INT(pixel(img, 70, 5), rgba_of(n));
+    CHECK_EQ_INT(pixel(img, 71, 5), 0);
+    free(img);
+    free(v);
+}
+
+static void edges(ru_tex *rt)
+{
+    ru_tex ds = ru_ds(dev, W, H, KILN_FORMAT_D32_FLOAT);
+    kiln_depth_stencil_state less = ru_dss(dev, (kiln_depth_stencil_desc){0});
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt->rtv, ds.dsv), KILN_OK);
+    CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, less, 0), KILN_OK);
+    clear(rt);
+    CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, KILN_CLEAR_DEPTH, 1.0f, 0), KILN_OK);
+    const float z[3] = {0.5f, 0.25f, 0.75f}; /* drawn in this order */
+    for (int d = 0; d < 3; d++) {
+        float v[6 * 8], *w = v;
+        w = vtx(w, -1, -1, z[d], (uint32_t)d + 1);
+        w = vtx(w, W + 1, -1, z[d], (uint32_t)d + 1);
+        w = vtx(w, -1, H + 1, z[d], (uint32_t)d + 1);
+        w = vtx(w, W + 1, -1, z[d], (uint32_t)d + 1);
+        w = vtx(w, W + 1, H + 1, z[d], (uint32_t)d + 1);
+        vtx(w, -1, H + 1, z[d], (uint32_t)d + 1);
+        ru_draw(dev, ctx, v, 6, pipe1.stride, KILN_TOPOLOGY_TRIANGLE_LIST);
+    }
+    uint8_t *img = ru_read_bytes(dev, rt);
+    float *depth = ru_read_f32(dev, &ds);
+    uint32_t wrong_color = 0, wrong_depth = 0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            wrong_color += pixel(img, x, y) != rgba_of(2);
+            wrong_depth += depth[(size_t)y * W + (size_t)x] != 0.25f;
+        }
+    CHECK_EQ_INT(wrong_color, 0);
+    CHECK_EQ_INT(wrong_depth, 0);
+    free(img);
+    free(depth);
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt->rtv, (kiln_dsv){0}), KILN_OK);
+    ru_free_tex(dev, &ds);
+}
+
+int main(void)
+{
+    dev = th_device(KILN_EXEC_ASYNC, 2);
+    ctx = kiln_device_immediate_context(dev);
+    pipe1 = ru_make_pipe(dev, 1, RU_PS_VARY, 1, 0);
+    ru_bind_pipe(ctx, &pipe1);
+    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, (kiln_dsv){0}), KILN_OK);
+    ru_set_viewport(ctx, 0, 0, W, H, 0, 1);
+    kiln_rasterizer_state rs = ru_rs(dev, (kiln_rasterizer_desc){.cull = KILN_CULL_NONE});
+    CHECK_RESULT(kiln_rs_set_state(ctx, rs), KILN_OK);
+    kiln_depth_stencil_state off =
+        ru_dss(dev, (kiln_depth_stencil_desc){.depth_disable = 1, .depth_write_disable = 1});
+    CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, off, 0), KILN_OK);
+
+    /* Around each chunk boundary (2, 6, 14, 30, 62, then every 32) and
+     * each job boundary (1024). */
+    static const uint32_t counts[] = {1,  2,  3,  6,  7,   14,   15,   30,   31,  62,
+                                      63, 94, 95, 1023, 1024, 1025, 2047, 2049, 4096};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        distinct_pixels(&rt, counts[i]);
+        same_pixel(&rt, counts[i]);
+    }
+    edges(&rt);
+
+    ru_free_tex(dev, &rt);
+    ru_free_pipe(dev, &pipe1);
+    kiln_device_destroy(dev);
+    return th_exit();
+}
