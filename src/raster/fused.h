@@ -6,6 +6,8 @@
 #ifndef KILN_RASTER_FUSED_H
 #define KILN_RASTER_FUSED_H
 
+#include "raster.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,15 +24,29 @@ typedef struct kr_fused_level {
     bool clamp2;           /* both axes CLAMP */
 } kr_fused_level;
 
-struct kr_prim;
+/* A draw's constants (in kr_drawx.block_data), set by kr_block_select. */
+typedef struct kr_fused_draw {
+    const kr_texture *t;
+    const kr_sampler *s;
+    const kres_subresource *subs; /* the view's first mip */
+    uint32_t nl;                  /* levels read */
+    int swap;                     /* texel bytes 0 and 2 exchanged on the way */
+    kr_fused_level L0;            /* AVX2: level 0, the only one, read directly */
+} kr_fused_draw;
 
-/* The 16 pixels of the 4x4 block at (x, y) of triangle p: u and v
- * (varying 0) as shade_block interpolates them, filtered bilinearly on
- * `k`, each channel's sum S rounded to a byte as (S + 32768) >> 16, texel
- * bytes 0 and 2 exchanged when swap, stored to the 4 rows at dst under
- * mask. Returns false, having written nothing, when a pixel's pair of
- * texels wraps around a WRAP axis (the caller's SSE2 kernel reads those). */
-bool kr_fused_tri_avx2(const kr_fused_level *k, const struct kr_prim *p, int x, int y, int swap,
-                       uint8_t *dst, size_t pitch, uint32_t mask);
+struct kr_prim;
+struct kr_fb;
+
+/* The block functions (kr_block_fn) of the fused path. SSE2 (sample.c):
+ * any view, false where the quads do not all read one level bilinearly.
+ * AVX2 (fused_avx2.c, for views of one level read directly): the u, v of
+ * the 16 pixels as shade_block interpolates them, the sums on L0, each
+ * channel's sum S rounded to a byte as (S + 32768) >> 16, stored under
+ * mask; a block where a pixel's texel pair wraps around a WRAP axis goes
+ * to the SSE2 function instead. */
+bool kr_fused_block_sse2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
+                         uint32_t mask);
+bool kr_fused_block_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
+                         uint32_t mask);
 
 #endif

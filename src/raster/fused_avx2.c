@@ -210,13 +210,18 @@ FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y,
     return true;
 }
 
-bool kr_fused_tri_avx2(const kr_fused_level *k, const kr_prim *p, int x, int y, int swap,
-                       uint8_t *dst, size_t pitch, uint32_t mask)
+bool kr_fused_block_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
+    if (p->kind != KR_TRI)
+        return false;
+    const kr_fused_draw *fd = (const kr_fused_draw *)(const void *)p->dx->block_data;
+    size_t pitch = fb->rt_pitch[0];
+    uint8_t *dst = fb->rt[0] + (size_t)y * pitch + (size_t)x * 4;
     /* clamp2 a constant in each copy: no masks, no seam test */
-    if (k->clamp2)
-        return block(k, p, x, y, 1, swap, dst, pitch, mask);
-    return block(k, p, x, y, 0, swap, dst, pitch, mask);
+    if (fd->L0.clamp2 ? block(&fd->L0, p, x, y, 1, fd->swap, dst, pitch, mask)
+                      : block(&fd->L0, p, x, y, 0, fd->swap, dst, pitch, mask))
+        return true;
+    return kr_fused_block_sse2(p, fb, x, y, mask);
 }
 
 #else

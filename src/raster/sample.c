@@ -1003,18 +1003,7 @@ void kr_generate_mips(kres_resource *res, kres_storage *st, uint32_t first_mip, 
 
 #if defined(__SSE2__)
 
-/* The draw's constants (in kr_drawx.block_data). */
-typedef struct fused_draw {
-    const kr_texture *t;
-    const kr_sampler *s;
-    const kres_subresource *subs; /* the view's first mip */
-    uint32_t nl;                  /* levels read (<= MAX_LEVELS) */
-    int swap;                     /* texel bytes 0 and 2 exchanged on the way */
-    int avx2;                     /* the single level goes through fused_avx2.c */
-    kr_fused_level L0;            /* with avx2: level 0, the only one */
-} fused_draw;
-
-_Static_assert(sizeof(fused_draw) <= sizeof(((kr_drawx *)0)->block_data), "block_data too small");
+_Static_assert(sizeof(kr_fused_draw) <= sizeof(((kr_drawx *)0)->block_data), "block_data too small");
 
 /* u and v (varying 0, components 0 and 1) of the block's 16 pixels, as
  * shade_block computes them, lane by lane. */
@@ -1099,17 +1088,13 @@ static void fused_level_init(kr_fused_level *f, const level *L, kiln_address au,
     };
 }
 
-static bool block_texture(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+bool kr_fused_block_sse2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
     if (p->kind != KR_TRI)
         return false;
-    const fused_draw *fd = (const fused_draw *)(const void *)p->dx->block_data;
+    const kr_fused_draw *fd = (const kr_fused_draw *)(const void *)p->dx->block_data;
     size_t pitch = fb->rt_pitch[0];
     uint8_t *dst = fb->rt[0] + (size_t)y * pitch + (size_t)x * 4;
-#if KR_EFFECTS_X86
-    if (fd->avx2 && kr_fused_tri_avx2(&fd->L0, p, x, y, fd->swap, dst, pitch, mask))
-        return true;
-#endif
     const kr_texture *t = fd->t;
     const kr_sampler *s = fd->s;
     _Alignas(16) float u[BLOCK], v[BLOCK];
@@ -1163,7 +1148,7 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
     if (sm->min_filter != KILN_FILTER_LINEAR || sm->mag_filter != KILN_FILTER_LINEAR ||
         sm->address_u == KILN_ADDRESS_BORDER || sm->address_v == KILN_ADDRESS_BORDER)
         return NULL;
-    fused_draw *fd = (fused_draw *)(void *)dx->block_data;
+    kr_fused_draw *fd = (kr_fused_draw *)(void *)dx->block_data;
     memset(fd, 0, sizeof *fd);
     fd->t = t;
     fd->s = sm;
@@ -1177,11 +1162,13 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
         set_level(&L, t->data, &fd->subs[0]);
         lvk k;
         lvk_init(&k, &L, sm->address_u, sm->address_v);
-        fd->avx2 = k.direct;
-        fused_level_init(&fd->L0, &L, sm->address_u, sm->address_v);
+        if (k.direct) {
+            fused_level_init(&fd->L0, &L, sm->address_u, sm->address_v);
+            return kr_fused_block_avx2;
+        }
     }
 #endif
-    return block_texture;
+    return kr_fused_block_sse2;
 }
 
 #else

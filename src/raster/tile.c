@@ -626,6 +626,31 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
         ex[k] = sx[k] * 3;   /* across a block's centers */
         ey[k] = sy[k] * 3;
     }
+    /* The rect as a whole (the first and last pixel centers per axis): off
+     * one edge, nothing to do; inside all three, every block is covered
+     * and needs no edge values (a big triangle over most of its tiles). */
+    {
+        int64_t px = (int64_t)x0 * S + S / 2, py = (int64_t)y0 * S + S / 2;
+        int64_t wx = (int64_t)(x1 - 1 - x0), wy = (int64_t)(y1 - 1 - y0);
+        bool inside = true;
+        for (int k = 0; k < 3; k++) {
+            int64_t e = p->a[k] * px + p->b[k] * py + p->c[k];
+            int64_t dx = sx[k] * wx, dy = sy[k] * wy;
+            if (e + (dx > 0 ? dx : 0) + (dy > 0 ? dy : 0) < 0)
+                return;
+            inside &= e + (dx < 0 ? dx : 0) + (dy < 0 ? dy : 0) >= 0;
+        }
+        if (inside) {
+            for (int by = y0 & ~3; by < y1; by += 4)
+                for (int bx = x0 & ~3; bx < x1; bx += 4) {
+                    uint32_t mask = 0xffff;
+                    if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
+                        mask = rect_mask(bx, by, x0, y0, x1, y1);
+                    shade_block(p, fb, bx, by, mask);
+                }
+            return;
+        }
+    }
     for (int by = y0 & ~3; by < y1; by += 4) {
         for (int bx = x0 & ~3; bx < x1; bx += 4) {
             /* Edge values at the block's first pixel center. */
