@@ -52,6 +52,13 @@ static inline v4i v4i_from_bits(uint32_t b)
     __m128i bit = _mm_setr_epi32(1, 2, 4, 8);
     return _mm_cmpeq_epi32(_mm_and_si128(_mm_set1_epi32((int)b), bit), bit);
 }
+/* Byte `byte` of four packed words, as floats (exact). */
+static inline v4 v4_byte(const uint32_t w[4], int byte)
+{
+    __m128i x = _mm_srl_epi32(_mm_loadu_si128((const __m128i *)(const void *)w),
+                              _mm_cvtsi32_si128(8 * byte));
+    return _mm_cvtepi32_ps(_mm_and_si128(x, _mm_set1_epi32(0xff)));
+}
 /* Four pixels' r, g, b, a (already in [0, 1]) to packed 8-bit words:
  * (int32_t)(c * 255 + 0.5) per channel, r in the low byte. */
 static inline void v4_pack8(v4 r, v4 g, v4 b, v4 a, uint32_t out[4])
@@ -100,6 +107,7 @@ static inline uint32_t v4i_bits(v4i m)
     return (m.u[0] & 1u) | (m.u[1] & 2u) | (m.u[2] & 4u) | (m.u[3] & 8u);
 }
 static inline v4i v4i_from_bits(uint32_t b) { V4I_MAP(b >> k & 1u); }
+static inline v4 v4_byte(const uint32_t w[4], int byte) { V4_MAP((float)(w[k] >> (8 * byte) & 0xffu)); }
 static inline void v4_pack8(v4 r, v4 g, v4 b, v4 a, uint32_t out[4])
 {
     for (int k = 0; k < 4; k++)
@@ -414,6 +422,102 @@ static float blend_op(kiln_blend_op op, float a, float b)
     }
 }
 
+/* The same blend, four pixels (one row) at a time: factor(), blend_op()
+ * and the UNORM clamp lane by lane, the same operations in the same order
+ * (NaN included: the selects keep each comparison's unordered result). */
+static v4 factor4(kiln_blend_factor f, int c, const v4 s[4], const v4 d[4], const float k[4])
+{
+    const v4 one = v4_set1(1.0f);
+    switch (f) {
+    case KILN_BLEND_ZERO: return v4_set1(0.0f);
+    case KILN_BLEND_ONE: return one;
+    case KILN_BLEND_SRC_COLOR: return s[c];
+    case KILN_BLEND_INV_SRC_COLOR: return v4_sub(one, s[c]);
+    case KILN_BLEND_SRC_ALPHA: return s[3];
+    case KILN_BLEND_INV_SRC_ALPHA: return v4_sub(one, s[3]);
+    case KILN_BLEND_DEST_ALPHA: return d[3];
+    case KILN_BLEND_INV_DEST_ALPHA: return v4_sub(one, d[3]);
+    case KILN_BLEND_DEST_COLOR: return d[c];
+    case KILN_BLEND_INV_DEST_COLOR: return v4_sub(one, d[c]);
+    case KILN_BLEND_SRC_ALPHA_SAT: return c == 3 ? one : v4_lt_sel(s[3], v4_sub(one, d[3]));
+    case KILN_BLEND_BLEND_FACTOR: return v4_set1(k[c]);
+    case KILN_BLEND_INV_BLEND_FACTOR: return v4_set1(1.0f - k[c]);
+    default: return one;
+    }
+}
+
+static v4 blend_op4(kiln_blend_op op, v4 a, v4 b)
+{
+    switch (op) {
+    case KILN_BLEND_OP_SUBTRACT: return v4_sub(a, b);
+    case KILN_BLEND_OP_REV_SUBTRACT: return v4_sub(b, a);
+    case KILN_BLEND_OP_MIN: return v4_lt_sel(a, b);
+    case KILN_BLEND_OP_MAX: return v4_gt_sel(a, b);
+    default: return v4_add(a, b);
+    }
+}
+
+/* An 8-bit RGBA or BGRA target with blending or a partial write mask:
+ * output()'s per-pixel loop, a row of four pixels at a time. */
+static void output_rgba8_blend(const kr_blend_rt *bl, const float k[4], uint8_t *base,
+                               uint32_t pitch, bool bgra, int x, int y, const float *col,
+                               uint32_t mask)
+{
+    /* channel c lives in byte pos[c] of a pixel's word */
+    const int pos[4] = {bgra ? 2 : 0, 1, bgra ? 0 : 2, 3};
+    uint32_t keep = 0; /* bytes the write mask leaves alone */
+    for (int c = 0; c < 4; c++)
+        if (!(bl->write_mask >> c & 1))
+            keep |= 0xffu << (8 * pos[c]);
+    const v4 zero = v4_set1(0.0f), one = v4_set1(1.0f), k255 = v4_set1(255.0f);
+    const bool mm = bl->op == KILN_BLEND_OP_MIN || bl->op == KILN_BLEND_OP_MAX;
+    const bool mma = bl->op_a == KILN_BLEND_OP_MIN || bl->op_a == KILN_BLEND_OP_MAX;
+    for (uint32_t row = 0; row < 4; row++) {
+        uint32_t m = mask >> (row * 4) & 15u;
+        if (!m)
+            continue;
+        uint8_t *dst = base + (size_t)(y + (int)row) * pitch + (size_t)x * 4;
+        uint32_t old[4] = {0, 0, 0, 0};
+        for (uint32_t i = 0; i < 4; i++) /* only covered pixels: the row may end past the target */
+            if (m >> i & 1)
+                memcpy(&old[i], dst + 4 * i, 4);
+        v4 src[4], out[4];
+        for (int c = 0; c < 4; c++)
+            src[c] = v4_load(col + c * B + row * 4);
+        if (bl->enable) {
+            v4 d[4];
+            for (int c = 0; c < 4; c++) {
+                d[c] = v4_div(v4_byte(old, pos[c]), k255);
+                /* src < 0 ? 0 : src > 1 ? 1 : src */
+                src[c] = v4_sel(v4_lt(src[c], zero), zero, v4_sel(v4_lt(one, src[c]), one, src[c]));
+            }
+            for (int c = 0; c < 3; c++)
+                out[c] = mm ? blend_op4(bl->op, src[c], d[c])
+                            : blend_op4(bl->op, v4_mul(src[c], factor4(bl->src, c, src, d, k)),
+                                        v4_mul(d[c], factor4(bl->dst, c, src, d, k)));
+            out[3] = mma ? blend_op4(bl->op_a, src[3], d[3])
+                         : blend_op4(bl->op_a, v4_mul(src[3], factor4(bl->src_a, 3, src, d, k)),
+                                     v4_mul(d[3], factor4(bl->dst_a, 3, src, d, k)));
+        } else {
+            memcpy(out, src, sizeof out);
+        }
+        /* unorm8: c > 0 ? c : 0 (NaN gives 0), then c < 1 ? c : 1 */
+        for (int c = 0; c < 4; c++)
+            out[c] = v4_lt_sel(v4_gt_sel(out[c], zero), one);
+        uint32_t px[4];
+        if (bgra)
+            v4_pack8(out[2], out[1], out[0], out[3], px);
+        else
+            v4_pack8(out[0], out[1], out[2], out[3], px);
+        for (uint32_t i = 0; i < 4; i++) {
+            if (!(m >> i & 1))
+                continue;
+            uint32_t w = (px[i] & ~keep) | (old[i] & keep);
+            memcpy(dst + 4 * i, &w, 4);
+        }
+    }
+}
+
 static bool is_unorm(kiln_format f)
 {
     return f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM ||
@@ -435,6 +539,11 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
             (f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM)) {
             output_rgba8(fb->rt[r], fb->rt_pitch[r], f == KILN_FORMAT_B8G8R8A8_UNORM, x, y,
                          color + r * 4 * B, mask);
+            continue;
+        }
+        if (f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM) {
+            output_rgba8_blend(bl, s->blend_factor, fb->rt[r], fb->rt_pitch[r],
+                               f == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color + r * 4 * B, mask);
             continue;
         }
         uint32_t bpp = kres_format(f)->size;
