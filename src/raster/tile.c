@@ -735,10 +735,12 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
         ex[k] = sx[k] * 3;   /* across a block's centers */
         ey[k] = sy[k] * 3;
     }
-    /* The rect as a whole (the first and last pixel centers per axis): off
-     * one edge, nothing to do; inside all three, every block is covered
-     * and needs no edge values (a big triangle over most of its tiles). */
-    {
+    /* A rect of more than one block as a whole (the first and last pixel
+     * centers per axis): off one edge, nothing to do; inside all three,
+     * every block is covered and needs no edge values (a big triangle over
+     * most of its tiles). A small triangle's rect goes straight to its
+     * block or two. */
+    if (((x1 - 1) >> 2) != (x0 >> 2) || ((y1 - 1) >> 2) != (y0 >> 2)) {
         int64_t px = (int64_t)x0 * S + S / 2, py = (int64_t)y0 * S + S / 2;
         int64_t wx = (int64_t)(x1 - 1 - x0), wy = (int64_t)(y1 - 1 - y0);
         bool inside = true;
