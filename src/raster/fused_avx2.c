@@ -132,15 +132,9 @@ FUSED_INLINE bool px8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, int swap,
 
 static inline void store_row(uint8_t *dst, __m128i px, uint32_t m)
 {
-    if (m == 15u) {
-        _mm_storeu_si128((__m128i *)(void *)dst, px);
-        return;
-    }
     uint32_t w[4];
     _mm_storeu_si128((__m128i *)(void *)w, px);
-    for (int c = 0; c < 4; c++)
-        if (m >> c & 1)
-            memcpy(dst + 4 * c, &w[c], 4);
+    kr_store_row4(dst, w, m);
 }
 
 /* u and v of rows r and r + 1 (lanes 0-3, 4-7): shade_block's operations

@@ -7,6 +7,8 @@
 
 #include "scene.h"
 
+#include <string.h>
+
 #define KR_TILE 64
 #define KR_SUBPIXEL 256 /* 16.8 fixed point */
 
@@ -68,6 +70,19 @@ typedef struct kr_fb {
     kiln_format ds_format;
     uint32_t width, height;
 } kr_fb;
+
+/* Stores a row of four packed 32-bit pixels to dst, pixel k where bit k
+ * of m is set (m == 15: one 16-byte write). */
+static inline void kr_store_row4(uint8_t *dst, const uint32_t px[4], uint32_t m)
+{
+    if (m == 15u) {
+        memcpy(dst, px, 16);
+        return;
+    }
+    for (uint32_t k = 0; k < 4; k++)
+        if (m >> k & 1)
+            memcpy(dst + 4 * k, &px[k], 4);
+}
 
 /* The specialized pixel path for a draw into `fb`, or NULL when the
  * draw's state has none (sample.c); fills dx->block_data for it. */

@@ -819,6 +819,19 @@ static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const
 
 #endif
 
+/* The plans of the block's four quads (LOD from derivatives in texels of
+ * level 0, fw x fh). */
+static void plan_block(const kr_sampler *s, uint32_t nl, const float *u, const float *v, float fw,
+                       float fh, quad_plan qp[4])
+{
+    float rho2[4];
+    quad_rho2(u, v, fw, fh, rho2);
+    int lo_ok = s->mip_lod_bias <= 0.0f && s->min_lod <= 0.0f;
+    int pt_ok = s->min_filter == s->mag_filter && s->mip_filter == KILN_FILTER_POINT;
+    for (int q = 0; q < 4; q++)
+        plan_quad(s, nl, rho2[q], lo_ok, pt_ok, &qp[q]);
+}
+
 /* ---- kiln_ps_sample ---- */
 
 static inline void set_level(level *L, const uint8_t *data, const kres_subresource *sub)
@@ -909,14 +922,10 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
         return;
     }
 
-    float rho2[4];
-    quad_rho2(u, v, lv[0].fw, lv[0].fh, rho2);
-    int lo_ok = s->mip_lod_bias <= 0.0f && s->min_lod <= 0.0f;
-    int pt_ok = s->min_filter == s->mag_filter && s->mip_filter == KILN_FILTER_POINT;
+    plan_block(s, nl, u, v, lv[0].fw, lv[0].fh, qp);
     int all_linear = 1;
     uint32_t top = 0;
     for (int q = 0; q < 4; q++) {
-        plan_quad(s, nl, rho2[q], lo_ok, pt_ok, &qp[q]);
         all_linear &= qp[q].filter == KILN_FILTER_LINEAR;
         top = qp[q].level[1] > top ? qp[q].level[1] : top; /* level[1] >= level[0] */
     }
@@ -1062,16 +1071,9 @@ KR_INLINE void fused_rows(const lvk *k, const float *u, const float *v, kiln_add
         __m128i sum[4];
         rgba8_4px_sums(k, _mm_load_ps(u + 4 * row), _mm_load_ps(v + 4 * row), au, av, clamp2,
                        sum);
-        __m128i px = pack_sums(sum, swap);
-        if (m == 15u) {
-            _mm_storeu_si128((__m128i *)(void *)dst, px);
-            continue;
-        }
-        uint32_t w[4];
-        _mm_storeu_si128((__m128i *)(void *)w, px);
-        for (int c = 0; c < 4; c++)
-            if (m >> c & 1)
-                memcpy(dst + 4 * c, &w[c], 4);
+        uint32_t px[4];
+        _mm_storeu_si128((__m128i *)(void *)px, pack_sums(sum, swap));
+        kr_store_row4(dst, px, m);
     }
 }
 
@@ -1102,13 +1104,9 @@ bool kr_fused_block_sse2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     level L;
     set_level(&L, t->data, &fd->subs[0]);
     if (fd->nl > 1) { /* kiln_ps_sample's planning; one bilinear level for all quads or no */
-        float rho2[4];
-        quad_rho2(u, v, L.fw, L.fh, rho2);
-        int lo_ok = s->mip_lod_bias <= 0.0f && s->min_lod <= 0.0f;
-        int pt_ok = s->min_filter == s->mag_filter && s->mip_filter == KILN_FILTER_POINT;
         quad_plan qp[4];
+        plan_block(s, fd->nl, u, v, L.fw, L.fh, qp);
         for (int q = 0; q < 4; q++) {
-            plan_quad(s, fd->nl, rho2[q], lo_ok, pt_ok, &qp[q]);
             if (qp[q].filter != KILN_FILTER_LINEAR || qp[q].passes != 1 ||
                 (q && !same_plan(&qp[0], &qp[q])))
                 return false;

@@ -322,14 +322,7 @@ static void output_rgba8(uint8_t *base, uint32_t pitch, bool bgra, int x, int y,
             c[k] = v4_lt_sel(v4_gt_sel(v4_load(in[k] + row * 4), zero), one);
         uint32_t px[4];
         v4_pack8(c[0], c[1], c[2], c[3], px);
-        uint8_t *dst = base + (size_t)(y + (int)row) * pitch + (size_t)x * 4;
-        if (m == 15u) {
-            memcpy(dst, px, 16);
-            continue;
-        }
-        for (uint32_t k = 0; k < 4; k++)
-            if (m >> k & 1)
-                memcpy(dst + 4 * k, &px[k], 4);
+        kr_store_row4(base + (size_t)(y + (int)row) * pitch + (size_t)x * 4, px, m);
     }
 }
 
