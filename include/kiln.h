@@ -201,7 +201,10 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(SWAPCHAIN_DESC, "swapchain desc: size, format, buffer count, mode or target invalid") \
     X(WINSYS_UNAVAILABLE, "the window system target cannot be used here")         \
     X(WINSYS_FAILED, "the window system target failed to display a frame")         \
-    X(PRESENT_NO_BUFFER, "present without a back buffer taken since the last present")
+    X(PRESENT_NO_BUFFER, "present without a back buffer taken since the last present") \
+    X(SHADER_NO_GLSL, "the osmesa backend runs shaders only from their GLSL, and this desc has none") \
+    X(GL_SHADER_FAILED, "the osmesa backend could not compile or link a shader's GLSL (the GL info log follows)") \
+    X(BACKEND_FEATURE, "the device's backend cannot do this (valid D3D10; see the backend's documented limits)")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,

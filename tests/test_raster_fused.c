@@ -8,7 +8,7 @@
  *    [0, 255 * 65536] the general path's float conversion - one correctly
  *    rounded S / (255 * 65536), clamp, (int)(f * 255 + 0.5) - equals the
  *    fused path's (S + 32768) >> 16. Without this nothing else could hold.
- * 2. Selection, unit level, on a kr_state / kr_drawx / kr_fb built by hand:
+ * 2. Selection, unit level, on a kd_state / kr_drawx / kr_fb built by hand:
  *    kr_block_select picks the path for an eligible draw and refuses it
  *    when any single condition is broken. Then the block function it
  *    returns is called directly on hand-made triangles and partial masks
@@ -156,10 +156,10 @@ static void test_premise(void)
 enum { UT_W = 8, UT_H = 8, UT_MIPS = 4, FB_W = 16, FB_H = 8, FB_PITCH = FB_W * 4 + 12 };
 
 typedef struct unit {
-    kr_state s;
+    kd_state s;
     kr_drawx dx;
     kr_fb fb;
-    kr_sampler samp;
+    kd_sampler samp;
     kres_subresource subs[UT_MIPS];
     uint8_t tex[4096];
     uint8_t rt[FB_PITCH * FB_H];
@@ -196,7 +196,7 @@ static void unit_init(uint32_t mips, kiln_format tfmt, kiln_format rfmt, th_rng 
     t->first_mip = 0;
     t->num_mips = mips;
     t->slice = 0;
-    U.samp = (kr_sampler){KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+    U.samp = (kd_sampler){KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                           KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP, 0.0f, 0.0f, 1000.0f,
                           {0.0f, 0.0f, 0.0f, 0.0f}};
     U.dx.tex.samp[0] = &U.samp;

@@ -77,7 +77,7 @@ static void fill_level_f(tex *x, uint32_t mip, float value)
 }
 
 /* Samples slot 0 of `x` with `samp` (NULL: default sampler). */
-static void sample(const tex *x, const kr_sampler *samp, const float *u, const float *v, float *out)
+static void sample(const tex *x, const kd_sampler *samp, const float *u, const float *v, float *out)
 {
     struct kiln_ps_textures pt;
     memset(&pt, 0, sizeof pt);
@@ -90,7 +90,7 @@ static void sample(const tex *x, const kr_sampler *samp, const float *u, const f
     kiln_ps_sample(&a, 0, 0, u, v, out);
 }
 
-static kr_sampler make_sampler(kiln_filter min, kiln_filter mag, kiln_filter mip, kiln_address au,
+static kd_sampler make_sampler(kiln_filter min, kiln_filter mag, kiln_filter mip, kiln_address au,
                                kiln_address av)
 {
     kiln_sampler_desc d = {0};
@@ -103,8 +103,8 @@ static kr_sampler make_sampler(kiln_filter min, kiln_filter mag, kiln_filter mip
     d.border_color[1] = 0.5f;
     d.border_color[2] = 0.75f;
     d.border_color[3] = 0.125f;
-    kr_sampler s;
-    kr_sampler_resolve(&d, &s);
+    kd_sampler s;
+    kd_sampler_resolve(&d, &s);
     return s;
 }
 
@@ -117,8 +117,8 @@ static kr_sampler make_sampler(kiln_filter min, kiln_filter mag, kiln_filter mip
 
 static void test_sampler_resolve_defaults(void)
 {
-    kr_sampler s;
-    kr_sampler_resolve(&(kiln_sampler_desc){0}, &s);
+    kd_sampler s;
+    kd_sampler_resolve(&(kiln_sampler_desc){0}, &s);
     CHECK(s.min_filter == KILN_FILTER_LINEAR && s.mag_filter == KILN_FILTER_LINEAR &&
           s.mip_filter == KILN_FILTER_LINEAR);
     CHECK(s.address_u == KILN_ADDRESS_CLAMP && s.address_v == KILN_ADDRESS_CLAMP);
@@ -133,14 +133,14 @@ static void test_sampler_resolve_defaults(void)
     d.min_lod = 1.0f;
     d.max_lod = 3.0f;
     d.border_color[2] = 0.5f;
-    kr_sampler_resolve(&d, &s);
+    kd_sampler_resolve(&d, &s);
     CHECK(s.min_filter == KILN_FILTER_POINT && s.mag_filter == KILN_FILTER_LINEAR);
     CHECK(s.address_u == KILN_ADDRESS_WRAP && s.address_v == KILN_ADDRESS_BORDER);
     CHECK(s.min_lod == 1.0f && s.max_lod == 3.0f && s.mip_lod_bias == -1.5f);
     CHECK(s.border[2] == 0.5f && s.border[0] == 0.0f);
 
     d.lod_clamp_enable = 0; /* min/max ignored */
-    kr_sampler_resolve(&d, &s);
+    kd_sampler_resolve(&d, &s);
     CHECK(s.min_lod == 0.0f && s.max_lod == 1000.0f);
 }
 
@@ -169,7 +169,7 @@ static void check_point_axis(int axis_v)
 
     for (int m = 0; m < 4; m++) {
         kiln_address mode = (kiln_address)(KILN_ADDRESS_WRAP + m);
-        kr_sampler s =
+        kd_sampler s =
             make_sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_FILTER_POINT,
                          axis_v ? KILN_ADDRESS_CLAMP : mode, axis_v ? mode : KILN_ADDRESS_CLAMP);
         float u[16], v[16], o[64];
@@ -238,7 +238,7 @@ static void test_bilinear_centers_and_midpoints(void)
         kiln_format f = fmt ? KILN_FORMAT_B8G8R8A8_UNORM : KILN_FORMAT_R8G8B8A8_UNORM;
         tex x;
         make_rgba8(&x, f);
-        kr_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+        kd_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                                     KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
         float u[16], v[16], o[64];
 
@@ -310,7 +310,7 @@ static void test_bilinear_address_modes(void)
         {NAN, NAN, INFINITY, INFINITY},
     };
     for (int m = 0; m < 4; m++) {
-        kr_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+        kd_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                                     (kiln_address)(KILN_ADDRESS_WRAP + m), KILN_ADDRESS_CLAMP);
         float u[16], v[16], o[64];
         for (int i = 0; i < 16; i++) {
@@ -352,7 +352,7 @@ static void test_rgba8_kernel_address_modes(void)
     };
     for (int m = 0; m < 3; m++) {
         kiln_address mode = (kiln_address)(KILN_ADDRESS_WRAP + m);
-        kr_sampler s =
+        kd_sampler s =
             make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, mode, mode);
         for (int k = 0; k < 2; k++) {
             float u[16], v[16], o[64];
@@ -391,9 +391,9 @@ static void test_rgba8_kernel_matches_general_path(void)
             for (uint32_t px = 0; px < x.subs[m].width; px++)
                 for (int c = 0; c < 4; c++)
                     texel(&x, m, 0, px, py)[c] = (uint8_t)th_below(&rng, 256);
-    kr_sampler fast = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+    kd_sampler fast = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                                    KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
-    kr_sampler gen = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+    kd_sampler gen = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                                   KILN_ADDRESS_BORDER, KILN_ADDRESS_BORDER);
     int same = 1, blended = 0;
     for (int round = 0; round < 400; round++) {
@@ -442,7 +442,7 @@ static void make_levels(tex *x)
 }
 
 /* u[i] = 0.3 + (i % 4) * du, v constant: |du/dx| = du * 8 texels. */
-static float sample_lod(const tex *x, const kr_sampler *s, double du, int along_y)
+static float sample_lod(const tex *x, const kd_sampler *s, double du, int along_y)
 {
     float u[16], v[16], o[64];
     for (int i = 0; i < 16; i++) {
@@ -463,7 +463,7 @@ static void test_trilinear_blends_by_lod_fraction(void)
 {
     tex x;
     make_levels(&x);
-    kr_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+    kd_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                                 KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
     const double lods[] = {0.25, 0.5, 1.0, 1.585, 2.75};
     for (int k = 0; k < 5; k++) {
@@ -514,7 +514,7 @@ static void test_mip_point_rounds(void)
 {
     tex x;
     make_levels(&x);
-    kr_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_POINT,
+    kd_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_POINT,
                                 KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(0.4, 8), 0), 0.0, 0.0);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(0.6, 8), 0), 1.0, 0.0);
@@ -531,37 +531,37 @@ static void test_lod_bias_and_clamp(void)
     tex x;
     make_levels(&x);
     kiln_sampler_desc d = {0};
-    kr_sampler s;
+    kd_sampler s;
 
     d.mip_lod_bias = 1.0f;
-    kr_sampler_resolve(&d, &s);
+    kd_sampler_resolve(&d, &s);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(0.5, 8), 0), 1.5, 1e-5);
     d.mip_lod_bias = -0.25f;
-    kr_sampler_resolve(&d, &s);
+    kd_sampler_resolve(&d, &s);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(2.0, 8), 0), 1.75, 1e-5);
     d.mip_lod_bias = -2.0f; /* below 0: level 0 */
-    kr_sampler_resolve(&d, &s);
+    kd_sampler_resolve(&d, &s);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(0.5, 8), 0), 0.0, 0.0);
 
     d.mip_lod_bias = 0.0f;
     d.lod_clamp_enable = 1;
     d.min_lod = 2.25f;
     d.max_lod = 100.0f;
-    kr_sampler_resolve(&d, &s);
+    kd_sampler_resolve(&d, &s);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(0.5, 8), 0), 2.25, 1e-6);
     CHECK_NEAR(sample_lod(&x, &s, 0.0, 0), 2.25, 1e-6); /* zero derivatives too */
     d.min_lod = 0.0f;
     d.max_lod = 0.75f;
-    kr_sampler_resolve(&d, &s);
+    kd_sampler_resolve(&d, &s);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(2.5, 8), 0), 0.75, 1e-6);
     d.max_lod = 0.0f; /* clamp to the top level */
-    kr_sampler_resolve(&d, &s);
+    kd_sampler_resolve(&d, &s);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(2.5, 8), 0), 0.0, 0.0);
 
     /* lod clamp disabled: min/max are ignored */
     d.lod_clamp_enable = 0;
     d.min_lod = 3.0f;
-    kr_sampler_resolve(&d, &s);
+    kd_sampler_resolve(&d, &s);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(1.25, 8), 0), 1.25, 1e-5);
     tex_free(&x);
 }
@@ -574,7 +574,7 @@ static void test_view_mip_range(void)
     make_levels(&x);
     x.t.first_mip = 1;
     x.t.num_mips = 2;
-    kr_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+    kd_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                                 KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(0.5, 4), 0), 1.5, 1e-5);
     CHECK_NEAR(sample_lod(&x, &s, du_for_lod(3.0, 4), 0), 2.0, 0.0);
@@ -592,7 +592,7 @@ static void test_mag_and_min_filters(void)
         put_f(&x, 0, 0, i, 0, (float[]){(float)i}, 1);
     float u[16], v[16], o[64];
     for (int k = 0; k < 2; k++) {
-        kr_sampler s = make_sampler(k ? KILN_FILTER_POINT : KILN_FILTER_LINEAR,
+        kd_sampler s = make_sampler(k ? KILN_FILTER_POINT : KILN_FILTER_LINEAR,
                                     k ? KILN_FILTER_LINEAR : KILN_FILTER_POINT, KILN_FILTER_LINEAR,
                                     KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
         /* magnified: derivatives 0 */
@@ -637,7 +637,7 @@ static void check_format(kiln_format f, const void *bytes, size_t n, const float
         u[i] = v[i] = 0.75f;
     for (int k = 0; k < 2; k++) {
         kiln_filter fl = k ? KILN_FILTER_LINEAR : KILN_FILTER_POINT;
-        kr_sampler s = make_sampler(fl, fl, fl, KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
+        kd_sampler s = make_sampler(fl, fl, fl, KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
         sample(&x, &s, u, v, o);
         for (int c = 0; c < 4; c++)
             CHECK_NEAR(o[c * 16 + 7], want[c], 0.0);
@@ -903,7 +903,7 @@ static void test_generated_chain_samples(void)
     /* (0 + 255 + 255 + 0 + 2) / 4 = 128 everywhere below */
     CHECK_EQ_INT(texel(&m.x, 1, 0, 3, 2)[1], 128);
     CHECK_EQ_INT(texel(&m.x, 3, 0, 0, 0)[3], 128);
-    kr_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_POINT,
+    kd_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_POINT,
                                 KILN_ADDRESS_WRAP, KILN_ADDRESS_WRAP);
     float u[16], v[16], a[64], b[64];
     for (int i = 0; i < 16; i++) {

@@ -9,13 +9,13 @@
 #include "../queue/queue.h"
 
 struct ka_pipeline;
-struct kr_scene;
+struct kd_scene;
 
 struct kiln_context {
     kiln_device *dev;
     kq_context q;
     struct ka_pipeline *pipe;  /* bound pipeline state (pipeline.c) */
-    struct kr_scene *scene;    /* draws being gathered, not yet queued */
+    struct kd_scene *scene;    /* draws being gathered, not yet queued */
     uint32_t timeline_id;     /* handle of the context's own timeline */
     kiln_context *next, *prev; /* device's list of created contexts */
 };

@@ -1,6 +1,6 @@
 /* Device creation and destruction, statistics. */
 #include "api.h"
-#include "../raster/scene.h"
+#include "../driver/driver.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +39,10 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
     if ((unsigned)desc.backend > KILN_BACKEND_OSMESA)
         return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_DESC_INVALID_ENUM, api,
                        "backend %d is not a kiln_backend", (int)desc.backend);
-    if (desc.backend == KILN_BACKEND_OSMESA)
-        return kb_fail(&env, KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_UNSUPPORTED, api,
-                       "the osmesa backend is not built into this library");
+    const char *why;
+    const kq_backend *backend = kd_backend_find(desc.backend, &why);
+    if (!backend)
+        return kb_fail(&env, KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_UNSUPPORTED, api, "%s", why);
     if ((unsigned)desc.exec_mode > KILN_EXEC_SERIAL)
         return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_DESC_INVALID_ENUM, api,
                        "exec_mode %d is not a kiln_exec_mode", (int)desc.exec_mode);
@@ -89,12 +90,20 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
         return kb_fail(&env, KILN_E_OUT_OF_MEMORY, KILN_LOG_DEVICE_THREAD_FAILED, api,
                        "pthread_create failed");
     }
-    dev->queue.backend = &kr_soft_backend;
-    dev->queue.backend_data = kr_pool_create(&dev->env); /* NULL: no pooling */
+    char reason[256] = "";
+    dev->queue.backend = backend;
+    r = backend->create(&dev->queue, dev->num_threads, &dev->queue.backend_data, reason, sizeof reason);
+    if (r != KILN_OK) {
+        kq_device_fini(&dev->queue);
+        kres_handles_fini(&dev->handles);
+        ks_domain_unref(dev->dom);
+        kb_free(&env, dev, sizeof *dev);
+        return kb_fail(&env, r, KILN_LOG_BACKEND_UNSUPPORTED, api, "%s backend: %s", backend->name, reason);
+    }
     r = ka_context_init(dev, &dev->immediate);
     if (r != KILN_OK) {
         kq_device_fini(&dev->queue);
-        kr_pool_destroy(dev->queue.backend_data);
+        backend->destroy(dev->queue.backend_data);
         kres_handles_fini(&dev->handles);
         ks_domain_unref(dev->dom);
         kb_free(&env, dev, sizeof *dev);
@@ -128,7 +137,7 @@ void kiln_device_destroy(kiln_device *dev)
     }
     ka_context_fini(&dev->immediate);
     kq_device_fini(&dev->queue);
-    kr_pool_destroy(dev->queue.backend_data);
+    dev->queue.backend->destroy(dev->queue.backend_data);
     kres_handles_fini(&dev->handles);
     ks_domain *dom = dev->dom;
     kb_env env = dev->env;

@@ -42,6 +42,9 @@ kiln_result kiln_create_vertex_shader(kiln_device *dev, const kiln_vertex_shader
         return FAIL(KILN_E_INVALID_ARG, SHADER_DESC, "fn %s, %u inputs (1..%d), %u varyings (0..%d)",
                     desc->fn ? "set" : "NULL", desc->num_inputs, KILN_MAX_INPUT_ELEMENTS,
                     desc->num_varyings, KILN_MAX_VARYINGS);
+    if (!desc->glsl && (dev->queue.backend->caps & KQ_BACKEND_NEEDS_GLSL))
+        return FAIL(KILN_E_UNSUPPORTED, SHADER_NO_GLSL, "vertex shader without GLSL on the %s backend",
+                    dev->queue.backend->name);
     return make(dev, api, KRES_TYPE_VS, desc, sizeof *desc, &out->id);
 }
 
@@ -55,6 +58,9 @@ kiln_result kiln_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_d
         return FAIL(KILN_E_INVALID_ARG, SHADER_DESC, "fn %s, %u varyings (0..%d), %u outputs (0..%d), flags 0x%x",
                     desc->fn ? "set" : "NULL", desc->num_varyings, KILN_MAX_VARYINGS, desc->num_outputs,
                     KILN_MAX_RENDER_TARGETS, desc->flags);
+    if (!desc->glsl && (dev->queue.backend->caps & KQ_BACKEND_NEEDS_GLSL))
+        return FAIL(KILN_E_UNSUPPORTED, SHADER_NO_GLSL, "pixel shader without GLSL on the %s backend",
+                    dev->queue.backend->name);
     return make(dev, api, KRES_TYPE_PS, desc, sizeof *desc, &out->id);
 }
 

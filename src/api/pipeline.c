@@ -2,7 +2,7 @@
  * captured into an immutable state block, gathered into a scene), and the
  * scene's submission as one command. */
 #include "api.h"
-#include "../raster/scene.h"
+#include "../driver/driver.h"
 
 #include <string.h>
 
@@ -31,7 +31,7 @@ typedef struct ka_pipeline {
     kres_view *dsv;
     float blend_factor[4];
     uint32_t stencil_ref;
-    kr_state *block; /* the last state block, reused while nothing changes */
+    kd_state *block; /* the last state block, reused while nothing changes */
 } ka_pipeline;
 
 static void set_obj(kres_object **slot, kres_object *o)
@@ -45,7 +45,7 @@ static void set_obj(kres_object **slot, kres_object *o)
 
 static void dirty(ka_pipeline *p)
 {
-    kr_state_unref(p->block);
+    kd_state_unref(p->block);
     p->block = NULL;
 }
 
@@ -65,7 +65,7 @@ void ka_pipeline_fini(kiln_context *ctx)
     if (!p)
         return;
     if (ctx->scene) {
-        kr_scene_free(ctx->scene);
+        kd_scene_free(ctx->scene);
         ctx->scene = NULL;
     }
     SET(p->layout, NULL);
@@ -358,7 +358,7 @@ kiln_result kiln_rs_set_scissor_rect(kiln_context *ctx, const kiln_rect *rect)
     return KILN_OK;
 }
 
-static bool same_views(const kr_scene *s, const ka_pipeline *p)
+static bool same_views(const kd_scene *s, const ka_pipeline *p)
 {
     if (s->nrt != p->nrt || s->dsv != p->dsv)
         return false;
@@ -419,11 +419,11 @@ kiln_result kiln_om_set_render_targets(kiln_context *ctx, uint32_t count, const 
 static kiln_stencil_op sop(kiln_stencil_op o) { return o ? o : KILN_STENCIL_OP_KEEP; }
 static uint32_t mask8(uint32_t m) { return m == KILN_MASK_DEFAULT ? 0xffu : m == KILN_MASK_NONE ? 0u : m & 0xffu; }
 
-static kr_state *build_state(kiln_context *ctx)
+static kd_state *build_state(kiln_context *ctx)
 {
     ka_pipeline *p = ctx->pipe;
     const kb_env *env = &ctx->dev->env;
-    kr_state *s = kb_calloc(env, sizeof *s);
+    kd_state *s = kb_calloc(env, sizeof *s);
     if (!s)
         return NULL;
     atomic_init(&s->refs, 1);
@@ -439,10 +439,12 @@ static kr_state *build_state(kiln_context *ctx)
     s->ps_varyings = ps->num_varyings;
     s->ps_outputs = ps->num_outputs;
     s->ps_flags = ps->flags;
+    s->vs_glsl = vs->glsl;
+    s->ps_glsl = ps->glsl;
     const kiln_input_layout_desc *l = &p->layout->u.layout;
     s->nelems = l->num_elements;
     for (uint32_t i = 0; i < l->num_elements; i++)
-        s->elems[i] = (kr_element){l->elements[i].format, l->elements[i].slot, l->elements[i].offset,
+        s->elems[i] = (kd_element){l->elements[i].format, l->elements[i].slot, l->elements[i].offset,
                                    l->elements[i].per_instance, l->elements[i].instance_step_rate};
     for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++) {
         if (p->vb[i])
@@ -468,7 +470,7 @@ static kr_state *build_state(kiln_context *ctx)
             kres_ref(&s->srv[i]->base);
     for (int i = 0; i < KILN_MAX_SAMPLERS; i++) {
         kiln_sampler_desc zero = {0};
-        kr_sampler_resolve(p->samp[i] ? &p->samp[i]->u.sampler : &zero, &s->samp[i]);
+        kd_sampler_resolve(p->samp[i] ? &p->samp[i]->u.sampler : &zero, &s->samp[i]);
     }
     kiln_rasterizer_desc rs0 = {0};
     const kiln_rasterizer_desc *rs = p->rs ? &p->rs->u.rs : &rs0;
@@ -500,15 +502,15 @@ static kr_state *build_state(kiln_context *ctx)
     s->stencil_write = mask8(ds->stencil_write_mask);
     s->stencil_ref = p->stencil_ref;
     const kiln_stencil_face *faces[2] = {&ds->front, &ds->back};
-    kr_stencil_face *outf[2] = {&s->front, &s->back};
+    kd_stencil_face *outf[2] = {&s->front, &s->back};
     for (int f = 0; f < 2; f++)
-        *outf[f] = (kr_stencil_face){sop(faces[f]->fail_op), sop(faces[f]->depth_fail_op), sop(faces[f]->pass_op),
+        *outf[f] = (kd_stencil_face){sop(faces[f]->fail_op), sop(faces[f]->depth_fail_op), sop(faces[f]->pass_op),
                                      faces[f]->func ? faces[f]->func : KILN_COMPARE_ALWAYS};
     kiln_blend_desc bs0 = {0};
     const kiln_blend_desc *bs = p->bs ? &p->bs->u.bs : &bs0;
     for (int r = 0; r < KILN_MAX_RENDER_TARGETS; r++) {
         const kiln_blend_target *t = &bs->rt[r];
-        s->blend[r] = (kr_blend_rt){
+        s->blend[r] = (kd_blend_rt){
             t->enable,
             t->src ? t->src : KILN_BLEND_ONE,
             t->dst ? t->dst : KILN_BLEND_ZERO,
@@ -527,12 +529,12 @@ static kr_state *build_state(kiln_context *ctx)
 
 static void scene_release(kq_cmd *cmd)
 {
-    kr_scene_free(cmd->u.scene.scene);
+    kd_scene_free(cmd->u.scene.scene);
 }
 
 kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
 {
-    kr_scene *s = ctx->scene;
+    kd_scene *s = ctx->scene;
     if (!s)
         return KILN_OK;
     ctx->scene = NULL;
@@ -540,7 +542,7 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
     kq_cmd *cmd;
     kiln_result r = kq_begin(&ctx->q, api, &cmd);
     if (r != KILN_OK) {
-        kr_scene_free(s);
+        kd_scene_free(s);
         return FAIL(r, WOULD_DEADLOCK, "queuing the gathered draws: the command ring is full of commands "
                                        "waiting for a resource this context keeps mapped; the draws are dropped");
     }
@@ -554,27 +556,27 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
     return KILN_OK;
 }
 
-static kr_scene *open_scene(kiln_context *ctx)
+static kd_scene *open_scene(kiln_context *ctx)
 {
     ka_pipeline *p = ctx->pipe;
-    kr_scene *s = kr_scene_create(&ctx->dev->env);
+    kd_scene *s = kd_scene_create(&ctx->dev->env);
     if (!s)
         return NULL;
     s->nrt = p->nrt;
     for (uint32_t i = 0; i < p->nrt; i++)
         if ((s->rtv[i] = p->rtv[i])) {
             kres_ref(&s->rtv[i]->base);
-            if (!kr_scene_use(s, s->rtv[i]->res, s->rtv[i]->res->current, KQ_WRITE))
+            if (!kd_scene_use(s, s->rtv[i]->res, s->rtv[i]->res->current, KQ_WRITE))
                 goto oom;
         }
     if ((s->dsv = p->dsv)) {
         kres_ref(&s->dsv->base);
-        if (!kr_scene_use(s, s->dsv->res, s->dsv->res->current, KQ_WRITE))
+        if (!kd_scene_use(s, s->dsv->res, s->dsv->res->current, KQ_WRITE))
             goto oom;
     }
     return s;
 oom:
-    kr_scene_free(s);
+    kd_scene_free(s);
     return NULL;
 }
 
@@ -689,18 +691,18 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
     kiln_result r = validate(ctx, api, indexed, count, start, instances, start_instance);
     if (r != KILN_OK)
         return r;
-    if (kr_prim_count(p->topology, count) == 0 || (p->nrt == 0 && !p->dsv))
+    if (kd_prim_count(p->topology, count) == 0 || (p->nrt == 0 && !p->dsv))
         return KILN_OK;
-    if (ctx->scene && (!same_views(ctx->scene, p) || ctx->scene->nops >= KR_SCENE_MAX_OPS ||
-                       ctx->scene->vertices >= KR_SCENE_MAX_VERTICES))
+    if (ctx->scene && (!same_views(ctx->scene, p) || ctx->scene->nops >= KD_SCENE_MAX_OPS ||
+                       ctx->scene->vertices >= KD_SCENE_MAX_VERTICES))
         if ((r = ka_flush_scene(ctx, api)) != KILN_OK)
             return r;
     if (!p->block && !(p->block = build_state(ctx)))
         return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "state block");
-    kr_draw *d = kb_calloc(&dev->env, sizeof *d);
+    kd_draw *d = kb_calloc(&dev->env, sizeof *d);
     if (!d)
         return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "draw");
-    kr_state_ref(p->block);
+    kd_state_ref(p->block);
     d->state = p->block;
     d->indexed = indexed;
     d->count = count;
@@ -708,34 +710,34 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
     d->base_vertex = base_vertex;
     d->instances = instances;
     d->start_instance = start_instance;
-    kr_scene *s = ctx->scene;
+    kd_scene *s = ctx->scene;
     bool fresh = !s;
     if (!s && !(s = open_scene(ctx))) {
-        kr_state_unref(d->state);
+        kd_state_unref(d->state);
         kb_free(&dev->env, d, sizeof *d);
         return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "scene");
     }
     bool ok = true;
     for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
         if (p->vb[i] && (d->vb_st[i] = capture(dev, p->vb[i])))
-            ok &= kr_scene_use(s, p->vb[i], d->vb_st[i], KQ_READ);
+            ok &= kd_scene_use(s, p->vb[i], d->vb_st[i], KQ_READ);
     if (indexed && (d->ib_st = capture(dev, p->ib)))
-        ok &= kr_scene_use(s, p->ib, d->ib_st, KQ_READ);
+        ok &= kd_scene_use(s, p->ib, d->ib_st, KQ_READ);
     for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
         if (p->vs_cb[i] && (d->vs_cb_st[i] = capture(dev, p->vs_cb[i])))
-            ok &= kr_scene_use(s, p->vs_cb[i], d->vs_cb_st[i], KQ_READ);
+            ok &= kd_scene_use(s, p->vs_cb[i], d->vs_cb_st[i], KQ_READ);
         if (p->ps_cb[i] && (d->ps_cb_st[i] = capture(dev, p->ps_cb[i])))
-            ok &= kr_scene_use(s, p->ps_cb[i], d->ps_cb_st[i], KQ_READ);
+            ok &= kd_scene_use(s, p->ps_cb[i], d->ps_cb_st[i], KQ_READ);
     }
     for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
         if (p->srv[i] && (d->srv_st[i] = capture(dev, p->srv[i]->res)))
-            ok &= kr_scene_use(s, p->srv[i]->res, d->srv_st[i], KQ_READ);
-    kr_op op = {.kind = KR_OP_DRAW, .draw = d};
-    if (!ok || !kr_scene_push(s, &op)) {
+            ok &= kd_scene_use(s, p->srv[i]->res, d->srv_st[i], KQ_READ);
+    kd_op op = {.kind = KD_OP_DRAW, .draw = d};
+    if (!ok || !kd_scene_push(s, &op)) {
         /* The scene keeps what it gathered; this draw is undone. */
-        kr_draw_free(&dev->env, d);
+        kd_draw_free(&dev->env, d);
         if (fresh)
-            kr_scene_free(s);
+            kd_scene_free(s);
         else
             ctx->scene = s;
         return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "gathering the draw");
@@ -784,7 +786,7 @@ kiln_result kiln_draw_indexed_instanced(kiln_context *ctx, uint32_t count, uint3
 bool ka_scene_clear(kiln_context *ctx, kres_view *v, bool depth, const uint8_t texel[16], uint32_t mask)
 {
     ka_pipeline *p = ctx->pipe;
-    kr_scene *s = ctx->scene;
+    kd_scene *s = ctx->scene;
     int slot = -1;
     if (!s && ((depth && p->dsv == v) || (!depth && p->nrt && p->rtv[0] == v)) && (s = open_scene(ctx)))
         ctx->scene = s;
@@ -803,9 +805,9 @@ bool ka_scene_clear(kiln_context *ctx, kres_view *v, bool depth, const uint8_t t
     /* The scene clears whole targets: only views of one mip and slice. */
     if (v->num_slices != 1)
         return false;
-    kr_op op = {.kind = depth ? KR_OP_CLEAR_DS : KR_OP_CLEAR_RT, .rt = slot < 0 ? 0 : (uint32_t)slot, .mask = mask};
+    kd_op op = {.kind = depth ? KD_OP_CLEAR_DS : KD_OP_CLEAR_RT, .rt = slot < 0 ? 0 : (uint32_t)slot, .mask = mask};
     memcpy(op.texel, texel, 16);
-    return kr_scene_push(s, &op);
+    return kd_scene_push(s, &op);
 }
 
 kiln_result kiln_generate_mips(kiln_context *ctx, kiln_srv view)

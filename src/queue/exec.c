@@ -1,11 +1,54 @@
 /* The executor: what each queued command does when all its resources are
  * granted. Runs on a worker (or, in SERIAL mode, on the calling thread),
- * without the scheduler mutex. Draw commands will reach the backend vtable
- * from here. */
+ * without the scheduler mutex. Draws and mipmap generation go to the
+ * device's backend through its vtable; the byte operations run here on the
+ * storages' CPU bytes, made current first when a backend holds newer ones,
+ * and every storage they write gets a new generation. */
 #include "queue.h"
 #include "internal.h"
 
+/* The byte operations below touch their storages on the CPU. */
+static void cpu_begin(kq_cmd *cmd)
+{
+    const kq_backend *b = cmd->ctx->dev->backend;
+    if (!b->sync_storage)
+        return;
+    for (uint32_t i = 0; i < cmd->naccess; i++)
+        if (atomic_load_explicit(&cmd->acc[i].st->backend_newer, memory_order_acquire))
+            b->sync_storage(cmd->ctx->dev, cmd->acc[i].st);
+}
+
+static void cpu_end(kq_cmd *cmd)
+{
+    for (uint32_t i = 0; i < cmd->naccess; i++)
+        if (cmd->acc[i].mode == KQ_WRITE)
+            atomic_fetch_add_explicit(&cmd->acc[i].st->gen, 1, memory_order_release);
+}
+
+static kq_exec_result run_cpu(kq_cmd *cmd);
+
 kq_exec_result kq_execute(kq_cmd *cmd)
+{
+    switch ((kq_op)cmd->op) {
+    case KQ_OP_SCENE:
+        return cmd->ctx->dev->backend->scene(cmd->ctx->dev, cmd);
+    case KQ_OP_GENERATE_MIPS:
+        return cmd->ctx->dev->backend->generate_mips(cmd->ctx->dev, cmd);
+    case KQ_OP_CLEAR:
+    case KQ_OP_UPDATE:
+    case KQ_OP_COPY_REGION:
+    case KQ_OP_COPY_RESOURCE: {
+        cpu_begin(cmd);
+        kq_exec_result r = run_cpu(cmd);
+        cpu_end(cmd);
+        return r;
+    }
+    default:
+        return run_cpu(cmd);
+    }
+}
+
+static kq_exec_result run_cpu(kq_cmd *cmd)
 {
     kq_node *a = &cmd->acc[0];
     switch ((kq_op)cmd->op) {
@@ -34,9 +77,8 @@ kq_exec_result kq_execute(kq_cmd *cmd)
         kres_copy_all(a->res, a->st, cmd->acc[1].res, cmd->acc[1].st);
         break;
     case KQ_OP_SCENE:
-        return cmd->ctx->dev->backend->scene(cmd->ctx->dev, cmd);
-    case KQ_OP_GENERATE_MIPS:
-        return cmd->ctx->dev->backend->generate_mips(cmd->ctx->dev, cmd);
+    case KQ_OP_GENERATE_MIPS: /* kq_execute hands these to the backend */
+        break;
     case KQ_OP_TEST_FAIL:
         cmd->fail_reason = "injected failure (test hook)";
         return KQ_EXEC_FAILED;

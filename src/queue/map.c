@@ -196,6 +196,9 @@ kiln_result kq_unmap(kq_context *c, kres_resource *res, uint32_t sub)
     if (!res->map.mapped[sub]) {
         r = KILN_E_INVALID_CALL;
     } else {
+        /* A written map changes the bytes a backend may have copied. */
+        if (res->map.mapped[sub] != KILN_MAP_READ)
+            atomic_fetch_add_explicit(&res->map.node.st->gen, 1, memory_order_release);
         res->map.mapped[sub] = 0;
         if (--res->map.mapped_count == 0)
             release_cpu(q, res);

@@ -265,10 +265,38 @@ void kq_gate_open(kq_gate *g);
 typedef void (*kq_task_fn)(void *arg, uint32_t index);
 void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg);
 
-/* Backend entry points for raster ops (src/raster): set by the device. */
+/* The backend vtable: the one way the queue's executor (and the device)
+ * reaches a backend: src/raster (soft) and src/gl (osmesa) each define
+ * one, src/driver finds them by kiln_backend. A backend receives the
+ * neutral records of src/driver (a kd_scene in cmd->u.scene.scene) and the
+ * storages the scheduler granted in cmd->acc; it never sees src/api.
+ * Every entry runs without the scheduler mutex. */
+#define KQ_BACKEND_NEEDS_GLSL 1u /* shaders without GLSL cannot run */
 typedef struct kq_backend {
+    const char *name; /* "soft", "osmesa": for logs and progress lines */
+    uint32_t caps;    /* KQ_BACKEND_* bits */
+    /* Creates the per-device state, stored in q->backend_data, once the
+     * queue's workers run (`threads`: the device's worker count, 0 in
+     * SERIAL mode). On failure returns the code for kiln_device_create and
+     * writes a one-line reason into `why`. */
+    kiln_result (*create)(struct kq_device *q, uint32_t threads, void **out, char *why,
+                          size_t why_size);
+    /* Frees it, after the workers stopped: nothing executes any more. */
+    void (*destroy)(void *data);
+    /* KQ_OP_SCENE: the draws and clears of a kd_scene, every node granted.
+     * Returns DONE, FAILED (cmd->fail_reason set), or PARKED when another
+     * thread completes the command later through kq_complete. */
     kq_exec_result (*scene)(struct kq_device *q, struct kq_cmd *cmd);
+    /* KQ_OP_GENERATE_MIPS of the view range in cmd->u.mips on cmd->acc[0]. */
     kq_exec_result (*generate_mips)(struct kq_device *q, struct kq_cmd *cmd);
+    /* Makes a storage's bytes current when the backend holds newer ones
+     * (st->backend_newer): called by the executor before its copies,
+     * updates and clears read or write them, while the command holds its
+     * grants. Map needs no such call: backends write only render targets,
+     * depth-stencils and mipmapped textures, which are DEFAULT resources,
+     * and those cannot be mapped (a copy to STAGING goes through the
+     * executor). NULL: storage bytes are always current. */
+    void (*sync_storage)(struct kq_device *q, kres_storage *st);
 } kq_backend;
 
 /* Executor entry (exec.c): runs one command. */

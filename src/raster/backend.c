@@ -9,165 +9,6 @@
 #define WAVE_PRIMS (256u << 10)
 #define JOB_PRIMS 1024u
 
-/* ---- state blocks ---- */
-
-void kr_state_ref(kr_state *s)
-{
-    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-}
-
-void kr_state_unref(kr_state *s)
-{
-    if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
-        return;
-    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
-        if (s->vb[i])
-            kres_unref(&s->vb[i]->base);
-    if (s->ib)
-        kres_unref(&s->ib->base);
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
-        if (s->vs_cb[i])
-            kres_unref(&s->vs_cb[i]->base);
-        if (s->ps_cb[i])
-            kres_unref(&s->ps_cb[i]->base);
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
-        if (s->srv[i])
-            kres_unref(&s->srv[i]->base);
-    kb_free(s->env, s, sizeof *s);
-}
-
-/* ---- scenes ---- */
-
-kr_scene *kr_scene_create(const kb_env *env)
-{
-    kr_scene *s = kb_calloc(env, sizeof *s);
-    if (s)
-        s->env = env;
-    return s;
-}
-
-void kr_draw_free(const kb_env *env, kr_draw *d)
-{
-    kr_state_unref(d->state);
-    kres_storage_unref(d->ib_st);
-    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
-        kres_storage_unref(d->vb_st[i]);
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
-        kres_storage_unref(d->vs_cb_st[i]);
-        kres_storage_unref(d->ps_cb_st[i]);
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
-        kres_storage_unref(d->srv_st[i]);
-    kb_free(env, d, sizeof *d);
-}
-
-void kr_scene_free(kr_scene *s)
-{
-    if (!s)
-        return;
-    for (uint32_t i = 0; i < s->nops; i++)
-        if (s->ops[i].kind == KR_OP_DRAW)
-            kr_draw_free(s->env, s->ops[i].draw);
-    for (uint32_t i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
-        if (s->rtv[i])
-            kres_unref(&s->rtv[i]->base);
-    if (s->dsv)
-        kres_unref(&s->dsv->base);
-    kb_free(s->env, s->ops, sizeof(kr_op) * s->ops_cap);
-    /* Nodes not handed to a command still hold their references. */
-    for (uint32_t i = 0; i < s->nnodes; i++) {
-        kres_storage_unref(s->nodes[i].st);
-        kres_unref(&s->nodes[i].res->base);
-    }
-    kb_free(s->env, s->nodes, sizeof(kq_node) * s->nodes_cap);
-    kb_free(s->env, s->hash, sizeof(uint32_t) * s->hash_cap);
-    kb_free(s->env, s, sizeof *s);
-}
-
-bool kr_scene_push(kr_scene *s, const kr_op *op)
-{
-    if (s->nops == s->ops_cap) {
-        uint32_t cap = s->ops_cap ? s->ops_cap * 2 : 16;
-        kr_op *n = kb_alloc(s->env, sizeof(kr_op) * cap);
-        if (!n)
-            return false;
-        if (s->ops)
-            memcpy(n, s->ops, sizeof(kr_op) * s->nops);
-        kb_free(s->env, s->ops, sizeof(kr_op) * s->ops_cap);
-        s->ops = n;
-        s->ops_cap = cap;
-    }
-    s->ops[s->nops++] = *op;
-    return true;
-}
-
-static uint32_t hash_ptr(const void *p, uint32_t cap)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 17;
-    x *= 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(x >> 32) & (cap - 1);
-}
-
-static bool grow_nodes(kr_scene *s)
-{
-    uint32_t cap = s->nodes_cap ? s->nodes_cap * 2 : 16;
-    kq_node *n = kb_calloc(s->env, sizeof(kq_node) * cap);
-    uint32_t hcap = cap * 2;
-    uint32_t *h = kb_calloc(s->env, sizeof(uint32_t) * hcap);
-    if (!n || !h) {
-        kb_free(s->env, n, sizeof(kq_node) * cap);
-        kb_free(s->env, h, sizeof(uint32_t) * hcap);
-        return false;
-    }
-    if (s->nodes)
-        memcpy(n, s->nodes, sizeof(kq_node) * s->nnodes);
-    for (uint32_t i = 0; i < s->nnodes; i++) {
-        uint32_t k = hash_ptr(n[i].st, hcap);
-        while (h[k])
-            k = (k + 1) & (hcap - 1);
-        h[k] = i + 1;
-    }
-    kb_free(s->env, s->nodes, sizeof(kq_node) * s->nodes_cap);
-    kb_free(s->env, s->hash, sizeof(uint32_t) * s->hash_cap);
-    s->nodes = n;
-    s->nodes_cap = cap;
-    s->hash = h;
-    s->hash_cap = hcap;
-    return true;
-}
-
-bool kr_scene_use(kr_scene *s, kres_resource *res, kres_storage *st, int mode)
-{
-    if (s->hash_cap) {
-        uint32_t k = hash_ptr(st, s->hash_cap);
-        while (s->hash[k]) {
-            kq_node *n = &s->nodes[s->hash[k] - 1];
-            if (n->st == st) {
-                if (mode == KQ_WRITE)
-                    n->mode = KQ_WRITE;
-                return true;
-            }
-            k = (k + 1) & (s->hash_cap - 1);
-        }
-    }
-    if (s->nnodes == s->nodes_cap && !grow_nodes(s))
-        return false;
-    kq_node *n = &s->nodes[s->nnodes];
-    memset(n, 0, sizeof *n);
-    kres_ref(&res->base);
-    kres_storage_ref(st);
-    n->res = res;
-    n->st = st;
-    n->mode = (uint8_t)mode;
-    uint32_t k = hash_ptr(st, s->hash_cap);
-    while (s->hash[k])
-        k = (k + 1) & (s->hash_cap - 1);
-    s->hash[k] = ++s->nnodes;
-    return true;
-}
-
 /* ---- execution ---- */
 
 static kres_storage *node_storage(const kq_cmd *cmd, const kres_resource *res)
@@ -178,7 +19,7 @@ static kres_storage *node_storage(const kq_cmd *cmd, const kres_resource *res)
     return NULL;
 }
 
-static void build_fb(const kr_scene *s, const kq_cmd *cmd, kr_fb *fb)
+static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
 {
     memset(fb, 0, sizeof *fb);
     fb->width = UINT32_MAX;
@@ -208,9 +49,9 @@ static void build_fb(const kr_scene *s, const kq_cmd *cmd, kr_fb *fb)
         fb->width = fb->height = 0;
 }
 
-static void build_drawx(const kr_draw *d, const kr_fb *fb, kr_drawx *x)
+static void build_drawx(const kd_draw *d, const kr_fb *fb, kr_drawx *x)
 {
-    const kr_state *s = d->state;
+    const kd_state *s = d->state;
     memset(x, 0, sizeof *x);
     x->d = d;
     x->s = s;
@@ -254,7 +95,7 @@ static void build_drawx(const kr_draw *d, const kr_fb *fb, kr_drawx *x)
     x->block = kr_block_select(x, fb);
 }
 
-static bool same_storages(const kr_draw *a, const kr_draw *b)
+static bool same_storages(const kd_draw *a, const kd_draw *b)
 {
     return !memcmp(a->vb_st, b->vb_st, sizeof a->vb_st) && !memcmp(a->vs_cb_st, b->vs_cb_st, sizeof a->vs_cb_st) &&
            !memcmp(a->ps_cb_st, b->ps_cb_st, sizeof a->ps_cb_st) && !memcmp(a->srv_st, b->srv_st, sizeof a->srv_st);
@@ -313,12 +154,12 @@ static void tile_task(void *arg, uint32_t t)
     uint32_t n = 0;
     for (uint32_t j = e->first; j < e->first + e->count; j++) {
         const kr_job *job = &e->jobs[j];
-        const kr_op *op = job->clear;
+        const kd_op *op = job->clear;
         if (op) {
             /* In order: what was gathered before the clear goes first. */
             raster_batch(e, batch, n, x0, y0, x1, y1);
             n = 0;
-            if (op->kind == KR_OP_CLEAR_RT)
+            if (op->kind == KD_OP_CLEAR_RT)
                 kr_clear_rect(&e->fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
             else
                 kr_clear_rect(&e->fb, -1, op->texel, op->mask, x0, y0, x1, y1);
@@ -342,7 +183,7 @@ static void tile_task(void *arg, uint32_t t)
 
 static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
 {
-    kr_scene *s = cmd->u.scene.scene;
+    kd_scene *s = cmd->u.scene.scene;
     const kb_env *env = s->env;
     exec_ctx e;
     memset(&e, 0, sizeof e);
@@ -359,13 +200,13 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
      * a stream of tiny draws shares jobs), and one job per clear. */
     size_t nsegs = 0, ndraws = 0, nclears = 0; /* sizes: no 32-bit wrap */
     for (uint32_t i = 0; i < s->nops; i++) {
-        const kr_op *op = &s->ops[i];
-        if (op->kind != KR_OP_DRAW) {
+        const kd_op *op = &s->ops[i];
+        if (op->kind != KD_OP_DRAW) {
             nclears++;
             continue;
         }
         ndraws++;
-        uint32_t np = kr_prim_count(op->draw->state->topology, op->draw->count);
+        uint32_t np = kd_prim_count(op->draw->state->topology, op->draw->count);
         nsegs += (size_t)op->draw->instances * ((np + JOB_PRIMS - 1) / JOB_PRIMS);
     }
     size_t dx_size = sizeof(kr_drawx) * (ndraws ? ndraws : 1);
@@ -384,15 +225,15 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     uint32_t nj = 0, nd = 0, ns = 0;
     kr_job *open = NULL;
     for (uint32_t i = 0; i < s->nops; i++) {
-        const kr_op *op = &s->ops[i];
-        if (op->kind != KR_OP_DRAW) {
+        const kd_op *op = &s->ops[i];
+        if (op->kind != KD_OP_DRAW) {
             e.jobs[nj++] = (kr_job){.clear = op, .arena = {.env = env, .pool = q->backend_data}};
             open = NULL;
             continue;
         }
         /* Consecutive draws with one state block and the same storages
          * share their execution context (a stream of tiny draws). */
-        const kr_draw *dw = op->draw;
+        const kd_draw *dw = op->draw;
         kr_drawx *dx;
         if (nd && dxs[nd - 1].s == dw->state && same_storages(dxs[nd - 1].d, dw)) {
             dx = &dxs[nd - 1];
@@ -400,7 +241,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             dx = &dxs[nd++];
             build_drawx(dw, &e.fb, dx);
         }
-        uint32_t np = kr_prim_count(op->draw->state->topology, op->draw->count);
+        uint32_t np = kd_prim_count(op->draw->state->topology, op->draw->count);
         kiln_topology topo = dw->state->topology;
         bool cuts = dw->indexed && (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP);
         for (uint32_t inst = 0; inst < op->draw->instances; inst++) {
@@ -460,4 +301,21 @@ static kq_exec_result mips_exec(kq_device *q, kq_cmd *cmd)
     return KQ_EXEC_DONE;
 }
 
-const kq_backend kr_soft_backend = {scene_exec, mips_exec};
+static kiln_result soft_create(kq_device *q, uint32_t threads, void **out, char *why, size_t n)
+{
+    (void)threads;
+    (void)why;
+    (void)n;
+    *out = kr_pool_create(q->env); /* NULL: no pooling, still correct */
+    return KILN_OK;
+}
+
+static void soft_destroy(void *data) { kr_pool_destroy(data); }
+
+const kq_backend kr_soft_backend = {
+    .name = "soft",
+    .create = soft_create,
+    .destroy = soft_destroy,
+    .scene = scene_exec,
+    .generate_mips = mips_exec,
+};

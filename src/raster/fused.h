@@ -27,7 +27,7 @@ typedef struct kr_fused_level {
 /* A draw's constants (in kr_drawx.block_data), set by kr_block_select. */
 typedef struct kr_fused_draw {
     const kr_texture *t;
-    const kr_sampler *s;
+    const kd_sampler *s;
     const kres_subresource *subs; /* the view's first mip */
     uint32_t nl;                  /* levels read */
     int swap;                     /* texel bytes 0 and 2 exchanged on the way */

@@ -115,18 +115,6 @@ void kr_pool_destroy(kr_pool *p)
 
 /* ---- topology ---- */
 
-uint32_t kr_prim_count(kiln_topology t, uint32_t n)
-{
-    switch (t) {
-    case KILN_TOPOLOGY_POINT_LIST: return n;
-    case KILN_TOPOLOGY_LINE_LIST: return n / 2;
-    case KILN_TOPOLOGY_LINE_STRIP: return n >= 2 ? n - 1 : 0;
-    case KILN_TOPOLOGY_TRIANGLE_LIST: return n / 3;
-    case KILN_TOPOLOGY_TRIANGLE_STRIP: return n >= 3 ? n - 2 : 0;
-    default: return 0;
-    }
-}
-
 static uint32_t verts_per_prim(kiln_topology t)
 {
     return t == KILN_TOPOLOGY_POINT_LIST ? 1
@@ -165,10 +153,10 @@ static const float unorm8_float[256] = {UNORM64(0), UNORM64(64), UNORM64(128), U
 #undef UNORM64
 
 /* `bpp`: the element format's size. */
-static inline void fetch_element(const kr_drawx *dx, const kr_element *e, uint32_t bpp, uint32_t index,
+static inline void fetch_element(const kr_drawx *dx, const kd_element *e, uint32_t bpp, uint32_t index,
                           float out[4])
 {
-    const kr_state *s = dx->s;
+    const kd_state *s = dx->s;
     out[0] = out[1] = out[2] = 0.0f;
     out[3] = 1.0f;
     uint64_t off = (uint64_t)index * s->vb_stride[e->slot] + e->offset;
@@ -197,9 +185,9 @@ static inline void fetch_element(const kr_drawx *dx, const kr_element *e, uint32
     }
 }
 
-bool kr_is_cut(const kr_drawx *dx, const kr_draw *d, uint32_t pos)
+bool kr_is_cut(const kr_drawx *dx, const kd_draw *d, uint32_t pos)
 {
-    const kr_state *s = dx->s;
+    const kd_state *s = dx->s;
     const uint8_t *ib = d->ib_st->data + s->ib_offset;
     uint32_t i = d->start + pos;
     if (s->ib_format == KILN_INDEX_UINT16) {
@@ -212,11 +200,11 @@ bool kr_is_cut(const kr_drawx *dx, const kr_draw *d, uint32_t pos)
     return v == 0xffffffffu;
 }
 
-static uint32_t index_at(const kr_drawx *dx, const kr_draw *d, uint32_t pos)
+static uint32_t index_at(const kr_drawx *dx, const kd_draw *d, uint32_t pos)
 {
     if (!d->indexed)
         return d->start + pos;
-    const kr_state *s = dx->s;
+    const kd_state *s = dx->s;
     const uint8_t *ib = d->ib_st->data + s->ib_offset;
     uint32_t i = d->start + pos;
     uint32_t v;
@@ -232,10 +220,10 @@ static uint32_t index_at(const kr_drawx *dx, const kr_draw *d, uint32_t pos)
 
 /* Shades the vertices of positions [p0, p1) into `out` (one row per
  * unique vertex id) and fills slot[pos - p0] with its row. */
-static bool shade(const kr_drawx *dx, const kr_draw *d, uint32_t instance, uint32_t p0, uint32_t p1,
+static bool shade(const kr_drawx *dx, const kd_draw *d, uint32_t instance, uint32_t p0, uint32_t p1,
                   kr_arena *ar, float **out_rows, uint32_t **out_slot)
 {
-    const kr_state *s = dx->s;
+    const kd_state *s = dx->s;
     uint32_t n = p1 - p0;
     uint32_t *slot = kr_arena_alloc(ar, sizeof(uint32_t) * n);
     uint32_t *vid = kr_arena_alloc(ar, sizeof(uint32_t) * n); /* unique ids */
@@ -285,7 +273,7 @@ static bool shade(const kr_drawx *dx, const kr_draw *d, uint32_t instance, uint3
         /* Element by element: the format's case is the same for the whole
          * batch (the loop over vertices is unswitched on it). */
         for (uint32_t e = 0; e < s->nelems; e++) {
-            const kr_element *el = &s->elems[e];
+            const kd_element *el = &s->elems[e];
             for (uint32_t v = 0; v < cnt; v++) {
                 uint32_t idx = el->per_instance
                                    ? d->start_instance + instance / (el->step ? el->step : 1)
@@ -454,7 +442,7 @@ static inline int64_t round_i64(float f)
 #endif
 }
 
-static void to_screen(const kr_state *s, const float *v, svert *o)
+static void to_screen(const kd_state *s, const float *v, svert *o)
 {
     float q = 1.0f / v[3];
     o->x = s->vp.x + (v[0] * q + 1.0f) * s->vp.width * 0.5f;
@@ -475,7 +463,7 @@ static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front
 static void setup_tri(setup_ctx *sc, const svert *v0, const svert *v1, const svert *v2)
 {
     const kr_drawx *dx = sc->dx;
-    const kr_state *s = dx->s;
+    const kd_state *s = dx->s;
     if (v0->bad || v1->bad || v2->bad)
         return;
     int64_t area = (v1->X - v0->X) * (v2->Y - v0->Y) - (v2->X - v0->X) * (v1->Y - v0->Y);
@@ -685,7 +673,7 @@ static void setup_point(setup_ctx *sc, const svert *a)
 static void run_segment(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, const kr_seg *seg)
 {
     const kr_drawx *dx = seg->dx;
-    const kr_state *s = dx->s;
+    const kd_state *s = dx->s;
     kiln_topology topo = s->topology;
     uint32_t vpp = verts_per_prim(topo);
     uint32_t pos[3];

@@ -51,7 +51,7 @@ typedef struct kr_bin {
 /* A range of one draw's primitives for one instance. */
 typedef struct kr_seg {
     const kr_drawx *dx;           /* may be shared by consecutive draws */
-    const kr_draw *d;
+    const kd_draw *d;
     uint32_t instance;
     uint32_t first, count;
     uint32_t strip_start;         /* indexed strips: position after the last
@@ -59,12 +59,12 @@ typedef struct kr_seg {
 } kr_seg;
 
 /* Indexed strips: is the index at `pos` the strip-cut value? */
-bool kr_is_cut(const kr_drawx *dx, const kr_draw *d, uint32_t pos);
+bool kr_is_cut(const kr_drawx *dx, const kd_draw *d, uint32_t pos);
 
 /* A job: one clear op, or consecutive segments (of one or many draws) whose
  * primitives are binned together, in order. */
 typedef struct kr_job {
-    const kr_op *clear;           /* a clear op, or NULL */
+    const kd_op *clear;           /* a clear op, or NULL */
     const kr_seg *segs;
     uint32_t nsegs;
     uint32_t prims;
@@ -77,8 +77,6 @@ typedef struct kr_geom_ctx {
     uint32_t tiles_x, tiles_y;
 } kr_geom_ctx;
 
-/* Number of primitives a draw makes per instance. */
-uint32_t kr_prim_count(kiln_topology t, uint32_t count);
 /* Shades, clips, sets up and bins the job's primitives. */
 void kr_geom_run(const kr_geom_ctx *g, kr_job *job);
 

@@ -5,7 +5,7 @@
 #ifndef KILN_RASTER_PRIM_H
 #define KILN_RASTER_PRIM_H
 
-#include "scene.h"
+#include "raster.h"
 
 #include <string.h>
 
@@ -25,8 +25,8 @@ typedef bool (*kr_block_fn)(const struct kr_prim *p, const struct kr_fb *fb, int
 
 /* A draw ready to execute: everything resolved to pointers. */
 typedef struct kr_drawx {
-    const kr_draw *d;              /* the first draw it was built for */
-    const kr_state *s;
+    const kd_draw *d;              /* the first draw it was built for */
+    const kd_state *s;
     const uint8_t *vb[KILN_MAX_VERTEX_BUFFERS];
     size_t vb_size[KILN_MAX_VERTEX_BUFFERS];  /* bytes from vb[i] on */
     const void *vs_cb[KILN_MAX_CONSTANT_BUFFERS], *ps_cb[KILN_MAX_CONSTANT_BUFFERS];

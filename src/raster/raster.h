@@ -15,7 +15,7 @@
 #ifndef KILN_RASTER_H
 #define KILN_RASTER_H
 
-#include "../resources/resources.h"
+#include "../driver/driver.h"
 
 /* ---- textures and samplers as the pixel stage sees them ---- */
 
@@ -30,22 +30,10 @@ typedef struct kr_texture {
     uint32_t slice;                   /* the view's first array slice */
 } kr_texture;
 
-/* A sampler with its defaults resolved: filters POINT or LINEAR, address
- * modes WRAP..BORDER, min_lod/max_lod set (0..1000 when unclamped). */
-typedef struct kr_sampler {
-    kiln_filter min_filter, mag_filter, mip_filter;
-    kiln_address address_u, address_v;
-    float mip_lod_bias, min_lod, max_lod;
-    float border[4];
-} kr_sampler;
-
 struct kiln_ps_textures {
     kr_texture tex[KILN_MAX_SHADER_RESOURCES];
-    const kr_sampler *samp[KILN_MAX_SAMPLERS]; /* NULL: the default sampler */
+    const kd_sampler *samp[KILN_MAX_SAMPLERS]; /* NULL: the default sampler */
 };
-
-/* Resolves a sampler desc's defaults. */
-void kr_sampler_resolve(const kiln_sampler_desc *d, kr_sampler *out);
 
 /* Reads texel (x, y) of mip `level` (absolute) as RGBA float. */
 void kr_texel_fetch(const kr_texture *t, uint32_t level, uint32_t x, uint32_t y, float rgba[4]);
@@ -54,5 +42,10 @@ void kr_texel_fetch(const kr_texture *t, uint32_t level, uint32_t x, uint32_t y,
  * slice in [first_slice, first_slice + num_slices) from the mip above. */
 void kr_generate_mips(kres_resource *res, kres_storage *st, uint32_t first_mip, uint32_t num_mips,
                       uint32_t first_slice, uint32_t num_slices);
+
+/* Per-device memory the soft backend keeps between scenes (created with
+ * the device, freed after its workers stop). */
+struct kr_pool *kr_pool_create(const kb_env *env);
+void kr_pool_destroy(struct kr_pool *pool);
 
 #endif

@@ -49,7 +49,7 @@
     1073741824.0f /* 2^30: far outside any texture, and                                            \
                      safe to convert to int32 */
 
-static const kr_sampler default_sampler = {
+static const kd_sampler default_sampler = {
     KILN_FILTER_LINEAR,
     KILN_FILTER_LINEAR,
     KILN_FILTER_LINEAR,
@@ -61,27 +61,6 @@ static const kr_sampler default_sampler = {
     {0.0f, 0.0f, 0.0f, 0.0f},
 };
 
-void kr_sampler_resolve(const kiln_sampler_desc *d, kr_sampler *out)
-{
-    static const kiln_sampler_desc zero;
-    if (!d)
-        d = &zero;
-    out->min_filter = d->min_filter == KILN_FILTER_POINT ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
-    out->mag_filter = d->mag_filter == KILN_FILTER_POINT ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
-    out->mip_filter = d->mip_filter == KILN_FILTER_POINT ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
-    out->address_u = d->address_u == KILN_ADDRESS_DEFAULT ? KILN_ADDRESS_CLAMP : d->address_u;
-    out->address_v = d->address_v == KILN_ADDRESS_DEFAULT ? KILN_ADDRESS_CLAMP : d->address_v;
-    out->mip_lod_bias = d->mip_lod_bias;
-    if (d->lod_clamp_enable) {
-        out->min_lod = d->min_lod;
-        out->max_lod = d->max_lod;
-    } else {
-        out->min_lod = 0.0f;
-        out->max_lod = 1000.0f;
-    }
-    for (int c = 0; c < 4; c++)
-        out->border[c] = d->border_color[c];
-}
 
 /* ---- texel decoding ---- */
 
@@ -253,7 +232,7 @@ static inline float quad_rho2_1(const float *u, const float *v, int i0, float fw
  *   filter is the same either side of lod = 0.
  * A view with one level and min_filter == mag_filter needs no LOD at all
  * (kiln_ps_sample). */
-static void plan_quad(const kr_sampler *s, uint32_t nl, float rho2, int lo_ok, int pt_ok,
+static void plan_quad(const kd_sampler *s, uint32_t nl, float rho2, int lo_ok, int pt_ok,
                       quad_plan *qp)
 {
     qp->passes = 1;
@@ -821,7 +800,7 @@ static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const
 
 /* The plans of the block's four quads (LOD from derivatives in texels of
  * level 0, fw x fh). */
-static void plan_block(const kr_sampler *s, uint32_t nl, const float *u, const float *v, float fw,
+static void plan_block(const kd_sampler *s, uint32_t nl, const float *u, const float *v, float fw,
                        float fh, quad_plan qp[4])
 {
     float rho2[4];
@@ -845,7 +824,7 @@ static inline void set_level(level *L, const uint8_t *data, const kres_subresour
 }
 
 /* The general path: taps, then one read loop per format. */
-KR_NOINLINE void sample_general(const kr_texture *t, const kr_sampler *s, const quad_plan *qp,
+KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s, const quad_plan *qp,
                                 const level *lv, const float *u, const float *v, float *rgba)
 {
     taps tp;
@@ -890,7 +869,7 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
         memset(rgba, 0, sizeof(float) * 4 * BLOCK);
         return;
     }
-    const kr_sampler *s = sampler_slot < KILN_MAX_SAMPLERS ? a->textures->samp[sampler_slot] : NULL;
+    const kd_sampler *s = sampler_slot < KILN_MAX_SAMPLERS ? a->textures->samp[sampler_slot] : NULL;
     if (!s)
         s = &default_sampler;
     kiln_address au = s->address_u, av = s->address_v;
@@ -1098,7 +1077,7 @@ bool kr_fused_block_sse2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     size_t pitch = fb->rt_pitch[0];
     uint8_t *dst = fb->rt[0] + (size_t)y * pitch + (size_t)x * 4;
     const kr_texture *t = fd->t;
-    const kr_sampler *s = fd->s;
+    const kd_sampler *s = fd->s;
     _Alignas(16) float u[BLOCK], v[BLOCK];
     block_uv(p, x, y, u, v);
     level L;
@@ -1131,9 +1110,9 @@ static int is_rgba8(kiln_format f)
 
 kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
 {
-    const kr_state *s = dx->s;
+    const kd_state *s = dx->s;
     const kr_texture *t = &dx->tex.tex[0];
-    const kr_sampler *sm = dx->tex.samp[0] ? dx->tex.samp[0] : &default_sampler;
+    const kd_sampler *sm = dx->tex.samp[0] ? dx->tex.samp[0] : &default_sampler;
     if (s->ps != kr_ps_texture || s->ps_outputs != 1 || dx->nvary < 1)
         return NULL;
     if (fb->nrt < 1 || !fb->rt[0] || !is_rgba8(fb->rt_format[0]) || s->blend[0].enable ||

@@ -194,7 +194,7 @@ static v4i compare_v(kiln_compare f, v4 a, v4 b)
  * inside the target is tested as four lanes and written back whole (the
  * block lies in one tile, which only this thread touches); at the target's
  * right edge pixel by pixel, so nothing past the row is read or written. */
-static uint32_t depth_d32(const kr_state *s, const kr_fb *fb, int x, int y, const float *z, uint32_t mask)
+static uint32_t depth_d32(const kd_state *s, const kr_fb *fb, int x, int y, const float *z, uint32_t mask)
 {
     uint32_t out = 0;
     bool whole = (uint32_t)x + 4 <= fb->width;
@@ -229,12 +229,12 @@ static uint32_t depth_d32(const kr_state *s, const kr_fb *fb, int x, int y, cons
 static uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, const float *z,
                               uint32_t mask)
 {
-    const kr_state *s = p->dx->s;
+    const kd_state *s = p->dx->s;
     if (!fb->ds || (!s->depth_enable && !s->stencil_enable))
         return mask;
     if (fb->ds_format == KILN_FORMAT_D32_FLOAT && !s->stencil_enable)
         return depth_d32(s, fb, x, y, z, mask);
-    const kr_stencil_face *face = p->front ? &s->front : &s->back;
+    const kd_stencil_face *face = p->front ? &s->front : &s->back;
     bool d24 = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT;
     bool sten = s->stencil_enable && d24;
     uint32_t ref = s->stencil_ref & 0xff, rmask = s->stencil_read, wmask = s->stencil_write;
@@ -452,7 +452,7 @@ static v4 blend_op4(kiln_blend_op op, v4 a, v4 b)
 
 /* An 8-bit RGBA or BGRA target with blending or a partial write mask:
  * output()'s per-pixel loop, a row of four pixels at a time. */
-static void output_rgba8_blend(const kr_blend_rt *bl, const float k[4], uint8_t *base,
+static void output_rgba8_blend(const kd_blend_rt *bl, const float k[4], uint8_t *base,
                                uint32_t pitch, bool bgra, int x, int y, const float *col,
                                uint32_t mask)
 {
@@ -519,12 +519,12 @@ static bool is_unorm(kiln_format f)
 
 static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float *color, uint32_t mask)
 {
-    const kr_state *s = p->dx->s;
+    const kd_state *s = p->dx->s;
     uint32_t n = fb->nrt < s->ps_outputs ? fb->nrt : s->ps_outputs;
     for (uint32_t r = 0; r < n; r++) {
         if (!fb->rt[r])
             continue;
-        const kr_blend_rt *bl = &s->blend[r];
+        const kd_blend_rt *bl = &s->blend[r];
         if (!bl->write_mask)
             continue;
         kiln_format f = fb->rt_format[r];
@@ -580,7 +580,7 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     const kr_drawx *dx = p->dx;
     if (dx->block && dx->block(p, fb, x, y, mask))
         return;
-    const kr_state *s = dx->s;
+    const kd_state *s = dx->s;
     /* Pixel centers relative to the planes' origin: a column vector shared
      * by the rows, one value per row. */
     const v4 fx = v4_sub(v4_add(v4_ramp(x), v4_set1(0.5f)), v4_set1(p->ox));

@@ -32,6 +32,8 @@ void kres_storage_unref(kres_storage *st)
 {
     if (st && atomic_fetch_sub_explicit(&st->refs, 1, memory_order_acq_rel) == 1) {
         const kb_env *env = st->env;
+        if (st->mirror_release)
+            st->mirror_release(st->mirror);
         kb_free(env, st->alloc_base, st->alloc_size);
         kb_free(env, st, sizeof *st);
     }

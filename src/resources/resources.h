@@ -113,6 +113,16 @@ typedef struct kres_storage {
     void *alloc_base;
     size_t alloc_size;
     kq_lock lock;  /* owned by the queue scheduler */
+    /* For backends that keep their own copy of the bytes (src/gl): `gen`
+     * grows after every CPU write (executor commands, written Maps), so a
+     * copy knows it is stale; `backend_newer` says the backend's copy is
+     * newer than `data` (kq_backend.sync_storage brings it back). `mirror`
+     * is the backend's copy, freed through mirror_release with the storage
+     * (from whatever thread drops the last reference). */
+    atomic_uint gen;
+    atomic_bool backend_newer;
+    void *mirror;
+    void (*mirror_release)(void *mirror);
 } kres_storage;
 
 kres_storage *kres_storage_create(const kb_env *env, size_t size); /* zeroed */

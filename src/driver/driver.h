@@ -1,37 +1,53 @@
 /*
- * The scene: consecutive draws (and clears) to one set of render targets,
- * gathered by the API and executed as one command by the raster backend.
+ * driver: the seam between the API layer and the backends (Mesa gallium's
+ * p_state.h in spirit). src/api builds these records; a backend (src/raster,
+ * src/gl) reads them when the queue's executor hands it a command through
+ * the kq_backend vtable (queue.h). Nothing here knows a backend.
  *
- * Ownership: a kr_state (the pipeline state a draw captured) is immutable
- * and reference counted; it holds references to every object it names. A
- * kr_draw holds references to the storages it reads (captured when the draw
- * was called, so WRITE_DISCARD renames between draws are seen correctly).
- * A scene owns its ops, draws and node array; kr_scene_free releases all.
+ * Ownership:
+ * - A kd_state (the pipeline state a draw captured) is immutable once
+ *   built and reference counted (atomic: dropped on any thread); it holds
+ *   references to every object it names.
+ * - A kd_draw holds references to the storages it reads, captured when the
+ *   draw was called, so WRITE_DISCARD renames between draws are seen.
+ * - A kd_scene owns its ops, draws and node array; kd_scene_free releases
+ *   everything. The queue owns the nodes once they are handed to a command.
  */
-#ifndef KILN_RASTER_SCENE_H
-#define KILN_RASTER_SCENE_H
+#ifndef KILN_DRIVER_H
+#define KILN_DRIVER_H
 
 #include "../queue/queue.h"
-#include "raster.h"
 
-typedef struct kr_element {
+/* A sampler with its defaults resolved: filters POINT or LINEAR, address
+ * modes WRAP..BORDER, min_lod/max_lod set (0..1000 when unclamped). */
+typedef struct kd_sampler {
+    kiln_filter min_filter, mag_filter, mip_filter;
+    kiln_address address_u, address_v;
+    float mip_lod_bias, min_lod, max_lod;
+    float border[4];
+} kd_sampler;
+
+/* Resolves a sampler desc's defaults (NULL: the default sampler). */
+void kd_sampler_resolve(const kiln_sampler_desc *d, kd_sampler *out);
+
+typedef struct kd_element {
     kiln_format format;
     uint32_t slot, offset, per_instance, step;
-} kr_element;
+} kd_element;
 
-typedef struct kr_stencil_face {
+typedef struct kd_stencil_face {
     kiln_stencil_op fail, zfail, pass; /* resolved: never DEFAULT */
     kiln_compare func;
-} kr_stencil_face;
+} kd_stencil_face;
 
-typedef struct kr_blend_rt {
+typedef struct kd_blend_rt {
     uint32_t enable;
     kiln_blend_factor src, dst, src_a, dst_a; /* resolved */
     kiln_blend_op op, op_a;
     uint32_t write_mask;                     /* 0..15 */
-} kr_blend_rt;
+} kd_blend_rt;
 
-typedef struct kr_state {
+typedef struct kd_state {
     atomic_uint refs;
     const kb_env *env;
     /* shaders */
@@ -41,8 +57,9 @@ typedef struct kr_state {
     kiln_ps_fn ps;
     void *ps_user;
     uint32_t ps_varyings, ps_outputs, ps_flags;
+    const char *vs_glsl, *ps_glsl; /* the descs' GLSL (osmesa), or NULL */
     /* input assembly */
-    kr_element elems[KILN_MAX_INPUT_ELEMENTS];
+    kd_element elems[KILN_MAX_INPUT_ELEMENTS];
     uint32_t nelems;
     kres_resource *vb[KILN_MAX_VERTEX_BUFFERS];
     uint32_t vb_stride[KILN_MAX_VERTEX_BUFFERS], vb_offset[KILN_MAX_VERTEX_BUFFERS];
@@ -53,7 +70,7 @@ typedef struct kr_state {
     /* resources of the stages */
     kres_resource *vs_cb[KILN_MAX_CONSTANT_BUFFERS], *ps_cb[KILN_MAX_CONSTANT_BUFFERS];
     kres_view *srv[KILN_MAX_SHADER_RESOURCES];
-    kr_sampler samp[KILN_MAX_SAMPLERS];
+    kd_sampler samp[KILN_MAX_SAMPLERS];
     /* rasterizer */
     kiln_fill_mode fill;
     kiln_cull_mode cull;          /* NONE, FRONT or BACK */
@@ -66,16 +83,16 @@ typedef struct kr_state {
     uint32_t depth_enable, depth_write;
     kiln_compare depth_func;
     uint32_t stencil_enable, stencil_read, stencil_write, stencil_ref;
-    kr_stencil_face front, back;
-    kr_blend_rt blend[KILN_MAX_RENDER_TARGETS];
+    kd_stencil_face front, back;
+    kd_blend_rt blend[KILN_MAX_RENDER_TARGETS];
     float blend_factor[4];
-} kr_state;
+} kd_state;
 
-void kr_state_ref(kr_state *s);
-void kr_state_unref(kr_state *s);
+void kd_state_ref(kd_state *s);
+void kd_state_unref(kd_state *s);
 
-typedef struct kr_draw {
-    kr_state *state;
+typedef struct kd_draw {
+    kd_state *state;
     uint32_t indexed;
     uint32_t count;               /* vertices or indices */
     uint32_t start;               /* first vertex or index */
@@ -85,24 +102,24 @@ typedef struct kr_draw {
     kres_storage *vb_st[KILN_MAX_VERTEX_BUFFERS], *ib_st;
     kres_storage *vs_cb_st[KILN_MAX_CONSTANT_BUFFERS], *ps_cb_st[KILN_MAX_CONSTANT_BUFFERS];
     kres_storage *srv_st[KILN_MAX_SHADER_RESOURCES];
-} kr_draw;
+} kd_draw;
 
-typedef enum kr_op_kind { KR_OP_CLEAR_RT, KR_OP_CLEAR_DS, KR_OP_DRAW } kr_op_kind;
+typedef enum kd_op_kind { KD_OP_CLEAR_RT, KD_OP_CLEAR_DS, KD_OP_DRAW } kd_op_kind;
 
-typedef struct kr_op {
-    kr_op_kind kind;
+typedef struct kd_op {
+    kd_op_kind kind;
     uint32_t rt;                  /* CLEAR_RT: target index */
     uint8_t texel[16];            /* CLEAR_RT: packed color; CLEAR_DS: 32-bit word */
     uint32_t mask;                /* CLEAR_DS: bits of the word written */
-    kr_draw *draw;                /* DRAW */
-} kr_op;
+    kd_draw *draw;                /* DRAW */
+} kd_op;
 
-typedef struct kr_scene {
+typedef struct kd_scene {
     const kb_env *env;
     kres_view *rtv[KILN_MAX_RENDER_TARGETS]; /* references held */
     uint32_t nrt;
     kres_view *dsv;
-    kr_op *ops;
+    kd_op *ops;
     uint32_t nops, ops_cap;
     uint64_t vertices;            /* work estimate: vertices submitted */
     /* Nodes for the command: one per storage (deduplicated through a small
@@ -111,30 +128,34 @@ typedef struct kr_scene {
     uint32_t nnodes, nodes_cap;
     uint32_t *hash;
     uint32_t hash_cap;
-} kr_scene;
+} kd_scene;
 
 /* Limits that end a scene (the API submits it and starts another). */
-#define KR_SCENE_MAX_OPS 65536u
-#define KR_SCENE_MAX_VERTICES (4u << 20)
+#define KD_SCENE_MAX_OPS 65536u
+#define KD_SCENE_MAX_VERTICES (4u << 20)
 
-kr_scene *kr_scene_create(const kb_env *env);
+kd_scene *kd_scene_create(const kb_env *env);
 /* Drops a draw's state block and captured storages, and frees it. */
-void kr_draw_free(const kb_env *env, kr_draw *d);
+void kd_draw_free(const kb_env *env, kd_draw *d);
 /* Adds a node for `st` of `res` (taking new references), merging with an
  * existing one (write wins). False on out of memory. */
-bool kr_scene_use(kr_scene *s, kres_resource *res, kres_storage *st, int mode);
-bool kr_scene_push(kr_scene *s, const kr_op *op);
-void kr_scene_free(kr_scene *s);
+bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode);
+bool kd_scene_push(kd_scene *s, const kd_op *op);
+void kd_scene_free(kd_scene *s);
 
-/* Number of primitives a draw makes per instance (geom.c). */
-uint32_t kr_prim_count(kiln_topology t, uint32_t count);
+/* Number of primitives a draw makes per instance. */
+uint32_t kd_prim_count(kiln_topology t, uint32_t count);
 
-/* Per-device memory the backend keeps between scenes (created with the
- * device, freed after its workers stop). */
-struct kr_pool *kr_pool_create(const kb_env *env);
-void kr_pool_destroy(struct kr_pool *pool);
+/* ---- the backends ---- */
 
-/* The soft backend's entry points for the queue. */
+/* The backend that executes a device's commands, or NULL when it is not
+ * built into this library (`why` then says what to install). */
+const kq_backend *kd_backend_find(kiln_backend which, const char **why);
+
+/* Defined by the backends themselves (src/raster, src/gl). */
 extern const kq_backend kr_soft_backend;
+#if KILN_HAVE_GL
+extern const kq_backend kg_osmesa_backend;
+#endif
 
 #endif

@@ -1,0 +1,201 @@
+/* The neutral records' lifetimes: state blocks, draws and scenes (with
+ * their deduplicated resource nodes), plus the small helpers both the API
+ * and the backends need (primitive counts, sampler defaults). */
+#include "driver.h"
+
+#include <string.h>
+
+/* ---- state blocks ---- */
+
+void kd_state_ref(kd_state *s)
+{
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void kd_state_unref(kd_state *s)
+{
+    if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+        if (s->vb[i])
+            kres_unref(&s->vb[i]->base);
+    if (s->ib)
+        kres_unref(&s->ib->base);
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+        if (s->vs_cb[i])
+            kres_unref(&s->vs_cb[i]->base);
+        if (s->ps_cb[i])
+            kres_unref(&s->ps_cb[i]->base);
+    }
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        if (s->srv[i])
+            kres_unref(&s->srv[i]->base);
+    kb_free(s->env, s, sizeof *s);
+}
+
+/* ---- scenes ---- */
+
+kd_scene *kd_scene_create(const kb_env *env)
+{
+    kd_scene *s = kb_calloc(env, sizeof *s);
+    if (s)
+        s->env = env;
+    return s;
+}
+
+void kd_draw_free(const kb_env *env, kd_draw *d)
+{
+    kd_state_unref(d->state);
+    kres_storage_unref(d->ib_st);
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+        kres_storage_unref(d->vb_st[i]);
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+        kres_storage_unref(d->vs_cb_st[i]);
+        kres_storage_unref(d->ps_cb_st[i]);
+    }
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        kres_storage_unref(d->srv_st[i]);
+    kb_free(env, d, sizeof *d);
+}
+
+void kd_scene_free(kd_scene *s)
+{
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->nops; i++)
+        if (s->ops[i].kind == KD_OP_DRAW)
+            kd_draw_free(s->env, s->ops[i].draw);
+    for (uint32_t i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
+        if (s->rtv[i])
+            kres_unref(&s->rtv[i]->base);
+    if (s->dsv)
+        kres_unref(&s->dsv->base);
+    kb_free(s->env, s->ops, sizeof(kd_op) * s->ops_cap);
+    /* Nodes not handed to a command still hold their references. */
+    for (uint32_t i = 0; i < s->nnodes; i++) {
+        kres_storage_unref(s->nodes[i].st);
+        kres_unref(&s->nodes[i].res->base);
+    }
+    kb_free(s->env, s->nodes, sizeof(kq_node) * s->nodes_cap);
+    kb_free(s->env, s->hash, sizeof(uint32_t) * s->hash_cap);
+    kb_free(s->env, s, sizeof *s);
+}
+
+bool kd_scene_push(kd_scene *s, const kd_op *op)
+{
+    if (s->nops == s->ops_cap) {
+        uint32_t cap = s->ops_cap ? s->ops_cap * 2 : 16;
+        kd_op *n = kb_alloc(s->env, sizeof(kd_op) * cap);
+        if (!n)
+            return false;
+        if (s->ops)
+            memcpy(n, s->ops, sizeof(kd_op) * s->nops);
+        kb_free(s->env, s->ops, sizeof(kd_op) * s->ops_cap);
+        s->ops = n;
+        s->ops_cap = cap;
+    }
+    s->ops[s->nops++] = *op;
+    return true;
+}
+
+static uint32_t hash_ptr(const void *p, uint32_t cap)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 17;
+    x *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> 32) & (cap - 1);
+}
+
+static bool grow_nodes(kd_scene *s)
+{
+    uint32_t cap = s->nodes_cap ? s->nodes_cap * 2 : 16;
+    kq_node *n = kb_calloc(s->env, sizeof(kq_node) * cap);
+    uint32_t hcap = cap * 2;
+    uint32_t *h = kb_calloc(s->env, sizeof(uint32_t) * hcap);
+    if (!n || !h) {
+        kb_free(s->env, n, sizeof(kq_node) * cap);
+        kb_free(s->env, h, sizeof(uint32_t) * hcap);
+        return false;
+    }
+    if (s->nodes)
+        memcpy(n, s->nodes, sizeof(kq_node) * s->nnodes);
+    for (uint32_t i = 0; i < s->nnodes; i++) {
+        uint32_t k = hash_ptr(n[i].st, hcap);
+        while (h[k])
+            k = (k + 1) & (hcap - 1);
+        h[k] = i + 1;
+    }
+    kb_free(s->env, s->nodes, sizeof(kq_node) * s->nodes_cap);
+    kb_free(s->env, s->hash, sizeof(uint32_t) * s->hash_cap);
+    s->nodes = n;
+    s->nodes_cap = cap;
+    s->hash = h;
+    s->hash_cap = hcap;
+    return true;
+}
+
+bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode)
+{
+    if (s->hash_cap) {
+        uint32_t k = hash_ptr(st, s->hash_cap);
+        while (s->hash[k]) {
+            kq_node *n = &s->nodes[s->hash[k] - 1];
+            if (n->st == st) {
+                if (mode == KQ_WRITE)
+                    n->mode = KQ_WRITE;
+                return true;
+            }
+            k = (k + 1) & (s->hash_cap - 1);
+        }
+    }
+    if (s->nnodes == s->nodes_cap && !grow_nodes(s))
+        return false;
+    kq_node *n = &s->nodes[s->nnodes];
+    memset(n, 0, sizeof *n);
+    kres_ref(&res->base);
+    kres_storage_ref(st);
+    n->res = res;
+    n->st = st;
+    n->mode = (uint8_t)mode;
+    uint32_t k = hash_ptr(st, s->hash_cap);
+    while (s->hash[k])
+        k = (k + 1) & (s->hash_cap - 1);
+    s->hash[k] = ++s->nnodes;
+    return true;
+}
+
+/* ---- helpers ---- */
+
+uint32_t kd_prim_count(kiln_topology t, uint32_t n)
+{
+    switch (t) {
+    case KILN_TOPOLOGY_POINT_LIST: return n;
+    case KILN_TOPOLOGY_LINE_LIST: return n / 2;
+    case KILN_TOPOLOGY_LINE_STRIP: return n >= 2 ? n - 1 : 0;
+    case KILN_TOPOLOGY_TRIANGLE_LIST: return n / 3;
+    case KILN_TOPOLOGY_TRIANGLE_STRIP: return n >= 3 ? n - 2 : 0;
+    default: return 0;
+    }
+}
+
+void kd_sampler_resolve(const kiln_sampler_desc *d, kd_sampler *out)
+{
+    static const kiln_sampler_desc zero;
+    if (!d)
+        d = &zero;
+    out->min_filter = d->min_filter == KILN_FILTER_POINT ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
+    out->mag_filter = d->mag_filter == KILN_FILTER_POINT ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
+    out->mip_filter = d->mip_filter == KILN_FILTER_POINT ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
+    out->address_u = d->address_u == KILN_ADDRESS_DEFAULT ? KILN_ADDRESS_CLAMP : d->address_u;
+    out->address_v = d->address_v == KILN_ADDRESS_DEFAULT ? KILN_ADDRESS_CLAMP : d->address_v;
+    out->mip_lod_bias = d->mip_lod_bias;
+    if (d->lod_clamp_enable) {
+        out->min_lod = d->min_lod;
+        out->max_lod = d->max_lod;
+    } else {
+        out->min_lod = 0.0f;
+        out->max_lod = 1000.0f;
+    }
+    for (int c = 0; c < 4; c++)
+        out->border[c] = d->border_color[c];
+}
