@@ -329,11 +329,11 @@ static kiln_buffer make_buffer(kiln_device *dev, uint32_t bind, const void *data
     return b;
 }
 
-static void rig_init(rig *r, uint32_t threads, const tri_set *small, const tri_set *mid,
-                     const uint8_t *texels)
+static void rig_init_backend(rig *r, kiln_backend backend, uint32_t threads, const tri_set *small,
+                             const tri_set *mid, const uint8_t *texels)
 {
     memset(r, 0, sizeof *r);
-    kiln_device_desc dd = {.num_threads = threads};
+    kiln_device_desc dd = {.backend = backend, .num_threads = threads};
     CHECK(kiln_device_create(&dd, &r->dev));
     r->ctx = kiln_device_immediate_context(r->dev);
     r->threads = kiln_device_num_threads(r->dev);
@@ -421,6 +421,12 @@ static void rig_init(rig *r, uint32_t threads, const tri_set *small, const tri_s
     CHECK(kiln_rs_set_state(ctx, r->rs));
     CHECK(kiln_ia_set_topology(ctx, KILN_TOPOLOGY_TRIANGLE_LIST));
     CHECK(kiln_vs_set_constant_buffers(ctx, 0, 1, &r->identity));
+}
+
+static void rig_init(rig *r, uint32_t threads, const tri_set *small, const tri_set *mid,
+                     const uint8_t *texels)
+{
+    rig_init_backend(r, KILN_BACKEND_SOFT, threads, small, mid, texels);
 }
 
 static void rig_fini(rig *r)
@@ -703,7 +709,8 @@ static bool parse_scenes(const char *list, config *c)
 
 static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
                     const uint8_t *texels, uint8_t *img, uint8_t *img_1, size_t img_size);
-static void llvmpipe(void);
+static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid, const uint8_t *texels,
+                     uint8_t *img);
 
 int main(int argc, char **argv)
 {
@@ -871,7 +878,7 @@ int main(int argc, char **argv)
         scaling(&c, &small, &mid, texels, img, img_1, img_size);
     else
         printf("\nthread scaling on (c): not run (--scenes)\n");
-    llvmpipe();
+    llvmpipe(&c, &small, &mid, texels, img);
 
     if (failures)
         printf("\n%d sanity check(s) FAILED: the figures above are not valid\n", failures);
@@ -939,19 +946,61 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
     rig_fini(&two);
 }
 
-/* llvmpipe through the osmesa backend, once it exists. */
-static void llvmpipe(void)
+/* The same scenes on the osmesa backend (Mesa's llvmpipe) beside soft:
+ * two devices with the same worker count (llvmpipe gets it as
+ * LP_NUM_THREADS), frames interleaved soft, osmesa, soft, ... so that the
+ * machine's drift hits both; the ratio is taken frame pair by frame pair.
+ * Each osmesa image passes the same sanity checks. */
+static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid, const uint8_t *texels,
+                     uint8_t *img)
 {
-    kiln_device *gl = NULL;
+    kiln_device *gl_dev = NULL;
     kiln_device_desc gd = {.backend = KILN_BACKEND_OSMESA, .log_fn = silent_log};
-    kiln_result gr = kiln_device_create(&gd, &gl);
-    if (gr == KILN_OK)
-        kiln_device_destroy(gl);
-    if (gr == KILN_OK)
-        printf("\nllvmpipe comparison: pending - the osmesa backend is built, but this bench "
-               "does not run its scenes on it yet\n");
-    else
-        printf("\nllvmpipe comparison: pending - the osmesa backend is not built yet "
+    kiln_result gr = kiln_device_create(&gd, &gl_dev);
+    if (gr != KILN_OK) {
+        printf("\nllvmpipe comparison: not run - the osmesa backend is not available "
                "(kiln_device_create with KILN_BACKEND_OSMESA: %s)\n",
                kiln_result_string(gr));
+        return;
+    }
+    kiln_device_destroy(gl_dev);
+    const config *c = cp;
+    rig soft, gl;
+    rig_init_backend(&soft, KILN_BACKEND_SOFT, c->threads, small, mid, texels);
+    rig_init_backend(&gl, KILN_BACKEND_OSMESA, soft.threads, small, mid, texels);
+    printf("\nkiln soft beside llvmpipe (the osmesa backend), same scenes, same data, frames "
+           "interleaved; ratio = osmesa ms / soft ms per frame pair (above 1: soft is faster)\n");
+    printf("%-36s %3s %9s %9s %9s %9s %9s %s\n", "scene", "thr", "soft ms", "osmesa ms", "ratio",
+           "min", "max", "osmesa check");
+    for (int sc = 0; sc < SC_COUNT; sc++) {
+        if (!c->scene[sc])
+            continue;
+        scene_bind(&soft, (scene_id)sc);
+        scene_bind(&gl, (scene_id)sc);
+        for (int f = 0; f < c->warmup; f++) {
+            frame(&soft, (scene_id)sc, NULL, NULL);
+            frame(&gl, (scene_id)sc, NULL, NULL);
+        }
+        double a[MAX_FRAMES], b[MAX_FRAMES], ratio[MAX_FRAMES];
+        for (int f = 0; f < c->frames; f++) {
+            a[f] = frame(&soft, (scene_id)sc, NULL, NULL);
+            b[f] = frame(&gl, (scene_id)sc, NULL, NULL);
+            ratio[f] = b[f] / a[f];
+        }
+        readback(&gl, img);
+        bool ok;
+        char name[64];
+        snprintf(name, sizeof name, "osmesa %s", scene_names[sc]);
+        if (sc == SC_SMALL || sc == SC_MID || sc == SC_DRAWS) {
+            double covered;
+            ok = check_tris(name, sc == SC_MID ? mid : small, img, &covered);
+        } else {
+            ok = check_layers(name, img, sc == SC_LAYERS_BLEND ? N_LAYERS : 1);
+        }
+        summary sa = summarize(a, c->frames), sb = summarize(b, c->frames), sr = summarize(ratio, c->frames);
+        printf("%-36s %3u %9.2f %9.2f %9.2f %9.2f %9.2f %s\n", scene_names[sc], soft.threads, sa.median,
+               sb.median, sr.median, sr.min, sr.max, ok ? "ok" : "FAILED");
+    }
+    rig_fini(&soft);
+    rig_fini(&gl);
 }

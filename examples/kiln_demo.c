@@ -20,7 +20,7 @@
  *
  * Usage: kiln_demo [--list] [--scene NAME[,NAME...]|all] [--threads N]
  *                  [--size WxH] [--frames N] [--out DIR] [--serial] [--check]
- *                  [--golden]
+ *                  [--golden] [--backend soft|osmesa]
  */
 #include "scenes.h"
 
@@ -42,20 +42,27 @@
 
 typedef struct options {
     int list, serial, check, golden;
+    kiln_backend backend;
+    const char *backend_name; /* "soft" or "osmesa" */
     int selected[DEMO_MAX_SCENES];
     uint32_t threads, w, h, frames;
     const char *out;
 } options;
 
-/* A demo_progress_fn; `user` points to an int saying whether stderr is a tty. */
+typedef struct progress_info {
+    int tty;             /* stderr is a terminal */
+    const char *backend;
+} progress_info;
+
+/* A demo_progress_fn; `user` is a progress_info. */
 static void progress(const char *name, uint32_t f, uint32_t frames, void *user)
 {
-    int tty = *(const int *)user;
+    const progress_info *p = user;
     uint32_t step = frames > 10 ? frames / 10 : 1;
-    if (tty)
-        fprintf(stderr, "\rscene %s: frame %u/%u", name, f, frames);
+    if (p->tty)
+        fprintf(stderr, "\rscene %s (%s): frame %u/%u", name, p->backend, f, frames);
     else if (f % step == 0 || f == frames)
-        fprintf(stderr, "scene %s: frame %u/%u\n", name, f, frames);
+        fprintf(stderr, "scene %s (%s): frame %u/%u\n", name, p->backend, f, frames);
 }
 
 static int compare(const demo *d, const uint8_t *got, const uint8_t *want)
@@ -93,7 +100,8 @@ static int write_png(const char *path, uint32_t w, uint32_t h, uint8_t *pixels)
 
 static int run_scene(demo *d, const scene *sc, const options *o)
 {
-    int tty = isatty(STDERR_FILENO);
+    progress_info info = {isatty(STDERR_FILENO), o->backend_name};
+    int tty = info.tty;
     int rc = -1;
     uint8_t *pixels = malloc((size_t)d->w * d->h * 4);
     uint8_t *want = o->check && sc->expect ? malloc((size_t)d->w * d->h * 4) : NULL;
@@ -106,7 +114,7 @@ static int run_scene(demo *d, const scene *sc, const options *o)
         demo_fail(d, "out of memory");
         goto done;
     }
-    int failed = demo_render(d, sc, o->frames, pixels, progress, &tty, &ms);
+    int failed = demo_render(d, sc, o->frames, pixels, progress, &info, &ms);
     if (tty)
         fputc('\n', stderr);
     if (failed)
@@ -152,6 +160,7 @@ static void usage(FILE *f)
             "  --size WxH          canvas size, 1..8192 each (default 640x360)\n"
             "  --frames N          frames to render, the last is written (default 1)\n"
             "  --out DIR           output directory, created if missing (default out)\n"
+            "  --backend NAME      soft (default) or osmesa (Mesa's llvmpipe, when built in)\n"
             "  --serial            execute each command inside the call (KILN_EXEC_SERIAL)\n"
             "  --check             compare each image with the scene's CPU reference\n"
             "                      (draw scenes have none: they are said to be skipped)\n"
@@ -242,7 +251,7 @@ static int parse_args(int argc, char **argv, options *o)
 
         int takes_value = !strcmp(name, "--scene") || !strcmp(name, "--threads") ||
                           !strcmp(name, "--size") || !strcmp(name, "--frames") ||
-                          !strcmp(name, "--out");
+                          !strcmp(name, "--out") || !strcmp(name, "--backend");
         if (takes_value) {
             if (eq)
                 val = eq + 1;
@@ -259,6 +268,14 @@ static int parse_args(int argc, char **argv, options *o)
             exit(0);
         } else if (!strcmp(name, "--list")) {
             o->list = 1;
+        } else if (!strcmp(name, "--backend")) {
+            if (!strcmp(val, "soft"))
+                o->backend = KILN_BACKEND_SOFT;
+            else if (!strcmp(val, "osmesa"))
+                o->backend = KILN_BACKEND_OSMESA;
+            else
+                return bad_usage("--backend wants soft or osmesa, not '%s'", val);
+            o->backend_name = val;
         } else if (!strcmp(name, "--serial")) {
             o->serial = 1;
         } else if (!strcmp(name, "--check")) {
@@ -331,7 +348,7 @@ static int make_dirs(const char *path)
 
 int main(int argc, char **argv)
 {
-    options o = {.w = 640, .h = 360, .frames = 1, .out = "out"};
+    options o = {.w = 640, .h = 360, .frames = 1, .out = "out", .backend_name = "soft"};
     if (demo_num_scenes > DEMO_MAX_SCENES) {
         fprintf(stderr, "kiln_demo: more scenes than DEMO_MAX_SCENES\n");
         return 1;
@@ -354,6 +371,7 @@ int main(int argc, char **argv)
 
     demo d = {.w = o.w, .h = o.h, .scene = "(device)"};
     kiln_device_desc desc = {
+        .backend = o.backend,
         .num_threads = o.threads,
         .exec_mode = o.serial ? KILN_EXEC_SERIAL : KILN_EXEC_ASYNC,
     };
@@ -363,8 +381,8 @@ int main(int argc, char **argv)
         return 1;
     }
     d.ctx = kiln_device_immediate_context(d.dev);
-    fprintf(stderr, "kiln_demo: %s, %u worker thread%s, %ux%u, %u frame%s\n",
-            o.serial ? "serial" : "async", kiln_device_num_threads(d.dev),
+    fprintf(stderr, "kiln_demo: %s backend, %s, %u worker thread%s, %ux%u, %u frame%s\n",
+            o.backend_name, o.serial ? "serial" : "async", kiln_device_num_threads(d.dev),
             kiln_device_num_threads(d.dev) == 1 ? "" : "s", o.w, o.h, o.frames,
             o.frames == 1 ? "" : "s");
 

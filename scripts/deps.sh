@@ -5,8 +5,7 @@
 # As another user: prints what is missing and exits 1 (run it with sudo, or
 # install them yourself). Exits 0 at once when nothing is missing.
 #
-# Add a package here when the project starts to need it (the osmesa backend
-# will add libosmesa6-dev, the x11 winsys libx11-dev, its tests xvfb).
+# Add a package here when the project starts to need it.
 set -euo pipefail
 
 KILN_DEB_PACKAGES=(
@@ -20,6 +19,10 @@ KILN_DEB_PACKAGES=(
     libxext-dev # MIT-SHM for the X11 target
     xvfb # a real X server for the X11 target's tests
     x11-apps # xwd, to capture a window in tests
+    libosmesa6-dev # the osmesa backend: Mesa's llvmpipe through OSMesa
+    libegl-dev # ... or through surfaceless EGL (Mesa 25.1 on has only this)
+    libgl-dev # GL/glcorearb.h, the GL function types src/gl loads by name
+    libgl1-mesa-dri # swrast_dri.so: llvmpipe for surfaceless EGL
 )
 
 if ! command -v dpkg >/dev/null 2>&1; then

@@ -48,6 +48,11 @@ kiln_log_id th_log_last(void)
 kiln_device *th_device_desc(kiln_device_desc desc)
 {
     desc.log_fn = th_log_fn;
+    /* The backend-neutral tests run on osmesa too (tests/CMakeLists.txt
+     * adds *_osmesa variants with KILN_TEST_BACKEND=osmesa). */
+    const char *b = getenv("KILN_TEST_BACKEND");
+    if (desc.backend == KILN_BACKEND_DEFAULT && b && !strcmp(b, "osmesa"))
+        desc.backend = KILN_BACKEND_OSMESA;
     kiln_device *dev = NULL;
     kiln_result r = kiln_device_create(&desc, &dev);
     if (r != KILN_OK) {

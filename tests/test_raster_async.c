@@ -150,7 +150,7 @@ static void rand_matrices(run *R, float *m)
 static void log_op(run *R, const char *what, uint32_t a, uint32_t b)
 {
     if (R->verbose)
-        fprintf(stderr, "  %s %u %u\n", what, a, b);
+        fprintf(stderr, "  [%d] %s %u %u\n", R->ntrace, what, a, b);
 }
 
 /* ---- setup ---- */

@@ -143,6 +143,9 @@ bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode);
 bool kd_scene_push(kd_scene *s, const kd_op *op);
 void kd_scene_free(kd_scene *s);
 
+/* The storage a scene command was granted for `res` (its targets'). */
+kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res);
+
 /* Number of primitives a draw makes per instance. */
 uint32_t kd_prim_count(kiln_topology t, uint32_t count);
 

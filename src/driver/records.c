@@ -199,3 +199,11 @@ void kd_sampler_resolve(const kiln_sampler_desc *d, kd_sampler *out)
     for (int c = 0; c < 4; c++)
         out->border[c] = d->border_color[c];
 }
+
+kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res)
+{
+    for (uint32_t i = 0; i < cmd->naccess; i++)
+        if (cmd->acc[i].res == res)
+            return cmd->acc[i].st;
+    return NULL;
+}

@@ -303,5 +303,8 @@ typedef struct kq_backend {
 kq_exec_result kq_execute(kq_cmd *cmd);
 /* Completes a command: releases its grants and slot. Takes the mutex. */
 void kq_complete(kq_cmd *cmd);
+/* Completes a command that was PARKED, with the result it finally had
+ * (FAILED: logged with cmd->fail_reason, and dependent fences error). */
+void kq_complete_result(kq_cmd *cmd, kq_exec_result res);
 
 #endif

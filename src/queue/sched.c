@@ -203,6 +203,26 @@ void kq_complete(kq_cmd *cmd)
     ks_unlock(q->dom);
 }
 
+static void log_failure(kq_device *q, const kq_cmd *cmd)
+{
+    kb_log(q->env, KILN_LOG_LEVEL_ERROR, KILN_LOG_COMMAND_FAILED, cmd->api,
+           "command #%llu failed while executing: %s", (unsigned long long)cmd->seq,
+           cmd->fail_reason ? cmd->fail_reason : "unknown reason");
+}
+
+void kq_complete_result(kq_cmd *cmd, kq_exec_result res)
+{
+    kq_device *q = cmd->ctx->dev;
+    if (res == KQ_EXEC_FAILED)
+        log_failure(q, cmd);
+    pthread_mutex_lock(MU(q));
+    if (res == KQ_EXEC_FAILED)
+        cmd->failed = 1;
+    kq_complete_locked(q, cmd);
+    kq_drain_serial(q);
+    ks_unlock(q->dom);
+}
+
 /* Runs one ready command on the calling thread. Called and returns with
  * the mutex held. */
 static void run_one_locked(kq_device *q)
@@ -220,9 +240,7 @@ static void run_one_locked(kq_device *q)
     pthread_mutex_unlock(MU(q));
     kq_exec_result res = kq_execute(cmd);
     if (res == KQ_EXEC_FAILED)
-        kb_log(q->env, KILN_LOG_LEVEL_ERROR, KILN_LOG_COMMAND_FAILED, cmd->api,
-               "command #%llu failed while executing: %s", (unsigned long long)cmd->seq,
-               cmd->fail_reason ? cmd->fail_reason : "unknown reason");
+        log_failure(q, cmd);
     pthread_mutex_lock(MU(q));
     if (res == KQ_EXEC_FAILED)
         cmd->failed = 1;

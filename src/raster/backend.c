@@ -11,14 +11,6 @@
 
 /* ---- execution ---- */
 
-static kres_storage *node_storage(const kq_cmd *cmd, const kres_resource *res)
-{
-    for (uint32_t i = 0; i < cmd->naccess; i++)
-        if (cmd->acc[i].res == res)
-            return cmd->acc[i].st;
-    return NULL;
-}
-
 static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
 {
     memset(fb, 0, sizeof *fb);
@@ -30,7 +22,7 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
         if (!v)
             continue;
         const kres_subresource *sub = &v->res->subs[v->first_mip + v->first_slice * v->res->mip_levels];
-        fb->rt[r] = node_storage(cmd, v->res)->data + sub->offset;
+        fb->rt[r] = kd_node_storage(cmd, v->res)->data + sub->offset;
         fb->rt_pitch[r] = sub->row_pitch;
         fb->rt_format[r] = v->format;
         fb->width = KB_MIN(fb->width, sub->width);
@@ -39,7 +31,7 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
     if (s->dsv) {
         const kres_view *v = s->dsv;
         const kres_subresource *sub = &v->res->subs[v->first_mip + v->first_slice * v->res->mip_levels];
-        fb->ds = node_storage(cmd, v->res)->data + sub->offset;
+        fb->ds = kd_node_storage(cmd, v->res)->data + sub->offset;
         fb->ds_pitch = sub->row_pitch;
         fb->ds_format = v->format;
         fb->width = KB_MIN(fb->width, sub->width);
