@@ -1,5 +1,6 @@
 /*
- * bench_raster - what the soft rasterizer costs per frame.
+ * bench_raster - what the soft rasterizer costs per frame, and beside it
+ * Mesa's llvmpipe through kiln's osmesa backend and in raw GL.
  *
  * Every frame is: clear color + depth, the scene's draws, then kiln_finish
  * (no readback), all timed, so the figure is the whole frame's execution
@@ -46,12 +47,43 @@
  * the worker count, workers sat idle (serial phases) or other processes
  * took the CPUs; the 1-minute load average is printed for the same reason.
  *
+ * soft, osmesa and raw GL: after these, the selected scenes run on three
+ * sides, frames interleaved soft, osmesa, raw GL, soft, ... so that the
+ * machine's drift hits all three, each frame timed as above:
+ *   soft     a soft device (KILN_BACKEND_SOFT)
+ *   osmesa   an osmesa device (KILN_BACKEND_OSMESA): the same kiln calls,
+ *            executed by Mesa's llvmpipe through src/gl
+ *   raw GL   the anchor, bench/anchor_gl.c: the same scenes, vertex data,
+ *            texture bytes and states written directly in GL on llvmpipe,
+ *            through a context of its own (src/gl/provider.h) and no kiln:
+ *            the built-in effects' GLSL, one FBO (RGBA8 + DEPTH32F),
+ *            buffers uploaded once; a frame is ClearBuffer color and depth,
+ *            the draws ((d): 100,000 glDrawArrays of 3 vertices), glFinish.
+ *            (c/ps) is (c) there: raw GL has one shader for both.
+ * All three use the same thread count; llvmpipe takes its count from the
+ * process's first GL context (an osmesa device, created before the anchor),
+ * and the anchor shares it. Columns: soft, osmesa and raw GL ms (median),
+ * then medians of per-frame ratios: osm/soft (with min and max), raw/soft,
+ * and osm/raw, the osmesa backend's own overhead over the same GL work.
+ * The osmesa and raw GL images pass their scene's check above (probes and
+ * coverage, or cell centers; a failure counts as any other), and whether
+ * the two are bit-identical is shown (information, not a check). Without
+ * the osmesa backend in the build (CMake's KILN_HAVE_GL off) the anchor is
+ * not built and its columns read n/a; without the backend at run time the
+ * comparison is skipped.
+ *
  * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N]
  *                     [--scenes LIST]
  * LIST is a comma-separated subset of a,b,c,c/ps,c+,d,scaling (default: all),
  * e.g. to profile one scene with perf.
  */
 #include "kiln.h"
+
+#ifdef KILN_HAVE_GL
+#include "anchor_gl.h"
+#else
+typedef struct anchor_gl anchor_gl; /* no raw GL anchor without the osmesa backend */
+#endif
 
 #include <errno.h>
 #include <math.h>
@@ -946,16 +978,145 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
     rig_fini(&two);
 }
 
-/* The same scenes on the osmesa backend (Mesa's llvmpipe) beside soft:
- * two devices with the same worker count (llvmpipe gets it as
- * LP_NUM_THREADS), frames interleaved soft, osmesa, soft, ... so that the
- * machine's drift hits both; the ratio is taken frame pair by frame pair.
- * Each osmesa image passes the same sanity checks. */
-static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid, const uint8_t *texels,
-                     uint8_t *img)
+/* ---------------------------------------------------------------------------
+ * soft, osmesa and raw GL
+ * ------------------------------------------------------------------------- */
+
+/* The raw GL anchor (anchor_gl.h): built with kiln's osmesa backend only;
+ * without it raw_create says why and the anchor's columns read n/a. */
+static anchor_gl *raw_create(uint32_t threads, const tri_set *small, const tri_set *mid,
+                             const uint8_t *texels, char *why, size_t n)
 {
+#ifdef KILN_HAVE_GL
+    anchor_gl_desc d = {
+        .width = W,
+        .height = H,
+        .threads = threads,
+        .clear_color = {clear_color[0], clear_color[1], clear_color[2], clear_color[3]},
+        .small = small->v,
+        .small_tris = small->ntris,
+        .mid = mid->v,
+        .mid_tris = mid->ntris,
+        .color_stride = sizeof(vtx_color),
+        .color_offset = offsetof(vtx_color, rgba),
+        .quad = quad,
+        .quad_vertices = sizeof quad / sizeof *quad,
+        .quad_stride = sizeof(vtx_tex),
+        .uv_offset = offsetof(vtx_tex, u),
+        .layers = N_LAYERS,
+        .texels = texels,
+        .tex_size = TEX_SIZE};
+    anchor_gl *a = NULL;
+    if (anchor_gl_create(&d, &a, why, n) != KILN_OK)
+        return NULL;
+    return a;
+#else
+    (void)threads, (void)small, (void)mid, (void)texels;
+    snprintf(why, n, "not built (kiln has no osmesa backend here: CMake's KILN_HAVE_GL is off)");
+    return NULL;
+#endif
+}
+
+static void raw_bind(anchor_gl *a, scene_id sc)
+{
+#ifdef KILN_HAVE_GL
+    anchor_gl_scene as = ANCHOR_GL_SMALL;
+    switch (sc) {
+    case SC_SMALL:
+        as = ANCHOR_GL_SMALL;
+        break;
+    case SC_MID:
+        as = ANCHOR_GL_MID;
+        break;
+    case SC_LAYERS:
+    case SC_LAYERS_PS: /* raw GL has one shader for both */
+        as = ANCHOR_GL_LAYERS;
+        break;
+    case SC_LAYERS_BLEND:
+        as = ANCHOR_GL_LAYERS_BLEND;
+        break;
+    case SC_DRAWS:
+        as = ANCHOR_GL_DRAWS;
+        break;
+    default:
+        break;
+    }
+    anchor_gl_bind(a, as);
+#else
+    (void)a, (void)sc;
+#endif
+}
+
+/* One raw GL frame, timed as frame() times kiln's: from before the clears
+ * to after glFinish. */
+static double raw_frame(anchor_gl *a)
+{
+#ifdef KILN_HAVE_GL
+    uint64_t t0 = now_ns();
+    anchor_gl_draw_frame(a);
+    anchor_gl_finish(a);
+    return (double)(now_ns() - t0) / 1e6;
+#else
+    (void)a;
+    return 0;
+#endif
+}
+
+static bool raw_readback(anchor_gl *a, uint8_t *img)
+{
+#ifdef KILN_HAVE_GL
+    return anchor_gl_readback(a, img);
+#else
+    (void)a, (void)img;
+    return false;
+#endif
+}
+
+static void raw_destroy(anchor_gl *a)
+{
+#ifdef KILN_HAVE_GL
+    anchor_gl_destroy(a);
+#else
+    (void)a;
+#endif
+}
+
+/* A figure, or n/a when the anchor did not run. */
+static void cell(double v, bool have)
+{
+    if (have)
+        printf(" %9.2f", v);
+    else
+        printf(" %9s", "n/a");
+}
+
+/* The sanity check of one side's image: check_tris or check_layers. */
+static bool check_side(const char *side, scene_id sc, const tri_set *small, const tri_set *mid,
+                       const uint8_t *img)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s %s", side, scene_names[sc]);
+    if (sc == SC_SMALL || sc == SC_MID || sc == SC_DRAWS) {
+        double covered;
+        return check_tris(name, sc == SC_MID ? mid : small, img, &covered);
+    }
+    return check_layers(name, img, sc == SC_LAYERS_BLEND ? N_LAYERS : 1);
+}
+
+/* The same scenes on the osmesa backend (Mesa's llvmpipe) beside soft, and
+ * in raw GL on llvmpipe without kiln (the anchor): three sides with the
+ * same thread count (llvmpipe gets it as LP_NUM_THREADS), frames
+ * interleaved soft, osmesa, raw GL, soft, ... so that the machine's drift
+ * hits all three; each ratio is taken per frame, then its median. Every
+ * osmesa and raw GL image passes the same sanity checks. */
+static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
+                     const uint8_t *texels, uint8_t *img)
+{
+    /* The probe is the process's first GL context: it fixes llvmpipe's
+     * thread count, so it asks for what the devices below ask for. */
     kiln_device *gl_dev = NULL;
-    kiln_device_desc gd = {.backend = KILN_BACKEND_OSMESA, .log_fn = silent_log};
+    kiln_device_desc gd = {
+        .backend = KILN_BACKEND_OSMESA, .num_threads = cp->threads, .log_fn = silent_log};
     kiln_result gr = kiln_device_create(&gd, &gl_dev);
     if (gr != KILN_OK) {
         printf("\nllvmpipe comparison: not run - the osmesa backend is not available "
@@ -968,39 +1129,80 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
     rig soft, gl;
     rig_init_backend(&soft, KILN_BACKEND_SOFT, c->threads, small, mid, texels);
     rig_init_backend(&gl, KILN_BACKEND_OSMESA, soft.threads, small, mid, texels);
-    printf("\nkiln soft beside llvmpipe (the osmesa backend), same scenes, same data, frames "
-           "interleaved; ratio = osmesa ms / soft ms per frame pair (above 1: soft is faster)\n");
-    printf("%-36s %3s %9s %9s %9s %9s %9s %s\n", "scene", "thr", "soft ms", "osmesa ms", "ratio",
-           "min", "max", "osmesa check");
+    char why[512];
+    anchor_gl *raw = raw_create(soft.threads, small, mid, texels, why, sizeof why);
+    uint8_t *raw_img = raw ? xmalloc((size_t)W * H * 4) : NULL;
+
+    printf("\nkiln soft beside llvmpipe through kiln (the osmesa backend) and llvmpipe in raw GL "
+           "(no kiln), same scenes, same data, frames interleaved soft, osmesa, raw GL; "
+           "ratios per frame, median shown:\n"
+           "  osm/soft = osmesa ms / soft ms (above 1: soft is faster; min and max beside it), "
+           "raw/soft = raw GL ms / soft ms, osm/raw = osmesa ms / raw GL ms (the osmesa "
+           "backend's own overhead over the same GL work)\n");
+#ifdef KILN_HAVE_GL
+    if (raw)
+        printf("raw GL: bench/anchor_gl.c, its own GL context on this thread (provider %s, %s), "
+               "the built-in effects' GLSL, the same states; llvmpipe's rasterizer thread count "
+               "is fixed by the process's first GL context, an osmesa device's (created first, "
+               "asking for %u), so the anchor shares that count (its own request for %u: %s)\n",
+               anchor_gl_provider(raw), anchor_gl_renderer(raw), soft.threads, soft.threads,
+               anchor_gl_threads_ignored(raw) ? "ignored, as expected" : "applied");
+#endif
+    if (!raw)
+        printf("raw GL: not run - %s; its columns read n/a\n", why);
+    printf("%-36s %3s %9s %9s %9s %9s %9s %9s %9s %9s %-7s %-7s %s\n", "scene", "thr", "soft ms",
+           "osmesa ms", "rawGL ms", "osm/soft", "min", "max", "raw/soft", "osm/raw", "osmesa",
+           "raw GL", "raw=osmesa");
     for (int sc = 0; sc < SC_COUNT; sc++) {
         if (!c->scene[sc])
             continue;
         scene_bind(&soft, (scene_id)sc);
         scene_bind(&gl, (scene_id)sc);
+        if (raw)
+            raw_bind(raw, (scene_id)sc);
         for (int f = 0; f < c->warmup; f++) {
             frame(&soft, (scene_id)sc, NULL, NULL);
             frame(&gl, (scene_id)sc, NULL, NULL);
+            if (raw)
+                raw_frame(raw);
         }
-        double a[MAX_FRAMES], b[MAX_FRAMES], ratio[MAX_FRAMES];
+        double a[MAX_FRAMES], b[MAX_FRAMES], g[MAX_FRAMES];
+        double r_os[MAX_FRAMES], r_gs[MAX_FRAMES], r_og[MAX_FRAMES];
         for (int f = 0; f < c->frames; f++) {
             a[f] = frame(&soft, (scene_id)sc, NULL, NULL);
             b[f] = frame(&gl, (scene_id)sc, NULL, NULL);
-            ratio[f] = b[f] / a[f];
+            g[f] = raw ? raw_frame(raw) : 0;
+            r_os[f] = b[f] / a[f];
+            r_gs[f] = g[f] / a[f];
+            r_og[f] = raw ? b[f] / g[f] : 0;
         }
         readback(&gl, img);
-        bool ok;
-        char name[64];
-        snprintf(name, sizeof name, "osmesa %s", scene_names[sc]);
-        if (sc == SC_SMALL || sc == SC_MID || sc == SC_DRAWS) {
-            double covered;
-            ok = check_tris(name, sc == SC_MID ? mid : small, img, &covered);
-        } else {
-            ok = check_layers(name, img, sc == SC_LAYERS_BLEND ? N_LAYERS : 1);
+        bool ok = check_side("osmesa", (scene_id)sc, small, mid, img);
+        const char *raw_check = "n/a", *same = "n/a";
+        if (raw) {
+            if (!raw_readback(raw, raw_img)) {
+                check_failed(scene_names[sc], "raw GL reported a GL error");
+                raw_check = "FAILED";
+            } else {
+                raw_check =
+                    check_side("raw GL", (scene_id)sc, small, mid, raw_img) ? "ok" : "FAILED";
+                same = memcmp(img, raw_img, (size_t)W * H * 4) ? "differs" : "same";
+            }
         }
-        summary sa = summarize(a, c->frames), sb = summarize(b, c->frames), sr = summarize(ratio, c->frames);
-        printf("%-36s %3u %9.2f %9.2f %9.2f %9.2f %9.2f %s\n", scene_names[sc], soft.threads, sa.median,
-               sb.median, sr.median, sr.min, sr.max, ok ? "ok" : "FAILED");
+        summary sa = summarize(a, c->frames), sb = summarize(b, c->frames),
+                sg = summarize(g, c->frames), sos = summarize(r_os, c->frames),
+                sgs = summarize(r_gs, c->frames), sog = summarize(r_og, c->frames);
+        printf("%-36s %3u %9.2f %9.2f", scene_names[sc], soft.threads, sa.median, sb.median);
+        cell(sg.median, raw);
+        printf(" %9.2f %9.2f %9.2f", sos.median, sos.min, sos.max);
+        cell(sgs.median, raw);
+        cell(sog.median, raw);
+        printf(" %-7s %-7s %s\n", ok ? "ok" : "FAILED", raw_check, same);
     }
+    printf("(raw=osmesa: whether the two llvmpipe images are bit-identical; information, not a "
+           "check)\n");
+    raw_destroy(raw);
+    free(raw_img);
     rig_fini(&soft);
     rig_fini(&gl);
 }

@@ -251,7 +251,14 @@ typedef struct kiln_context kiln_context;
 typedef enum kiln_backend {
     KILN_BACKEND_DEFAULT = 0, /* soft */
     KILN_BACKEND_SOFT,        /* kiln's tile-parallel rasterizer */
-    KILN_BACKEND_OSMESA       /* Mesa's off-screen GL (when built in) */
+    KILN_BACKEND_OSMESA       /* Mesa's llvmpipe through OSMesa or surfaceless
+                                 EGL (KILN_GL_PROVIDER=osmesa|egl picks), on
+                                 one GL thread per device; shaders run from
+                                 their `glsl`. KILN_E_UNSUPPORTED (log id
+                                 BACKEND_UNSUPPORTED) when not built in.
+                                 The first osmesa device of a process fixes
+                                 llvmpipe's thread count (LP_NUM_THREADS =
+                                 its num_threads). docs/backends.md */
 } kiln_backend;
 
 typedef enum kiln_exec_mode {
@@ -820,7 +827,15 @@ typedef struct kiln_vertex_shader_desc {
     kiln_vs_fn fn;
     uint32_t num_inputs;        /* input elements read, 1..KILN_MAX_INPUT_ELEMENTS */
     uint32_t num_varyings;      /* float4 outputs after position, 0..KILN_MAX_VARYINGS */
-    const char *glsl;           /* GLSL source for the osmesa backend, or NULL */
+    /* GLSL for the osmesa backend, or NULL (refused there at creation with
+     * KILN_E_UNSUPPORTED, log id SHADER_NO_GLSL). The vertex shader is the
+     * text up to a line "//--- fragment" (all of it without one); the k-th
+     * `attribute` (or global `in`) is input element k; vertex-stage
+     * constant buffer N is `uniform vec4 u_cb<N>[n]`. The string must stay
+     * valid while the shader exists. Compile and link errors are logged at
+     * the first draw (GL_SHADER_FAILED, with GL's info log); those draws
+     * fail. The built-in effects carry theirs. */
+    const char *glsl;
     void *user;
 } kiln_vertex_shader_desc;
 
@@ -834,6 +849,12 @@ typedef struct kiln_pixel_shader_desc {
     uint32_t num_varyings;      /* varyings read, 0..KILN_MAX_VARYINGS */
     uint32_t num_outputs;       /* render targets written, 0..4 */
     uint32_t flags;             /* kiln_ps_flags */
+    /* GLSL for the osmesa backend, or NULL (as for the vertex shader): the
+     * text after a line "//--- fragment" (all of it without one), so one
+     * string can serve both descs. Pixel-stage constant buffer N is
+     * `uniform vec4 u_ps_cb<N>[n]`, shader resource N `uniform sampler2D
+     * u_tex<N>` sampled with sampler N, and the k-th global `out` of a
+     * #version 130+ shader is render target k. */
     const char *glsl;
     void *user;
 } kiln_pixel_shader_desc;

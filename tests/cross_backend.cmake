@@ -31,3 +31,12 @@ if(KILN_HAVE_GL)
     endif()
   endforeach()
 endif()
+
+# The same cross-check through surfaceless EGL, the provider Mesa keeps
+# from 25.1 on (the default run uses OSMesa when it is built in).
+if(TARGET test_cross_backend AND "egl" IN_LIST KILN_GL_PROVIDERS AND "osmesa" IN_LIST KILN_GL_PROVIDERS)
+  add_test(NAME test_cross_backend_egl COMMAND test_cross_backend)
+  set_tests_properties(test_cross_backend_egl PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+    WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR} ENVIRONMENT
+    "KILN_GL_PROVIDER=egl;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp;TSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tsan.supp")
+endif()

@@ -616,6 +616,10 @@ kq_exec_result kg_run_scene(kg_device *d, kq_cmd *cmd)
             applied = NULL; /* masks and scissor changed */
         }
     }
+    /* The command completes when llvmpipe has drawn it, not when the GL
+     * calls were made: fences, kiln_finish and the benchmarks then mean
+     * what they say (llvmpipe would otherwise still be rasterizing). */
+    gl->Finish();
     for (uint32_t i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         if (rt[i])
             kg_mirror_written(rt[i]);

@@ -3,6 +3,7 @@
  * its jobs in submission order, in waves of bounded size. */
 #include "geom.h"
 
+#include <assert.h>
 #include <string.h>
 
 /* Primitives set up per wave: bounds the memory of bins and vertices. */
@@ -190,22 +191,44 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     /* Segments: each draw's primitives per instance in ranges of at most
      * JOB_PRIMS. Jobs: consecutive segments up to JOB_PRIMS primitives (so
      * a stream of tiny draws shares jobs), and one job per clear. */
-    size_t nsegs = 0, ndraws = 0, nclears = 0; /* sizes: no 32-bit wrap */
+    /* Counted exactly first (the same sharing and job rules as the loop
+     * below), so a stream of 100,000 tiny draws allocates one execution
+     * context per distinct state and one job per 1,024 primitives, not one
+     * of each per draw: those were ~100 MB zeroed and faulted in per frame. */
+    size_t nsegs = 0, ndx = 0, njobs = 0; /* sizes: no 32-bit wrap */
+    const kd_draw *dx_first = NULL; /* the draw the current context was built for */
+    uint32_t open_prims = 0;
+    bool job_open = false;
     for (uint32_t i = 0; i < s->nops; i++) {
         const kd_op *op = &s->ops[i];
         if (op->kind != KD_OP_DRAW) {
-            nclears++;
+            njobs++;
+            job_open = false;
             continue;
         }
-        ndraws++;
-        uint32_t np = kd_prim_count(op->draw->state->topology, op->draw->count);
-        nsegs += (size_t)op->draw->instances * ((np + JOB_PRIMS - 1) / JOB_PRIMS);
+        const kd_draw *dw = op->draw;
+        if (!dx_first || dx_first->state != dw->state || !same_storages(dx_first, dw)) {
+            ndx++;
+            dx_first = dw;
+        }
+        uint32_t np = kd_prim_count(dw->state->topology, dw->count);
+        for (uint32_t inst = 0; inst < dw->instances; inst++)
+            for (uint32_t f = 0; f < np; f += JOB_PRIMS) {
+                uint32_t n = KB_MIN(JOB_PRIMS, np - f);
+                if (!job_open || open_prims + n > JOB_PRIMS) {
+                    njobs++;
+                    job_open = true;
+                    open_prims = 0;
+                }
+                open_prims += n;
+                nsegs++;
+            }
     }
-    size_t dx_size = sizeof(kr_drawx) * (ndraws ? ndraws : 1);
+    size_t dx_size = sizeof(kr_drawx) * (ndx ? ndx : 1);
     size_t seg_size = sizeof(kr_seg) * (nsegs ? nsegs : 1);
-    size_t job_cap = nsegs + nclears + 1;
-    kr_drawx *dxs = kb_calloc(env, dx_size);
-    kr_seg *segs = kb_calloc(env, seg_size);
+    size_t job_cap = njobs ? njobs : 1;
+    kr_drawx *dxs = kb_alloc(env, dx_size);   /* build_drawx fills each */
+    kr_seg *segs = kb_alloc(env, seg_size);   /* every field assigned */
     e.jobs = kb_calloc(env, sizeof(kr_job) * job_cap);
     if (!dxs || !segs || !e.jobs) {
         kb_free(env, dxs, dx_size);
@@ -256,6 +279,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         }
     }
 
+    assert(nd == ndx && ns == nsegs && nj == njobs); /* the counting pass is exact */
     bool failed = false;
     for (uint32_t first = 0; first < nj;) {
         uint32_t prims = 0, count = 0;

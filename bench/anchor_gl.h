@@ -1,0 +1,115 @@
+/*
+ * anchor_gl - bench_raster's scenes in raw GL, without kiln: the anchor
+ * that the osmesa backend is measured against.
+ *
+ * The osmesa backend turns kiln's command stream into GL calls on Mesa's
+ * llvmpipe (src/gl). Beside it, this renders the same scenes with the same
+ * vertex data, texture bytes and states, written directly against GL as an
+ * application would, through a context of its own from kg_context_create
+ * (src/gl/provider.h; the functions come from kg_gl, glapi.h). Whatever
+ * the osmesa backend costs above this is the backend's own overhead.
+ *
+ * What it issues, as src/gl/draw.c does for bench_raster's scenes:
+ * glClipControl(GL_UPPER_LEFT, GL_ZERO_TO_ONE); one framebuffer object with
+ * an RGBA8 color texture and a DEPTH_COMPONENT32F texture of width x height;
+ * vertex buffers and the texture uploaded once at creation; the GLSL of
+ * kiln's built-in effects (kiln_effect_get: VERTEX_COLOR, TEXTURE), split
+ * at the line "//--- fragment", attributes bound in declaration order
+ * (a_position 0, a_color / a_texcoord 1), u_cb0 = the identity matrix rows,
+ * u_tex0 = unit 0; culling off; depth LESS + write for the triangle scenes,
+ * depth off for the layer scenes, blending ONE + ONE for LAYERS_BLEND; one
+ * sampler: LINEAR / LINEAR with the nearest mip (of one level), CLAMP.
+ *
+ * A frame (anchor_gl_draw_frame, then anchor_gl_finish) is: clear color,
+ * clear depth to 1.0, the scene's draws, glFinish. State and buffers are
+ * bound by anchor_gl_bind, outside the frame, like bench_raster's
+ * scene_bind.
+ *
+ * Thread rules: the context is created current on the calling thread and
+ * stays current there; every function here must be called on that thread,
+ * which must not make another GL context current meanwhile. llvmpipe's
+ * rasterizer thread count is fixed by the first context of a provider in
+ * the process (provider.h): when another context came first (an osmesa
+ * device), `threads` may be ignored, and anchor_gl_threads_ignored says so.
+ *
+ * Built only when kiln has its osmesa backend (CMake: KILN_HAVE_GL).
+ */
+#ifndef KILN_BENCH_ANCHOR_GL_H
+#define KILN_BENCH_ANCHOR_GL_H
+
+#include "kiln.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum anchor_gl_scene {
+    ANCHOR_GL_SMALL,        /* (a): the small triangles, one draw */
+    ANCHOR_GL_MID,          /* (b): the mid triangles, one draw */
+    ANCHOR_GL_LAYERS,       /* (c), (c/ps): `layers` quads, blending off */
+    ANCHOR_GL_LAYERS_BLEND, /* (c+): the same, blending ONE + ONE */
+    ANCHOR_GL_DRAWS,        /* (d): the small triangles, one draw each */
+    ANCHOR_GL_SCENE_COUNT
+} anchor_gl_scene;
+
+/* The scenes' data, as bench_raster makes it. Vertex-colored triangles:
+ * position R32G32B32_FLOAT at offset 0, color R8G8B8A8_UNORM (normalized)
+ * at color_offset, color_stride bytes a vertex, 3 vertices a triangle.
+ * The quad: position R32G32B32_FLOAT at 0, uv R32G32_FLOAT at uv_offset.
+ * Everything is copied to GL by anchor_gl_create; the caller keeps its
+ * memory. */
+typedef struct anchor_gl_desc {
+    uint32_t width, height; /* the target */
+    uint32_t threads;       /* llvmpipe rasterizer threads to ask for (0: its default) */
+    float clear_color[4];
+    const void *small; /* (a), (d) */
+    uint32_t small_tris;
+    const void *mid; /* (b) */
+    uint32_t mid_tris;
+    uint32_t color_stride, color_offset;
+    const void *quad; /* (c), (c+): drawn `layers` times */
+    uint32_t quad_vertices, quad_stride, uv_offset;
+    uint32_t layers;
+    const uint8_t *texels; /* RGBA8, tex_size x tex_size, rows tightly packed */
+    uint32_t tex_size;
+} anchor_gl_desc;
+
+/* Opaque. */
+typedef struct anchor_gl anchor_gl;
+
+/* Creates the context (KG_PROVIDER_AUTO, as the osmesa backend) and every
+ * GL object, current on the calling thread. On failure *out is NULL, a
+ * one-line reason is in err (errlen bytes), and the result is
+ * kg_context_create's, or KILN_E_UNSUPPORTED when a shader does not build
+ * or the framebuffer is incomplete, or KILN_E_OUT_OF_MEMORY. */
+kiln_result anchor_gl_create(const anchor_gl_desc *desc, anchor_gl **out, char *err, size_t errlen);
+
+/* Deletes everything and destroys the context. NULL is a no-op. */
+void anchor_gl_destroy(anchor_gl *a);
+
+/* Program, vertex array, depth, blend and sampler state for the scene.
+ * Not part of a frame. */
+void anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc);
+
+/* The frame's GL calls, for the scene last bound: clear color and depth,
+ * then the draws. Returns without waiting for them. */
+void anchor_gl_draw_frame(anchor_gl *a);
+
+/* glFinish: returns when every call before it has executed. */
+void anchor_gl_finish(anchor_gl *a);
+
+/* The color target, tightly packed (width * height * 4 bytes, first row
+ * the top one, as bench_raster's readback). False, with nothing written,
+ * when GL reported an error since the last call (the image would not be
+ * the scene's). */
+bool anchor_gl_readback(anchor_gl *a, uint8_t *img);
+
+/* The context's provider ("osmesa" or "egl") and GL_RENDERER. */
+const char *anchor_gl_provider(const anchor_gl *a);
+const char *anchor_gl_renderer(const anchor_gl *a);
+
+/* True when desc->threads > 0 was not applied because llvmpipe's screen
+ * already existed (another context of the provider came first). */
+bool anchor_gl_threads_ignored(const anchor_gl *a);
+
+#endif
