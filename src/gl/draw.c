@@ -426,11 +426,42 @@ static void upload_cb(kg_device *d, GLuint prog, GLint loc, GLint n, const kres_
     d->gl.ProgramUniform4fv(prog, loc, n, d->cb_scratch);
 }
 
-/* One draw; false (with a reason) when it cannot run. */
-static bool run_draw(kg_device *d, const kd_draw *dw, const kd_state **applied, uint32_t nrt, const char **why)
+static bool same_inputs(const kd_draw *a, const kd_draw *b)
+{
+    return a->state == b->state && a->indexed == b->indexed && a->ib_st == b->ib_st &&
+           !memcmp(a->vb_st, b->vb_st, sizeof a->vb_st) && !memcmp(a->vs_cb_st, b->vs_cb_st, sizeof a->vs_cb_st) &&
+           !memcmp(a->ps_cb_st, b->ps_cb_st, sizeof a->ps_cb_st) && !memcmp(a->srv_st, b->srv_st, sizeof a->srv_st);
+}
+
+static void issue_draw(const kg_gl *gl, const kd_draw *dw)
+{
+    const kd_state *s = dw->state;
+    GLenum mode = topology(s->topology);
+    if (dw->indexed) {
+        bool i16 = s->ib_format == KILN_INDEX_UINT16;
+        uintptr_t off = s->ib_offset + (uintptr_t)dw->start * (i16 ? 2u : 4u);
+        gl->DrawElementsInstancedBaseVertexBaseInstance(mode, (GLsizei)dw->count, i16 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_INT,
+                                                       (const void *)off, (GLsizei)dw->instances, dw->base_vertex,
+                                                       dw->start_instance);
+    } else {
+        gl->DrawArraysInstancedBaseInstance(mode, (GLint)dw->start, (GLsizei)dw->count, (GLsizei)dw->instances,
+                                            dw->start_instance);
+    }
+}
+
+/* One draw; false (with a reason) when it cannot run. A draw with the
+ * previous one's state block and storages (a stream of small draws) only
+ * issues its draw call: everything else is bound already. */
+static bool run_draw(kg_device *d, const kd_draw *dw, const kd_draw **prev, const kd_state **applied, uint32_t nrt,
+                     const char **why)
 {
     const kg_gl *gl = &d->gl;
     const kd_state *s = dw->state;
+    if (*prev && *applied == s && same_inputs(*prev, dw)) {
+        issue_draw(gl, dw);
+        return true;
+    }
+    *prev = NULL;
     kg_program *p = program_for(d, s);
     if (!p) {
         *why = "out of memory for a GL program";
@@ -488,7 +519,6 @@ static bool run_draw(kg_device *d, const kd_draw *dw, const kd_state **applied, 
         gl->VertexBindingDivisor(e, el->per_instance ? (el->step ? el->step : 1) : 0);
         gl->EnableVertexAttribArray(e);
     }
-    GLenum mode = topology(s->topology);
     if (dw->indexed) {
         kg_mirror *m = kg_mirror_get(d, s->ib, dw->ib_st);
         if (!m) {
@@ -499,15 +529,9 @@ static bool run_draw(kg_device *d, const kd_draw *dw, const kd_state **applied, 
         /* D3D10 cuts strips at the all-ones index and only strips. */
         set_cap(gl, GL_PRIMITIVE_RESTART_FIXED_INDEX,
                 s->topology == KILN_TOPOLOGY_LINE_STRIP || s->topology == KILN_TOPOLOGY_TRIANGLE_STRIP);
-        bool i16 = s->ib_format == KILN_INDEX_UINT16;
-        uintptr_t off = s->ib_offset + (uintptr_t)dw->start * (i16 ? 2u : 4u);
-        gl->DrawElementsInstancedBaseVertexBaseInstance(mode, (GLsizei)dw->count, i16 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_INT,
-                                                       (const void *)off, (GLsizei)dw->instances, dw->base_vertex,
-                                                       dw->start_instance);
-    } else {
-        gl->DrawArraysInstancedBaseInstance(mode, (GLint)dw->start, (GLsizei)dw->count, (GLsizei)dw->instances,
-                                            dw->start_instance);
     }
+    issue_draw(gl, dw);
+    *prev = dw;
     return true;
 }
 
@@ -604,16 +628,18 @@ kq_exec_result kg_run_scene(kg_device *d, kq_cmd *cmd)
         return KQ_EXEC_FAILED;
     }
     const kd_state *applied = NULL;
+    const kd_draw *prev = NULL;
     const char *why = NULL;
     for (uint32_t i = 0; i < sc->nops; i++) {
         const kd_op *op = &sc->ops[i];
         if (op->kind == KD_OP_DRAW) {
             const char *w = NULL;
-            if (!run_draw(d, op->draw, &applied, sc->nrt, &w) && !why)
+            if (!run_draw(d, op->draw, &prev, &applied, sc->nrt, &w) && !why)
                 why = w; /* the other draws still run, as on soft */
         } else {
             run_clear(d, sc, op);
             applied = NULL; /* masks and scissor changed */
+            prev = NULL;
         }
     }
     /* The command completes when llvmpipe has drawn it, not when the GL
