@@ -20,7 +20,7 @@ endif()
 
 if(KILN_HAVE_GL)
   foreach(name test_validate_context test_validate_resources test_async_equals_serial test_map_waits
-               test_transfer_ring test_sync_fences test_sync_contexts test_sync_errors test_swapchain
+               test_transfer_ring test_lifetime test_sync_fences test_sync_contexts test_sync_errors test_swapchain
                test_raster_async)
     if(TARGET ${name})
       add_test(NAME ${name}_osmesa COMMAND ${name})
