@@ -32,22 +32,12 @@ struct anchor_gl {
 static GLuint compile(const kg_gl *gl, GLenum type, const char *src, size_t len, char *err,
                       size_t errlen)
 {
-    GLuint s = gl->CreateShader(type);
-    const GLchar *text = src;
-    GLint n = (GLint)len;
-    gl->ShaderSource(s, 1, &text, &n);
-    gl->CompileShader(s);
-    GLint ok = 0;
-    gl->GetShaderiv(s, GL_COMPILE_STATUS, &ok);
-    if (!ok) {
-        char info[512] = "";
-        gl->GetShaderInfoLog(s, sizeof info, NULL, info);
+    char info[512];
+    GLuint sh = kg_gl_compile(gl, type, src, len, info, sizeof info);
+    if (!sh)
         snprintf(err, errlen, "the %s shader does not compile: %s",
                  type == GL_VERTEX_SHADER ? "vertex" : "fragment", info);
-        gl->DeleteShader(s);
-        return 0;
-    }
-    return s;
+    return sh;
 }
 
 /* The effect's GLSL: the vertex shader before the separator line, the

@@ -116,23 +116,12 @@ static void log_gl(kg_device *d, const char *what, const char *info)
 
 static GLuint compile(kg_device *d, GLenum type, const char *src, size_t len)
 {
-    const kg_gl *gl = &d->gl;
-    GLuint s = gl->CreateShader(type);
-    const GLchar *text = src;
-    GLint n = (GLint)len;
-    gl->ShaderSource(s, 1, &text, &n);
-    gl->CompileShader(s);
-    GLint ok = 0;
-    gl->GetShaderiv(s, GL_COMPILE_STATUS, &ok);
-    if (!ok) {
-        char info[1024] = "";
-        gl->GetShaderInfoLog(s, sizeof info, NULL, info);
+    char info[1024];
+    GLuint sh = kg_gl_compile(&d->gl, type, src, len, info, sizeof info);
+    if (!sh)
         log_gl(d, type == GL_VERTEX_SHADER ? "vertex shader GLSL does not compile" : "pixel shader GLSL does not compile",
                info);
-        gl->DeleteShader(s);
-        return 0;
-    }
-    return s;
+    return sh;
 }
 
 static GLuint link(kg_device *d, kg_program *p, const char *vs, size_t vs_len, const char *ps, size_t ps_len)

@@ -217,6 +217,10 @@ typedef struct kg_gl {
  * either way. */
 bool kg_gl_load(kg_gl *gl, void *(*get_proc)(const char *name), char *missing, size_t n);
 
+/* Compiles one shader stage from `len` bytes of GLSL. Returns the shader,
+ * or 0 with GL's info log in `info` (info_size bytes). */
+GLuint kg_gl_compile(const kg_gl *gl, GLenum type, const char *src, size_t len, char *info, size_t info_size);
+
 /* True when the context `gl` was loaded for lists extension `name`
  * (e.g. "GL_ARB_clip_control"). Same thread rule as any GL call. */
 bool kg_gl_has_extension(const kg_gl *gl, const char *name);

@@ -538,3 +538,22 @@ const char *kg_context_provider(const kg_context *c)
 const char *kg_context_renderer(const kg_context *c) { return c->renderer; }
 
 bool kg_context_threads_ignored(const kg_context *c) { return c->threads_ignored; }
+
+GLuint kg_gl_compile(const kg_gl *gl, GLenum type, const char *src, size_t len, char *info, size_t info_size)
+{
+    GLuint s = gl->CreateShader(type);
+    const GLchar *text = src;
+    GLint n = (GLint)len;
+    gl->ShaderSource(s, 1, &text, &n);
+    gl->CompileShader(s);
+    GLint ok = 0;
+    gl->GetShaderiv(s, GL_COMPILE_STATUS, &ok);
+    if (ok)
+        return s;
+    if (info_size) {
+        info[0] = 0;
+        gl->GetShaderInfoLog(s, (GLsizei)info_size, NULL, info);
+    }
+    gl->DeleteShader(s);
+    return 0;
+}
