@@ -561,7 +561,14 @@ KILN_API kiln_result kiln_map(kiln_context *ctx, kiln_resource resource, uint32_
                               kiln_mapped_subresource *out_mapped);
 KILN_API kiln_result kiln_unmap(kiln_context *ctx, kiln_resource resource, uint32_t subresource);
 
-/* Ends any batch being gathered so queued work can start. Never waits. */
+/* Ends any batch being gathered so queued work can start. Never waits.
+ * On an ASYNC device a context gathers draws into scenes, and small
+ * copies, updates and clears (under 64 KiB each) into batches of 16 that
+ * reach the worker threads together; anything that must follow them (Map,
+ * finish, fences and signals, queries, server waits, a full command or
+ * transfer ring) hands them over first, and so does this call. A context
+ * whose thread goes on with other work and no such call may leave up to
+ * 15 small commands unstarted until then. */
 KILN_API kiln_result kiln_flush(kiln_context *ctx);
 
 /* Blocks until every command this context queued has completed. Returns

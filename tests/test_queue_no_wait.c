@@ -66,7 +66,9 @@ static void run(uint32_t threads)
             memset(bytes, (int)i, sizeof bytes);
             CHECK_RESULT(kiln_update_subresource(ctx, kiln_buffer_resource(free_buf), 0, NULL, bytes, 0, 0), KILN_OK);
         }
-        /* Until they completed (kiln_finish would wait for the gate too). */
+        /* Until they completed (kiln_finish would wait for the gate too;
+         * kiln_flush hands the last small commands of the batch over). */
+        CHECK_RESULT(kiln_flush(ctx), KILN_OK);
         do {
             kiln_device_get_stats(dev, &st);
             sched_yield();

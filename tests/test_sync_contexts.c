@@ -279,6 +279,10 @@ static void test_create_destroy(void)
         su_pattern(data, sizeof data, 100 + (uint32_t)i);
         SU_OK(kiln_update_subresource(cs[i], kiln_buffer_resource(bufs[i]), 0, NULL, data, 0, 0));
     }
+    /* Across contexts only synchronization orders work (kiln.h
+     * "Contexts"): each writer's work completes before another reads. */
+    for (int i = 0; i < N; i++)
+        SU_OK(kiln_finish(cs[i]));
     for (int i = 0; i < N; i++)
         CHECK(su_buffer_is(dev, cs[(i + 1) % N], bufs[i], BUF_BYTES, 100 + (uint32_t)i));
     /* Destroyed out of creation order. */

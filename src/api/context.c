@@ -409,9 +409,11 @@ kiln_result kiln_flush(kiln_context *ctx)
     static const char api[] = "kiln_flush";
     CTX_PREAMBLE();
     (void)dev;
-    /* Other commands reach the scheduler as they are queued; gathered
-     * draws wait for this (or any other call that must follow them). */
-    return ka_flush_scene(ctx, api);
+    /* Gathered draws, and the small commands batched behind them, reach
+     * the scheduler here (or at any call that must follow them). */
+    kiln_result r = ka_flush_scene(ctx, api);
+    kq_flush(&ctx->q);
+    return r;
 }
 
 kiln_result kiln_finish(kiln_context *ctx)

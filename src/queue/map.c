@@ -70,6 +70,7 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
     kiln_result r = KILN_OK;
 
     pthread_mutex_lock(&q->dom->mu);
+    kq_flush_locked(c); /* the Map follows this context's batch */
     if (atomic_load(&res->destroyed)) {
         *out_id = KILN_LOG_HANDLE_STALE;
         r = KILN_E_INVALID_HANDLE;

@@ -179,7 +179,18 @@ typedef struct kq_context {
     kres_resource *mapped;      /* list of them (each holds a reference) */
     uint64_t next_seq;
     kq_transfer ring;
+    /* Submitted commands not yet handed to the scheduler: the producer's
+     * own, no lock (u_threaded_context's batch). Handed over in submission
+     * order when KQ_BATCH are gathered, when a command is large or a
+     * scene, and at every call that must see them scheduled: a wait for a
+     * slot or transfer space, Map, finish, flush, completion points (fences,
+     * signals, queries) and server waits. */
+    kq_cmd *batch_head, *batch_tail;
+    uint32_t batch_n;
 } kq_context;
+
+#define KQ_BATCH 16u                 /* small commands per hand-over */
+#define KQ_BATCH_BYTES (64u << 10)   /* a command touching more goes at once */
 
 kiln_result kq_device_init(kq_device *q, const kb_env *env, ks_domain *dom, bool serial,
                            uint32_t nworkers);
@@ -206,8 +217,14 @@ void kq_set_nodes(kq_cmd *cmd, kq_node *nodes, uint32_t count);
 /* Reads a resource's current storage with a reference (renaming happens
  * under the scheduler mutex). */
 kres_storage *kq_capture(kq_device *q, kres_resource *res);
-/* Queues a filled command; never waits. */
+/* Queues a filled command; never waits. On an ASYNC device a small
+ * command joins the context's batch (no lock) and reaches the scheduler
+ * with it; SERIAL devices schedule (and run) it at once. */
 void kq_submit(kq_context *c, kq_cmd *cmd);
+/* Hands the context's batch to the scheduler (kiln_flush, and every call
+ * that must see the batch scheduled). The _locked form: mutex held. */
+void kq_flush(kq_context *c);
+void kq_flush_locked(kq_context *c);
 /* Gives back a reserved slot that will not be submitted. */
 void kq_cancel(kq_context *c, kq_cmd *cmd);
 

@@ -442,6 +442,7 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
         /* Take back every slot completed since the last time; wait only if
          * there is none (the ring is full). */
         pthread_mutex_lock(MU(q));
+        kq_flush_locked(c); /* the batch's slots come back only once it runs */
         bool counted = false;
         while (!c->returned) {
             if (!counted) {
@@ -633,16 +634,78 @@ void kq_defer_locked(kq_context *c, kq_cmd *cmd)
     c->deferred_tail = cmd;
 }
 
-void kq_submit(kq_context *c, kq_cmd *cmd)
+static void schedule_one_locked(kq_context *c, kq_cmd *cmd)
 {
-    kq_device *q = c->dev;
-    pthread_mutex_lock(MU(q));
     kq_enter_flight_locked(c, cmd);
-    STAT_INC(q, queued);
     if (c->deferred_head) /* behind a server wait */
         kq_defer_locked(c, cmd);
     else
-        kq_schedule_locked(q, cmd);
+        kq_schedule_locked(c->dev, cmd);
+}
+
+void kq_flush_locked(kq_context *c)
+{
+    kq_cmd *cmd = c->batch_head;
+    c->batch_head = c->batch_tail = NULL;
+    c->batch_n = 0;
+    while (cmd) {
+        kq_cmd *next = cmd->next;
+        cmd->next = NULL;
+        schedule_one_locked(c, cmd);
+        cmd = next;
+    }
+}
+
+void kq_flush(kq_context *c)
+{
+    if (!c->batch_head)
+        return;
+    kq_device *q = c->dev;
+    pthread_mutex_lock(MU(q));
+    kq_flush_locked(c);
+    ks_unlock(q->dom);
+}
+
+/* Bytes a byte operation touches, roughly: large ones go to the scheduler
+ * at once so that the workers start on them while the producer goes on. */
+static size_t cmd_bytes(const kq_cmd *cmd)
+{
+    const kres_resource *res = cmd->naccess ? cmd->acc[0].res : NULL;
+    switch ((kq_op)cmd->op) {
+    case KQ_OP_UPDATE:
+        return (size_t)cmd->u.update.pitch * (cmd->u.update.box.bottom - cmd->u.update.box.top) *
+               (cmd->u.update.box.back - cmd->u.update.box.front);
+    case KQ_OP_COPY_REGION: {
+        const kiln_box *b = &cmd->u.copy.box;
+        const kres_format_info *fi = res ? kres_format(res->format) : NULL;
+        return (size_t)(b->right - b->left) * (b->bottom - b->top) * (fi ? fi->size : 1);
+    }
+    case KQ_OP_CLEAR:
+    case KQ_OP_COPY_RESOURCE:
+        return res ? res->storage_size : 0;
+    default:
+        return SIZE_MAX; /* scenes, mips, waits and test hooks: at once */
+    }
+}
+
+void kq_submit(kq_context *c, kq_cmd *cmd)
+{
+    kq_device *q = c->dev;
+    STAT_INC(q, queued);
+    if (!q->serial && cmd_bytes(cmd) < KQ_BATCH_BYTES) {
+        cmd->next = NULL;
+        if (c->batch_tail)
+            c->batch_tail->next = cmd;
+        else
+            c->batch_head = cmd;
+        c->batch_tail = cmd;
+        if (++c->batch_n >= KQ_BATCH)
+            kq_flush(c);
+        return;
+    }
+    pthread_mutex_lock(MU(q));
+    kq_flush_locked(c);
+    schedule_one_locked(c, cmd);
     kq_drain_serial(q);
     ks_unlock(q->dom);
 }
@@ -676,6 +739,7 @@ kiln_result kq_finish(kq_context *c)
     kq_device *q = c->dev;
     kiln_result r = KILN_OK;
     pthread_mutex_lock(MU(q));
+    kq_flush_locked(c);
     kq_drain_serial(q);
     if (c->in_flight)
         STAT_INC(q, waits_finish);

@@ -114,6 +114,9 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
     int64_t idx = -1;
     bool counted = false;
     pthread_mutex_lock(&q->dom->mu);
+    /* Taken anyway: the batch goes to the scheduler under the same lock
+     * (and must, before any wait: its blocks free only once it runs). */
+    kq_flush_locked(c);
     reclaim(t);
     while (t->count + 2 > t->nblocks && grow_blocks(t, q->env)) {
     }

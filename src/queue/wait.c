@@ -73,6 +73,7 @@ void kq_settle_locked(kq_device *q)
 
 kiln_result kq_record_locked(kq_context *c, ks_timeline *tl, uint64_t value)
 {
+    kq_flush_locked(c); /* the point covers the batch too */
     kq_record *r = kb_alloc(c->dev->env, sizeof *r);
     if (!r)
         return KILN_E_OUT_OF_MEMORY;
@@ -116,6 +117,7 @@ kiln_result kq_wait_fence(kq_context *c, ks_fence *f, const char *api)
     }
     w->cmd = cmd;
     cmd->waiter = w;
+    kq_flush_locked(c);
     kq_enter_flight_locked(c, cmd);
     q->server_waits++;
     kq_defer_locked(c, cmd);
