@@ -143,6 +143,10 @@ bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode);
 bool kd_scene_push(kd_scene *s, const kd_op *op);
 void kd_scene_free(kd_scene *s);
 
+/* Whether two draws read the same vertex, constant and shader-resource
+ * storages (the index buffer aside): backends share per-draw setup then. */
+bool kd_draw_same_storages(const kd_draw *a, const kd_draw *b);
+
 /* The storage a scene command was granted for `res` (its targets'). */
 kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res);
 

@@ -207,3 +207,9 @@ kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res)
             return cmd->acc[i].st;
     return NULL;
 }
+
+bool kd_draw_same_storages(const kd_draw *a, const kd_draw *b)
+{
+    return !memcmp(a->vb_st, b->vb_st, sizeof a->vb_st) && !memcmp(a->vs_cb_st, b->vs_cb_st, sizeof a->vs_cb_st) &&
+           !memcmp(a->ps_cb_st, b->ps_cb_st, sizeof a->ps_cb_st) && !memcmp(a->srv_st, b->srv_st, sizeof a->srv_st);
+}

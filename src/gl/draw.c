@@ -417,9 +417,7 @@ static void upload_cb(kg_device *d, GLuint prog, GLint loc, GLint n, const kres_
 
 static bool same_inputs(const kd_draw *a, const kd_draw *b)
 {
-    return a->state == b->state && a->indexed == b->indexed && a->ib_st == b->ib_st &&
-           !memcmp(a->vb_st, b->vb_st, sizeof a->vb_st) && !memcmp(a->vs_cb_st, b->vs_cb_st, sizeof a->vs_cb_st) &&
-           !memcmp(a->ps_cb_st, b->ps_cb_st, sizeof a->ps_cb_st) && !memcmp(a->srv_st, b->srv_st, sizeof a->srv_st);
+    return a->state == b->state && a->indexed == b->indexed && a->ib_st == b->ib_st && kd_draw_same_storages(a, b);
 }
 
 static void issue_draw(const kg_gl *gl, const kd_draw *dw)

@@ -88,12 +88,6 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, kr_drawx *x)
     x->block = kr_block_select(x, fb);
 }
 
-static bool same_storages(const kd_draw *a, const kd_draw *b)
-{
-    return !memcmp(a->vb_st, b->vb_st, sizeof a->vb_st) && !memcmp(a->vs_cb_st, b->vs_cb_st, sizeof a->vs_cb_st) &&
-           !memcmp(a->ps_cb_st, b->ps_cb_st, sizeof a->ps_cb_st) && !memcmp(a->srv_st, b->srv_st, sizeof a->srv_st);
-}
-
 typedef struct exec_ctx {
     kr_geom_ctx g;
     kr_fb fb;
@@ -207,7 +201,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             continue;
         }
         const kd_draw *dw = op->draw;
-        if (!dx_first || dx_first->state != dw->state || !same_storages(dx_first, dw)) {
+        if (!dx_first || dx_first->state != dw->state || !kd_draw_same_storages(dx_first, dw)) {
             ndx++;
             dx_first = dw;
         }
@@ -250,7 +244,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
          * share their execution context (a stream of tiny draws). */
         const kd_draw *dw = op->draw;
         kr_drawx *dx;
-        if (nd && dxs[nd - 1].s == dw->state && same_storages(dxs[nd - 1].d, dw)) {
+        if (nd && dxs[nd - 1].s == dw->state && kd_draw_same_storages(dxs[nd - 1].d, dw)) {
             dx = &dxs[nd - 1];
         } else {
             dx = &dxs[nd++];
