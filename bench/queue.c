@@ -363,6 +363,7 @@ static void overlap(bench *ser, bench *asy, const config *c)
 int main(int argc, char **argv)
 {
     config c = {.reps = 7, .batches = 40, .e2e_cmds = 50000, .iters = 400, .threads = 0};
+    const char *only = "abc";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) {
             c.reps = 3;
@@ -378,13 +379,16 @@ int main(int argc, char **argv)
                 return 2;
             }
             c.threads = (uint32_t)t;
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            only = argv[++i]; /* for profiling one part: "c", "ab", ... */
         } else if (!strcmp(argv[i], "--help")) {
-            printf("usage: bench_queue [--quick] [--threads N]  (N = 0: kiln's default)\n");
+            printf("usage: bench_queue [--quick] [--threads N] [--only PARTS]  (N = 0: kiln's "
+                   "default; PARTS: letters of a, b, c)\n");
             return 0;
         } else {
             fprintf(stderr,
                     "bench_queue: unknown argument '%s' (usage: bench_queue [--quick] "
-                    "[--threads N])\n",
+                    "[--threads N] [--only PARTS])\n",
                     argv[i]);
             return 2;
         }
@@ -401,23 +405,28 @@ int main(int argc, char **argv)
     printf("ringW / xferW: producer waits for a command slot / transfer ring space during the "
            "row's repetitions\n");
 
-    header("(a) producer cost: issuing loop only, batches of 256 then an untimed kiln_finish");
-    producer_cost(&asy, &c, "update 64 B -> DEFAULT buffer", issue_update64);
-    producer_cost(&ser, &c, "update 64 B -> DEFAULT buffer", issue_update64);
-    producer_cost(&asy, &c, "copy 16x16 RGBA8 tex -> tex", issue_copy16);
-    producer_cost(&ser, &c, "copy 16x16 RGBA8 tex -> tex", issue_copy16);
+    if (strchr(only, 'a')) {
+        header("(a) producer cost: issuing loop only, batches of 256 then an untimed kiln_finish");
+        producer_cost(&asy, &c, "update 64 B -> DEFAULT buffer", issue_update64);
+        producer_cost(&ser, &c, "update 64 B -> DEFAULT buffer", issue_update64);
+        producer_cost(&asy, &c, "copy 16x16 RGBA8 tex -> tex", issue_copy16);
+        producer_cost(&ser, &c, "copy 16x16 RGBA8 tex -> tex", issue_copy16);
+    }
 
-    header("(b) end to end: N commands then kiln_finish");
-    end_to_end(&asy, &c, "update 64 B, 1 buffer", issue_update64, 1);
-    end_to_end(&ser, &c, "update 64 B, 1 buffer", issue_update64, 1);
-    end_to_end(&asy, &c, "update 64 B, 8 buffers", issue_update64, NRES);
-    end_to_end(&ser, &c, "update 64 B, 8 buffers", issue_update64, NRES);
-    end_to_end(&asy, &c, "copy 16x16, 1 dst texture", issue_copy16, 1);
-    end_to_end(&ser, &c, "copy 16x16, 1 dst texture", issue_copy16, 1);
-    end_to_end(&asy, &c, "copy 16x16, 8 dst textures", issue_copy16, NRES);
-    end_to_end(&ser, &c, "copy 16x16, 8 dst textures", issue_copy16, NRES);
+    if (strchr(only, 'b')) {
+        header("(b) end to end: N commands then kiln_finish");
+        end_to_end(&asy, &c, "update 64 B, 1 buffer", issue_update64, 1);
+        end_to_end(&ser, &c, "update 64 B, 1 buffer", issue_update64, 1);
+        end_to_end(&asy, &c, "update 64 B, 8 buffers", issue_update64, NRES);
+        end_to_end(&ser, &c, "update 64 B, 8 buffers", issue_update64, NRES);
+        end_to_end(&asy, &c, "copy 16x16, 1 dst texture", issue_copy16, 1);
+        end_to_end(&ser, &c, "copy 16x16, 1 dst texture", issue_copy16, 1);
+        end_to_end(&asy, &c, "copy 16x16, 8 dst textures", issue_copy16, NRES);
+        end_to_end(&ser, &c, "copy 16x16, 8 dst textures", issue_copy16, NRES);
+    }
 
-    overlap(&ser, &asy, &c);
+    if (strchr(only, 'c'))
+        overlap(&ser, &asy, &c);
 
     print_stats(&asy);
     print_stats(&ser);

@@ -258,7 +258,8 @@ typedef enum kiln_backend {
                                  BACKEND_UNSUPPORTED) when not built in.
                                  The first osmesa device of a process fixes
                                  llvmpipe's thread count (LP_NUM_THREADS =
-                                 its num_threads). docs/backends.md */
+                                 its num_threads, by default the CPU
+                                 count). docs/backends.md */
 } kiln_backend;
 
 typedef enum kiln_exec_mode {
@@ -273,7 +274,11 @@ typedef enum kiln_exec_mode {
 typedef struct kiln_device_desc {
     kiln_backend backend;
     /* Worker threads. 0: the KILN_NUM_THREADS environment variable if set
-     * to 1..256, else the number of CPUs. Ignored in SERIAL mode. */
+     * to 1..256, else one fewer than the CPUs (at least one). A thread
+     * that waits inside kiln (finish, Map, a fence, a full ring) executes
+     * queued work meanwhile, so by default the application's thread keeps
+     * a core while it issues commands and all cores render while it waits.
+     * Ignored in SERIAL mode. docs/queue.md "Worker placement" */
     uint32_t num_threads;
     /* Commands a context can have queued but not completed. 0: 1024.
      * Range 2..1048576. The producer blocks when it is full. */

@@ -281,6 +281,8 @@ static kiln_result wait_fence(kq_device *q, ks_fence *f, uint64_t timeout_ns)
             kq_drain_serial(q);
             continue;
         }
+        if (q && timeout_ns != 0 && kq_help_locked(q))
+            continue; /* worked instead of sleeping (a deadline is rechecked) */
         if (timeout_ns == 0) {
             r = KILN_E_TIMEOUT;
             break;

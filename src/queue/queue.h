@@ -25,6 +25,8 @@
 #include "../sync/sync.h"
 #include "lock.h"
 
+#include <stdalign.h>
+
 #define KQ_MAX_ACCESS 40 /* nodes stored in a slot; scenes bring their own */
 
 typedef enum kq_op {
@@ -95,30 +97,38 @@ typedef struct kq_cmd {
     } u;
 } kq_cmd;
 
+/* Transfer ring (seed 000): upload bytes allocated FIFO by the context's
+ * producer with no lock. Each block starts with a kq_tblock header; the
+ * command that reads the block sets `done` when it completes (its token
+ * passed) and the producer reclaims blocks oldest first. A producer that
+ * finds the ring full waits under the scheduler mutex, which completions
+ * hold when they set `done`, so no wakeup is lost. */
+#define KQ_TBLOCK_ALIGN 64u /* a header never shares a line with older data */
 typedef struct kq_tblock {
-    uint32_t offset, size;
-    uint8_t done;
+    uint32_t size;     /* bytes of the block, header and padding included */
+    atomic_uint done;  /* set (release) by the completing command */
 } kq_tblock;
 
-/* Transfer ring: bytes allocated FIFO, each block freed when the command
- * that reads it completes (its token is passed), reclaimed oldest first. */
 typedef struct kq_transfer {
     uint8_t *base;
-    uint32_t size;
+    uint32_t size;    /* a multiple of KQ_TBLOCK_ALIGN */
+    /* The producer's own, no lock: */
     uint32_t head;    /* next allocation offset */
+    uint32_t tail;    /* offset of the oldest live block */
     uint32_t used;    /* bytes in live blocks, padding included */
-    kq_tblock *blocks;
-    uint32_t nblocks; /* capacity of `blocks` */
-    uint32_t first, count;
-    uint64_t first_id;  /* id of blocks[first] */
+    uint32_t peak;    /* largest `used` reported to the statistics */
 } kq_transfer;
 
-/* Marks a block's command completed (its token passed). Mutex held. */
+/* Marks the block at `id` (its header's offset) done. Any thread. */
 void kq_transfer_done(kq_transfer *t, int64_t id);
 
+/* Producers count in the first line, completions in their own: a shared
+ * line would move between cores on every command. */
 typedef struct kq_stats {
-    atomic_uint_fast64_t queued, executed, waits_ring, waits_transfer, waits_map,
-        waits_finish, bytes_uploaded, upload_chunks, renames, transfer_peak;
+    atomic_uint_fast64_t queued, waits_ring, waits_transfer, waits_map, waits_finish,
+        bytes_uploaded, upload_chunks, renames, transfer_peak;
+    alignas(64) atomic_uint_fast64_t executed;
+    char pad_[64 - sizeof(atomic_uint_fast64_t)];
 } kq_stats;
 
 typedef struct kq_device {
@@ -228,8 +238,10 @@ void kq_flush_locked(kq_context *c);
 /* Gives back a reserved slot that will not be submitted. */
 void kq_cancel(kq_context *c, kq_cmd *cmd);
 
-/* Allocates `size` bytes (16-aligned, at most ring size / 2) in the transfer
- * ring for `cmd`, waiting for the oldest blocks while full. */
+/* Allocates `size` bytes (64-aligned, at most kq_upload_max) in the
+ * transfer ring for `cmd`, with no lock unless the ring is full: then the
+ * context's batch is flushed and the producer waits (helping) for the
+ * oldest blocks. */
 kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t **out_ptr);
 /* Largest single upload block. */
 static inline uint32_t kq_upload_max(const kq_context *c) { return (c->ring.size / 2) & ~15u; }
@@ -240,6 +252,14 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
 kiln_result kq_unmap(kq_context *c, kres_resource *res, uint32_t sub);
 /* Unmaps everything the context keeps mapped. */
 void kq_unmap_all(kq_context *c);
+/* A thread that would wait works instead (mutex held, released while it
+ * works): it runs one ready command or helps a kq_parallel_for group, and
+ * returns false when there was nothing to do. In SERIAL mode the caller is
+ * the only executor; in ASYNC mode it takes the core the default worker
+ * count (one fewer than the CPUs) leaves to the application, so the
+ * machine is not oversubscribed while the application runs and is fully
+ * used while it waits. */
+bool kq_help_locked(kq_device *q);
 /* SERIAL mode: runs every ready command on the calling thread (mutex held). */
 void kq_drain_serial(kq_device *q);
 /* Releases every CPU map of a resource being destroyed. */
@@ -293,8 +313,10 @@ typedef struct kq_backend {
     const char *name; /* "soft", "osmesa": for logs and progress lines */
     uint32_t caps;    /* KQ_BACKEND_* bits */
     /* Creates the per-device state, stored in q->backend_data, once the
-     * queue's workers run (`threads`: the device's worker count, 0 in
-     * SERIAL mode). On failure returns the code for kiln_device_create and
+     * queue's workers run (`threads`: how many threads execute, the
+     * device's explicit worker count, else the CPU count since the
+     * waiting application thread helps the default workers; 0 in SERIAL
+     * mode). On failure returns the code for kiln_device_create and
      * writes a one-line reason into `why`. */
     kiln_result (*create)(struct kq_device *q, uint32_t threads, void **out, char *why,
                           size_t why_size);

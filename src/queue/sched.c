@@ -223,6 +223,28 @@ void kq_complete_result(kq_cmd *cmd, kq_exec_result res)
     ks_unlock(q->dom);
 }
 
+/* Bytes a byte operation touches, roughly: large ones go to the scheduler
+ * at once so that the workers start on them while the producer goes on. */
+static size_t cmd_bytes(const kq_cmd *cmd)
+{
+    const kres_resource *res = cmd->naccess ? cmd->acc[0].res : NULL;
+    switch ((kq_op)cmd->op) {
+    case KQ_OP_UPDATE:
+        return (size_t)cmd->u.update.pitch * (cmd->u.update.box.bottom - cmd->u.update.box.top) *
+               (cmd->u.update.box.back - cmd->u.update.box.front);
+    case KQ_OP_COPY_REGION: {
+        const kiln_box *b = &cmd->u.copy.box;
+        const kres_format_info *fi = res ? kres_format(res->format) : NULL;
+        return (size_t)(b->right - b->left) * (b->bottom - b->top) * (fi ? fi->size : 1);
+    }
+    case KQ_OP_CLEAR:
+    case KQ_OP_COPY_RESOURCE:
+        return res ? res->storage_size : 0;
+    default:
+        return SIZE_MAX; /* scenes, mips, waits and test hooks: at once */
+    }
+}
+
 /* Runs one ready command on the calling thread. Called and returns with
  * the mutex held. */
 static void run_one_locked(kq_device *q)
@@ -256,12 +278,25 @@ void kq_drain_serial(kq_device *q)
         run_one_locked(q);
 }
 
+static void help_group_locked(kq_device *q);
+
+bool kq_help_locked(kq_device *q)
+{
+    if (q->ready_head) {
+        run_one_locked(q);
+        return true;
+    }
+    if (q->groups) {
+        help_group_locked(q);
+        return true;
+    }
+    return false;
+}
+
 kiln_result kq_wait_progress(kq_device *q, kq_context *c)
 {
-    if (q->serial && q->ready_head) {
-        run_one_locked(q);
+    if (kq_help_locked(q))
         return KILN_OK;
-    }
     /* Progress can come from a command that is ready or running, from
      * another thread unmapping a resource it holds, or from a fence that a
      * server wait is waiting for. If none of these exists, only this
@@ -277,8 +312,6 @@ kiln_result kq_wait_progress(kq_device *q, kq_context *c)
     q->dom->waiters--;
     return KILN_OK;
 }
-
-static void help_group_locked(kq_device *q);
 
 static void *worker_main(void *arg)
 {
@@ -565,7 +598,7 @@ void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg)
 {
     if (n == 0)
         return;
-    if (q->serial || q->nworkers < 2 || n == 1) {
+    if (q->serial || n == 1) {
         for (uint32_t i = 0; i < n; i++)
             fn(arg, i);
         return;
@@ -579,6 +612,8 @@ void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg)
     atomic_fetch_add_explicit(&q->ngroups, 1, memory_order_release);
     if (q->sleepers)
         pthread_cond_broadcast(&q->work_cv);
+    if (q->dom->waiters) /* threads waiting in the queue help too */
+        pthread_cond_broadcast(&q->dom->cv);
     pthread_mutex_unlock(MU(q));
     uint32_t c = run_group(&g);
     pthread_mutex_lock(MU(q));
@@ -666,28 +701,6 @@ void kq_flush(kq_context *c)
     ks_unlock(q->dom);
 }
 
-/* Bytes a byte operation touches, roughly: large ones go to the scheduler
- * at once so that the workers start on them while the producer goes on. */
-static size_t cmd_bytes(const kq_cmd *cmd)
-{
-    const kres_resource *res = cmd->naccess ? cmd->acc[0].res : NULL;
-    switch ((kq_op)cmd->op) {
-    case KQ_OP_UPDATE:
-        return (size_t)cmd->u.update.pitch * (cmd->u.update.box.bottom - cmd->u.update.box.top) *
-               (cmd->u.update.box.back - cmd->u.update.box.front);
-    case KQ_OP_COPY_REGION: {
-        const kiln_box *b = &cmd->u.copy.box;
-        const kres_format_info *fi = res ? kres_format(res->format) : NULL;
-        return (size_t)(b->right - b->left) * (b->bottom - b->top) * (fi ? fi->size : 1);
-    }
-    case KQ_OP_CLEAR:
-    case KQ_OP_COPY_RESOURCE:
-        return res ? res->storage_size : 0;
-    default:
-        return SIZE_MAX; /* scenes, mips, waits and test hooks: at once */
-    }
-}
-
 void kq_submit(kq_context *c, kq_cmd *cmd)
 {
     kq_device *q = c->dev;
@@ -712,7 +725,6 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
 
 void kq_cancel(kq_context *c, kq_cmd *cmd)
 {
-    kq_device *q = c->dev;
     for (uint32_t i = 0; i < cmd->naccess; i++) {
         kres_storage_unref(cmd->acc[i].st);
         kres_unref(&cmd->acc[i].res->base);
@@ -722,13 +734,8 @@ void kq_cancel(kq_context *c, kq_cmd *cmd)
         cmd->release(cmd);
     cmd->release = NULL;
     cmd->acc = cmd->acc_inline;
-    if (cmd->block >= 0) {
-        pthread_mutex_lock(MU(q));
+    if (cmd->block >= 0) /* the ring is this thread's own */
         kq_transfer_done(&c->ring, cmd->block);
-        if (q->dom->waiters)
-            pthread_cond_broadcast(&q->dom->cv);
-        ks_unlock(q->dom);
-    }
     /* Never submitted, so never in flight: back to the producer's list. */
     cmd->next = c->free_list;
     c->free_list = cmd;
