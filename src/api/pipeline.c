@@ -592,6 +592,58 @@ static kres_storage *capture(kiln_device *dev, kres_resource *res)
     return res->current;
 }
 
+/* Whether the scene's newest bind record holds the storages the pipeline
+ * binds now. DYNAMIC resources are never matched: a Map on another
+ * context may rename them, so they are captured under the mutex each time. */
+static bool same_storage(const kres_resource *res, const kres_storage *st)
+{
+    return res ? res->usage != KILN_USAGE_DYNAMIC && res->current == st : st == NULL;
+}
+
+static bool bind_current(const ka_pipeline *p, const kd_bind *b, bool indexed)
+{
+    if (!b->complete)
+        return false;
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+        if (!same_storage(p->vb[i], b->vb_st[i]))
+            return false;
+    if (indexed && !same_storage(p->ib, b->ib_st))
+        return false;
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
+        if (!same_storage(p->vs_cb[i], b->vs_cb_st[i]) || !same_storage(p->ps_cb[i], b->ps_cb_st[i]))
+            return false;
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        if (!same_storage(p->srv[i] ? p->srv[i]->res : NULL, b->srv_st[i]))
+            return false;
+    return true;
+}
+
+/* A new bind record with the storages bound now, each a node of the scene.
+ * NULL on out of memory (what was captured stays with the scene). */
+static kd_bind *capture_bind(kiln_device *dev, const ka_pipeline *p, kd_scene *s, bool indexed)
+{
+    kd_bind *b = kd_scene_new_bind(s);
+    if (!b)
+        return NULL;
+    bool ok = true;
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+        if (p->vb[i] && (b->vb_st[i] = capture(dev, p->vb[i])))
+            ok &= kd_scene_use(s, p->vb[i], b->vb_st[i], KQ_READ);
+    if (indexed && (b->ib_st = capture(dev, p->ib)))
+        ok &= kd_scene_use(s, p->ib, b->ib_st, KQ_READ);
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+        if (p->vs_cb[i] && (b->vs_cb_st[i] = capture(dev, p->vs_cb[i])))
+            ok &= kd_scene_use(s, p->vs_cb[i], b->vs_cb_st[i], KQ_READ);
+        if (p->ps_cb[i] && (b->ps_cb_st[i] = capture(dev, p->ps_cb[i])))
+            ok &= kd_scene_use(s, p->ps_cb[i], b->ps_cb_st[i], KQ_READ);
+    }
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        if (p->srv[i] && (b->srv_st[i] = capture(dev, p->srv[i]->res)))
+            ok &= kd_scene_use(s, p->srv[i]->res, b->srv_st[i], KQ_READ);
+    b->complete = ok;
+    return ok ? b : NULL;
+}
+
 static bool destroyed_pipe(const kres_pipe *o) { return o && atomic_load(&o->destroyed); }
 static bool destroyed_res(const kres_resource *r) { return r && atomic_load(&r->destroyed); }
 static bool destroyed_view(const kres_view *v)
@@ -699,43 +751,32 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
             return r;
     if (!p->block && !(p->block = build_state(ctx)))
         return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "state block");
-    kd_draw *d = kb_calloc(&dev->env, sizeof *d);
-    if (!d)
-        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "draw");
-    kd_state_ref(p->block);
-    d->state = p->block;
-    d->indexed = indexed;
-    d->count = count;
-    d->start = start;
-    d->base_vertex = base_vertex;
-    d->instances = instances;
-    d->start_instance = start_instance;
     kd_scene *s = ctx->scene;
     bool fresh = !s;
-    if (!s && !(s = open_scene(ctx))) {
-        kd_state_unref(d->state);
-        kb_free(&dev->env, d, sizeof *d);
+    if (!s && !(s = open_scene(ctx)))
         return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "scene");
+    kd_draw *d = kd_scene_new_draw(s);
+    bool ok = d && kd_scene_hold_state(s, p->block);
+    if (ok) {
+        d->state = p->block;
+        d->indexed = indexed;
+        d->count = count;
+        d->start = start;
+        d->base_vertex = base_vertex;
+        d->instances = instances;
+        d->start_instance = start_instance;
+        /* Consecutive draws binding the same storages share a record. */
+        const kd_bind *b = s->binds;
+        if (!b || !bind_current(p, b, indexed))
+            b = capture_bind(dev, p, s, indexed);
+        d->bind = b;
+        ok = b != NULL;
     }
-    bool ok = true;
-    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
-        if (p->vb[i] && (d->vb_st[i] = capture(dev, p->vb[i])))
-            ok &= kd_scene_use(s, p->vb[i], d->vb_st[i], KQ_READ);
-    if (indexed && (d->ib_st = capture(dev, p->ib)))
-        ok &= kd_scene_use(s, p->ib, d->ib_st, KQ_READ);
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
-        if (p->vs_cb[i] && (d->vs_cb_st[i] = capture(dev, p->vs_cb[i])))
-            ok &= kd_scene_use(s, p->vs_cb[i], d->vs_cb_st[i], KQ_READ);
-        if (p->ps_cb[i] && (d->ps_cb_st[i] = capture(dev, p->ps_cb[i])))
-            ok &= kd_scene_use(s, p->ps_cb[i], d->ps_cb_st[i], KQ_READ);
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
-        if (p->srv[i] && (d->srv_st[i] = capture(dev, p->srv[i]->res)))
-            ok &= kd_scene_use(s, p->srv[i]->res, d->srv_st[i], KQ_READ);
     kd_op op = {.kind = KD_OP_DRAW, .draw = d};
     if (!ok || !kd_scene_push(s, &op)) {
         /* The scene keeps what it gathered; this draw is undone. */
-        kd_draw_free(&dev->env, d);
+        if (d)
+            kd_scene_drop_draw(s);
         if (fresh)
             kd_scene_free(s);
         else

@@ -91,17 +91,26 @@ typedef struct kd_state {
 void kd_state_ref(kd_state *s);
 void kd_state_unref(kd_state *s);
 
+/* The storages a draw reads, captured when it was recorded (references
+ * held; NULL: unbound). Consecutive draws of a scene that bind the same
+ * storages share one record, so a draw costs no reference counting. */
+typedef struct kd_bind {
+    struct kd_bind *next; /* the scene's list */
+    bool complete;        /* every storage is a node of the scene */
+    kres_storage *vb_st[KILN_MAX_VERTEX_BUFFERS], *ib_st;
+    kres_storage *vs_cb_st[KILN_MAX_CONSTANT_BUFFERS], *ps_cb_st[KILN_MAX_CONSTANT_BUFFERS];
+    kres_storage *srv_st[KILN_MAX_SHADER_RESOURCES];
+} kd_bind;
+
+/* A draw: its scene owns it and holds what it points to. */
 typedef struct kd_draw {
-    kd_state *state;
+    kd_state *state;              /* held by the scene (kd_scene.states) */
+    const kd_bind *bind;
     uint32_t indexed;
     uint32_t count;               /* vertices or indices */
     uint32_t start;               /* first vertex or index */
     int32_t base_vertex;
     uint32_t instances, start_instance;
-    /* storages captured at draw time (references held; NULL: unbound) */
-    kres_storage *vb_st[KILN_MAX_VERTEX_BUFFERS], *ib_st;
-    kres_storage *vs_cb_st[KILN_MAX_CONSTANT_BUFFERS], *ps_cb_st[KILN_MAX_CONSTANT_BUFFERS];
-    kres_storage *srv_st[KILN_MAX_SHADER_RESOURCES];
 } kd_draw;
 
 typedef enum kd_op_kind { KD_OP_CLEAR_RT, KD_OP_CLEAR_DS, KD_OP_DRAW } kd_op_kind;
@@ -128,15 +137,31 @@ typedef struct kd_scene {
     uint32_t nnodes, nodes_cap;
     uint32_t *hash;
     uint32_t hash_cap;
+    /* Draw records come from chunks (one allocation per KD_DRAW_CHUNK
+     * draws, none per draw); bind records and state blocks are held once
+     * per scene however many draws share them. */
+    struct kd_draw_chunk *chunks; /* newest first */
+    kd_bind *binds;               /* newest first */
+    kd_state **states;            /* one reference each */
+    uint32_t nstates, states_cap;
 } kd_scene;
+
+#define KD_DRAW_CHUNK 256u
 
 /* Limits that end a scene (the API submits it and starts another). */
 #define KD_SCENE_MAX_OPS 65536u
 #define KD_SCENE_MAX_VERTICES (4u << 20)
 
 kd_scene *kd_scene_create(const kb_env *env);
-/* Drops a draw's state block and captured storages, and frees it. */
-void kd_draw_free(const kb_env *env, kd_draw *d);
+/* A zeroed draw record owned by the scene; NULL on out of memory. The
+ * newest one can be given back (kd_scene_drop_draw) when recording fails. */
+kd_draw *kd_scene_new_draw(kd_scene *s);
+void kd_scene_drop_draw(kd_scene *s);
+/* A zeroed bind record owned by the scene (it drops the storages' references
+ * when freed); NULL on out of memory. */
+kd_bind *kd_scene_new_bind(kd_scene *s);
+/* The scene holds one reference to `st` for all its draws. */
+bool kd_scene_hold_state(kd_scene *s, kd_state *st);
 /* Adds a node for `st` of `res` (taking new references), merging with an
  * existing one (write wins). False on out of memory. */
 bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode);

@@ -43,28 +43,95 @@ kd_scene *kd_scene_create(const kb_env *env)
     return s;
 }
 
-void kd_draw_free(const kb_env *env, kd_draw *d)
+typedef struct kd_draw_chunk {
+    struct kd_draw_chunk *next;
+    uint32_t used;
+    kd_draw draws[KD_DRAW_CHUNK];
+} kd_draw_chunk;
+
+kd_draw *kd_scene_new_draw(kd_scene *s)
 {
-    kd_state_unref(d->state);
-    kres_storage_unref(d->ib_st);
+    kd_draw_chunk *c = s->chunks;
+    if (!c || c->used == KD_DRAW_CHUNK) {
+        c = kb_alloc(s->env, sizeof *c);
+        if (!c)
+            return NULL;
+        c->next = s->chunks;
+        c->used = 0;
+        s->chunks = c;
+    }
+    kd_draw *d = &c->draws[c->used++];
+    memset(d, 0, sizeof *d);
+    return d;
+}
+
+void kd_scene_drop_draw(kd_scene *s)
+{
+    if (s->chunks && s->chunks->used)
+        s->chunks->used--;
+}
+
+kd_bind *kd_scene_new_bind(kd_scene *s)
+{
+    kd_bind *b = kb_calloc(s->env, sizeof *b);
+    if (b) {
+        b->next = s->binds;
+        s->binds = b;
+    }
+    return b;
+}
+
+bool kd_scene_hold_state(kd_scene *s, kd_state *st)
+{
+    if (s->nstates && s->states[s->nstates - 1] == st)
+        return true;
+    if (s->nstates == s->states_cap) {
+        uint32_t cap = s->states_cap ? s->states_cap * 2 : 8;
+        kd_state **n = kb_alloc(s->env, sizeof(*n) * cap);
+        if (!n)
+            return false;
+        if (s->states)
+            memcpy(n, s->states, sizeof(*n) * s->nstates);
+        kb_free(s->env, s->states, sizeof(*n) * s->states_cap);
+        s->states = n;
+        s->states_cap = cap;
+    }
+    kd_state_ref(st);
+    s->states[s->nstates++] = st;
+    return true;
+}
+
+static void bind_free(const kb_env *env, kd_bind *b)
+{
+    kres_storage_unref(b->ib_st);
     for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
-        kres_storage_unref(d->vb_st[i]);
+        kres_storage_unref(b->vb_st[i]);
     for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
-        kres_storage_unref(d->vs_cb_st[i]);
-        kres_storage_unref(d->ps_cb_st[i]);
+        kres_storage_unref(b->vs_cb_st[i]);
+        kres_storage_unref(b->ps_cb_st[i]);
     }
     for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
-        kres_storage_unref(d->srv_st[i]);
-    kb_free(env, d, sizeof *d);
+        kres_storage_unref(b->srv_st[i]);
+    kb_free(env, b, sizeof *b);
 }
 
 void kd_scene_free(kd_scene *s)
 {
     if (!s)
         return;
-    for (uint32_t i = 0; i < s->nops; i++)
-        if (s->ops[i].kind == KD_OP_DRAW)
-            kd_draw_free(s->env, s->ops[i].draw);
+    while (s->chunks) {
+        kd_draw_chunk *c = s->chunks;
+        s->chunks = c->next;
+        kb_free(s->env, c, sizeof *c);
+    }
+    while (s->binds) {
+        kd_bind *b = s->binds;
+        s->binds = b->next;
+        bind_free(s->env, b);
+    }
+    for (uint32_t i = 0; i < s->nstates; i++)
+        kd_state_unref(s->states[i]);
+    kb_free(s->env, s->states, sizeof(kd_state *) * s->states_cap);
     for (uint32_t i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         if (s->rtv[i])
             kres_unref(&s->rtv[i]->base);
@@ -210,6 +277,8 @@ kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res)
 
 bool kd_draw_same_storages(const kd_draw *a, const kd_draw *b)
 {
-    return !memcmp(a->vb_st, b->vb_st, sizeof a->vb_st) && !memcmp(a->vs_cb_st, b->vs_cb_st, sizeof a->vs_cb_st) &&
-           !memcmp(a->ps_cb_st, b->ps_cb_st, sizeof a->ps_cb_st) && !memcmp(a->srv_st, b->srv_st, sizeof a->srv_st);
+    const kd_bind *x = a->bind, *y = b->bind;
+    return x == y ||
+           (!memcmp(x->vb_st, y->vb_st, sizeof x->vb_st) && !memcmp(x->vs_cb_st, y->vs_cb_st, sizeof x->vs_cb_st) &&
+            !memcmp(x->ps_cb_st, y->ps_cb_st, sizeof x->ps_cb_st) && !memcmp(x->srv_st, y->srv_st, sizeof x->srv_st));
 }

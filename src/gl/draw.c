@@ -417,7 +417,7 @@ static void upload_cb(kg_device *d, GLuint prog, GLint loc, GLint n, const kres_
 
 static bool same_inputs(const kd_draw *a, const kd_draw *b)
 {
-    return a->state == b->state && a->indexed == b->indexed && a->ib_st == b->ib_st && kd_draw_same_storages(a, b);
+    return a->state == b->state && a->indexed == b->indexed && a->bind->ib_st == b->bind->ib_st && kd_draw_same_storages(a, b);
 }
 
 static void issue_draw(const kg_gl *gl, const kd_draw *dw)
@@ -466,14 +466,14 @@ static bool run_draw(kg_device *d, const kd_draw *dw, const kd_draw **prev, cons
     }
     gl->UseProgram(p->prog);
     for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
-        upload_cb(d, p->prog, p->vs_cb[i], p->vs_cb_n[i], dw->vs_cb_st[i]);
-        upload_cb(d, p->prog, p->ps_cb[i], p->ps_cb_n[i], dw->ps_cb_st[i]);
+        upload_cb(d, p->prog, p->vs_cb[i], p->vs_cb_n[i], dw->bind->vs_cb_st[i]);
+        upload_cb(d, p->prog, p->ps_cb[i], p->ps_cb_n[i], dw->bind->ps_cb_st[i]);
     }
     for (uint32_t i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
         const kres_view *v = s->srv[i];
         GLuint t = 0;
-        if (v && dw->srv_st[i]) {
-            kg_mirror *m = kg_mirror_get(d, v->res, dw->srv_st[i]);
+        if (v && dw->bind->srv_st[i]) {
+            kg_mirror *m = kg_mirror_get(d, v->res, dw->bind->srv_st[i]);
             if (m)
                 t = kg_mirror_view(d, m, GL_TEXTURE_2D, v->format, v->first_mip, v->num_mips, v->first_slice, 1);
             if (!t) {
@@ -492,7 +492,7 @@ static bool run_draw(kg_device *d, const kd_draw *dw, const kd_draw **prev, cons
         GLint size;
         GLenum type;
         GLboolean norm;
-        kres_storage *st = dw->vb_st[el->slot];
+        kres_storage *st = dw->bind->vb_st[el->slot];
         kg_mirror *m = st ? kg_mirror_get(d, s->vb[el->slot], st) : NULL;
         if (!m || !element_format(el->format, &size, &type, &norm)) {
             *why = "a vertex buffer could not be made a GL buffer";
@@ -507,7 +507,7 @@ static bool run_draw(kg_device *d, const kd_draw *dw, const kd_draw **prev, cons
         gl->EnableVertexAttribArray(e);
     }
     if (dw->indexed) {
-        kg_mirror *m = kg_mirror_get(d, s->ib, dw->ib_st);
+        kg_mirror *m = kg_mirror_get(d, s->ib, dw->bind->ib_st);
         if (!m) {
             *why = "the index buffer could not be made a GL buffer";
             return false;

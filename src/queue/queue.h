@@ -25,8 +25,6 @@
 #include "../sync/sync.h"
 #include "lock.h"
 
-#include <stdalign.h>
-
 #define KQ_MAX_ACCESS 40 /* nodes stored in a slot; scenes bring their own */
 
 typedef enum kq_op {
@@ -122,13 +120,16 @@ typedef struct kq_transfer {
 /* Marks the block at `id` (its header's offset) done. Any thread. */
 void kq_transfer_done(kq_transfer *t, int64_t id);
 
-/* Producers count in the first line, completions in their own: a shared
- * line would move between cores on every command. */
+/* Producers count in the first lines, completions 64 bytes away from
+ * them: a shared line would move between cores on every command. (Padding,
+ * not alignas: the device lives in memory from the application's
+ * allocator, which promises only malloc's alignment.) */
 typedef struct kq_stats {
     atomic_uint_fast64_t queued, waits_ring, waits_transfer, waits_map, waits_finish,
         bytes_uploaded, upload_chunks, renames, transfer_peak;
-    alignas(64) atomic_uint_fast64_t executed;
-    char pad_[64 - sizeof(atomic_uint_fast64_t)];
+    char pad_a_[64];
+    atomic_uint_fast64_t executed;
+    char pad_b_[64];
 } kq_stats;
 
 typedef struct kq_device {

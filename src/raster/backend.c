@@ -49,28 +49,28 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, kr_drawx *x)
     x->d = d;
     x->s = s;
     for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++) {
-        if (!d->vb_st[i])
+        if (!d->bind->vb_st[i])
             continue;
-        size_t size = d->vb_st[i]->size;
-        x->vb[i] = d->vb_st[i]->data + s->vb_offset[i];
+        size_t size = d->bind->vb_st[i]->size;
+        x->vb[i] = d->bind->vb_st[i]->data + s->vb_offset[i];
         x->vb_size[i] = s->vb_offset[i] < size ? size - s->vb_offset[i] : 0;
     }
     for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
-        if (d->vs_cb_st[i]) {
-            x->vs_cb[i] = d->vs_cb_st[i]->data;
-            x->vs_cb_size[i] = (uint32_t)d->vs_cb_st[i]->size;
+        if (d->bind->vs_cb_st[i]) {
+            x->vs_cb[i] = d->bind->vs_cb_st[i]->data;
+            x->vs_cb_size[i] = (uint32_t)d->bind->vs_cb_st[i]->size;
         }
-        if (d->ps_cb_st[i]) {
-            x->ps_cb[i] = d->ps_cb_st[i]->data;
-            x->ps_cb_size[i] = (uint32_t)d->ps_cb_st[i]->size;
+        if (d->bind->ps_cb_st[i]) {
+            x->ps_cb[i] = d->bind->ps_cb_st[i]->data;
+            x->ps_cb_size[i] = (uint32_t)d->bind->ps_cb_st[i]->size;
         }
     }
     for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
         const kres_view *v = s->srv[i];
-        if (!v || !d->srv_st[i])
+        if (!v || !d->bind->srv_st[i])
             continue;
         kr_texture *t = &x->tex.tex[i];
-        t->data = d->srv_st[i]->data;
+        t->data = d->bind->srv_st[i]->data;
         t->subs = v->res->subs;
         t->format = v->format;
         t->res_mip_levels = v->res->mip_levels;

@@ -188,7 +188,7 @@ static inline void fetch_element(const kr_drawx *dx, const kd_element *e, uint32
 bool kr_is_cut(const kr_drawx *dx, const kd_draw *d, uint32_t pos)
 {
     const kd_state *s = dx->s;
-    const uint8_t *ib = d->ib_st->data + s->ib_offset;
+    const uint8_t *ib = d->bind->ib_st->data + s->ib_offset;
     uint32_t i = d->start + pos;
     if (s->ib_format == KILN_INDEX_UINT16) {
         uint16_t x;
@@ -205,7 +205,7 @@ static uint32_t index_at(const kr_drawx *dx, const kd_draw *d, uint32_t pos)
     if (!d->indexed)
         return d->start + pos;
     const kd_state *s = dx->s;
-    const uint8_t *ib = d->ib_st->data + s->ib_offset;
+    const uint8_t *ib = d->bind->ib_st->data + s->ib_offset;
     uint32_t i = d->start + pos;
     uint32_t v;
     if (s->ib_format == KILN_INDEX_UINT16) {
