@@ -30,7 +30,16 @@ struct kiln_device {
     uint32_t num_threads;
     uint32_t ring_capacity, transfer_size;
     bool serial;
+    /* Bumped after any object is destroyed: a draw re-checks its bound
+     * objects only when this or the pipeline changed (pipeline.c). */
+    atomic_uint_fast64_t destroy_epoch;
 };
+
+/* Marks an object destroyed for the draw checks (after its own flag). */
+static inline void ka_destroyed(kiln_device *dev)
+{
+    atomic_fetch_add_explicit(&dev->destroy_epoch, 1, memory_order_release);
+}
 
 /* Used when there is no device to log to (NULL device or context). */
 extern const kb_env ka_stderr_env;

@@ -198,6 +198,7 @@ static kiln_result destroy_resource(kiln_device *dev, const char *api, uint32_t 
         return ka_handle_fail(dev, api, type == KRES_TYPE_BUFFER ? "buffer" : "texture", lid);
     kres_resource *res = kres_as_resource(o);
     atomic_store(&res->destroyed, true);
+    ka_destroyed(dev);
     kq_resource_destroyed(&dev->queue, res);
     kres_unref(o);
     return KILN_OK;
@@ -356,6 +357,7 @@ static kiln_result destroy_view(kiln_device *dev, const char *api, uint32_t id, 
     if (!o)
         return ka_handle_fail(dev, api, "view", lid);
     atomic_store(&((kres_view *)o)->destroyed, true);
+    ka_destroyed(dev);
     kres_unref(o);
     return KILN_OK;
 }

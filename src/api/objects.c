@@ -164,6 +164,7 @@ static kiln_result destroy(kiln_device *dev, const char *api, uint32_t id, kres_
     if (!o)
         return ka_handle_fail(dev, api, what, lid);
     atomic_store(&((kres_pipe *)o)->destroyed, true);
+    ka_destroyed(dev);
     kres_unref(o);
     return KILN_OK;
 }

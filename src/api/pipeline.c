@@ -32,6 +32,11 @@ typedef struct ka_pipeline {
     float blend_factor[4];
     uint32_t stencil_ref;
     kd_state *block; /* the last state block, reused while nothing changes */
+    /* Draws re-check the bound objects only when something changed: bit 0
+     * (non-indexed) and bit 1 (indexed) say the objects passed at
+     * destroy_epoch `checked_epoch` and no setter ran since. */
+    uint32_t checked;
+    uint64_t checked_epoch;
 } ka_pipeline;
 
 static void set_obj(kres_object **slot, kres_object *o)
@@ -47,6 +52,7 @@ static void dirty(ka_pipeline *p)
 {
     kd_state_unref(p->block);
     p->block = NULL;
+    p->checked = 0;
 }
 
 kiln_result ka_pipeline_init(kiln_context *ctx)
@@ -651,8 +657,8 @@ static bool destroyed_view(const kres_view *v)
     return v && (atomic_load(&v->destroyed) || atomic_load(&v->res->destroyed));
 }
 
-static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, uint32_t count,
-                            uint32_t start, uint32_t instances, uint32_t start_instance)
+/* What a draw needs of the bound objects, whatever its counts. */
+static kiln_result validate_objects(kiln_context *ctx, const char *api, bool indexed)
 {
     kiln_device *dev = ctx->dev;
     ka_pipeline *p = ctx->pipe;
@@ -670,9 +676,8 @@ static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, ui
     bool dead = destroyed_pipe(p->vs) || destroyed_pipe(p->ps) || destroyed_pipe(p->layout) ||
                 destroyed_pipe(p->rs) || destroyed_pipe(p->dss) || destroyed_pipe(p->bs) ||
                 (indexed && destroyed_res(p->ib)) || destroyed_view(p->dsv);
-    if (p->layout)
-        for (uint32_t e = 0; e < p->layout->u.layout.num_elements; e++)
-            dead |= destroyed_res(p->vb[p->layout->u.layout.elements[e].slot]);
+    for (uint32_t e = 0; e < p->layout->u.layout.num_elements; e++)
+        dead |= destroyed_res(p->vb[p->layout->u.layout.elements[e].slot]);
     for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
         dead |= destroyed_res(p->vs_cb[i]) || destroyed_res(p->ps_cb[i]);
     for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
@@ -689,6 +694,42 @@ static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, ui
                     p->ps->u.ps.num_varyings, p->vs->u.vs.num_varyings);
     if (indexed && !p->ib)
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_INDEX_BUFFER, "no index buffer bound");
+    const kiln_input_layout_desc *l = &p->layout->u.layout;
+    for (uint32_t e = 0; e < l->num_elements; e++)
+        if (!p->vb[l->elements[e].slot])
+            return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "element %u reads slot %u, which has no buffer", e,
+                        l->elements[e].slot);
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
+        if (!p->srv[i])
+            continue;
+        for (uint32_t r = 0; r <= p->nrt; r++) {
+            kres_view *t = r < p->nrt ? p->rtv[r] : p->dsv;
+            if (t && t->res == p->srv[i]->res)
+                return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "shader resource %d is also bound as a target", i);
+        }
+    }
+    return KILN_OK;
+}
+
+static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, uint32_t count,
+                            uint32_t start, uint32_t instances, uint32_t start_instance)
+{
+    kiln_device *dev = ctx->dev;
+    ka_pipeline *p = ctx->pipe;
+    /* The bound objects are checked again only after a setter ran or an
+     * object of the device was destroyed: a stream of draws with one
+     * pipeline pays for the counts below only. */
+    uint32_t bit = indexed ? 2u : 1u;
+    uint64_t epoch = atomic_load_explicit(&dev->destroy_epoch, memory_order_acquire);
+    if (!(p->checked & bit) || p->checked_epoch != epoch) {
+        kiln_result r = validate_objects(ctx, api, indexed);
+        if (r != KILN_OK)
+            return r;
+        if (p->checked_epoch != epoch)
+            p->checked = 0;
+        p->checked_epoch = epoch;
+        p->checked |= bit;
+    }
     if (indexed) {
         uint64_t isz = p->ib_format == KILN_INDEX_UINT16 ? 2 : 4;
         uint64_t need = p->ib_offset + ((uint64_t)start + count) * isz;
@@ -703,8 +744,6 @@ static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, ui
     for (uint32_t e = 0; e < l->num_elements; e++) {
         const kiln_input_element *el = &l->elements[e];
         kres_resource *vb = p->vb[el->slot];
-        if (!vb)
-            return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "element %u reads slot %u, which has no buffer", e, el->slot);
         uint64_t last;
         if (el->per_instance)
             last = start_instance + (instances - 1) / (el->instance_step_rate ? el->instance_step_rate : 1);
@@ -716,15 +755,6 @@ static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, ui
         if (need > vb->width)
             return FAIL(KILN_E_INVALID_ARG, DRAW_BUFFER_TOO_SMALL, "slot %u needs %llu bytes, the buffer has %u",
                         el->slot, (unsigned long long)need, vb->width);
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
-        if (!p->srv[i])
-            continue;
-        for (uint32_t r = 0; r <= p->nrt; r++) {
-            kres_view *t = r < p->nrt ? p->rtv[r] : p->dsv;
-            if (t && t->res == p->srv[i]->res)
-                return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "shader resource %d is also bound as a target", i);
-        }
     }
     return KILN_OK;
 }
