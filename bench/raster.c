@@ -652,6 +652,7 @@ typedef struct config {
     int frames, warmup;
     uint32_t threads;
     bool scene[SC_COUNT], scaling;
+    bool soft_only;
 } config;
 
 typedef struct result {
@@ -715,7 +716,8 @@ static int usage(FILE *f)
                "  --threads N    workers of the main device (0: kiln's default)\n"
                "  --size WxH     target size (64..8192 each; default 1920x1080)\n"
                "  --frames N     measured frames per scene (default 10; --quick: 3)\n"
-               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,d,scaling (default: all)\n");
+               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,d,scaling (default: all)\n"
+               "  --soft-only    skip the llvmpipe comparison (for profiling kiln alone)\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -786,6 +788,8 @@ int main(int argc, char **argv)
                                 "not '%s'\n", argv[i]);
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--soft-only")) {
+            c.soft_only = true;
         } else if (!strcmp(argv[i], "--help")) {
             return usage(stdout);
         } else {
@@ -910,7 +914,8 @@ int main(int argc, char **argv)
         scaling(&c, &small, &mid, texels, img, img_1, img_size);
     else
         printf("\nthread scaling on (c): not run (--scenes)\n");
-    llvmpipe(&c, &small, &mid, texels, img);
+    if (!c.soft_only)
+        llvmpipe(&c, &small, &mid, texels, img);
 
     if (failures)
         printf("\n%d sanity check(s) FAILED: the figures above are not valid\n", failures);
