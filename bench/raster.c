@@ -896,9 +896,16 @@ int main(int argc, char **argv)
         if (!c.scene[sc])
             continue;
         row(scene_names[sc], main_rig.threads, scene_items((scene_id)sc), &res[sc]);
-        if (sc == SC_DRAWS)
+        if (sc == SC_DRAWS) {
             printf("%-36s %3s %7s %9s %9s %9s %9s %4s %10.2f %-8s\n", "  (d) as triangles", "",
                    "", "", "", "", "", "", res[sc].rate, "Mtri/s");
+            /* The producer's share: what kiln_draw costs the application's
+             * thread (the issue column spread over the draw calls). */
+            printf("%-36s %3s %7s %9.0f %9.0f %9.0f %9s %4s %10s %-8s\n",
+                   "  (d) producer cost per kiln_draw", "", "", res[sc].issue.median * 1e6 / N_SMALL,
+                   res[sc].issue.min * 1e6 / N_SMALL, res[sc].issue.max * 1e6 / N_SMALL, "", "", "",
+                   "ns/draw");
+        }
     }
     printf("pixels covered (share of the target):");
     for (int sc = 0; sc < SC_COUNT; sc++)
