@@ -235,7 +235,7 @@ void anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc)
 {
     const kg_gl *gl = &a->gl;
     a->scene = sc;
-    if (sc == ANCHOR_GL_LAYERS || sc == ANCHOR_GL_LAYERS_BLEND) {
+    if (sc == ANCHOR_GL_LAYERS || sc == ANCHOR_GL_LAYERS_BLEND || sc == ANCHOR_GL_LAYERS_ALPHA) {
         gl->UseProgram(a->prog[PROG_TEX]);
         gl->BindVertexArray(a->vao[VAO_QUAD]);
         /* Depth writes off too, as the backend sets them for a disabled
@@ -244,6 +244,11 @@ void anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc)
         gl->Disable(GL_DEPTH_TEST);
         gl->DepthMask(GL_FALSE);
         if (sc == ANCHOR_GL_LAYERS_BLEND)
+            gl->BlendFuncSeparate(GL_ONE, GL_ONE, GL_ONE, GL_ONE);
+        else if (sc == ANCHOR_GL_LAYERS_ALPHA)
+            gl->BlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_SRC_ALPHA,
+                                  GL_ONE_MINUS_SRC_ALPHA);
+        if (sc == ANCHOR_GL_LAYERS_BLEND || sc == ANCHOR_GL_LAYERS_ALPHA)
             gl->Enable(GL_BLEND);
         else
             gl->Disable(GL_BLEND);
@@ -260,7 +265,8 @@ void anchor_gl_draw_frame(anchor_gl *a)
 {
     const kg_gl *gl = &a->gl;
     static const float one = 1.0f;
-    bool layers = a->scene == ANCHOR_GL_LAYERS || a->scene == ANCHOR_GL_LAYERS_BLEND;
+    bool layers = a->scene == ANCHOR_GL_LAYERS || a->scene == ANCHOR_GL_LAYERS_BLEND ||
+                  a->scene == ANCHOR_GL_LAYERS_ALPHA;
     gl->ClearBufferfv(GL_COLOR, 0, a->clear_color);
     /* The depth clear obeys the depth mask, which the layer scenes keep
      * off: on around the clear, as the backend's clear and next draw do. */
@@ -278,6 +284,7 @@ void anchor_gl_draw_frame(anchor_gl *a)
         break;
     case ANCHOR_GL_LAYERS:
     case ANCHOR_GL_LAYERS_BLEND:
+    case ANCHOR_GL_LAYERS_ALPHA:
         for (uint32_t l = 0; l < a->layers; l++)
             gl->DrawArrays(GL_TRIANGLES, 0, (GLsizei)a->quad_vertices);
         break;

@@ -48,6 +48,7 @@ typedef enum anchor_gl_scene {
     ANCHOR_GL_MID,          /* (b): the mid triangles, one draw */
     ANCHOR_GL_LAYERS,       /* (c), (c/ps): `layers` quads, blending off */
     ANCHOR_GL_LAYERS_BLEND, /* (c+): the same, blending ONE + ONE */
+    ANCHOR_GL_LAYERS_ALPHA, /* (c+a): the same, SRC_ALPHA + ONE_MINUS_SRC_ALPHA */
     ANCHOR_GL_DRAWS,        /* (d): the small triangles, one draw each */
     ANCHOR_GL_SCENE_COUNT
 } anchor_gl_scene;

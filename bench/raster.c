@@ -74,7 +74,7 @@
  *
  * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N]
  *                     [--scenes LIST]
- * LIST is a comma-separated subset of a,b,c,c/ps,c+,d,scaling (default: all),
+ * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,scaling (default: all),
  * e.g. to profile one scene with perf.
  */
 #include "kiln.h"
@@ -339,7 +339,7 @@ typedef struct rig {
     kiln_input_layout layout_color, layout_tex;
     kiln_rasterizer_state rs;
     kiln_depth_stencil_state dss_less, dss_off;
-    kiln_blend_state blend_off, blend_add;
+    kiln_blend_state blend_off, blend_add, blend_alpha;
     kiln_sampler sampler;
 } rig;
 
@@ -438,6 +438,16 @@ static void rig_init_backend(rig *r, kiln_backend backend, uint32_t threads, con
                                     .dst_alpha = KILN_BLEND_ONE,
                                     .op_alpha = KILN_BLEND_OP_ADD}}};
     CHECK(kiln_create_blend_state(dev, &badd, &r->blend_add));
+    /* Alpha blending as applications set it; the texture is opaque, so the
+     * image is (c)'s while every pixel still reads, blends and writes. */
+    kiln_blend_desc balpha = {.rt = {{.enable = 1,
+                                      .src = KILN_BLEND_SRC_ALPHA,
+                                      .dst = KILN_BLEND_INV_SRC_ALPHA,
+                                      .op = KILN_BLEND_OP_ADD,
+                                      .src_alpha = KILN_BLEND_SRC_ALPHA,
+                                      .dst_alpha = KILN_BLEND_INV_SRC_ALPHA,
+                                      .op_alpha = KILN_BLEND_OP_ADD}}};
+    CHECK(kiln_create_blend_state(dev, &balpha, &r->blend_alpha));
     kiln_sampler_desc sd = {.min_filter = KILN_FILTER_LINEAR,
                             .mag_filter = KILN_FILTER_LINEAR,
                             .mip_filter = KILN_FILTER_POINT,
@@ -474,7 +484,7 @@ static void rig_fini(rig *r)
  * ------------------------------------------------------------------------- */
 
 typedef enum scene_id {
-    SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_PS, SC_LAYERS_BLEND, SC_DRAWS, SC_COUNT
+    SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_PS, SC_LAYERS_BLEND, SC_LAYERS_ALPHA, SC_DRAWS, SC_COUNT
 } scene_id;
 
 static const char *const scene_names[SC_COUNT] = {
@@ -483,6 +493,7 @@ static const char *const scene_names[SC_COUNT] = {
     "(c) 16 textured layers, blend off",
     "(c/ps) as (c), user pixel shader",
     "(c+) 16 textured layers, blend add",
+    "(c+a) 16 layers, SRC_ALPHA/INV_SRC_A",
     "(d) 100k draw calls, 1 tri each",
 };
 
@@ -490,7 +501,7 @@ static const char *const scene_names[SC_COUNT] = {
 static void scene_bind(rig *r, scene_id sc)
 {
     kiln_context *ctx = r->ctx;
-    bool tex = sc == SC_LAYERS || sc == SC_LAYERS_PS || sc == SC_LAYERS_BLEND;
+    bool tex = sc == SC_LAYERS || sc == SC_LAYERS_PS || sc == SC_LAYERS_BLEND || sc == SC_LAYERS_ALPHA;
     uint32_t zero = 0;
     if (tex) {
         uint32_t stride = sizeof(vtx_tex);
@@ -501,7 +512,10 @@ static void scene_bind(rig *r, scene_id sc)
         CHECK(kiln_ps_set_shader_resources(ctx, 0, 1, &r->srv));
         CHECK(kiln_ps_set_samplers(ctx, 0, 1, &r->sampler));
         CHECK(kiln_om_set_depth_stencil_state(ctx, r->dss_off, 0));
-        CHECK(kiln_om_set_blend_state(ctx, sc == SC_LAYERS_BLEND ? r->blend_add : r->blend_off,
+        CHECK(kiln_om_set_blend_state(ctx,
+                                      sc == SC_LAYERS_BLEND   ? r->blend_add
+                                      : sc == SC_LAYERS_ALPHA ? r->blend_alpha
+                                                              : r->blend_off,
                                       NULL));
     } else {
         uint32_t stride = sizeof(vtx_color);
@@ -543,6 +557,7 @@ static double frame(rig *r, scene_id sc, double *issue_ms, double *cpu)
     case SC_LAYERS:
     case SC_LAYERS_PS:
     case SC_LAYERS_BLEND:
+    case SC_LAYERS_ALPHA:
         for (uint32_t l = 0; l < N_LAYERS; l++)
             CHECK(kiln_draw(ctx, 6, 0));
         break;
@@ -716,14 +731,14 @@ static int usage(FILE *f)
                "  --threads N    workers of the main device (0: kiln's default)\n"
                "  --size WxH     target size (64..8192 each; default 1920x1080)\n"
                "  --frames N     measured frames per scene (default 10; --quick: 3)\n"
-               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,d,scaling (default: all)\n"
+               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,c+a,d,scaling (default: all)\n"
                "  --soft-only    skip the llvmpipe comparison (for profiling kiln alone)\n");
     return f == stdout ? 0 : 2;
 }
 
 static bool parse_scenes(const char *list, config *c)
 {
-    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps", "c+", "d"};
+    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps", "c+", "c+a", "d"};
     memset(c->scene, 0, sizeof c->scene);
     c->scaling = false;
     char buf[128];
@@ -784,7 +799,7 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--scenes") && i + 1 < argc) {
             if (!parse_scenes(argv[++i], &c)) {
-                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,d,scaling, "
+                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,c+a,d,scaling, "
                                 "not '%s'\n", argv[i]);
                 return 2;
             }
@@ -864,6 +879,7 @@ int main(int argc, char **argv)
         case SC_LAYERS:
         case SC_LAYERS_PS:
         case SC_LAYERS_BLEND:
+        case SC_LAYERS_ALPHA:
             r->rate = N_LAYERS * pixels / sec / 1e6;
             r->unit = "Mpix/s";
             if (sc == SC_LAYERS) {
@@ -873,7 +889,8 @@ int main(int argc, char **argv)
             r->ok = check_layers(scene_names[sc], img, sc == SC_LAYERS_BLEND ? N_LAYERS : 1);
             if (sc == SC_LAYERS)
                 memcpy(img_c, img, img_size);
-            if (sc == SC_LAYERS_PS && c.scene[SC_LAYERS] && memcmp(img, img_c, img_size)) {
+            if ((sc == SC_LAYERS_PS || sc == SC_LAYERS_ALPHA) && c.scene[SC_LAYERS] &&
+                memcmp(img, img_c, img_size)) {
                 check_failed(scene_names[sc], "the image differs from (c)'s");
                 r->ok = false;
             }
@@ -1046,6 +1063,9 @@ static void raw_bind(anchor_gl *a, scene_id sc)
         break;
     case SC_LAYERS_BLEND:
         as = ANCHOR_GL_LAYERS_BLEND;
+        break;
+    case SC_LAYERS_ALPHA:
+        as = ANCHOR_GL_LAYERS_ALPHA;
         break;
     case SC_DRAWS:
         as = ANCHOR_GL_DRAWS;

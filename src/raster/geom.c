@@ -146,7 +146,7 @@ static void prim_positions(kiln_topology t, uint32_t j, uint32_t pos[3])
 #define UNORM4(i) UNORM1(i), UNORM1(i + 1), UNORM1(i + 2), UNORM1(i + 3)
 #define UNORM16(i) UNORM4(i), UNORM4(i + 4), UNORM4(i + 8), UNORM4(i + 12)
 #define UNORM64(i) UNORM16(i), UNORM16(i + 16), UNORM16(i + 32), UNORM16(i + 48)
-static const float unorm8_float[256] = {UNORM64(0), UNORM64(64), UNORM64(128), UNORM64(192)};
+const float kr_unorm8_float[256] = {UNORM64(0), UNORM64(64), UNORM64(128), UNORM64(192)};
 #undef UNORM1
 #undef UNORM4
 #undef UNORM16
@@ -173,13 +173,13 @@ static inline void fetch_element(const kr_drawx *dx, const kd_element *e, uint32
     case KILN_FORMAT_R32G32B32A32_FLOAT: memcpy(out, p, 16); break;
     case KILN_FORMAT_R8G8B8A8_UNORM:
         for (int c = 0; c < 4; c++)
-            out[c] = unorm8_float[p[c]];
+            out[c] = kr_unorm8_float[p[c]];
         break;
     case KILN_FORMAT_B8G8R8A8_UNORM:
-        out[0] = unorm8_float[p[2]];
-        out[1] = unorm8_float[p[1]];
-        out[2] = unorm8_float[p[0]];
-        out[3] = unorm8_float[p[3]];
+        out[0] = kr_unorm8_float[p[2]];
+        out[1] = kr_unorm8_float[p[1]];
+        out[2] = kr_unorm8_float[p[0]];
+        out[3] = kr_unorm8_float[p[3]];
         break;
     default: break;
     }

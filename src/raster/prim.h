@@ -90,6 +90,9 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb);
 
 /* Rasterizes one primitive inside the pixel rect [x0,x1) x [y0,y1). */
 void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1);
+
+/* i / 255.0f for every byte i (the bits of the division: geom.c). */
+extern const float kr_unorm8_float[256];
 /* Fills a rect of render target `rt` (or the depth-stencil when rt < 0)
  * with a texel; for depth-stencil `mask` selects the bits written. */
 void kr_clear_rect(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask, int x0, int y0,

@@ -53,11 +53,12 @@ static inline v4i v4i_from_bits(uint32_t b)
     return _mm_cmpeq_epi32(_mm_and_si128(_mm_set1_epi32((int)b), bit), bit);
 }
 /* Byte `byte` of four packed words, as floats (exact). */
-static inline v4 v4_byte(const uint32_t w[4], int byte)
+/* byte `byte` of each word / 255, from the table (the division's bits) */
+static inline v4 v4_unorm8(const uint32_t w[4], int byte)
 {
-    __m128i x = _mm_srl_epi32(_mm_loadu_si128((const __m128i *)(const void *)w),
-                              _mm_cvtsi32_si128(8 * byte));
-    return _mm_cvtepi32_ps(_mm_and_si128(x, _mm_set1_epi32(0xff)));
+    const int sh = 8 * byte;
+    return _mm_setr_ps(kr_unorm8_float[w[0] >> sh & 0xffu], kr_unorm8_float[w[1] >> sh & 0xffu],
+                       kr_unorm8_float[w[2] >> sh & 0xffu], kr_unorm8_float[w[3] >> sh & 0xffu]);
 }
 /* Four pixels' r, g, b, a (already in [0, 1]) to packed 8-bit words:
  * (int32_t)(c * 255 + 0.5) per channel, r in the low byte. */
@@ -107,7 +108,7 @@ static inline uint32_t v4i_bits(v4i m)
     return (m.u[0] & 1u) | (m.u[1] & 2u) | (m.u[2] & 4u) | (m.u[3] & 8u);
 }
 static inline v4i v4i_from_bits(uint32_t b) { V4I_MAP(b >> k & 1u); }
-static inline v4 v4_byte(const uint32_t w[4], int byte) { V4_MAP((float)(w[k] >> (8 * byte) & 0xffu)); }
+static inline v4 v4_unorm8(const uint32_t w[4], int byte) { V4_MAP(kr_unorm8_float[w[k] >> (8 * byte) & 0xffu]); }
 static inline void v4_pack8(v4 r, v4 g, v4 b, v4 a, uint32_t out[4])
 {
     for (int k = 0; k < 4; k++)
@@ -450,6 +451,33 @@ static v4 blend_op4(kiln_blend_op op, v4 a, v4 b)
     }
 }
 
+enum { BLEND_GENERAL, BLEND_ADDITIVE, BLEND_ALPHA };
+
+/* ADD of (ONE, ONE) or of (SRC_ALPHA, INV_SRC_ALPHA): the modes
+ * applications use most, for the color or the alpha part (kiln.h's
+ * DEFAULT values arrive resolved). */
+static int blend_kind(kiln_blend_factor src, kiln_blend_factor dst, kiln_blend_op op)
+{
+    if (op != KILN_BLEND_OP_ADD)
+        return BLEND_GENERAL;
+    if (src == KILN_BLEND_ONE && dst == KILN_BLEND_ONE)
+        return BLEND_ADDITIVE;
+    if (src == KILN_BLEND_SRC_ALPHA && dst == KILN_BLEND_INV_SRC_ALPHA)
+        return BLEND_ALPHA;
+    return BLEND_GENERAL;
+}
+
+/* out = src * f(src) + d * f(dst) for one channel of a known kind, with
+ * the general formula's operations in its order (a factor of ONE is a
+ * product by 1, which changes no value). */
+static inline v4 blend_known(int kind, v4 s, v4 d, v4 sa)
+{
+    const v4 one = v4_set1(1.0f);
+    if (kind == BLEND_ADDITIVE)
+        return v4_add(v4_mul(s, one), v4_mul(d, one));
+    return v4_add(v4_mul(s, sa), v4_mul(d, v4_sub(one, sa)));
+}
+
 /* An 8-bit RGBA or BGRA target with blending or a partial write mask:
  * output()'s per-pixel loop, a row of four pixels at a time. */
 static void output_rgba8_blend(const kd_blend_rt *bl, const float k[4], uint8_t *base,
@@ -462,35 +490,42 @@ static void output_rgba8_blend(const kd_blend_rt *bl, const float k[4], uint8_t 
     for (int c = 0; c < 4; c++)
         if (!(bl->write_mask >> c & 1))
             keep |= 0xffu << (8 * pos[c]);
-    const v4 zero = v4_set1(0.0f), one = v4_set1(1.0f), k255 = v4_set1(255.0f);
+    const v4 zero = v4_set1(0.0f), one = v4_set1(1.0f);
     const bool mm = bl->op == KILN_BLEND_OP_MIN || bl->op == KILN_BLEND_OP_MAX;
     const bool mma = bl->op_a == KILN_BLEND_OP_MIN || bl->op_a == KILN_BLEND_OP_MAX;
+    const int kind = blend_kind(bl->src, bl->dst, bl->op);
+    const int kind_a = blend_kind(bl->src_a, bl->dst_a, bl->op_a);
     for (uint32_t row = 0; row < 4; row++) {
         uint32_t m = mask >> (row * 4) & 15u;
         if (!m)
             continue;
         uint8_t *dst = base + (size_t)(y + (int)row) * pitch + (size_t)x * 4;
         uint32_t old[4] = {0, 0, 0, 0};
-        for (uint32_t i = 0; i < 4; i++) /* only covered pixels: the row may end past the target */
-            if (m >> i & 1)
-                memcpy(&old[i], dst + 4 * i, 4);
+        if (m == 15u)
+            memcpy(old, dst, 16);
+        else
+            for (uint32_t i = 0; i < 4; i++) /* only covered pixels: the row may end past the target */
+                if (m >> i & 1)
+                    memcpy(&old[i], dst + 4 * i, 4);
         v4 src[4], out[4];
         for (int c = 0; c < 4; c++)
             src[c] = v4_load(col + c * B + row * 4);
         if (bl->enable) {
             v4 d[4];
             for (int c = 0; c < 4; c++) {
-                d[c] = v4_div(v4_byte(old, pos[c]), k255);
+                d[c] = v4_unorm8(old, pos[c]);
                 /* src < 0 ? 0 : src > 1 ? 1 : src */
                 src[c] = v4_sel(v4_lt(src[c], zero), zero, v4_sel(v4_lt(one, src[c]), one, src[c]));
             }
             for (int c = 0; c < 3; c++)
-                out[c] = mm ? blend_op4(bl->op, src[c], d[c])
-                            : blend_op4(bl->op, v4_mul(src[c], factor4(bl->src, c, src, d, k)),
-                                        v4_mul(d[c], factor4(bl->dst, c, src, d, k)));
-            out[3] = mma ? blend_op4(bl->op_a, src[3], d[3])
-                         : blend_op4(bl->op_a, v4_mul(src[3], factor4(bl->src_a, 3, src, d, k)),
-                                     v4_mul(d[3], factor4(bl->dst_a, 3, src, d, k)));
+                out[c] = kind != BLEND_GENERAL ? blend_known(kind, src[c], d[c], src[3])
+                         : mm ? blend_op4(bl->op, src[c], d[c])
+                              : blend_op4(bl->op, v4_mul(src[c], factor4(bl->src, c, src, d, k)),
+                                          v4_mul(d[c], factor4(bl->dst, c, src, d, k)));
+            out[3] = kind_a != BLEND_GENERAL ? blend_known(kind_a, src[3], d[3], src[3])
+                     : mma ? blend_op4(bl->op_a, src[3], d[3])
+                           : blend_op4(bl->op_a, v4_mul(src[3], factor4(bl->src_a, 3, src, d, k)),
+                                       v4_mul(d[3], factor4(bl->dst_a, 3, src, d, k)));
         } else {
             memcpy(out, src, sizeof out);
         }
@@ -502,12 +537,15 @@ static void output_rgba8_blend(const kd_blend_rt *bl, const float k[4], uint8_t 
             v4_pack8(out[2], out[1], out[0], out[3], px);
         else
             v4_pack8(out[0], out[1], out[2], out[3], px);
-        for (uint32_t i = 0; i < 4; i++) {
-            if (!(m >> i & 1))
-                continue;
-            uint32_t w = (px[i] & ~keep) | (old[i] & keep);
-            memcpy(dst + 4 * i, &w, 4);
+        for (uint32_t i = 0; i < 4; i++)
+            px[i] = (px[i] & ~keep) | (old[i] & keep);
+        if (m == 15u) {
+            memcpy(dst, px, 16);
+            continue;
         }
+        for (uint32_t i = 0; i < 4; i++)
+            if (m >> i & 1)
+                memcpy(dst + 4 * i, &px[i], 4);
     }
 }
 
