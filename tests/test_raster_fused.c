@@ -151,6 +151,89 @@ static void test_premise(void)
     CHECK_EQ_INT((max_s + 32768u) >> 16, 255);
 }
 
+/* ==== 5. kiln_ps_sample's single-level kernel at every level ==== */
+
+/* The bilinear RGBA8 / BGRA8 kernel kiln_ps_sample runs for a view of one
+ * level (sample.c's rgba8_level: SSE2 rows, or fused_avx2.c's eight-lane
+ * rows at the AVX2 level) must give every float bit for bit at every
+ * level: random textures (power-of-two and other sizes, 2..64 texels,
+ * padded rows), CLAMP / WRAP / MIRROR per axis, u and v over [-2.5, 3.5]
+ * with exact texel edges and WRAP seams mixed in. */
+static void test_sample_levels(const kr_simd *lv, int nlv)
+{
+    enum { NCASE = 400 };
+    static uint8_t mem[64 * (64 * 4 + 12)];
+    th_rng r = {0x5a3b1e77ull};
+    uint64_t compared = 0, bad = 0;
+    static const kiln_address modes[3] = {KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP,
+                                          KILN_ADDRESS_MIRROR};
+    for (int n = 0; n < NCASE; n++) {
+        uint32_t w = 2u << th_below(&r, 6), h = 2u << th_below(&r, 6);
+        if (th_below(&r, 4) == 0)
+            w = 2 + (uint32_t)th_below(&r, 63);
+        if (th_below(&r, 4) == 0)
+            h = 2 + (uint32_t)th_below(&r, 63);
+        kres_subresource sub;
+        memset(&sub, 0, sizeof sub);
+        sub.width = w;
+        sub.height = h;
+        sub.row_pitch = w * 4 + 4 * (uint32_t)th_below(&r, 4);
+        sub.size = (size_t)sub.row_pitch * h;
+        for (size_t i = 0; i < sub.size; i++)
+            mem[i] = (uint8_t)th_next(&r);
+        struct kiln_ps_textures tx;
+        memset(&tx, 0, sizeof tx);
+        kr_texture *t = &tx.tex[0];
+        t->data = mem;
+        t->subs = &sub;
+        t->format = th_below(&r, 2) ? KILN_FORMAT_R8G8B8A8_UNORM : KILN_FORMAT_B8G8R8A8_UNORM;
+        t->res_mip_levels = 1;
+        t->num_mips = 1;
+        kd_sampler sm = {KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+                         modes[th_below(&r, 3)], modes[th_below(&r, 3)], 0.0f, 0.0f, 1000.0f,
+                         {0, 0, 0, 0}};
+        tx.samp[0] = &sm;
+        kiln_ps_args a;
+        memset(&a, 0, sizeof a);
+        a.mask = 0xffff;
+        a.textures = &tx;
+        _Alignas(32) float u[16], v[16], out[2][64];
+        for (int i = 0; i < 16; i++) {
+            uint64_t k = th_below(&r, 4);
+            /* texel edges and centers exactly, seams of WRAP, or anywhere */
+            u[i] = k == 0 ? (float)th_below(&r, 2 * w + 1) / (float)(2 * w)
+                          : k == 1 ? (float)(w - 1) / (float)w + (float)th_below(&r, 64) / (64.0f * w)
+                                   : frand(&r, -2.5f, 3.5f);
+            k = th_below(&r, 4);
+            v[i] = k == 0 ? (float)th_below(&r, 2 * h + 1) / (float)(2 * h)
+                          : k == 1 ? (float)(h - 1) / (float)h + (float)th_below(&r, 64) / (64.0f * h)
+                                   : frand(&r, -2.5f, 3.5f);
+        }
+        for (int l = 0; l < nlv; l++) {
+            CHECK_RESULT(kr_effects_force_level(lv[l]), KILN_OK);
+            kiln_ps_sample(&a, 0, 0, u, v, out[l]);
+        }
+        if (nlv == 2) {
+            compared++;
+            if (memcmp(out[0], out[1], sizeof out[0])) {
+                if (bad++ < 3)
+                    for (int i = 0; i < 64; i++)
+                        if (memcmp(&out[0][i], &out[1][i], 4)) {
+                            fprintf(stderr,
+                                    "    sample case %d (%ux%u pitch %u, modes %d/%d): channel %d "
+                                    "pixel %d: sse2 %.9g, avx2 %.9g (u %.9g v %.9g)\n",
+                                    n, w, h, sub.row_pitch, (int)sm.address_u, (int)sm.address_v,
+                                    i / 16, i % 16, out[0][i], out[1][i], u[i % 16], v[i % 16]);
+                            break;
+                        }
+            }
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    printf("kiln_ps_sample, one level, sse2 against avx2: %llu blocks compared, %llu differ\n",
+           (unsigned long long)compared, (unsigned long long)bad);
+}
+
 /* ==== 2. selection and the block function, unit level ==== */
 
 enum { UT_W = 8, UT_H = 8, UT_MIPS = 4, FB_W = 16, FB_H = 8, FB_PITCH = FB_W * 4 + 12 };
@@ -894,6 +977,7 @@ int main(void)
         kiln_destroy_pixel_shader(dev, pp.general);
         printf("level %s: %.2f s\n", level_name(lv[l]), now_s() - ts);
     }
+    test_sample_levels(lv, nlv);
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
     CHECK(kr_effects_active_level() == initial);
 

@@ -48,5 +48,12 @@ bool kr_fused_block_sse2(const struct kr_prim *p, const struct kr_fb *fb, int x,
                          uint32_t mask);
 bool kr_fused_block_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                          uint32_t mask);
+/* kiln_ps_sample's bilinear block on one level read directly (sample.c's
+ * rgba8_rows), eight pixels per vector: texel bytes 0..3 of the 16 pixels
+ * to o0..o3, each sum S as S / (255 * 65536.0f), the same bits as the
+ * SSE2 kernel. False (nothing reliable written) where a pixel's texel
+ * pair wraps around a WRAP axis: the caller takes the SSE2 kernel. */
+bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v, float *o0,
+                         float *o1, float *o2, float *o3);
 
 #endif

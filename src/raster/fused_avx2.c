@@ -57,9 +57,11 @@ static inline __m256i pairs(const uint8_t *base, uint32_t a, uint32_t b, uint32_
     return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_castpd_si128(lo)), _mm_castpd_si128(hi), 1);
 }
 
-/* Rows r and r + 1 (lanes 0 and 1): the pixels as packed words, lane by
- * lane as pack_sums leaves them. False at a WRAP seam. */
-FUSED_INLINE bool px8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, int swap, __m256i *out)
+/* Rows r and r + 1 (lanes 0 and 1): each texel byte's integer sum S as
+ * sample.c's rgba8_4px_sums leaves it per lane, minus 32768 * 256:
+ * sum[0] = [b0 p0, b2 p0, b0 p1, b2 p1], sum[1] the same for p2, p3,
+ * sum[2] and sum[3] bytes 1 and 3 likewise. False at a WRAP seam. */
+FUSED_INLINE bool sums8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, __m256i sum[4])
 {
     const __m256i zero = _mm256_setzero_si256(), k256 = _mm256_set1_epi16(256);
     const __m256 half = _mm256_set1_ps(0.5f);
@@ -108,16 +110,26 @@ FUSED_INLINE bool px8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, int swap,
     re = _mm256_xor_si256(re, bias);
     lod = _mm256_xor_si256(lod, bias);
     rod = _mm256_xor_si256(rod, bias);
+    sum[0] = _mm256_madd_epi16(_mm256_unpacklo_epi16(le, re), wx01);
+    sum[1] = _mm256_madd_epi16(_mm256_unpackhi_epi16(le, re), wx23);
+    sum[2] = _mm256_madd_epi16(_mm256_unpacklo_epi16(lod, rod), wx01);
+    sum[3] = _mm256_madd_epi16(_mm256_unpackhi_epi16(lod, rod), wx23);
+    return true;
+}
+
+/* Rows r and r + 1 (lanes 0 and 1): the pixels as packed words, lane by
+ * lane as pack_sums leaves them. False at a WRAP seam. */
+FUSED_INLINE bool px8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, int swap, __m256i *out)
+{
+    __m256i sum[4];
+    if (!sums8(k, us, vs, clamp2, sum))
+        return false;
     /* S - 32768 * 256 per byte; + 32768 * 256 + 32768 then >> 16 */
     const __m256i unbias = _mm256_set1_epi32(32768 * 256 + 32768);
-    __m256i e01 = _mm256_srli_epi32(
-        _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpacklo_epi16(le, re), wx01), unbias), 16);
-    __m256i e23 = _mm256_srli_epi32(
-        _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpackhi_epi16(le, re), wx23), unbias), 16);
-    __m256i o01 = _mm256_srli_epi32(
-        _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpacklo_epi16(lod, rod), wx01), unbias), 16);
-    __m256i o23 = _mm256_srli_epi32(
-        _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpackhi_epi16(lod, rod), wx23), unbias), 16);
+    __m256i e01 = _mm256_srli_epi32(_mm256_add_epi32(sum[0], unbias), 16);
+    __m256i e23 = _mm256_srli_epi32(_mm256_add_epi32(sum[1], unbias), 16);
+    __m256i o01 = _mm256_srli_epi32(_mm256_add_epi32(sum[2], unbias), 16);
+    __m256i o23 = _mm256_srli_epi32(_mm256_add_epi32(sum[3], unbias), 16);
     if (swap) {
         e01 = _mm256_shuffle_epi32(e01, _MM_SHUFFLE(2, 3, 0, 1));
         e23 = _mm256_shuffle_epi32(e23, _MM_SHUFFLE(2, 3, 0, 1));
@@ -163,21 +175,58 @@ FUSED_INLINE void uv8(const kr_prim *p, __m256 fx, int y, int r, __m256 *u, __m2
     *v = _mm256_mul_ps(vv, w);
 }
 
+static inline void lvk8_init(lvk8 *k, const kr_fused_level *L)
+{
+    k->base = L->base;
+    k->base2 = L->base + L->pitch;
+    k->fw = _mm256_set1_ps(L->fw);
+    k->fh = _mm256_set1_ps(L->fh);
+    k->mx = _mm256_set1_epi32(L->mx);
+    k->my = _mm256_set1_epi32(L->my);
+    k->hi = _mm256_setr_epi16(L->hx, L->hx, L->hx, L->hx, L->hy, L->hy, L->hy, L->hy, L->hx, L->hx,
+                              L->hx, L->hx, L->hy, L->hy, L->hy, L->hy);
+    k->seam = _mm256_setr_epi16(L->sx, L->sx, L->sx, L->sx, L->sy, L->sy, L->sy, L->sy, L->sx,
+                                L->sx, L->sx, L->sx, L->sy, L->sy, L->sy, L->sy);
+    k->mul = _mm256_set1_epi32((int32_t)((uint32_t)L->pitch << 16 | 4u));
+}
+
+/* kiln_ps_sample on one level read directly (sample.c's rgba8_rows), two
+ * rows per vector: the same sums, each divided by 255 * 65536 as there. */
+FUSED_INLINE bool rows8(const kr_fused_level *L, const float *u, const float *v, int clamp2,
+                        float *o0, float *o1, float *o2, float *o3)
+{
+    lvk8 k;
+    lvk8_init(&k, L);
+    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f);
+    const __m256i unbias = _mm256_set1_epi32(32768 * 256);
+    for (int h = 0; h < 2; h++) {
+        __m256i sum[4];
+        if (!sums8(&k, _mm256_loadu_ps(u + 8 * h), _mm256_loadu_ps(v + 8 * h), clamp2, sum))
+            return false;
+        __m256 se01 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[0], unbias));
+        __m256 se23 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[1], unbias));
+        __m256 so01 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[2], unbias));
+        __m256 so23 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[3], unbias));
+        /* per lane: [b p0, b p1, b p2, b p3] for row 2h and row 2h + 1 */
+        _mm256_storeu_ps(o0 + 8 * h, _mm256_div_ps(_mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(2, 0, 2, 0)), d));
+        _mm256_storeu_ps(o2 + 8 * h, _mm256_div_ps(_mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(3, 1, 3, 1)), d));
+        _mm256_storeu_ps(o1 + 8 * h, _mm256_div_ps(_mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(2, 0, 2, 0)), d));
+        _mm256_storeu_ps(o3 + 8 * h, _mm256_div_ps(_mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(3, 1, 3, 1)), d));
+    }
+    return true;
+}
+
+bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v, float *o0,
+                         float *o1, float *o2, float *o3)
+{
+    return L->clamp2 ? rows8(L, u, v, 1, o0, o1, o2, o3) : rows8(L, u, v, 0, o0, o1, o2, o3);
+}
+
 FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y, int clamp2,
                          int swap, uint8_t *dst, size_t pitch, uint32_t mask)
 {
     lvk8 k;
-    k.base = L->base;
-    k.base2 = L->base + L->pitch;
-    k.fw = _mm256_set1_ps(L->fw);
-    k.fh = _mm256_set1_ps(L->fh);
-    k.mx = _mm256_set1_epi32(L->mx);
-    k.my = _mm256_set1_epi32(L->my);
-    k.hi = _mm256_setr_epi16(L->hx, L->hx, L->hx, L->hx, L->hy, L->hy, L->hy, L->hy, L->hx, L->hx,
-                             L->hx, L->hx, L->hy, L->hy, L->hy, L->hy);
-    k.seam = _mm256_setr_epi16(L->sx, L->sx, L->sx, L->sx, L->sy, L->sy, L->sy, L->sy, L->sx, L->sx,
-                               L->sx, L->sx, L->sy, L->sy, L->sy, L->sy);
-    k.mul = _mm256_set1_epi32((int32_t)((uint32_t)L->pitch << 16 | 4u));
+    lvk8_init(&k, L);
     /* (float)(x + column) + 0.5f - ox, the same four columns in both rows */
     __m256 fx = _mm256_sub_ps(
         _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),

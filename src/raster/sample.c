@@ -688,6 +688,8 @@ KR_INLINE void rgba8_rows(const lvk *k, const float *u, const float *v, kiln_add
     }
 }
 
+static void fused_level_init(kr_fused_level *f, const level *L, kiln_address au, kiln_address av);
+
 static void rgba8_level(const level *L, const float *u, const float *v, kiln_address au,
                         kiln_address av, int swap, float *out)
 {
@@ -695,6 +697,12 @@ static void rgba8_level(const level *L, const float *u, const float *v, kiln_add
     float *o0 = out + (swap ? 2 : 0) * BLOCK, *o2 = out + (swap ? 0 : 2) * BLOCK;
     lvk k;
     lvk_init(&k, L, au, av);
+    if (k.direct && kr_effects_active_level() == KR_SIMD_AVX2) {
+        kr_fused_level f;
+        fused_level_init(&f, L, au, av);
+        if (kr_sample_rows_avx2(&f, u, v, o0, out + BLOCK, o2, out + 3 * BLOCK))
+            return;
+    }
     if (k.direct && au == KILN_ADDRESS_CLAMP && av == KILN_ADDRESS_CLAMP)
         rgba8_rows(&k, u, v, au, av, 1, o0, o2, out);
     else
