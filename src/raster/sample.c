@@ -502,6 +502,15 @@ typedef struct lvk {
     int direct, wrap;
 } lvk;
 
+/* Whether the level can be read directly (see lvk). */
+static inline int level_direct(const level *L, kiln_address au, kiln_address av)
+{
+    int wu = au == KILN_ADDRESS_WRAP, wv = av == KILN_ADDRESS_WRAP;
+    int okx = au == KILN_ADDRESS_CLAMP || (wu && (L->w & (L->w - 1)) == 0);
+    int oky = av == KILN_ADDRESS_CLAMP || (wv && (L->h & (L->h - 1)) == 0);
+    return okx && oky && L->w >= 2 && L->h >= 2 && L->pitch <= 32767;
+}
+
 static inline void lvk_init(lvk *k, const level *L, kiln_address au, kiln_address av)
 {
     k->L = L;
@@ -510,9 +519,7 @@ static inline void lvk_init(lvk *k, const level *L, kiln_address au, kiln_addres
     k->fw = _mm_set1_ps(L->fw);
     k->fh = _mm_set1_ps(L->fh);
     int wu = au == KILN_ADDRESS_WRAP, wv = av == KILN_ADDRESS_WRAP;
-    int okx = au == KILN_ADDRESS_CLAMP || (wu && (L->w & (L->w - 1)) == 0);
-    int oky = av == KILN_ADDRESS_CLAMP || (wv && (L->h & (L->h - 1)) == 0);
-    k->direct = okx && oky && L->w >= 2 && L->h >= 2 && L->pitch <= 32767;
+    k->direct = level_direct(L, au, av);
     k->wrap = wu || wv;
     if (!k->direct)
         return;
@@ -695,14 +702,14 @@ static void rgba8_level(const level *L, const float *u, const float *v, kiln_add
 {
     /* texel bytes 0 and 2 go to channels 0 and 2, or 2 and 0 (BGRA) */
     float *o0 = out + (swap ? 2 : 0) * BLOCK, *o2 = out + (swap ? 0 : 2) * BLOCK;
-    lvk k;
-    lvk_init(&k, L, au, av);
-    if (k.direct && kr_effects_active_level() == KR_SIMD_AVX2) {
+    if (kr_effects_active_level() == KR_SIMD_AVX2 && level_direct(L, au, av)) {
         kr_fused_level f;
         fused_level_init(&f, L, au, av);
         if (kr_sample_rows_avx2(&f, u, v, o0, out + BLOCK, o2, out + 3 * BLOCK))
             return;
     }
+    lvk k;
+    lvk_init(&k, L, au, av);
     if (k.direct && au == KILN_ADDRESS_CLAMP && av == KILN_ADDRESS_CLAMP)
         rgba8_rows(&k, u, v, au, av, 1, o0, o2, out);
     else
