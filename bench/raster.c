@@ -19,12 +19,25 @@
  *       (kiln_ps_sample into the color): the general pixel pipeline, which
  *       (c)'s built-in effect skips (its fused path, docs/raster.md).
  *  (c+) as (c) with blending ON (additive ONE/ONE), for the cost of blending.
+ *  (c+a) as (c) with alpha blending (SRC_ALPHA / INV_SRC_ALPHA for color
+ *       and alpha); the texture is opaque, so the image is (c)'s.
  *  (d)  100,000 one-triangle draw calls: the triangles of (a), each
  *       kiln_draw(3, 3 * i) with the same state as (a).
+ *  (e)  a perspective mesh: 1,500 quads (3,000 triangles) in view space at
+ *       depths 3 to 12, 0.3 to 0.9 units, leaning in depth, in random
+ *       order (about 4x overdraw), KILN_EFFECT_TEXTURE through a
+ *       perspective matrix, the 512x512 texture with its mip chain (made
+ *       by kiln_generate_mips) sampled trilinearly with WRAP (1 to 4
+ *       repeats per quad), depth LESS with writes. One draw.
+ *  (g)  50,000 particles: 3 to 8 px square sprites (a 32x32 texture with a
+ *       round alpha falloff), alpha blending, depth test LESS with writes
+ *       off, random depths. One draw, as particle systems batch them.
  *
  * Rates: (a)/(b)/(d) triangles/s, (c) Mpixels/s = 16 * W * H / time,
- * (d) draw calls/s. Thread scaling on (c): two more devices with 1 and 2
- * workers, frames interleaved; ratio = time(1 worker) / time(2 workers).
+ * (d) draw calls/s. Thread scaling on (c): two more devices, one thread
+ * (SERIAL) and two (ASYNC with one worker plus the application's thread,
+ * which helps while it waits in kiln_finish), frames interleaved; ratio =
+ * time(1 thread) / time(2 threads).
  *
  * Sanity checks (read back through a STAGING copy after the timed frames,
  * never timed) so that a broken renderer cannot report good numbers:
@@ -36,8 +49,11 @@
  *               cells reads back exactly that cell's texel;
  *  (c/ps)       the same, and the image is bit-identical to (c)'s;
  *  (c+)         ... exactly the clear color + 16 x the texel (all 16
- *               layers were blended);
- *  scaling      the 1-worker and 2-worker images of (c) are identical.
+ *               layers were blended); (c+a) as (c);
+ *  (e), (g)     at least 50% (e) / 20% (g) of the pixels drawn and at
+ *               least 200 / 50 distinct colors (a blank, flat or
+ *               half-drawn image fails);
+ *  scaling      the 1-thread and 2-thread images of (c) are identical.
  * A failed check prints CHECK FAILED, marks the row and makes the exit
  * status 1.
  *
@@ -60,6 +76,9 @@
  *            buffers uploaded once; a frame is ClearBuffer color and depth,
  *            the draws ((d): 100,000 glDrawArrays of 3 vertices), glFinish.
  *            (c/ps) is (c) there: raw GL has one shader for both.
+ *            (e) and (g) are not in the anchor: they compare with osmesa
+ *            only (its overhead over raw GL is 0-13% on the other scenes),
+ *            and the raw GL columns read n/a.
  * All three use the same thread count; llvmpipe takes its count from the
  * process's first GL context (an osmesa device, created before the anchor),
  * and the anchor shares it. Columns: soft, osmesa and raw GL ms (median),
@@ -72,9 +91,9 @@
  * not built and its columns read n/a; without the backend at run time the
  * comparison is skipped.
  *
- * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N]
+ * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N] [--soft-only]
  *                     [--scenes LIST]
- * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,scaling (default: all),
+ * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,g,scaling (default: all),
  * e.g. to profile one scene with perf.
  */
 #include "kiln.h"
@@ -102,6 +121,9 @@ typedef struct anchor_gl anchor_gl; /* no raw GL anchor without the osmesa backe
 #define N_PROBES 4u       /* the last triangles of (a), (b), (d) */
 #define TEX_SIZE 512u
 #define TEX_CELL 64u      /* flat-colored cells of the texture */
+#define N_MESH_QUADS 1500u /* (e): 3,000 triangles */
+#define N_PARTICLES 50000u /* (g) */
+#define PART_TEX 32u       /* (g)'s particle texture */
 #define MAX_FRAMES 1000
 #define PI 3.14159265358979323846
 
@@ -314,6 +336,57 @@ static uint8_t *make_texture_data(void)
     return d;
 }
 
+/* (e): quads in view space (right-handed, z in [-12, -3]), 0.3 to 0.9
+ * units on a side, leaning in depth, uv spanning 1 to 4 texture repeats
+ * (WRAP): a perspective mesh whose texels per pixel vary across and
+ * between triangles, drawn in random order (overdraw about 4x). */
+static vtx_tex *mesh;
+static vtx_tex *particles; /* (g): 6 vertices per particle, clip space */
+static uint8_t part_texels[PART_TEX * PART_TEX * 4];
+
+static void make_extra_scenes(void)
+{
+    mesh = xmalloc(sizeof(vtx_tex) * 6 * N_MESH_QUADS);
+    for (uint32_t i = 0; i < N_MESH_QUADS; i++) {
+        double cx = rng_range(-6, 6), cy = rng_range(-3.6, 3.6), cz = rng_range(-12, -3);
+        double sx = rng_range(0.3, 0.9), sy = rng_range(0.3, 0.9), lean = rng_range(-0.6, 0.6);
+        double rep_u = rng_range(1, 4), rep_v = rng_range(1, 4);
+        vtx_tex c[4];
+        for (int k = 0; k < 4; k++) {
+            double ex = (k & 1) ? 0.5 : -0.5, ey = (k & 2) ? 0.5 : -0.5;
+            c[k] = (vtx_tex){(float)(cx + ex * sx), (float)(cy + ey * sy),
+                             (float)(cz + ex * lean * sx), (float)((ex + 0.5) * rep_u),
+                             (float)((0.5 - ey) * rep_v)};
+        }
+        vtx_tex *v = &mesh[6 * i];
+        v[0] = c[0], v[1] = c[1], v[2] = c[2], v[3] = c[2], v[4] = c[1], v[5] = c[3];
+    }
+    particles = xmalloc(sizeof(vtx_tex) * 6 * N_PARTICLES);
+    for (uint32_t i = 0; i < N_PARTICLES; i++) {
+        double cx = rng_range(0, W), cy = rng_range(0, H), r = rng_range(1.5, 4.0);
+        float z = (float)rng_range(0.05, 0.95);
+        vtx_tex c[4];
+        for (int k = 0; k < 4; k++) {
+            double ex = (k & 1) ? 1 : -1, ey = (k & 2) ? 1 : -1;
+            c[k] = (vtx_tex){ndc_x(cx + ex * r), ndc_y(cy + ey * r), z, (float)(k & 1),
+                             (float)(k >> 1)};
+        }
+        vtx_tex *v = &particles[6 * i];
+        v[0] = c[0], v[1] = c[1], v[2] = c[2], v[3] = c[2], v[4] = c[1], v[5] = c[3];
+    }
+    /* A soft round sprite: warm color, alpha falling off from the center. */
+    for (uint32_t y = 0; y < PART_TEX; y++)
+        for (uint32_t x = 0; x < PART_TEX; x++) {
+            double dx = (x + 0.5) / PART_TEX - 0.5, dy = (y + 0.5) / PART_TEX - 0.5;
+            double a = 1.0 - 2.0 * sqrt(dx * dx + dy * dy);
+            uint8_t *t = &part_texels[(y * PART_TEX + x) * 4];
+            t[0] = 255;
+            t[1] = (uint8_t)(160 + 80 * (a > 0 ? a : 0));
+            t[2] = 64;
+            t[3] = (uint8_t)(a > 0 ? 255 * a : 0);
+        }
+}
+
 /* Two clockwise triangles (screen space) covering the target, uv (0,0) at
  * the top left. */
 static const vtx_tex quad[6] = {
@@ -329,18 +402,18 @@ typedef struct rig {
     kiln_device *dev;
     kiln_context *ctx;
     uint32_t threads; /* workers actually running */
-    kiln_texture target, depth, staging, tex;
+    kiln_texture target, depth, staging, tex, tex_mips, tex_part;
     kiln_rtv rtv;
     kiln_dsv dsv;
-    kiln_srv srv;
-    kiln_buffer identity, vb_small, vb_mid, vb_quad;
+    kiln_srv srv, srv_mips, srv_part;
+    kiln_buffer identity, proj, vb_small, vb_mid, vb_quad, vb_mesh, vb_part;
     kiln_vertex_shader vs_color, vs_tex;
     kiln_pixel_shader ps_color, ps_tex, ps_user;
     kiln_input_layout layout_color, layout_tex;
     kiln_rasterizer_state rs;
-    kiln_depth_stencil_state dss_less, dss_off;
+    kiln_depth_stencil_state dss_less, dss_off, dss_test_only;
     kiln_blend_state blend_off, blend_add, blend_alpha;
-    kiln_sampler sampler;
+    kiln_sampler sampler, sampler_tri, sampler_part;
 } rig;
 
 /* What KILN_EFFECT_TEXTURE's pixel shader computes, as an application
@@ -361,11 +434,12 @@ static kiln_buffer make_buffer(kiln_device *dev, uint32_t bind, const void *data
     return b;
 }
 
-static void rig_init_backend(rig *r, kiln_backend backend, uint32_t threads, const tri_set *small,
+static void rig_init_backend(rig *r, kiln_backend backend, kiln_exec_mode mode, uint32_t threads,
+                             const tri_set *small,
                              const tri_set *mid, const uint8_t *texels)
 {
     memset(r, 0, sizeof *r);
-    kiln_device_desc dd = {.backend = backend, .num_threads = threads};
+    kiln_device_desc dd = {.backend = backend, .exec_mode = mode, .num_threads = threads};
     CHECK(kiln_device_create(&dd, &r->dev));
     r->ctx = kiln_device_immediate_context(r->dev);
     r->threads = kiln_device_num_threads(r->dev);
@@ -395,6 +469,32 @@ static void rig_init_backend(rig *r, kiln_backend backend, uint32_t threads, con
 
     static const float identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
     r->identity = make_buffer(dev, KILN_BIND_CONSTANT_BUFFER, identity, sizeof identity);
+    /* (e): row-major perspective (60 degrees vertically, z 1..20) */
+    float ys = (float)(1.0 / tan(PI / 6)), xs = ys * (float)H / (float)W;
+    float pa = 20.0f / (1.0f - 20.0f), pb = 20.0f / (1.0f - 20.0f);
+    const float proj[16] = {xs, 0, 0, 0, 0, ys, 0, 0, 0, 0, pa, pb, 0, 0, -1, 0};
+    r->proj = make_buffer(dev, KILN_BIND_CONSTANT_BUFFER, proj, sizeof proj);
+    /* (e): the texture with its whole mip chain, made by kiln */
+    kiln_texture2d_desc tmd = {.width = TEX_SIZE, .height = TEX_SIZE, .mip_levels = 0,
+                               .format = KILN_FORMAT_R8G8B8A8_UNORM,
+                               .bind_flags = KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET};
+    CHECK(kiln_create_texture2d(dev, &tmd, NULL, &r->tex_mips));
+    CHECK(kiln_create_srv(dev, r->tex_mips, NULL, &r->srv_mips));
+    kiln_box top = {0, 0, 0, TEX_SIZE, TEX_SIZE, 1};
+    CHECK(kiln_update_subresource(r->ctx, kiln_texture_resource(r->tex_mips), 0, &top, texels,
+                                  TEX_SIZE * 4, 0));
+    CHECK(kiln_generate_mips(r->ctx, r->srv_mips));
+    kiln_texture2d_desc tpd = {.width = PART_TEX, .height = PART_TEX, .mip_levels = 1,
+                               .format = KILN_FORMAT_R8G8B8A8_UNORM,
+                               .usage = KILN_USAGE_IMMUTABLE,
+                               .bind_flags = KILN_BIND_SHADER_RESOURCE};
+    kiln_subresource_data pinit = {part_texels, PART_TEX * 4};
+    CHECK(kiln_create_texture2d(dev, &tpd, &pinit, &r->tex_part));
+    CHECK(kiln_create_srv(dev, r->tex_part, NULL, &r->srv_part));
+    r->vb_mesh = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, mesh,
+                             (uint32_t)(sizeof(vtx_tex) * 6 * N_MESH_QUADS));
+    r->vb_part = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, particles,
+                             (uint32_t)(sizeof(vtx_tex) * 6 * N_PARTICLES));
     r->vb_small = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, small->v,
                               (uint32_t)(sizeof(vtx_color) * 3 * small->ntris));
     r->vb_mid = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, mid->v,
@@ -428,6 +528,8 @@ static void rig_init_backend(rig *r, kiln_backend backend, uint32_t threads, con
     CHECK(kiln_create_depth_stencil_state(dev, &dless, &r->dss_less));
     kiln_depth_stencil_desc doff = {.depth_disable = 1, .depth_write_disable = 1};
     CHECK(kiln_create_depth_stencil_state(dev, &doff, &r->dss_off));
+    kiln_depth_stencil_desc dtest = {.depth_func = KILN_COMPARE_LESS, .depth_write_disable = 1};
+    CHECK(kiln_create_depth_stencil_state(dev, &dtest, &r->dss_test_only));
     kiln_blend_desc boff = {0};
     CHECK(kiln_create_blend_state(dev, &boff, &r->blend_off));
     kiln_blend_desc badd = {.rt = {{.enable = 1,
@@ -454,6 +556,13 @@ static void rig_init_backend(rig *r, kiln_backend backend, uint32_t threads, con
                             .address_u = KILN_ADDRESS_CLAMP,
                             .address_v = KILN_ADDRESS_CLAMP};
     CHECK(kiln_create_sampler(dev, &sd, &r->sampler));
+    kiln_sampler_desc tri = {.min_filter = KILN_FILTER_LINEAR,
+                             .mag_filter = KILN_FILTER_LINEAR,
+                             .mip_filter = KILN_FILTER_LINEAR,
+                             .address_u = KILN_ADDRESS_WRAP,
+                             .address_v = KILN_ADDRESS_WRAP};
+    CHECK(kiln_create_sampler(dev, &tri, &r->sampler_tri));
+    CHECK(kiln_create_sampler(dev, &sd, &r->sampler_part));
 
     /* Pipeline state common to all scenes. */
     kiln_context *ctx = r->ctx;
@@ -465,10 +574,10 @@ static void rig_init_backend(rig *r, kiln_backend backend, uint32_t threads, con
     CHECK(kiln_vs_set_constant_buffers(ctx, 0, 1, &r->identity));
 }
 
-static void rig_init(rig *r, uint32_t threads, const tri_set *small, const tri_set *mid,
-                     const uint8_t *texels)
+static void rig_init(rig *r, kiln_exec_mode mode, uint32_t threads, const tri_set *small,
+                     const tri_set *mid, const uint8_t *texels)
 {
-    rig_init_backend(r, KILN_BACKEND_SOFT, threads, small, mid, texels);
+    rig_init_backend(r, KILN_BACKEND_SOFT, mode, threads, small, mid, texels);
 }
 
 static void rig_fini(rig *r)
@@ -484,7 +593,8 @@ static void rig_fini(rig *r)
  * ------------------------------------------------------------------------- */
 
 typedef enum scene_id {
-    SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_PS, SC_LAYERS_BLEND, SC_LAYERS_ALPHA, SC_DRAWS, SC_COUNT
+    SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_PS, SC_LAYERS_BLEND, SC_LAYERS_ALPHA, SC_DRAWS, SC_MESH,
+    SC_PARTICLES, SC_COUNT
 } scene_id;
 
 static const char *const scene_names[SC_COUNT] = {
@@ -495,12 +605,30 @@ static const char *const scene_names[SC_COUNT] = {
     "(c+) 16 textured layers, blend add",
     "(c+a) 16 layers, SRC_ALPHA/INV_SRC_A",
     "(d) 100k draw calls, 1 tri each",
+    "(e) 3k tris, persp, depth, trilinear",
+    "(g) 50k particles, alpha, depth test",
 };
 
 /* Binds what the scene needs (setters only: never queued, not timed). */
 static void scene_bind(rig *r, scene_id sc)
 {
     kiln_context *ctx = r->ctx;
+    if (sc == SC_MESH || sc == SC_PARTICLES) {
+        uint32_t stride = sizeof(vtx_tex), zero = 0;
+        bool mesh_sc = sc == SC_MESH;
+        CHECK(kiln_ia_set_input_layout(ctx, r->layout_tex));
+        CHECK(kiln_ia_set_vertex_buffers(ctx, 0, 1, mesh_sc ? &r->vb_mesh : &r->vb_part, &stride,
+                                         &zero));
+        CHECK(kiln_vs_set_shader(ctx, r->vs_tex));
+        CHECK(kiln_ps_set_shader(ctx, r->ps_tex));
+        CHECK(kiln_vs_set_constant_buffers(ctx, 0, 1, mesh_sc ? &r->proj : &r->identity));
+        CHECK(kiln_ps_set_shader_resources(ctx, 0, 1, mesh_sc ? &r->srv_mips : &r->srv_part));
+        CHECK(kiln_ps_set_samplers(ctx, 0, 1, mesh_sc ? &r->sampler_tri : &r->sampler_part));
+        CHECK(kiln_om_set_depth_stencil_state(ctx, mesh_sc ? r->dss_less : r->dss_test_only, 0));
+        CHECK(kiln_om_set_blend_state(ctx, mesh_sc ? r->blend_off : r->blend_alpha, NULL));
+        return;
+    }
+    CHECK(kiln_vs_set_constant_buffers(ctx, 0, 1, &r->identity));
     bool tex = sc == SC_LAYERS || sc == SC_LAYERS_PS || sc == SC_LAYERS_BLEND || sc == SC_LAYERS_ALPHA;
     uint32_t zero = 0;
     if (tex) {
@@ -538,6 +666,8 @@ static uint64_t scene_items(scene_id sc)
     case SC_SMALL:
     case SC_DRAWS: return N_SMALL;
     case SC_MID: return N_MID;
+    case SC_MESH: return 2 * N_MESH_QUADS;
+    case SC_PARTICLES: return N_PARTICLES;
     default: return N_LAYERS;
     }
 }
@@ -565,6 +695,8 @@ static double frame(rig *r, scene_id sc, double *issue_ms, double *cpu)
         for (uint32_t i = 0; i < N_SMALL; i++)
             CHECK(kiln_draw(ctx, 3, 3 * i));
         break;
+    case SC_MESH: CHECK(kiln_draw(ctx, 6 * N_MESH_QUADS, 0)); break;
+    case SC_PARTICLES: CHECK(kiln_draw(ctx, 6 * N_PARTICLES, 0)); break;
     default: break;
     }
     uint64_t t1 = now_ns();
@@ -659,6 +791,40 @@ static bool check_layers(const char *name, const uint8_t *img, uint32_t layers)
     return bad == 0;
 }
 
+/* (e) and (g), whose exact pixels only a second renderer could give: the
+ * share of pixels the scene changed from the clear color, and the number
+ * of distinct colors, must reach what the geometry surely produces (a
+ * blank, flat or half-drawn image fails). */
+static bool check_cover(const char *name, const uint8_t *img, double min_share,
+                        uint32_t min_colors, double *share_out)
+{
+    uint8_t clear[4];
+    for (int c = 0; c < 4; c++)
+        clear[c] = (uint8_t)(clear_color[c] * 255.0f + 0.5f);
+    uint64_t changed = 0;
+    static uint8_t seen[1u << 21]; /* one bit per 24-bit RGB color */
+    memset(seen, 0, sizeof seen);
+    uint32_t colors = 0;
+    for (size_t i = 0; i < (size_t)W * H; i++) {
+        const uint8_t *px = img + 4 * i;
+        if (memcmp(px, clear, 3))
+            changed++;
+        uint32_t key = (uint32_t)px[0] << 16 | (uint32_t)px[1] << 8 | px[2];
+        if (!(seen[key >> 3] >> (key & 7) & 1)) {
+            seen[key >> 3] |= (uint8_t)(1u << (key & 7));
+            colors++;
+        }
+    }
+    double share = (double)changed / ((double)W * H);
+    if (share_out)
+        *share_out = share;
+    bool ok = share >= min_share && colors >= min_colors;
+    if (!ok)
+        check_failed(name, "%.1f%% of the pixels drawn (want >= %.0f%%), %u colors (want >= %u)",
+                     100 * share, 100 * min_share, colors, min_colors);
+    return ok;
+}
+
 /* ---------------------------------------------------------------------------
  * Measurements
  * ------------------------------------------------------------------------- */
@@ -731,14 +897,14 @@ static int usage(FILE *f)
                "  --threads N    workers of the main device (0: kiln's default)\n"
                "  --size WxH     target size (64..8192 each; default 1920x1080)\n"
                "  --frames N     measured frames per scene (default 10; --quick: 3)\n"
-               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,c+a,d,scaling (default: all)\n"
+               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,g,scaling (default: all)\n"
                "  --soft-only    skip the llvmpipe comparison (for profiling kiln alone)\n");
     return f == stdout ? 0 : 2;
 }
 
 static bool parse_scenes(const char *list, config *c)
 {
-    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps", "c+", "c+a", "d"};
+    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps", "c+", "c+a", "d", "e", "g"};
     memset(c->scene, 0, sizeof c->scene);
     c->scaling = false;
     char buf[128];
@@ -799,7 +965,7 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--scenes") && i + 1 < argc) {
             if (!parse_scenes(argv[++i], &c)) {
-                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,c+a,d,scaling, "
+                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,c+a,d,e,g,scaling, "
                                 "not '%s'\n", argv[i]);
                 return 2;
             }
@@ -818,13 +984,14 @@ int main(int argc, char **argv)
     tri_set small, mid;
     make_tris(&small, N_SMALL, 1.5, 2.5);
     make_tris(&mid, N_MID, 20.0 / sqrt(3.0), 40.0 / sqrt(3.0));
+    make_extra_scenes();
     uint8_t *texels = make_texture_data();
     size_t img_size = (size_t)W * H * 4;
     uint8_t *img = xmalloc(img_size), *img_a = xmalloc(img_size), *img_1 = xmalloc(img_size);
     uint8_t *img_c = xmalloc(img_size);
 
     rig main_rig;
-    rig_init(&main_rig, c.threads, &small, &mid, texels);
+    rig_init(&main_rig, KILN_EXEC_ASYNC, c.threads, &small, &mid, texels);
     printf("bench_raster: %ux%u RGBA8 + D32_FLOAT, culling off; device with %u worker threads "
            "(requested %u), SIMD %s; %d frames after %d warm-up, median shown%s\n",
            W, H, main_rig.threads, c.threads, kiln_effect_simd_level(), c.frames, c.warmup,
@@ -895,6 +1062,16 @@ int main(int argc, char **argv)
                 r->ok = false;
             }
             break;
+        case SC_MESH:
+            r->rate = 2 * N_MESH_QUADS / sec / 1e6;
+            r->unit = "Mtri/s";
+            r->ok = check_cover(scene_names[sc], img, 0.5, 200, &covered[sc]);
+            break;
+        case SC_PARTICLES:
+            r->rate = N_PARTICLES / sec / 1e6;
+            r->unit = "Mquad/s";
+            r->ok = check_cover(scene_names[sc], img, 0.2, 50, &covered[sc]);
+            break;
         case SC_DRAWS:
             r->rate = N_SMALL / sec / 1e6;
             r->unit = "Mdraw/s";
@@ -926,7 +1103,8 @@ int main(int argc, char **argv)
     }
     printf("pixels covered (share of the target):");
     for (int sc = 0; sc < SC_COUNT; sc++)
-        if (c.scene[sc] && (sc == SC_SMALL || sc == SC_MID || sc == SC_DRAWS))
+        if (c.scene[sc] && (sc == SC_SMALL || sc == SC_MID || sc == SC_DRAWS || sc == SC_MESH ||
+                            sc == SC_PARTICLES))
             printf(" %.3s %.1f%%", scene_names[sc], 100 * covered[sc]);
     printf("; (c) shades %.1f Mpixels per frame (16 x %ux%u)\n", N_LAYERS * pixels / 1e6, W, H);
     if (load0 >= 0)
@@ -955,7 +1133,7 @@ int main(int argc, char **argv)
     return failures ? 1 : 0;
 }
 
-/* Thread scaling on (c): 1 worker vs 2 workers, frames interleaved so
+/* Thread scaling on (c): 1 executing thread vs 2, frames interleaved so
  * drift hits both. */
 static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
                     const uint8_t *texels, uint8_t *img, uint8_t *img_1, size_t img_size)
@@ -963,8 +1141,12 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
     config c = *cp;
     double pixels = (double)W * H;
     rig one, two;
-    rig_init(&one, 1, small, mid, texels);
-    rig_init(&two, 2, small, mid, texels);
+    /* One executing thread: SERIAL (the calling thread runs everything).
+     * Two: ASYNC with one worker, and the application's thread helping
+     * while it waits in kiln_finish (docs/queue.md "Worker placement"):
+     * a device with one worker no longer means one thread. */
+    rig_init(&one, KILN_EXEC_SERIAL, 0, small, mid, texels);
+    rig_init(&two, KILN_EXEC_ASYNC, 1, small, mid, texels);
     scene_bind(&one, SC_LAYERS);
     scene_bind(&two, SC_LAYERS);
     for (int f = 0; f < c.warmup; f++) {
@@ -983,22 +1165,23 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
     summary sr = summarize(ratio, c.frames);
     readback(&one, img_1);
     readback(&two, img);
-    bool scale_ok = check_layers("scaling, 1 worker", img_1, 1);
+    bool scale_ok = check_layers("scaling, 1 thread", img_1, 1);
     if (memcmp(img, img_1, img_size)) {
-        check_failed("scaling", "the 2-worker image of (c) differs from the 1-worker one");
+        check_failed("scaling", "the 2-thread image of (c) differs from the 1-thread one");
         scale_ok = false;
     }
-    printf("\nthread scaling on (c) (two more devices, frames interleaved)\n");
+    printf("\nthread scaling on (c) (two more devices, frames interleaved): 1 thread = SERIAL, "
+           "2 threads = 1 worker + the application thread helping in kiln_finish\n");
     printf("%-36s %3s %7s %9s %9s %9s %9s %4s %10s %-8s\n", "", "thr", "", "median", "min", "max",
            "", "cpu", "rate", "unit");
-    printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4.2f %10.2f %-8s\n", "(c) 1 worker", one.threads,
+    printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4.2f %10.2f %-8s\n", "(c) 1 thread (SERIAL)", 1u,
            N_LAYERS, s1.median, s1.min, s1.max, "", u1,
            N_LAYERS * pixels / (s1.median / 1e3) / 1e6, "Mpix/s");
-    printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4.2f %10.2f %-8s\n", "(c) 2 workers", two.threads,
+    printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4.2f %10.2f %-8s\n", "(c) 2 threads (1 worker + app)", 2u,
            N_LAYERS, s2.median, s2.min, s2.max, "", u2,
            N_LAYERS * pixels / (s2.median / 1e3) / 1e6, "Mpix/s");
     printf("%-36s %3s %7s %9.2f %9.2f %9.2f %9s %4s %10s %-8s %-7s %-5s %s\n",
-           "scaling 1->2 workers (per frame)", "", "", sr.median, sr.min, sr.max, "", "", "", "x",
+           "scaling 1->2 threads (per frame)", "", "", sr.median, sr.min, sr.max, "", "", "", "x",
            ">= 1.7", sr.median >= TARGET_SCALING ? "yes" : "NO", scale_ok ? "ok" : "FAILED");
     printf("%-36s %3s %7s %9.2f\n", "  (ratio of the medians)", "", "", s1.median / s2.median);
     if (loadavg() >= 0)
@@ -1132,6 +1315,10 @@ static bool check_side(const char *side, scene_id sc, const tri_set *small, cons
         double covered;
         return check_tris(name, sc == SC_MID ? mid : small, img, &covered);
     }
+    if (sc == SC_MESH)
+        return check_cover(name, img, 0.5, 200, NULL);
+    if (sc == SC_PARTICLES)
+        return check_cover(name, img, 0.2, 50, NULL);
     return check_layers(name, img, sc == SC_LAYERS_BLEND ? N_LAYERS : 1);
 }
 
@@ -1159,8 +1346,8 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
     kiln_device_destroy(gl_dev);
     const config *c = cp;
     rig soft, gl;
-    rig_init_backend(&soft, KILN_BACKEND_SOFT, c->threads, small, mid, texels);
-    rig_init_backend(&gl, KILN_BACKEND_OSMESA, soft.threads, small, mid, texels);
+    rig_init_backend(&soft, KILN_BACKEND_SOFT, KILN_EXEC_ASYNC, c->threads, small, mid, texels);
+    rig_init_backend(&gl, KILN_BACKEND_OSMESA, KILN_EXEC_ASYNC, soft.threads, small, mid, texels);
     char why[512];
     anchor_gl *raw = raw_create(soft.threads, small, mid, texels, why, sizeof why);
     uint8_t *raw_img = raw ? xmalloc((size_t)W * H * 4) : NULL;
@@ -1190,29 +1377,31 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
             continue;
         scene_bind(&soft, (scene_id)sc);
         scene_bind(&gl, (scene_id)sc);
-        if (raw)
-            raw_bind(raw, (scene_id)sc);
+        /* The anchor draws (a) to (d); (e) and (g) compare with osmesa. */
+        anchor_gl *rw = sc == SC_MESH || sc == SC_PARTICLES ? NULL : raw;
+        if (rw)
+            raw_bind(rw, (scene_id)sc);
         for (int f = 0; f < c->warmup; f++) {
             frame(&soft, (scene_id)sc, NULL, NULL);
             frame(&gl, (scene_id)sc, NULL, NULL);
-            if (raw)
-                raw_frame(raw);
+            if (rw)
+                raw_frame(rw);
         }
         double a[MAX_FRAMES], b[MAX_FRAMES], g[MAX_FRAMES];
         double r_os[MAX_FRAMES], r_gs[MAX_FRAMES], r_og[MAX_FRAMES];
         for (int f = 0; f < c->frames; f++) {
             a[f] = frame(&soft, (scene_id)sc, NULL, NULL);
             b[f] = frame(&gl, (scene_id)sc, NULL, NULL);
-            g[f] = raw ? raw_frame(raw) : 0;
+            g[f] = rw ? raw_frame(rw) : 0;
             r_os[f] = b[f] / a[f];
             r_gs[f] = g[f] / a[f];
-            r_og[f] = raw ? b[f] / g[f] : 0;
+            r_og[f] = rw ? b[f] / g[f] : 0;
         }
         readback(&gl, img);
         bool ok = check_side("osmesa", (scene_id)sc, small, mid, img);
         const char *raw_check = "n/a", *same = "n/a";
-        if (raw) {
-            if (!raw_readback(raw, raw_img)) {
+        if (rw) {
+            if (!raw_readback(rw, raw_img)) {
                 check_failed(scene_names[sc], "raw GL reported a GL error");
                 raw_check = "FAILED";
             } else {
@@ -1225,10 +1414,10 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
                 sg = summarize(g, c->frames), sos = summarize(r_os, c->frames),
                 sgs = summarize(r_gs, c->frames), sog = summarize(r_og, c->frames);
         printf("%-36s %3u %9.2f %9.2f", scene_names[sc], soft.threads, sa.median, sb.median);
-        cell(sg.median, raw);
+        cell(sg.median, rw);
         printf(" %9.2f %9.2f %9.2f", sos.median, sos.min, sos.max);
-        cell(sgs.median, raw);
-        cell(sog.median, raw);
+        cell(sgs.median, rw);
+        cell(sog.median, rw);
         printf(" %-7s %-7s %s\n", ok ? "ok" : "FAILED", raw_check, same);
     }
     printf("(raw=osmesa: whether the two llvmpipe images are bit-identical; information, not a "
