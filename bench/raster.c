@@ -93,10 +93,12 @@
  *
  * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N] [--soft-only]
  *                     [--scenes LIST]
- * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,g,scaling (default: all),
+ * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,scaling (default: all),
  * e.g. to profile one scene with perf.
  */
 #include "kiln.h"
+#include "../examples/mat4.h" /* (f): the objects example's matrices and cube */
+#include "../examples/mesh.h"
 
 #ifdef KILN_HAVE_GL
 #include "anchor_gl.h"
@@ -124,6 +126,9 @@ typedef struct anchor_gl anchor_gl; /* no raw GL anchor without the osmesa backe
 #define N_MESH_QUADS 1500u /* (e): 3,000 triangles */
 #define N_PARTICLES 50000u /* (g) */
 #define PART_TEX 32u       /* (g)'s particle texture */
+#define OBJ_COLS 40u       /* (f): the objects example's 40 x 25 cubes */
+#define OBJ_ROWS 25u
+#define N_OBJECTS (OBJ_COLS * OBJ_ROWS)
 #define MAX_FRAMES 1000
 #define PI 3.14159265358979323846
 
@@ -414,7 +419,38 @@ typedef struct rig {
     kiln_depth_stencil_state dss_less, dss_off, dss_test_only;
     kiln_blend_state blend_off, blend_add, blend_alpha;
     kiln_sampler sampler, sampler_tri, sampler_part;
+    /* (f) */
+    kiln_vertex_shader vs_lit;
+    kiln_pixel_shader ps_lit;
+    kiln_input_layout layout_lit;
+    kiln_buffer vb_cube, vb_obj_colors, ib_cube, cb_object, cb_light;
+    kiln_rasterizer_state rs_back;
 } rig;
+
+/* (f): what the objects example maps per draw (KILN_EFFECT_LIT's VS cb0). */
+typedef struct object_constants {
+    mat4 world_view_proj;
+    mat4 world;
+} object_constants;
+static object_constants objects[N_OBJECTS];
+
+/* The objects example's frame 0, 1080p: a 40 x 25 grid of small cubes,
+ * each turned about its own axis, seen from above at an angle. */
+static void make_objects(void)
+{
+    mat4 vp = mat4_mul(mat4_perspective(55.0f * (float)PI / 180.0f, (float)W / (float)H, 1.0f, 80.0f),
+                       mat4_look_at(v3(0, 16.0f, 22.0f), v3(0, 0, -2.0f), v3(0, 1, 0)));
+    for (uint32_t i = 0; i < N_OBJECTS; i++) {
+        uint32_t c = i % OBJ_COLS, r = i / OBJ_COLS;
+        vec3 axis = v3_normalize(v3((float)rng_range(-0.5, 0.5), 1.0f, (float)rng_range(-0.5, 0.5)));
+        float x = (float)c - (OBJ_COLS - 1) * 0.5f, z = (float)r - (OBJ_ROWS - 1) * 0.5f;
+        float y = 0.3f * sinf((float)c * 0.45f + (float)r * 0.3f);
+        objects[i].world = mat4_mul(mat4_translate(x, y, z),
+                                    mat4_mul(mat4_rotate(axis, (float)rng_range(0, 2 * PI)),
+                                             mat4_scale(0.32f, 0.32f, 0.32f)));
+        objects[i].world_view_proj = mat4_mul(vp, objects[i].world);
+    }
+}
 
 /* What KILN_EFFECT_TEXTURE's pixel shader computes, as an application
  * would write it: kiln's fused path for the built-in effect does not apply
@@ -495,6 +531,47 @@ static void rig_init_backend(rig *r, kiln_backend backend, kiln_exec_mode mode, 
                              (uint32_t)(sizeof(vtx_tex) * 6 * N_MESH_QUADS));
     r->vb_part = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, particles,
                              (uint32_t)(sizeof(vtx_tex) * 6 * N_PARTICLES));
+    /* (f): the objects example's buffers and states */
+    {
+        demo_cube_vertex m[DEMO_CUBE_VERTICES];
+        uint16_t idx[DEMO_CUBE_INDICES];
+        float cube[DEMO_CUBE_VERTICES][6];
+        static uint8_t colors[N_OBJECTS][4];
+        demo_cube_mesh(m, idx);
+        for (int i = 0; i < DEMO_CUBE_VERTICES; i++)
+            for (int c = 0; c < 3; c++) {
+                cube[i][c] = m[i].pos[c];
+                cube[i][3 + c] = m[i].normal[c];
+            }
+        for (uint32_t i = 0; i < N_OBJECTS; i++) {
+            for (int c = 0; c < 3; c++)
+                colors[i][c] = (uint8_t)(64 + (i * (37u + 61u * (uint32_t)c)) % 192u);
+            colors[i][3] = 255;
+        }
+        const float light[12] = {0.41f, -0.82f, -0.29f, 0, 1.0f, 0.96f, 0.88f, 0,
+                                 0.16f, 0.18f, 0.24f, 0};
+        r->vb_cube = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, cube, sizeof cube);
+        r->vb_obj_colors = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, colors, sizeof colors);
+        r->ib_cube = make_buffer(dev, KILN_BIND_INDEX_BUFFER, idx, sizeof idx);
+        r->cb_light = make_buffer(dev, KILN_BIND_CONSTANT_BUFFER, light, sizeof light);
+        kiln_buffer_desc cbd = {.size = sizeof(object_constants), .usage = KILN_USAGE_DYNAMIC,
+                                .bind_flags = KILN_BIND_CONSTANT_BUFFER,
+                                .cpu_access = KILN_CPU_ACCESS_WRITE};
+        CHECK(kiln_create_buffer(dev, &cbd, NULL, &r->cb_object));
+        kiln_vertex_shader_desc lvs;
+        kiln_pixel_shader_desc lps;
+        CHECK(kiln_effect_get(KILN_EFFECT_LIT, &lvs, &lps));
+        CHECK(kiln_create_vertex_shader(dev, &lvs, &r->vs_lit));
+        CHECK(kiln_create_pixel_shader(dev, &lps, &r->ps_lit));
+        kiln_input_layout_desc ll = {
+            .num_elements = 3,
+            .elements = {{.format = KILN_FORMAT_R32G32B32_FLOAT, .offset = 0},
+                         {.format = KILN_FORMAT_R32G32B32_FLOAT, .offset = 12},
+                         {.format = KILN_FORMAT_R8G8B8A8_UNORM, .slot = 1, .per_instance = 1}}};
+        CHECK(kiln_create_input_layout(dev, &ll, r->vs_lit, &r->layout_lit));
+        kiln_rasterizer_desc rb = {.cull = KILN_CULL_BACK, .front_ccw = 1};
+        CHECK(kiln_create_rasterizer_state(dev, &rb, &r->rs_back));
+    }
     r->vb_small = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, small->v,
                               (uint32_t)(sizeof(vtx_color) * 3 * small->ntris));
     r->vb_mid = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, mid->v,
@@ -594,7 +671,7 @@ static void rig_fini(rig *r)
 
 typedef enum scene_id {
     SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_PS, SC_LAYERS_BLEND, SC_LAYERS_ALPHA, SC_DRAWS, SC_MESH,
-    SC_PARTICLES, SC_COUNT
+    SC_PARTICLES, SC_OBJECTS, SC_COUNT
 } scene_id;
 
 static const char *const scene_names[SC_COUNT] = {
@@ -607,12 +684,30 @@ static const char *const scene_names[SC_COUNT] = {
     "(d) 100k draw calls, 1 tri each",
     "(e) 3k tris, persp, depth, trilinear",
     "(g) 50k particles, alpha, depth test",
+    "(f) 1k lit cubes, 1 map+draw each",
 };
 
 /* Binds what the scene needs (setters only: never queued, not timed). */
 static void scene_bind(rig *r, scene_id sc)
 {
     kiln_context *ctx = r->ctx;
+    CHECK(kiln_rs_set_state(ctx, sc == SC_OBJECTS ? r->rs_back : r->rs));
+    if (sc == SC_OBJECTS) {
+        const kiln_buffer vbs[2] = {r->vb_cube, r->vb_obj_colors};
+        const uint32_t strides[2] = {24, 4}, offsets[2] = {0, 0};
+        kiln_srv none = {0};
+        CHECK(kiln_ia_set_input_layout(ctx, r->layout_lit));
+        CHECK(kiln_ia_set_vertex_buffers(ctx, 0, 2, vbs, strides, offsets));
+        CHECK(kiln_ia_set_index_buffer(ctx, r->ib_cube, KILN_INDEX_UINT16, 0));
+        CHECK(kiln_vs_set_shader(ctx, r->vs_lit));
+        CHECK(kiln_ps_set_shader(ctx, r->ps_lit));
+        CHECK(kiln_vs_set_constant_buffers(ctx, 0, 1, &r->cb_object));
+        CHECK(kiln_ps_set_constant_buffers(ctx, 0, 1, &r->cb_light));
+        CHECK(kiln_ps_set_shader_resources(ctx, 0, 1, &none));
+        CHECK(kiln_om_set_depth_stencil_state(ctx, r->dss_less, 0));
+        CHECK(kiln_om_set_blend_state(ctx, r->blend_off, NULL));
+        return;
+    }
     if (sc == SC_MESH || sc == SC_PARTICLES) {
         uint32_t stride = sizeof(vtx_tex), zero = 0;
         bool mesh_sc = sc == SC_MESH;
@@ -668,6 +763,7 @@ static uint64_t scene_items(scene_id sc)
     case SC_MID: return N_MID;
     case SC_MESH: return 2 * N_MESH_QUADS;
     case SC_PARTICLES: return N_PARTICLES;
+    case SC_OBJECTS: return N_OBJECTS;
     default: return N_LAYERS;
     }
 }
@@ -697,6 +793,16 @@ static double frame(rig *r, scene_id sc, double *issue_ms, double *cpu)
         break;
     case SC_MESH: CHECK(kiln_draw(ctx, 6 * N_MESH_QUADS, 0)); break;
     case SC_PARTICLES: CHECK(kiln_draw(ctx, 6 * N_PARTICLES, 0)); break;
+    case SC_OBJECTS: /* as the objects example: per-draw constants, WRITE_DISCARD */
+        for (uint32_t i = 0; i < N_OBJECTS; i++) {
+            kiln_mapped_subresource m;
+            CHECK(kiln_map(ctx, kiln_buffer_resource(r->cb_object), 0, KILN_MAP_WRITE_DISCARD, 0,
+                           &m));
+            memcpy(m.data, &objects[i], sizeof objects[i]);
+            CHECK(kiln_unmap(ctx, kiln_buffer_resource(r->cb_object), 0));
+            CHECK(kiln_draw_indexed_instanced(ctx, DEMO_CUBE_INDICES, 1, 0, 0, i));
+        }
+        break;
     default: break;
     }
     uint64_t t1 = now_ns();
@@ -897,14 +1003,14 @@ static int usage(FILE *f)
                "  --threads N    workers of the main device (0: kiln's default)\n"
                "  --size WxH     target size (64..8192 each; default 1920x1080)\n"
                "  --frames N     measured frames per scene (default 10; --quick: 3)\n"
-               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,g,scaling (default: all)\n"
+               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,scaling (default: all)\n"
                "  --soft-only    skip the llvmpipe comparison (for profiling kiln alone)\n");
     return f == stdout ? 0 : 2;
 }
 
 static bool parse_scenes(const char *list, config *c)
 {
-    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps", "c+", "c+a", "d", "e", "g"};
+    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps", "c+", "c+a", "d", "e", "g", "f"};
     memset(c->scene, 0, sizeof c->scene);
     c->scaling = false;
     char buf[128];
@@ -965,7 +1071,7 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--scenes") && i + 1 < argc) {
             if (!parse_scenes(argv[++i], &c)) {
-                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,c+a,d,e,g,scaling, "
+                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,c+a,d,e,f,g,scaling, "
                                 "not '%s'\n", argv[i]);
                 return 2;
             }
@@ -985,6 +1091,7 @@ int main(int argc, char **argv)
     make_tris(&small, N_SMALL, 1.5, 2.5);
     make_tris(&mid, N_MID, 20.0 / sqrt(3.0), 40.0 / sqrt(3.0));
     make_extra_scenes();
+    make_objects();
     uint8_t *texels = make_texture_data();
     size_t img_size = (size_t)W * H * 4;
     uint8_t *img = xmalloc(img_size), *img_a = xmalloc(img_size), *img_1 = xmalloc(img_size);
@@ -1072,6 +1179,11 @@ int main(int argc, char **argv)
             r->unit = "Mquad/s";
             r->ok = check_cover(scene_names[sc], img, 0.2, 50, &covered[sc]);
             break;
+        case SC_OBJECTS:
+            r->rate = N_OBJECTS / sec / 1e3;
+            r->unit = "Kobj/s";
+            r->ok = check_cover(scene_names[sc], img, 0.1, 500, &covered[sc]);
+            break;
         case SC_DRAWS:
             r->rate = N_SMALL / sec / 1e6;
             r->unit = "Mdraw/s";
@@ -1104,7 +1216,7 @@ int main(int argc, char **argv)
     printf("pixels covered (share of the target):");
     for (int sc = 0; sc < SC_COUNT; sc++)
         if (c.scene[sc] && (sc == SC_SMALL || sc == SC_MID || sc == SC_DRAWS || sc == SC_MESH ||
-                            sc == SC_PARTICLES))
+                            sc == SC_PARTICLES || sc == SC_OBJECTS))
             printf(" %.3s %.1f%%", scene_names[sc], 100 * covered[sc]);
     printf("; (c) shades %.1f Mpixels per frame (16 x %ux%u)\n", N_LAYERS * pixels / 1e6, W, H);
     if (load0 >= 0)
@@ -1319,6 +1431,8 @@ static bool check_side(const char *side, scene_id sc, const tri_set *small, cons
         return check_cover(name, img, 0.5, 200, NULL);
     if (sc == SC_PARTICLES)
         return check_cover(name, img, 0.2, 50, NULL);
+    if (sc == SC_OBJECTS)
+        return check_cover(name, img, 0.1, 500, NULL);
     return check_layers(name, img, sc == SC_LAYERS_BLEND ? N_LAYERS : 1);
 }
 
@@ -1378,7 +1492,7 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
         scene_bind(&soft, (scene_id)sc);
         scene_bind(&gl, (scene_id)sc);
         /* The anchor draws (a) to (d); (e) and (g) compare with osmesa. */
-        anchor_gl *rw = sc == SC_MESH || sc == SC_PARTICLES ? NULL : raw;
+        anchor_gl *rw = sc == SC_MESH || sc == SC_PARTICLES || sc == SC_OBJECTS ? NULL : raw;
         if (rw)
             raw_bind(rw, (scene_id)sc);
         for (int f = 0; f < c->warmup; f++) {

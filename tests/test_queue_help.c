@@ -28,7 +28,8 @@
 enum { W = 256, H = 256 };
 
 typedef struct probe {
-    atomic_int first_claimed;  /* some thread holds the first invocation */
+    atomic_int first_claimed;  /* 1: a thread took the first invocation,
+                                  2: and `first` names it */
     pthread_t first;
     atomic_int others;         /* invocations on another thread than `first` */
     atomic_int main_ran;       /* invocations on the application thread */
@@ -53,6 +54,7 @@ static void ps_hold(kiln_ps_args *a)
     int expected = 0;
     if (atomic_compare_exchange_strong(&P.first_claimed, &expected, 1)) {
         P.first = self;
+        atomic_store(&P.first_claimed, 2); /* release: `first` is readable */
         double t0 = now_s();
         while (atomic_load(&P.others) == 0) {
             if (now_s() - t0 > 10.0) {
@@ -61,7 +63,7 @@ static void ps_hold(kiln_ps_args *a)
             }
             sched_yield();
         }
-    } else if (atomic_load(&P.first_claimed) == 1 && !pthread_equal(self, P.first)) {
+    } else if (atomic_load(&P.first_claimed) == 2 && !pthread_equal(self, P.first)) {
         atomic_fetch_add(&P.others, 1);
     }
     for (int c = 0; c < 4; c++)

@@ -58,7 +58,9 @@ kres_view *ka_get_view(kiln_device *dev, uint32_t id, kres_type type, const char
 
 /* Queues the scene being gathered, if any. Every context call that queues
  * something else, maps or synchronizes calls this first, so call order is
- * kept. Returns an error only if the scene could not be queued (logged). */
+ * kept (a WRITE_DISCARD Map need not: it renames, and the scene's draws
+ * hold the storages they captured). Returns an error only if the scene
+ * could not be queued (logged). */
 kiln_result ka_flush_scene(kiln_context *ctx, const char *api);
 #define KA_FLUSH_SCENE_OR_RETURN(ctx, api)                                                         \
     do {                                                                                           \

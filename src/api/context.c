@@ -354,7 +354,13 @@ kiln_result kiln_map(kiln_context *ctx, kiln_resource handle, uint32_t sub, kiln
     if (out)
         memset(out, 0, sizeof *out);
     CTX_PREAMBLE();
-    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
+    /* WRITE_DISCARD renames the resource to fresh storage that nothing
+     * queued uses: the draws gathered so far keep the storages they
+     * captured, so the scene stays open (an application mapping per-draw
+     * constants this way keeps all its draws in one scene). Every other
+     * Map follows the gathered draws. */
+    if (type != KILN_MAP_WRITE_DISCARD)
+        KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     if (!out)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_mapped is NULL");
     if (type < KILN_MAP_READ || type > KILN_MAP_WRITE_NO_OVERWRITE)

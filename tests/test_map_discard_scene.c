@@ -1,0 +1,135 @@
+/*
+ * A WRITE_DISCARD Map between draws keeps the draws gathered so far in
+ * their scene (kiln_map no longer submits it) and each draw still reads the
+ * bytes that were current when it was recorded.
+ *
+ * Per-draw constants: eight draws into eight columns of a 64x16 target,
+ * each preceded by Map(WRITE_DISCARD) of one DYNAMIC constant buffer with
+ * that column's color, the pixel shader writing PS cb0. Per-draw vertices:
+ * one DYNAMIC vertex buffer rewritten with WRITE_DISCARD before each of
+ * four draws, each time with a quad over another row band. Every pixel is
+ * checked against the color its draw was given, on SERIAL and on ASYNC
+ * devices with 1 and 2 workers, and the sequence ends with a Map READ of a
+ * STAGING copy (the Map that must follow the draws).
+ */
+#include "raster_util.h"
+
+#include <stdio.h>
+
+enum { W = 64, H = 16, COLS = 8 };
+
+static float col_color(uint32_t i, int c)
+{
+    static const float base[COLS][3] = {{1, 0, 0}, {0, 1, 0},       {0, 0, 1},       {1, 1, 0},
+                                        {0, 1, 1}, {1, 0, 1},       {0.5f, 0.25f, 1}, {0.25f, 0.5f, 0}};
+    return c == 3 ? 1.0f : base[i][c];
+}
+
+static void write_discard(kiln_context *ctx, kiln_buffer b, const void *data, size_t n)
+{
+    kiln_mapped_subresource m;
+    CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(b), 0, KILN_MAP_WRITE_DISCARD, 0, &m), KILN_OK);
+    if (m.data)
+        memcpy(m.data, data, n);
+    CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(b), 0), KILN_OK);
+}
+
+static kiln_buffer dynamic_buffer(kiln_device *dev, uint32_t bind, uint32_t size)
+{
+    kiln_buffer_desc d = {size, KILN_USAGE_DYNAMIC, bind, KILN_CPU_ACCESS_WRITE};
+    kiln_buffer b = {0};
+    CHECK_RESULT(kiln_create_buffer(dev, &d, NULL, &b), KILN_OK);
+    return b;
+}
+
+/* A quad over pixels [x0, x1) x [y0, y1) as two triangles, float4 positions. */
+static void quad(float v[6][4], int x0, int y0, int x1, int y1)
+{
+    float l = 2.0f * x0 / W - 1, r = 2.0f * x1 / W - 1, t = 1 - 2.0f * y0 / H, b = 1 - 2.0f * y1 / H;
+    const float p[6][2] = {{l, t}, {r, t}, {l, b}, {l, b}, {r, t}, {r, b}};
+    for (int k = 0; k < 6; k++) {
+        v[k][0] = p[k][0];
+        v[k][1] = p[k][1];
+        v[k][2] = 0.5f;
+        v[k][3] = 1.0f;
+    }
+}
+
+static void run(kiln_exec_mode mode, uint32_t threads)
+{
+    kiln_device *dev = th_device(mode, threads);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+    ru_pipe p = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
+    ru_bind_pipe(ctx, &p);
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, (kiln_dsv){0}), KILN_OK);
+    kiln_viewport vp = {0, 0, W, H, 0, 1};
+    CHECK_RESULT(kiln_rs_set_viewport(ctx, &vp), KILN_OK);
+    kiln_rasterizer_state rs = ru_rs(dev, (kiln_rasterizer_desc){.cull = KILN_CULL_NONE});
+    CHECK_RESULT(kiln_rs_set_state(ctx, rs), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_topology(ctx, KILN_TOPOLOGY_TRIANGLE_LIST), KILN_OK);
+    const float black[4] = {0, 0, 0, 1};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+
+    /* 1. per-draw constants: one static quad buffer, a constant buffer per draw */
+    kiln_buffer cb = dynamic_buffer(dev, KILN_BIND_CONSTANT_BUFFER, 16);
+    CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
+    float quads[COLS][6][4];
+    for (uint32_t i = 0; i < COLS; i++)
+        quad(quads[i], (int)i * (W / COLS), 0, (int)(i + 1) * (W / COLS), H / 2);
+    kiln_buffer vb = ru_buffer(dev, KILN_BIND_VERTEX_BUFFER, quads, sizeof quads);
+    uint32_t stride = 16, off = 0;
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &vb, &stride, &off), KILN_OK);
+    for (uint32_t i = 0; i < COLS; i++) {
+        float c[4];
+        for (int k = 0; k < 4; k++)
+            c[k] = col_color(i, k);
+        write_discard(ctx, cb, c, sizeof c);
+        CHECK_RESULT(kiln_draw(ctx, 6, 6 * i), KILN_OK);
+    }
+
+    /* 2. per-draw vertices: one DYNAMIC vertex buffer rewritten each time,
+     * the color from the constant buffer, also rewritten */
+    kiln_buffer dvb = dynamic_buffer(dev, KILN_BIND_VERTEX_BUFFER, sizeof(float) * 24);
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &dvb, &stride, &off), KILN_OK);
+    for (uint32_t i = 0; i < 4; i++) {
+        float v[6][4], c[4];
+        quad(v, 0, H / 2 + 2 * (int)i, W, H / 2 + 2 * (int)i + 2);
+        for (int k = 0; k < 4; k++)
+            c[k] = col_color(i + 4, k);
+        write_discard(ctx, dvb, v, sizeof v);
+        write_discard(ctx, cb, c, sizeof c);
+        CHECK_RESULT(kiln_draw(ctx, 6, 0), KILN_OK);
+    }
+
+    uint8_t img[W * H * 4];
+    if (ru_read(dev, rt.tex, 0, img)) {
+        uint32_t bad = 0;
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                uint32_t which = y < H / 2 ? (uint32_t)x / (W / COLS) : 4 + (uint32_t)(y - H / 2) / 2;
+                for (int k = 0; k < 4; k++) {
+                    uint8_t want = (uint8_t)(col_color(which, k) * 255.0f + 0.5f);
+                    if (img[(y * W + x) * 4 + k] != want && bad++ < 3)
+                        fprintf(stderr, "    (%d,%d) channel %d: %u, want %u (draw %u)\n", x, y, k,
+                                img[(y * W + x) * 4 + k], want, which);
+                }
+            }
+        CHECK_EQ_INT(bad, 0);
+    }
+    kiln_destroy_buffer(dev, cb);
+    kiln_destroy_buffer(dev, vb);
+    kiln_destroy_buffer(dev, dvb);
+    kiln_destroy_rasterizer_state(dev, rs);
+    ru_free_pipe(dev, &p);
+    ru_free_tex(dev, &rt);
+    kiln_device_destroy(dev);
+}
+
+int main(void)
+{
+    run(KILN_EXEC_SERIAL, 0);
+    run(KILN_EXEC_ASYNC, 1);
+    run(KILN_EXEC_ASYNC, 2);
+    return th_exit();
+}
