@@ -6,6 +6,7 @@
 #ifndef KILN_API_INTERNAL_H
 #define KILN_API_INTERNAL_H
 
+#include "../driver/driver.h"
 #include "../queue/queue.h"
 
 struct ka_pipeline;
@@ -33,6 +34,7 @@ struct kiln_device {
     /* Bumped after any object is destroyed: a draw re-checks its bound
      * objects only when this or the pipeline changed (pipeline.c). */
     atomic_uint_fast64_t destroy_epoch;
+    kd_recycler recycler; /* scenes' memory kept for the next scenes */
 };
 
 /* Marks an object destroyed for the draw checks (after its own flag). */

@@ -74,6 +74,7 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
                        "device struct");
     memset(dev, 0, sizeof *dev);
     dev->env = env;
+    kd_recycler_init(&dev->recycler);
     dev->serial = desc.exec_mode == KILN_EXEC_SERIAL;
     uint32_t exec_threads = 0;
     dev->num_threads = dev->serial ? 0 : resolve_threads(desc.num_threads, &exec_threads);
@@ -82,12 +83,14 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
 
     dev->dom = ks_domain_create(&dev->env);
     if (!dev->dom) {
+        kd_recycler_fini(&dev->recycler);
         kb_free(&env, dev, sizeof *dev);
         return kb_fail(&env, KILN_E_OUT_OF_MEMORY, KILN_LOG_DEVICE_ALLOC_FAILED, api, "sync domain");
     }
     kiln_result r = kres_handles_init(&dev->handles, &dev->env);
     if (r != KILN_OK) {
         ks_domain_unref(dev->dom);
+        kd_recycler_fini(&dev->recycler);
         kb_free(&env, dev, sizeof *dev);
         return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api, "handle table");
     }
@@ -95,6 +98,7 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
     if (r != KILN_OK) {
         kres_handles_fini(&dev->handles);
         ks_domain_unref(dev->dom);
+        kd_recycler_fini(&dev->recycler);
         kb_free(&env, dev, sizeof *dev);
         if (r == KILN_E_OUT_OF_MEMORY)
             return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api, "worker table");
@@ -108,6 +112,7 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
         kq_device_fini(&dev->queue);
         kres_handles_fini(&dev->handles);
         ks_domain_unref(dev->dom);
+        kd_recycler_fini(&dev->recycler);
         kb_free(&env, dev, sizeof *dev);
         return kb_fail(&env, r, KILN_LOG_BACKEND_UNSUPPORTED, api, "%s backend: %s", backend->name, reason);
     }
@@ -117,6 +122,7 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
         backend->destroy(dev->queue.backend_data);
         kres_handles_fini(&dev->handles);
         ks_domain_unref(dev->dom);
+        kd_recycler_fini(&dev->recycler);
         kb_free(&env, dev, sizeof *dev);
         return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api,
                        "command ring (%u slots) or transfer ring (%u bytes)", cap, tsize);
@@ -150,6 +156,7 @@ void kiln_device_destroy(kiln_device *dev)
     kq_device_fini(&dev->queue);
     dev->queue.backend->destroy(dev->queue.backend_data);
     kres_handles_fini(&dev->handles);
+    kd_recycler_fini(&dev->recycler); /* every scene is freed by now */
     ks_domain *dom = dev->dom;
     kb_env env = dev->env;
     kb_free(&env, dev, sizeof *dev);

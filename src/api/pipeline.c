@@ -565,7 +565,7 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
 static kd_scene *open_scene(kiln_context *ctx)
 {
     ka_pipeline *p = ctx->pipe;
-    kd_scene *s = kd_scene_create(&ctx->dev->env);
+    kd_scene *s = kd_scene_create(&ctx->dev->env, &ctx->dev->recycler);
     if (!s)
         return NULL;
     s->nrt = p->nrt;

@@ -8,10 +8,11 @@
  * - A kd_state (the pipeline state a draw captured) is immutable once
  *   built and reference counted (atomic: dropped on any thread); it holds
  *   references to every object it names.
- * - A kd_draw holds references to the storages it reads, captured when the
- *   draw was called, so WRITE_DISCARD renames between draws are seen.
+ * - A kd_draw's storages, captured when the draw was called (so WRITE_DISCARD
+ *   renames between draws are seen), are held by its kd_bind record.
  * - A kd_scene owns its ops, draws and node array; kd_scene_free releases
- *   everything. The queue owns the nodes once they are handed to a command.
+ *   every reference and gives the memory to the device's kd_recycler (or
+ *   frees it). The queue owns the nodes once they are handed to a command.
  */
 #ifndef KILN_DRIVER_H
 #define KILN_DRIVER_H
@@ -123,8 +124,11 @@ typedef struct kd_op {
     kd_draw *draw;                /* DRAW */
 } kd_op;
 
+struct kd_recycler;
+
 typedef struct kd_scene {
     const kb_env *env;
+    struct kd_recycler *recycler; /* takes the scene back when freed */
     kres_view *rtv[KILN_MAX_RENDER_TARGETS]; /* references held */
     uint32_t nrt;
     kres_view *dsv;
@@ -141,6 +145,7 @@ typedef struct kd_scene {
      * draws, none per draw); bind records and state blocks are held once
      * per scene however many draws share them. */
     struct kd_draw_chunk *chunks; /* newest first */
+    struct kd_draw_chunk *spare;  /* emptied chunks of a recycled scene */
     kd_bind *binds;               /* newest first */
     kd_state **states;            /* one reference each */
     uint32_t nstates, states_cap;
@@ -152,7 +157,25 @@ typedef struct kd_scene {
 #define KD_SCENE_MAX_OPS 65536u
 #define KD_SCENE_MAX_VERTICES (4u << 20)
 
-kd_scene *kd_scene_create(const kb_env *env);
+/* Scenes' memory kept for the next scenes of a device: a freed scene
+ * (released on the worker that completed it) keeps its op, node and state
+ * arrays and its draw chunks, and kd_scene_create takes it back, so a
+ * steady stream of frames allocates nothing and faults no pages in.
+ * Bounded: KD_RECYCLE_SCENES scenes of at most KD_RECYCLE_BYTES each;
+ * larger or further ones are freed. */
+#define KD_RECYCLE_SCENES 2u
+#define KD_RECYCLE_BYTES (32u << 20)
+typedef struct kd_recycler {
+    pthread_mutex_t mu;
+    kd_scene *kept[KD_RECYCLE_SCENES];
+    uint32_t nkept;
+} kd_recycler;
+void kd_recycler_init(kd_recycler *r);
+/* Frees the kept scenes; no scene of the device may be freed after. */
+void kd_recycler_fini(kd_recycler *r);
+
+/* A scene, from `r`'s kept ones when it has one (r may be NULL). */
+kd_scene *kd_scene_create(const kb_env *env, kd_recycler *r);
 /* A zeroed draw record owned by the scene; NULL on out of memory. The
  * newest one can be given back (kd_scene_drop_draw) when recording fails. */
 kd_draw *kd_scene_new_draw(kd_scene *s);

@@ -35,11 +35,38 @@ void kd_state_unref(kd_state *s)
 
 /* ---- scenes ---- */
 
-kd_scene *kd_scene_create(const kb_env *env)
+void kd_recycler_init(kd_recycler *r)
 {
-    kd_scene *s = kb_calloc(env, sizeof *s);
-    if (s)
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->mu, NULL);
+}
+
+static void scene_release_memory(kd_scene *s);
+
+void kd_recycler_fini(kd_recycler *r)
+{
+    for (uint32_t i = 0; i < r->nkept; i++)
+        scene_release_memory(r->kept[i]);
+    r->nkept = 0;
+    pthread_mutex_destroy(&r->mu);
+}
+
+kd_scene *kd_scene_create(const kb_env *env, kd_recycler *r)
+{
+    kd_scene *s = NULL;
+    if (r) {
+        pthread_mutex_lock(&r->mu);
+        if (r->nkept)
+            s = r->kept[--r->nkept];
+        pthread_mutex_unlock(&r->mu);
+        if (s)
+            return s; /* emptied by kd_scene_free */
+    }
+    s = kb_calloc(env, sizeof *s);
+    if (s) {
         s->env = env;
+        s->recycler = r;
+    }
     return s;
 }
 
@@ -53,9 +80,12 @@ kd_draw *kd_scene_new_draw(kd_scene *s)
 {
     kd_draw_chunk *c = s->chunks;
     if (!c || c->used == KD_DRAW_CHUNK) {
-        c = kb_alloc(s->env, sizeof *c);
-        if (!c)
+        if (s->spare) {
+            c = s->spare;
+            s->spare = c->next;
+        } else if (!(c = kb_alloc(s->env, sizeof *c))) {
             return NULL;
+        }
         c->next = s->chunks;
         c->used = 0;
         s->chunks = c;
@@ -115,14 +145,41 @@ static void bind_free(const kb_env *env, kd_bind *b)
     kb_free(env, b, sizeof *b);
 }
 
+/* Bytes a scene keeps for reuse. */
+static size_t kept_bytes(const kd_scene *s)
+{
+    size_t n = sizeof(kd_op) * s->ops_cap + sizeof(kq_node) * s->nodes_cap +
+               sizeof(uint32_t) * s->hash_cap + sizeof(kd_state *) * s->states_cap;
+    for (const kd_draw_chunk *c = s->spare; c; c = c->next)
+        n += sizeof *c;
+    return n;
+}
+
+/* Frees a scene's memory (its references already dropped). */
+static void scene_release_memory(kd_scene *s)
+{
+    while (s->spare) {
+        kd_draw_chunk *c = s->spare;
+        s->spare = c->next;
+        kb_free(s->env, c, sizeof *c);
+    }
+    kb_free(s->env, s->states, sizeof(kd_state *) * s->states_cap);
+    kb_free(s->env, s->ops, sizeof(kd_op) * s->ops_cap);
+    kb_free(s->env, s->nodes, sizeof(kq_node) * s->nodes_cap);
+    kb_free(s->env, s->hash, sizeof(uint32_t) * s->hash_cap);
+    kb_free(s->env, s, sizeof *s);
+}
+
 void kd_scene_free(kd_scene *s)
 {
     if (!s)
         return;
-    while (s->chunks) {
+    while (s->chunks) { /* emptied, kept with the scene */
         kd_draw_chunk *c = s->chunks;
         s->chunks = c->next;
-        kb_free(s->env, c, sizeof *c);
+        c->used = 0;
+        c->next = s->spare;
+        s->spare = c;
     }
     while (s->binds) {
         kd_bind *b = s->binds;
@@ -131,21 +188,37 @@ void kd_scene_free(kd_scene *s)
     }
     for (uint32_t i = 0; i < s->nstates; i++)
         kd_state_unref(s->states[i]);
-    kb_free(s->env, s->states, sizeof(kd_state *) * s->states_cap);
+    s->nstates = 0;
     for (uint32_t i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
-        if (s->rtv[i])
+        if (s->rtv[i]) {
             kres_unref(&s->rtv[i]->base);
+            s->rtv[i] = NULL;
+        }
     if (s->dsv)
         kres_unref(&s->dsv->base);
-    kb_free(s->env, s->ops, sizeof(kd_op) * s->ops_cap);
+    s->dsv = NULL;
+    s->nrt = 0;
+    s->nops = 0;
+    s->vertices = 0;
     /* Nodes not handed to a command still hold their references. */
     for (uint32_t i = 0; i < s->nnodes; i++) {
         kres_storage_unref(s->nodes[i].st);
         kres_unref(&s->nodes[i].res->base);
     }
-    kb_free(s->env, s->nodes, sizeof(kq_node) * s->nodes_cap);
-    kb_free(s->env, s->hash, sizeof(uint32_t) * s->hash_cap);
-    kb_free(s->env, s, sizeof *s);
+    s->nnodes = 0;
+    if (s->hash)
+        memset(s->hash, 0, sizeof(uint32_t) * s->hash_cap);
+    kd_recycler *r = s->recycler;
+    if (r && kept_bytes(s) <= KD_RECYCLE_BYTES) {
+        pthread_mutex_lock(&r->mu);
+        bool kept = r->nkept < KD_RECYCLE_SCENES;
+        if (kept)
+            r->kept[r->nkept++] = s;
+        pthread_mutex_unlock(&r->mu);
+        if (kept)
+            return;
+    }
+    scene_release_memory(s);
 }
 
 bool kd_scene_push(kd_scene *s, const kd_op *op)
