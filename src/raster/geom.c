@@ -220,10 +220,49 @@ static uint32_t index_at(const kr_drawx *dx, const kd_draw *d, uint32_t pos)
 
 /* Shades the vertices of positions [p0, p1) into `out` (one row per
  * unique vertex id) and fills slot[pos - p0] with its row. */
+/* Fetches and shades the vertices `vid[0..n)` of draw `d` (its instance
+ * elements from its start_instance), into rows of dx->out_stride floats. */
+static float *shade_vertices(const kr_drawx *dx, const kd_draw *d, uint32_t instance,
+                             const uint32_t *vid, uint32_t nuniq, kr_arena *ar)
+{
+    const kd_state *s = dx->s;
+    uint32_t in_stride = 4 * s->nelems, os = dx->out_stride;
+    float *rows = kr_arena_alloc(ar, sizeof(float) * os * nuniq);
+    float in[KILN_VS_BATCH * 4 * KILN_MAX_INPUT_ELEMENTS];
+    uint32_t bpp[KILN_MAX_INPUT_ELEMENTS];
+    if (!rows)
+        return NULL;
+    for (uint32_t e = 0; e < s->nelems; e++)
+        bpp[e] = kres_format(s->elems[e].format)->size;
+    memset(rows, 0, sizeof(float) * os * nuniq);
+    for (uint32_t b = 0; b < nuniq; b += KILN_VS_BATCH) {
+        uint32_t cnt = nuniq - b < KILN_VS_BATCH ? nuniq - b : KILN_VS_BATCH;
+        /* Element by element: the format's case is the same for the whole
+         * batch (the loop over vertices is unswitched on it). */
+        for (uint32_t e = 0; e < s->nelems; e++) {
+            const kd_element *el = &s->elems[e];
+            for (uint32_t v = 0; v < cnt; v++) {
+                uint32_t idx = el->per_instance
+                                   ? d->start_instance + instance / (el->step ? el->step : 1)
+                                   : vid[b + v];
+                fetch_element(dx, el, bpp[e], idx, in + v * in_stride + 4 * e);
+            }
+        }
+        kiln_vs_args a = {
+            .count = cnt, .instance_id = instance, .vertex_id = vid + b, /* SV_InstanceID starts at 0 */
+            .in = in, .in_stride = in_stride, .out = rows + (size_t)b * os, .out_stride = os,
+            .cb = dx->vs_cb, .cb_size = dx->vs_cb_size, .user = s->vs_user,
+        };
+        s->vs(&a);
+    }
+    return rows;
+}
+
+/* The vertices [p0, p1) of a segment, shaded once each (an indexed draw's
+ * repeated indices share a row): vertex p is row slot[p - p0]. */
 static bool shade(const kr_drawx *dx, const kd_draw *d, uint32_t instance, uint32_t p0, uint32_t p1,
                   kr_arena *ar, float **out_rows, uint32_t **out_slot)
 {
-    const kd_state *s = dx->s;
     uint32_t n = p1 - p0;
     uint32_t *slot = kr_arena_alloc(ar, sizeof(uint32_t) * n);
     uint32_t *vid = kr_arena_alloc(ar, sizeof(uint32_t) * n); /* unique ids */
@@ -259,35 +298,9 @@ static bool shade(const kr_drawx *dx, const kd_draw *d, uint32_t instance, uint3
             slot[k] = hval[h];
         }
     }
-    uint32_t in_stride = 4 * s->nelems, os = dx->out_stride;
-    float *rows = kr_arena_alloc(ar, sizeof(float) * os * nuniq);
-    float in[KILN_VS_BATCH * 4 * KILN_MAX_INPUT_ELEMENTS];
-    uint32_t bpp[KILN_MAX_INPUT_ELEMENTS];
+    float *rows = shade_vertices(dx, d, instance, vid, nuniq, ar);
     if (!rows)
         return false;
-    for (uint32_t e = 0; e < s->nelems; e++)
-        bpp[e] = kres_format(s->elems[e].format)->size;
-    memset(rows, 0, sizeof(float) * os * nuniq);
-    for (uint32_t b = 0; b < nuniq; b += KILN_VS_BATCH) {
-        uint32_t cnt = nuniq - b < KILN_VS_BATCH ? nuniq - b : KILN_VS_BATCH;
-        /* Element by element: the format's case is the same for the whole
-         * batch (the loop over vertices is unswitched on it). */
-        for (uint32_t e = 0; e < s->nelems; e++) {
-            const kd_element *el = &s->elems[e];
-            for (uint32_t v = 0; v < cnt; v++) {
-                uint32_t idx = el->per_instance
-                                   ? d->start_instance + instance / (el->step ? el->step : 1)
-                                   : vid[b + v];
-                fetch_element(dx, el, bpp[e], idx, in + v * in_stride + 4 * e);
-            }
-        }
-        kiln_vs_args a = {
-            .count = cnt, .instance_id = instance, .vertex_id = vid + b, /* SV_InstanceID starts at 0 */
-            .in = in, .in_stride = in_stride, .out = rows + (size_t)b * os, .out_stride = os,
-            .cb = dx->vs_cb, .cb_size = dx->vs_cb_size, .user = s->vs_user,
-        };
-        s->vs(&a);
-    }
     *out_rows = rows;
     *out_slot = slot;
     return true;
@@ -671,24 +684,26 @@ static void setup_point(setup_ctx *sc, const svert *a)
 
 /* ---- the job ---- */
 
-static void run_segment(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, const kr_seg *seg)
+/* The vertex positions [p0, p1) a segment's primitives read. */
+static void seg_range(const kr_seg *seg, uint32_t *p0, uint32_t *p1)
 {
-    const kr_drawx *dx = seg->dx;
-    const kd_state *s = dx->s;
-    kiln_topology topo = s->topology;
+    kiln_topology topo = seg->dx->s->topology;
     uint32_t vpp = verts_per_prim(topo);
     uint32_t pos[3];
     prim_positions(topo, seg->first, pos);
-    uint32_t p0 = pos[0] < pos[1] || vpp == 1 ? pos[0] : pos[1];
+    *p0 = pos[0] < pos[1] || vpp == 1 ? pos[0] : pos[1];
     prim_positions(topo, seg->first + seg->count - 1, pos);
-    uint32_t p1 = pos[vpp - 1] + 1;
+    *p1 = pos[vpp - 1] + 1;
     if (topo == KILN_TOPOLOGY_TRIANGLE_STRIP)
-        p1 = seg->first + seg->count + 2;
-    float *rows;
-    uint32_t *slot;
-    if (!shade(dx, seg->d, seg->instance, p0, p1, scratch, &rows, &slot))
-        return;
+        *p1 = seg->first + seg->count + 2;
+}
 
+/* The raster rect and clip constants of a draw context; false when the
+ * rect is empty (nothing can be drawn). */
+static bool setup_begin(const kr_geom_ctx *g, kr_job *job, const kr_drawx *dx, setup_ctx *out_sc,
+                        clip_ctx *out_cc)
+{
+    const kd_state *s = dx->s;
     setup_ctx sc = {.g = g, .dx = dx, .job = job};
     /* Raster rect: the viewport's pixel centers, the target, the scissor. */
     sc.rx0 = (int32_t)ceilf(s->vp.x - 0.5f);
@@ -706,11 +721,28 @@ static void run_segment(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, co
         if (sc.ry1 > s->scissor.bottom) sc.ry1 = s->scissor.bottom;
     }
     if (sc.rx0 >= sc.rx1 || sc.ry0 >= sc.ry1)
-        return;
+        return false;
 
     float vmax = s->vp.width > s->vp.height ? s->vp.width : s->vp.height;
     clip_ctx cc = {.nf = 4 + 4 * dx->nvary, .guard = vmax > 0.0f ? 262144.0f / vmax : 1.0f,
                    .depth_clip = s->depth_clip != 0};
+    *out_sc = sc;
+    *out_cc = cc;
+    return true;
+}
+
+/* Assembles, clips and sets up a segment's primitives from shaded rows:
+ * vertex position p is row slot[p - p0]. */
+static void emit_prims(setup_ctx *scp, const clip_ctx *ccp, const kr_seg *seg, const float *rows,
+                       const uint32_t *slot, uint32_t p0)
+{
+    setup_ctx sc = *scp;
+    const clip_ctx cc = *ccp;
+    const kr_drawx *dx = seg->dx;
+    const kd_state *s = dx->s;
+    kiln_topology topo = s->topology;
+    uint32_t vpp = verts_per_prim(topo);
+    uint32_t pos[3];
     uint32_t os = dx->out_stride;
     /* Indexed strips restart after a cut index (D3D10): primitives that
      * touch one are skipped, and the winding parity counts from the cut. */
@@ -776,6 +808,69 @@ static void run_segment(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, co
     }
 }
 
+
+static void run_segment(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, const kr_seg *seg)
+{
+    uint32_t p0, p1;
+    seg_range(seg, &p0, &p1);
+    float *rows;
+    uint32_t *slot;
+    if (!shade(seg->dx, seg->d, seg->instance, p0, p1, scratch, &rows, &slot))
+        return;
+    setup_ctx sc;
+    clip_ctx cc;
+    if (setup_begin(g, job, seg->dx, &sc, &cc))
+        emit_prims(&sc, &cc, seg, rows, slot, p0);
+}
+
+/* Consecutive segments of non-indexed list draws sharing one context and
+ * instance (a stream of small draws) are shaded together: one vertex
+ * shader pass over all their vertices, one raster rect, then each
+ * segment's primitives in order. The same vertices, the same primitives in
+ * the same order as segment by segment. */
+#define GROUP_VERTS 256u
+
+static bool groupable(const kr_seg *a, const kr_seg *b)
+{
+    kiln_topology t = a->dx->s->topology;
+    return a->dx == b->dx && !a->d->indexed && !b->d->indexed && a->instance == b->instance &&
+           a->d->start_instance == b->d->start_instance &&
+           (t == KILN_TOPOLOGY_TRIANGLE_LIST || t == KILN_TOPOLOGY_LINE_LIST ||
+            t == KILN_TOPOLOGY_POINT_LIST);
+}
+
+static void run_group(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, const kr_seg *segs,
+                      uint32_t n, uint32_t nverts)
+{
+    uint32_t *vid = kr_arena_alloc(scratch, sizeof(uint32_t) * nverts);
+    uint32_t *slot = kr_arena_alloc(scratch, sizeof(uint32_t) * nverts);
+    if (!vid || !slot)
+        return;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t p0, p1;
+        seg_range(&segs[i], &p0, &p1);
+        for (uint32_t p = p0; p < p1; p++, k++) {
+            vid[k] = segs[i].d->start + p; /* non-indexed: consecutive ids */
+            slot[k] = k;
+        }
+    }
+    float *rows = shade_vertices(segs[0].dx, segs[0].d, segs[0].instance, vid, nverts, scratch);
+    if (!rows)
+        return;
+    setup_ctx sc;
+    clip_ctx cc;
+    if (!setup_begin(g, job, segs[0].dx, &sc, &cc))
+        return;
+    k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t p0, p1;
+        seg_range(&segs[i], &p0, &p1);
+        emit_prims(&sc, &cc, &segs[i], rows, slot + k, p0);
+        k += p1 - p0;
+    }
+}
+
 void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
 {
     size_t nbins = (size_t)g->tiles_x * g->tiles_y;
@@ -787,8 +882,24 @@ void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
      * pool at once, for the next job, instead of living with the bins
      * until the wave's tiles are done. */
     kr_arena scratch = {.env = job->arena.env, .pool = job->arena.pool};
-    for (uint32_t i = 0; i < job->nsegs && !job->arena.failed && !scratch.failed; i++)
-        run_segment(g, job, &scratch, &job->segs[i]);
+    for (uint32_t i = 0; i < job->nsegs && !job->arena.failed && !scratch.failed;) {
+        const kr_seg *seg = &job->segs[i];
+        uint32_t n = 1, p0, p1;
+        seg_range(seg, &p0, &p1);
+        uint32_t nverts = p1 - p0;
+        while (i + n < job->nsegs && groupable(seg, &seg[n])) {
+            seg_range(&seg[n], &p0, &p1);
+            if (nverts + (p1 - p0) > GROUP_VERTS)
+                break;
+            nverts += p1 - p0;
+            n++;
+        }
+        if (n > 1)
+            run_group(g, job, &scratch, seg, n, nverts);
+        else
+            run_segment(g, job, &scratch, seg);
+        i += n;
+    }
     job->arena.failed |= scratch.failed;
     kr_arena_free(&scratch);
 }
