@@ -37,6 +37,11 @@ typedef struct ka_pipeline {
      * destroy_epoch `checked_epoch` and no setter ran since. */
     uint32_t checked;
     uint64_t checked_epoch;
+    /* The open scene's newest bind record holds what is bound now, for
+     * non-indexed (bit 0) and indexed (bit 1) draws: no setter ran since
+     * it was captured or matched, and nothing bound is DYNAMIC (a Map may
+     * rename those at any time). */
+    uint32_t bind_fresh;
 } ka_pipeline;
 
 static void set_obj(kres_object **slot, kres_object *o)
@@ -53,6 +58,7 @@ static void dirty(ka_pipeline *p)
     kd_state_unref(p->block);
     p->block = NULL;
     p->checked = 0;
+    p->bind_fresh = 0;
 }
 
 kiln_result ka_pipeline_init(kiln_context *ctx)
@@ -624,6 +630,20 @@ static bool bind_current(const ka_pipeline *p, const kd_bind *b, bool indexed)
     return true;
 }
 
+/* Whether anything bound to a buffer or resource slot is DYNAMIC. */
+static bool binds_dynamic(const ka_pipeline *p)
+{
+    bool dyn = p->ib && p->ib->usage == KILN_USAGE_DYNAMIC;
+    for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+        dyn |= p->vb[i] && p->vb[i]->usage == KILN_USAGE_DYNAMIC;
+    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
+        dyn |= (p->vs_cb[i] && p->vs_cb[i]->usage == KILN_USAGE_DYNAMIC) ||
+               (p->ps_cb[i] && p->ps_cb[i]->usage == KILN_USAGE_DYNAMIC);
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+        dyn |= p->srv[i] && p->srv[i]->res->usage == KILN_USAGE_DYNAMIC;
+    return dyn;
+}
+
 /* A new bind record with the storages bound now, each a node of the scene.
  * NULL on out of memory (what was captured stays with the scene). */
 static kd_bind *capture_bind(kiln_device *dev, const ka_pipeline *p, kd_scene *s, bool indexed)
@@ -795,10 +815,21 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
         d->base_vertex = base_vertex;
         d->instances = instances;
         d->start_instance = start_instance;
-        /* Consecutive draws binding the same storages share a record. */
+        /* Consecutive draws binding the same storages share a record;
+         * after a draw that captured or matched it, with no setter since,
+         * without comparing. */
+        uint32_t bit = indexed ? 2u : 1u;
         const kd_bind *b = s->binds;
-        if (!b || !bind_current(p, b, indexed))
-            b = capture_bind(dev, p, s, indexed);
+        if (!b || !(p->bind_fresh & bit)) {
+            uint32_t valid = 0;
+            if (b && bind_current(p, b, indexed)) {
+                valid = p->bind_fresh | bit;
+            } else {
+                b = capture_bind(dev, p, s, indexed);
+                valid = indexed ? 3u : 1u; /* an indexed capture holds the index buffer too */
+            }
+            p->bind_fresh = b && !binds_dynamic(p) ? valid : 0;
+        }
         d->bind = b;
         ok = b != NULL;
     }
