@@ -658,11 +658,11 @@ KR_INLINE void rgba8_4px(const lvk *k, __m128 us, __m128 vs, kiln_address au, ki
 }
 
 /* Four pixels under one plan: the final values per texel byte. */
-KR_NOINLINE void rgba8_plan4(const quad_plan *p, const lvk *k, __m128 us, __m128 vs,
-                             kiln_address au, kiln_address av, __m128 r[4])
+KR_NOINLINE void rgba8_plan4(const quad_plan *p, const lvk *k0, const lvk *k1, __m128 us,
+                             __m128 vs, kiln_address au, kiln_address av, __m128 r[4])
 {
     __m128 s[4];
-    rgba8_4px(&k[0], us, vs, au, av, 0, s);
+    rgba8_4px(k0, us, vs, au, av, 0, s);
     if (p->passes == 1) { /* lw = 1 */
         const __m128 d = _mm_set1_ps(255.0f * 65536.0f);
         for (int b = 0; b < 4; b++)
@@ -674,7 +674,7 @@ KR_NOINLINE void rgba8_plan4(const quad_plan *p, const lvk *k, __m128 us, __m128
     __m128 acc[4];
     for (int b = 0; b < 4; b++)
         acc[b] = _mm_mul_ps(lw0, _mm_mul_ps(s[b], inv));
-    rgba8_4px(&k[1], us, vs, au, av, 0, s);
+    rgba8_4px(k1, us, vs, au, av, 0, s);
     for (int b = 0; b < 4; b++)
         r[b] = _mm_div_ps(_mm_add_ps(acc[b], _mm_mul_ps(lw1, _mm_mul_ps(s[b], inv))), k255);
 }
@@ -730,7 +730,8 @@ static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const
         lvk_init(&k[1], &lv[p->level[1]], au, av);
         for (int row = 0; row < 4; row++) {
             __m128 r[4];
-            rgba8_plan4(p, k, _mm_loadu_ps(u + 4 * row), _mm_loadu_ps(v + 4 * row), au, av, r);
+            rgba8_plan4(p, &k[0], &k[1], _mm_loadu_ps(u + 4 * row), _mm_loadu_ps(v + 4 * row), au,
+                        av, r);
             _mm_storeu_ps(out + 0 * BLOCK + 4 * row, r[b0]);
             _mm_storeu_ps(out + 1 * BLOCK + 4 * row, r[1]);
             _mm_storeu_ps(out + 2 * BLOCK + 4 * row, r[b2]);
@@ -738,18 +739,26 @@ static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const
         }
         return;
     }
+    /* Quads mostly read the same levels as their neighbours: each level's
+     * constants are set up once per block. */
+    lvk kc[MAX_LEVELS];
+    uint32_t ready = 0;
     for (int q = 0; q < 4; q++) {
         const quad_plan *p = &qp[q];
         int i0 = quad_px[q][0];
-        lvk_init(&k[0], &lv[p->level[0]], au, av);
-        if (p->passes == 2)
-            lvk_init(&k[1], &lv[p->level[1]], au, av);
+        for (uint32_t pass = 0; pass < p->passes; pass++) {
+            uint32_t l = p->level[pass];
+            if (!(ready >> l & 1u)) {
+                lvk_init(&kc[l], &lv[l], au, av);
+                ready |= 1u << l;
+            }
+        }
         __m128 us = _mm_loadh_pi(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(u + i0)),
                                  (const __m64 *)(u + i0 + 4));
         __m128 vs = _mm_loadh_pi(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(v + i0)),
                                  (const __m64 *)(v + i0 + 4));
         __m128 r[4];
-        rgba8_plan4(p, k, us, vs, au, av, r);
+        rgba8_plan4(p, &kc[p->level[0]], &kc[p->level[p->passes - 1]], us, vs, au, av, r);
         const int byte[4] = {b0, 1, b2, 3};
         for (int ch = 0; ch < 4; ch++) {
             _mm_storel_pi((__m64 *)(out + ch * BLOCK + i0), r[byte[ch]]);
