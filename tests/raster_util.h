@@ -14,6 +14,8 @@
  *   the draw has executed).
  * - ru_clip: pixel coordinates to clip space for a viewport covering a
  *   W x H target (w = 1).
+ * - ru_target_2d: one color target, its whole viewport, culling off,
+ *   triangle lists.
  */
 #ifndef KILN_TEST_RASTER_UTIL_H
 #define KILN_TEST_RASTER_UTIL_H
@@ -304,6 +306,20 @@ static inline kiln_rasterizer_state ru_rs(kiln_device *dev, kiln_rasterizer_desc
     kiln_rasterizer_state s = {0};
     CHECK_RESULT(kiln_create_rasterizer_state(dev, &d, &s), KILN_OK);
     return s;
+}
+
+/* Draws to `rt` alone (no depth) over its whole size, culling off,
+ * triangle lists; returns the rasterizer state to destroy. */
+static inline kiln_rasterizer_state ru_target_2d(kiln_device *dev, kiln_context *ctx,
+                                                 const ru_tex *rt)
+{
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt->rtv, (kiln_dsv){0}), KILN_OK);
+    kiln_viewport vp = {0, 0, (float)rt->w, (float)rt->h, 0, 1};
+    CHECK_RESULT(kiln_rs_set_viewport(ctx, &vp), KILN_OK);
+    kiln_rasterizer_state rs = ru_rs(dev, (kiln_rasterizer_desc){.cull = KILN_CULL_NONE});
+    CHECK_RESULT(kiln_rs_set_state(ctx, rs), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_topology(ctx, KILN_TOPOLOGY_TRIANGLE_LIST), KILN_OK);
+    return rs;
 }
 
 static inline kiln_blend_state ru_bs(kiln_device *dev, const kiln_blend_desc *d)

@@ -47,12 +47,7 @@ static void run(kiln_exec_mode mode, uint32_t threads)
     ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
     ru_pipe p = ru_make_pipe(dev, 1, RU_PS_VARY, 1, 0);
     ru_bind_pipe(ctx, &p);
-    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, (kiln_dsv){0}), KILN_OK);
-    kiln_viewport vp = {0, 0, W, H, 0, 1};
-    CHECK_RESULT(kiln_rs_set_viewport(ctx, &vp), KILN_OK);
-    kiln_rasterizer_state rs = ru_rs(dev, (kiln_rasterizer_desc){.cull = KILN_CULL_NONE});
-    CHECK_RESULT(kiln_rs_set_state(ctx, rs), KILN_OK);
-    CHECK_RESULT(kiln_ia_set_topology(ctx, KILN_TOPOLOGY_TRIANGLE_LIST), KILN_OK);
+    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
     static vtx va[NCOL * 6], vb_[NCOL * 6];
     fill(va, 0);
     fill(vb_, 1);

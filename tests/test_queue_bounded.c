@@ -10,48 +10,21 @@
  * allocator-sized storages), every byte is freed with the device, and the
  * last bytes written are the ones read back. On 1 and 2 workers.
  */
+#include "count_alloc.h"
 #include "harness.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The allocator is called from every thread that executes (kiln.h): the
- * counts are kept under a mutex. */
-typedef struct counter {
-    pthread_mutex_t mu;
-    size_t live, peak;
-} counter;
-
-static void *c_alloc(size_t size, void *user)
-{
-    counter *c = user;
-    pthread_mutex_lock(&c->mu);
-    c->live += size;
-    if (c->live > c->peak)
-        c->peak = c->live;
-    pthread_mutex_unlock(&c->mu);
-    return malloc(size);
-}
-
-static void c_free(void *p, size_t size, void *user)
-{
-    counter *c = user;
-    pthread_mutex_lock(&c->mu);
-    if (p)
-        c->live -= size;
-    pthread_mutex_unlock(&c->mu);
-    free(p);
-}
 
 enum { NBUF = 4, BUF_SIZE = 4096, TEX = 64, TOTAL = 1000000, FIRST = 100000 };
 
 static void run(uint32_t threads)
 {
-    counter cnt = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    counter cnt = COUNTER_INIT;
     kiln_device_desc d = {.exec_mode = KILN_EXEC_ASYNC, .num_threads = threads,
-                          .allocator = {c_alloc, c_free, &cnt}};
+                          .allocator = COUNTER_ALLOCATOR(&cnt)};
     kiln_device *dev = NULL;
     CHECK_RESULT(kiln_device_create(&d, &dev), KILN_OK);
     if (!dev)
@@ -89,17 +62,12 @@ static void run(uint32_t threads)
             bad = r;
         if (n % 4096 == 4095)
             CHECK_RESULT(kiln_flush(ctx), KILN_OK);
-        if (n + 1 == FIRST) {
-            pthread_mutex_lock(&cnt.mu);
-            peak_first = cnt.peak;
-            pthread_mutex_unlock(&cnt.mu);
-        }
+        if (n + 1 == FIRST)
+            peak_first = counter_peak(&cnt);
     }
     CHECK_RESULT(bad, KILN_OK);
     CHECK_RESULT(kiln_finish(ctx), KILN_OK);
-    pthread_mutex_lock(&cnt.mu);
-    size_t peak_all = cnt.peak;
-    pthread_mutex_unlock(&cnt.mu);
+    size_t peak_all = counter_peak(&cnt);
     printf("  %u worker(s): peak live bytes %zu after %d commands, %zu after %d\n", threads,
            peak_first, FIRST, peak_all, TOTAL);
     CHECK(peak_all <= peak_first + 65536);

@@ -14,54 +14,18 @@
  * does not grow with the draws), and destroying the device frees all.
  */
 #include "api/api.h"
+#include "count_alloc.h"
 #include "harness.h"
 #include "raster_util.h"
 
-#include <pthread.h>
 #include <stdio.h>
 
-/* The allocator is called from every thread that executes (kiln.h): the
- * counts are kept under a mutex. */
-typedef struct counter {
-    pthread_mutex_t mu;
-    size_t live, peak;
-    uint64_t allocs;
-} counter;
 
-static void *c_alloc(size_t size, void *user)
-{
-    counter *c = user;
-    pthread_mutex_lock(&c->mu);
-    c->live += size;
-    c->allocs++;
-    if (c->live > c->peak)
-        c->peak = c->live;
-    pthread_mutex_unlock(&c->mu);
-    return malloc(size);
-}
-
-static void c_free(void *p, size_t size, void *user)
-{
-    counter *c = user;
-    pthread_mutex_lock(&c->mu);
-    if (p)
-        c->live -= size;
-    pthread_mutex_unlock(&c->mu);
-    free(p);
-}
-
-static uint64_t allocs_now(counter *c)
-{
-    pthread_mutex_lock(&c->mu);
-    uint64_t n = c->allocs;
-    pthread_mutex_unlock(&c->mu);
-    return n;
-}
 
 static void unit(void)
 {
-    counter cnt = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    kiln_device_desc d = {.allocator = {c_alloc, c_free, &cnt}};
+    counter cnt = COUNTER_INIT;
+    kiln_device_desc d = {.allocator = COUNTER_ALLOCATOR(&cnt)};
     kb_env env;
     kb_env_init(&env, &d);
     kd_recycler r;
@@ -81,7 +45,7 @@ static void unit(void)
     CHECK_EQ_INT(r.nkept, 1);
 
     /* It comes back empty, and as large a scene allocates nothing. */
-    uint64_t a0 = allocs_now(&cnt);
+    uint64_t a0 = counter_allocs(&cnt);
     s = kd_scene_create(&env, &r);
     CHECK(s == first);
     CHECK_EQ_INT(s->nops, 0);
@@ -95,7 +59,7 @@ static void unit(void)
         kd_op op = {.kind = KD_OP_DRAW, .draw = dw};
         CHECK(dw && kd_scene_push(s, &op));
     }
-    CHECK_EQ_INT(allocs_now(&cnt) - a0, 0);
+    CHECK_EQ_INT(counter_allocs(&cnt) - a0, 0);
 
     /* At most KD_RECYCLE_SCENES kept. */
     kd_scene *more[KD_RECYCLE_SCENES + 2];
@@ -131,9 +95,9 @@ static void unit(void)
 /* Frames of 5,000 one-triangle draws through the public API. */
 static void frames(void)
 {
-    counter cnt = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    counter cnt = COUNTER_INIT;
     kiln_device_desc d = {.exec_mode = KILN_EXEC_ASYNC, .num_threads = 2,
-                          .allocator = {c_alloc, c_free, &cnt}};
+                          .allocator = COUNTER_ALLOCATOR(&cnt)};
     kiln_device *dev = NULL;
     CHECK_RESULT(kiln_device_create(&d, &dev), KILN_OK);
     if (!dev)
@@ -165,12 +129,12 @@ static void frames(void)
     const float clear[4] = {0, 0, 0, 1};
     uint64_t per_frame[6];
     for (int f = 0; f < 6; f++) {
-        uint64_t a0 = allocs_now(&cnt);
+        uint64_t a0 = counter_allocs(&cnt);
         CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, clear), KILN_OK);
         for (int i = 0; i < NDRAW; i++)
             CHECK_RESULT(kiln_draw(ctx, 3, 3 * (uint32_t)i), KILN_OK);
         CHECK_RESULT(kiln_finish(ctx), KILN_OK);
-        per_frame[f] = allocs_now(&cnt) - a0;
+        per_frame[f] = counter_allocs(&cnt) - a0;
     }
     printf("frames: allocations per frame of %d draws:", NDRAW);
     for (int f = 0; f < 6; f++)
