@@ -22,8 +22,7 @@ void kq_defer_locked(kq_context *c, kq_cmd *cmd);
 /* Does a command held behind a server wait use this resource? */
 bool kq_deferred_uses(const kq_context *c, const kres_resource *res);
 
-kiln_result kq_transfer_init(kq_transfer *t, const kb_env *env, uint32_t size,
-                             uint32_t max_cmds);
+kiln_result kq_transfer_init(kq_transfer *t, const kb_env *env, uint32_t size);
 void kq_transfer_fini(kq_transfer *t, const kb_env *env);
 void kq_unmap_all(kq_context *c);
 

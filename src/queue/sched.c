@@ -223,28 +223,6 @@ void kq_complete_result(kq_cmd *cmd, kq_exec_result res)
     ks_unlock(q->dom);
 }
 
-/* Bytes a byte operation touches, roughly: large ones go to the scheduler
- * at once so that the workers start on them while the producer goes on. */
-static size_t cmd_bytes(const kq_cmd *cmd)
-{
-    const kres_resource *res = cmd->naccess ? cmd->acc[0].res : NULL;
-    switch ((kq_op)cmd->op) {
-    case KQ_OP_UPDATE:
-        return (size_t)cmd->u.update.pitch * (cmd->u.update.box.bottom - cmd->u.update.box.top) *
-               (cmd->u.update.box.back - cmd->u.update.box.front);
-    case KQ_OP_COPY_REGION: {
-        const kiln_box *b = &cmd->u.copy.box;
-        const kres_format_info *fi = res ? kres_format(res->format) : NULL;
-        return (size_t)(b->right - b->left) * (b->bottom - b->top) * (fi ? fi->size : 1);
-    }
-    case KQ_OP_CLEAR:
-    case KQ_OP_COPY_RESOURCE:
-        return res ? res->storage_size : 0;
-    default:
-        return SIZE_MAX; /* scenes, mips, waits and test hooks: at once */
-    }
-}
-
 /* Runs one ready command on the calling thread. Called and returns with
  * the mutex held. */
 static void run_one_locked(kq_device *q)
@@ -443,7 +421,7 @@ kiln_result kq_context_init(kq_context *c, kq_device *q, uint32_t capacity,
         c->slots[i].next = c->free_list;
         c->free_list = &c->slots[i];
     }
-    kiln_result r = kq_transfer_init(&c->ring, q->env, transfer_size, capacity);
+    kiln_result r = kq_transfer_init(&c->ring, q->env, transfer_size);
     if (r != KILN_OK) {
         kb_free(q->env, c->slots, sizeof(kq_cmd) * capacity);
         return r;
@@ -699,6 +677,28 @@ void kq_flush(kq_context *c)
     pthread_mutex_lock(MU(q));
     kq_flush_locked(c);
     ks_unlock(q->dom);
+}
+
+/* Bytes a byte operation touches, roughly: large ones go to the scheduler
+ * at once so that the workers start on them while the producer goes on. */
+static size_t cmd_bytes(const kq_cmd *cmd)
+{
+    const kres_resource *res = cmd->naccess ? cmd->acc[0].res : NULL;
+    switch ((kq_op)cmd->op) {
+    case KQ_OP_UPDATE:
+        return (size_t)cmd->u.update.pitch * (cmd->u.update.box.bottom - cmd->u.update.box.top) *
+               (cmd->u.update.box.back - cmd->u.update.box.front);
+    case KQ_OP_COPY_REGION: {
+        const kiln_box *b = &cmd->u.copy.box;
+        const kres_format_info *fi = res ? kres_format(res->format) : NULL;
+        return (size_t)(b->right - b->left) * (b->bottom - b->top) * (fi ? fi->size : 1);
+    }
+    case KQ_OP_CLEAR:
+    case KQ_OP_COPY_RESOURCE:
+        return res ? res->storage_size : 0;
+    default:
+        return SIZE_MAX; /* scenes, mips, waits and test hooks: at once */
+    }
 }
 
 void kq_submit(kq_context *c, kq_cmd *cmd)

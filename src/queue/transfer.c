@@ -13,9 +13,8 @@
 
 #define HDR KQ_TBLOCK_ALIGN /* the header takes one aligned unit */
 
-kiln_result kq_transfer_init(kq_transfer *t, const kb_env *env, uint32_t size, uint32_t max_cmds)
+kiln_result kq_transfer_init(kq_transfer *t, const kb_env *env, uint32_t size)
 {
-    (void)max_cmds;
     memset(t, 0, sizeof *t);
     t->size = size & ~(KQ_TBLOCK_ALIGN - 1);
     t->base = kb_alloc(env, t->size);

@@ -539,13 +539,7 @@ static void output_rgba8_blend(const kd_blend_rt *bl, const float k[4], uint8_t 
             v4_pack8(out[0], out[1], out[2], out[3], px);
         for (uint32_t i = 0; i < 4; i++)
             px[i] = (px[i] & ~keep) | (old[i] & keep);
-        if (m == 15u) {
-            memcpy(dst, px, 16);
-            continue;
-        }
-        for (uint32_t i = 0; i < 4; i++)
-            if (m >> i & 1)
-                memcpy(dst + 4 * i, &px[i], 4);
+        kr_store_row4(dst, px, m);
     }
 }
 
