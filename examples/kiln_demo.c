@@ -20,7 +20,7 @@
  *
  * Usage: kiln_demo [--list] [--scene NAME[,NAME...]|all] [--threads N]
  *                  [--size WxH] [--frames N] [--out DIR] [--serial] [--check]
- *                  [--golden] [--backend soft|osmesa]
+ *                  [--golden] [--backend soft|osmesa] [--trace FILE]
  */
 #include "scenes.h"
 
@@ -47,6 +47,7 @@ typedef struct options {
     int selected[DEMO_MAX_SCENES];
     uint32_t threads, w, h, frames;
     const char *out;
+    const char *trace; /* --trace: the device's timeline (docs/trace.md) */
 } options;
 
 typedef struct progress_info {
@@ -162,6 +163,8 @@ static void usage(FILE *f)
             "  --out DIR           output directory, created if missing (default out)\n"
             "  --backend NAME      soft (default) or osmesa (Mesa's llvmpipe, when built in)\n"
             "  --serial            execute each command inside the call (KILN_EXEC_SERIAL)\n"
+            "  --trace FILE        write the scheduler timeline as Chrome trace JSON\n"
+            "                      (open it in ui.perfetto.dev; docs/trace.md)\n"
             "  --check             compare each image with the scene's CPU reference\n"
             "                      (draw scenes have none: they are said to be skipped)\n"
             "  --golden            the golden images: the draw scenes at %ux%u, %u frames,\n"
@@ -251,7 +254,8 @@ static int parse_args(int argc, char **argv, options *o)
 
         int takes_value = !strcmp(name, "--scene") || !strcmp(name, "--threads") ||
                           !strcmp(name, "--size") || !strcmp(name, "--frames") ||
-                          !strcmp(name, "--out") || !strcmp(name, "--backend");
+                          !strcmp(name, "--out") || !strcmp(name, "--backend") ||
+                          !strcmp(name, "--trace");
         if (takes_value) {
             if (eq)
                 val = eq + 1;
@@ -278,6 +282,10 @@ static int parse_args(int argc, char **argv, options *o)
             o->backend_name = val;
         } else if (!strcmp(name, "--serial")) {
             o->serial = 1;
+        } else if (!strcmp(name, "--trace")) {
+            if (!*val)
+                return bad_usage("--trace wants a file name");
+            o->trace = val;
         } else if (!strcmp(name, "--check")) {
             o->check = 1;
         } else if (!strcmp(name, "--golden")) {
@@ -374,6 +382,7 @@ int main(int argc, char **argv)
         .backend = o.backend,
         .num_threads = o.threads,
         .exec_mode = o.serial ? KILN_EXEC_SERIAL : KILN_EXEC_ASYNC,
+        .trace_path = o.trace,
     };
     kiln_result r = kiln_device_create(&desc, &d.dev);
     if (r != KILN_OK) {

@@ -204,7 +204,9 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(PRESENT_NO_BUFFER, "present without a back buffer taken since the last present") \
     X(SHADER_NO_GLSL, "the osmesa backend runs shaders only from their GLSL, and this desc has none") \
     X(GL_SHADER_FAILED, "the osmesa backend could not compile or link a shader's GLSL (the GL info log follows)") \
-    X(BACKEND_FEATURE, "the device's backend cannot do this (valid D3D10; see the backend's documented limits)")
+    X(BACKEND_FEATURE, "the device's backend cannot do this (valid D3D10; see the backend's documented limits)") \
+    X(TRACE_OPEN_FAILED, "the trace file cannot be written; the device runs without tracing") \
+    X(TRACE_DROPPED, "trace events were dropped: the writer fell a whole ring behind")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -291,6 +293,18 @@ typedef struct kiln_device_desc {
     kiln_log_fn log_fn;
     void *log_user;
     kiln_allocator allocator;
+    /* Writes a scheduler timeline of the device's life to this file as
+     * Chrome trace-event JSON (open it in https://ui.perfetto.dev): every
+     * command from its API call through its locks to its execution, scene
+     * phases and tiles on the workers, every wait inside kiln with its
+     * cause and resource, fence signals as arrows to the waits they end.
+     * Written while the device runs (bounded memory) and completed by
+     * kiln_device_destroy. NULL: the KILN_TRACE environment variable, if
+     * set and not empty; else no tracing, at the cost of one branch per
+     * recording site. A file that cannot be written is logged
+     * (KILN_LOG_TRACE_OPEN_FAILED) and the device runs untraced.
+     * docs/trace.md */
+    const char *trace_path;
 } kiln_device_desc;
 
 KILN_API kiln_result kiln_device_create(const kiln_device_desc *desc, kiln_device **out_device);

@@ -35,6 +35,17 @@ static uint32_t resolve_threads(uint32_t requested, uint32_t *cpus)
     return n > 1 ? n - 1 : 1;
 }
 
+/* Completes and closes the trace. A thread still in a fence wait reads
+ * the domain's pointer under its mutex, so it is cleared there first. */
+static void stop_trace(kiln_device *dev)
+{
+    pthread_mutex_lock(&dev->dom->mu);
+    kt_tracer *t = dev->dom->trace;
+    dev->dom->trace = NULL;
+    pthread_mutex_unlock(&dev->dom->mu);
+    kt_close(t);
+}
+
 kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **out)
 {
     static const char api[] = "kiln_device_create";
@@ -81,21 +92,27 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
     dev->ring_capacity = cap;
     dev->transfer_size = tsize;
 
+    const char *trace_path = desc.trace_path ? desc.trace_path : getenv("KILN_TRACE");
+    kt_tracer *trace = trace_path && *trace_path ? kt_open(&dev->env, trace_path) : NULL;
     dev->dom = ks_domain_create(&dev->env);
     if (!dev->dom) {
+        kt_close(trace);
         kd_recycler_fini(&dev->recycler);
         kb_free(&env, dev, sizeof *dev);
         return kb_fail(&env, KILN_E_OUT_OF_MEMORY, KILN_LOG_DEVICE_ALLOC_FAILED, api, "sync domain");
     }
+    dev->dom->trace = trace;
     kiln_result r = kres_handles_init(&dev->handles, &dev->env);
     if (r != KILN_OK) {
+        stop_trace(dev);
         ks_domain_unref(dev->dom);
         kd_recycler_fini(&dev->recycler);
         kb_free(&env, dev, sizeof *dev);
         return kb_fail(&env, r, KILN_LOG_DEVICE_ALLOC_FAILED, api, "handle table");
     }
-    r = kq_device_init(&dev->queue, &dev->env, dev->dom, dev->serial, dev->num_threads);
+    r = kq_device_init(&dev->queue, &dev->env, dev->dom, dev->serial, dev->num_threads, trace);
     if (r != KILN_OK) {
+        stop_trace(dev);
         kres_handles_fini(&dev->handles);
         ks_domain_unref(dev->dom);
         kd_recycler_fini(&dev->recycler);
@@ -110,6 +127,7 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
     r = backend->create(&dev->queue, exec_threads, &dev->queue.backend_data, reason, sizeof reason);
     if (r != KILN_OK) {
         kq_device_fini(&dev->queue);
+        stop_trace(dev);
         kres_handles_fini(&dev->handles);
         ks_domain_unref(dev->dom);
         kd_recycler_fini(&dev->recycler);
@@ -120,6 +138,7 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
     if (r != KILN_OK) {
         kq_device_fini(&dev->queue);
         backend->destroy(dev->queue.backend_data);
+        stop_trace(dev);
         kres_handles_fini(&dev->handles);
         ks_domain_unref(dev->dom);
         kd_recycler_fini(&dev->recycler);
@@ -155,6 +174,7 @@ void kiln_device_destroy(kiln_device *dev)
     ka_context_fini(&dev->immediate);
     kq_device_fini(&dev->queue);
     dev->queue.backend->destroy(dev->queue.backend_data);
+    stop_trace(dev); /* nothing records any more: workers are gone */
     kres_handles_fini(&dev->handles);
     kd_recycler_fini(&dev->recycler); /* every scene is freed by now */
     ks_domain *dom = dev->dom;

@@ -561,6 +561,7 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
     cmd->op = KQ_OP_SCENE;
     cmd->api = "kiln_draw";
     cmd->u.scene.scene = s;
+    cmd->u.scene.ops = s->nops;
     cmd->release = scene_release;
     kq_set_nodes(cmd, s->nodes, s->nnodes);
     s->nnodes = 0; /* the command owns the nodes' references now */

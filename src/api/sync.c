@@ -263,6 +263,7 @@ static kiln_result wait_fence(kq_device *q, ks_fence *f, uint64_t timeout_ns)
     }
     kiln_result r = KILN_OK;
     pthread_mutex_lock(&d->mu);
+    uint64_t t0 = 0, flow = 0; /* tracing: when it blocked, on which point */
     for (;;) {
         /* Lost first: destroying the device errors pending points, and a
          * wait it interrupted reports that, not the points' state. */
@@ -276,6 +277,12 @@ static kiln_result wait_fence(kq_device *q, ks_fence *f, uint64_t timeout_ns)
         if (s == KS_ERROR) {
             r = KILN_E_COMMAND_FAILED;
             break;
+        }
+        if (d->trace && !t0 && timeout_ns != 0) { /* it waits (or helps) from here */
+            t0 = kt_now();
+            for (uint32_t i = 0; i < f->count && !flow; i++)
+                if (f->points[i]->state == KS_ACTIVE)
+                    flow = kt_point_flow(f->points[i]->tl, f->points[i]->value);
         }
         if (q && q->serial && q->ready_head) {
             kq_drain_serial(q);
@@ -296,6 +303,9 @@ static kiln_result wait_fence(kq_device *q, ks_fence *f, uint64_t timeout_ns)
             break;
         }
     }
+    /* Under the mutex: a device being destroyed clears d->trace first. */
+    if (t0 && d->trace)
+        kt_wait_span(d->trace, KT_WAIT_FENCE, t0, kt_now(), 0, flow);
     ks_unlock(d);
     return r;
 }

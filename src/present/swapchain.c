@@ -213,6 +213,9 @@ static kiln_result open_winsys(kiln_swapchain *sc, kw_winsys **ws)
 static void *display_main(void *arg)
 {
     kiln_swapchain *sc = arg;
+    kt_tracer *tr = sc->dev->queue.trace; /* the device outlives its swapchains */
+    if (tr)
+        kt_name_thread(tr, "display (context %u)", sc->display->q.trace_id);
     display_state d = {0};
     kiln_result r = open_winsys(sc, &d.ws);
     pthread_mutex_lock(&sc->mu);
@@ -239,6 +242,7 @@ static void *display_main(void *arg)
 
         kiln_fence_wait(sc->dev, acquire, UINT64_MAX); /* errors still display */
         kiln_destroy_fence(sc->dev, acquire);
+        uint64_t t_show = tr ? kt_now() : 0;
         uint32_t w = b->w, h = b->h;
         uint64_t frame = b->frame;
         kiln_result dr = grab(sc, &d, b);
@@ -264,6 +268,8 @@ static void *display_main(void *arg)
         if (dr == KILN_OK)
             dr = show(sc, &d, w, h, frame);
         kiln_timeline_signal(sc->dev, sc->release_tl, value);
+        if (tr)
+            kt_slice(tr, "display frame", t_show, kt_now(), "frame", frame);
         bool closed = d.ws->poll_closed ? d.ws->poll_closed(d.ws) : false;
         if (dr != KILN_OK && dr != KILN_E_DEVICE_LOST)
             kb_log(&sc->env, KILN_LOG_LEVEL_ERROR, KILN_LOG_WINSYS_FAILED, "kiln_swapchain_present",
@@ -424,8 +430,10 @@ kiln_result kiln_swapchain_get_back_buffer(kiln_swapchain *sc, kiln_texture *tex
             }
             pthread_cond_wait(&sc->cv, &sc->mu);
         }
-        if (t0)
+        if (t0) {
             sc->stats.blocked_ns += now_ns() - t0;
+            kq_trace_wait(&sc->dev->queue, KT_WAIT_SWAPCHAIN, t0, 0);
+        }
         b->state = BUF_DEQUEUED;
         sc->current = b;
         kiln_fence release = b->release;
@@ -508,8 +516,10 @@ kiln_result kiln_swapchain_resize(kiln_swapchain *sc, uint32_t w, uint32_t h)
         }
         pthread_cond_wait(&sc->cv, &sc->mu);
     }
-    if (t0)
+    if (t0) {
         sc->stats.blocked_ns += now_ns() - t0;
+        kq_trace_wait(&sc->dev->queue, KT_WAIT_SWAPCHAIN, t0, 0);
+    }
     sc->generation++;
     sc_buffer *fresh[MAX_BUFFERS];
     kiln_result r = make_set(sc, w, h, fresh);

@@ -114,8 +114,10 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
             goto out;
         }
         atomic_fetch_add_explicit(&q->stats.waits_map, 1, memory_order_relaxed);
+        uint64_t t0 = q->trace ? kt_now() : 0;
         while (kq_deferred_uses(c, res) && r == KILN_OK)
             r = kq_wait_progress(q, c);
+        kq_trace_wait(q, KT_WAIT_MAP_CONFLICT, t0, res->base.handle);
         if (r != KILN_OK) {
             *out_id = KILN_LOG_WOULD_DEADLOCK;
             goto out;
@@ -152,6 +154,7 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
                 r = KILN_E_WAS_STILL_DRAWING;
             } else {
                 atomic_fetch_add_explicit(&q->stats.waits_map, 1, memory_order_relaxed);
+                uint64_t t0 = q->trace ? kt_now() : 0;
                 m->waiting = 1;
                 while (n->state != KQ_NODE_GRANTED) {
                     r = kq_wait_progress(q, c);
@@ -162,6 +165,7 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
                     }
                 }
                 m->waiting = 0;
+                kq_trace_wait(q, KT_WAIT_MAP_CONFLICT, t0, res->base.handle);
             }
             if (r != KILN_OK) {
                 kres_storage_unref(n->st);

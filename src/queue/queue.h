@@ -23,6 +23,7 @@
 
 #include "../resources/resources.h"
 #include "../sync/sync.h"
+#include "../trace/trace.h"
 #include "lock.h"
 
 #define KQ_MAX_ACCESS 40 /* nodes stored in a slot; scenes bring their own */
@@ -67,6 +68,9 @@ typedef struct kq_cmd {
     kq_node acc_inline[KQ_MAX_ACCESS];
     /* Frees the payload (and an external node array) once completed. */
     void (*release)(struct kq_cmd *cmd);
+    /* Tracing only (q->trace set), not zeroed by kq_begin: */
+    uint64_t tr_begin, tr_submit, tr_grant, tr_flow;
+    uint32_t tr_tid;
     union {
         struct {
             uint32_t first_mip, num_mips, first_slice, num_slices;
@@ -88,6 +92,7 @@ typedef struct kq_cmd {
         } gate;
         struct {
             void *scene;
+            uint32_t ops;  /* its draws and clears (for a trace) */
         } scene;
         struct {
             uint32_t first_mip, num_mips, first_slice, num_slices;
@@ -153,6 +158,8 @@ typedef struct kq_device {
     bool stopping;
     uint32_t nworkers, workers_cap;
     pthread_t *workers;
+    kt_tracer *trace;           /* the timeline (KILN_TRACE), NULL: off */
+    atomic_uint trace_contexts, trace_workers; /* numbered for the trace */
     kq_stats stats;
 } kq_device;
 
@@ -198,13 +205,16 @@ typedef struct kq_context {
      * signals, queries) and server waits. */
     kq_cmd *batch_head, *batch_tail;
     uint32_t batch_n;
+    uint32_t trace_id;          /* the context's number in a trace */
 } kq_context;
 
 #define KQ_BATCH 16u                 /* small commands per hand-over */
 #define KQ_BATCH_BYTES (64u << 10)   /* a command touching more goes at once */
 
+/* `trace`: the device's tracer or NULL; the device closes it after
+ * kq_device_fini. */
 kiln_result kq_device_init(kq_device *q, const kb_env *env, ks_domain *dom, bool serial,
-                           uint32_t nworkers);
+                           uint32_t nworkers, kt_tracer *trace);
 /* Stops the workers. Every context must have been finished and freed. */
 void kq_device_fini(kq_device *q);
 void kq_device_stats(kq_device *q, kiln_device_stats *out);
@@ -301,7 +311,11 @@ void kq_gate_open(kq_gate *g);
  * worker; returns when all have run. Call only from inside an executing
  * command. Order of calls is unspecified: results must not depend on it. */
 typedef void (*kq_task_fn)(void *arg, uint32_t index);
-void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg);
+/* `name` (static) labels each index's slice in a trace ("tile"). */
+void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg, const char *name);
+/* Records a wait that began at t0 (a kt_now() taken only when tracing),
+ * ending now; `resource` is a handle id or 0. */
+void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
 
 /* The backend vtable: the one way the queue's executor (and the device)
  * reaches a backend: src/raster (soft) and src/gl (osmesa) each define

@@ -23,6 +23,8 @@
 static void push_ready(kq_device *q, kq_cmd *cmd)
 {
     cmd->next = NULL;
+    if (q->trace)
+        cmd->tr_grant = kt_now();
     if (q->ready_tail)
         q->ready_tail->next = cmd;
     else
@@ -223,6 +225,46 @@ void kq_complete_result(kq_cmd *cmd, kq_exec_result res)
     ks_unlock(q->dom);
 }
 
+static const char *const op_names[] = {
+    [KQ_OP_NOP] = "NOP",
+    [KQ_OP_CLEAR] = "CLEAR",
+    [KQ_OP_UPDATE] = "UPDATE",
+    [KQ_OP_COPY_REGION] = "COPY_REGION",
+    [KQ_OP_COPY_RESOURCE] = "COPY_RESOURCE",
+    [KQ_OP_TEST_GATE] = "TEST_GATE",
+    [KQ_OP_TEST_FAIL] = "TEST_FAIL",
+    [KQ_OP_WAIT] = "WAIT",
+    [KQ_OP_SCENE] = "SCENE",
+    [KQ_OP_GENERATE_MIPS] = "GENERATE_MIPS",
+};
+
+/* The executed command's life for the timeline (before it completes: the
+ * slot is still the command's). */
+static void trace_cmd(kq_device *q, const kq_cmd *cmd, uint64_t t_start)
+{
+    kt_cmd_times c = {
+        .api = cmd->api,
+        .op = cmd->op < KB_COUNTOF(op_names) && op_names[cmd->op] ? op_names[cmd->op] : "?",
+        .seq = cmd->seq,
+        .flow = cmd->tr_flow,
+        .ctx = cmd->ctx->trace_id,
+        .submit_tid = cmd->tr_tid,
+        .t_begin = cmd->tr_begin,
+        .t_submit = cmd->tr_submit,
+        .t_grant = cmd->tr_grant,
+        .t_start = t_start,
+        .t_end = kt_now(),
+        .arg = cmd->op == KQ_OP_SCENE ? cmd->u.scene.ops : 0,
+    };
+    kt_cmd(q->trace, &c);
+}
+
+void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource)
+{
+    if (q->trace)
+        kt_wait_span(q->trace, cause, t0, kt_now(), resource, 0);
+}
+
 /* Runs one ready command on the calling thread. Called and returns with
  * the mutex held. */
 static void run_one_locked(kq_device *q)
@@ -238,7 +280,10 @@ static void run_one_locked(kq_device *q)
         pthread_cond_signal(&q->work_cv);
     ks_run_deferred(q->dom);
     pthread_mutex_unlock(MU(q));
+    uint64_t t0 = q->trace ? kt_now() : 0;
     kq_exec_result res = kq_execute(cmd);
+    if (q->trace)
+        trace_cmd(q, cmd, t0);
     if (res == KQ_EXEC_FAILED)
         log_failure(q, cmd);
     pthread_mutex_lock(MU(q));
@@ -294,6 +339,9 @@ kiln_result kq_wait_progress(kq_device *q, kq_context *c)
 static void *worker_main(void *arg)
 {
     kq_device *q = arg;
+    if (q->trace)
+        kt_name_thread(q->trace, "worker %u",
+                       atomic_fetch_add_explicit(&q->trace_workers, 1, memory_order_relaxed) + 1);
     pthread_mutex_lock(MU(q));
     for (;;) {
         if (q->groups) {
@@ -345,10 +393,13 @@ static void settle_hook(void *arg)
 }
 
 kiln_result kq_device_init(kq_device *q, const kb_env *env, ks_domain *dom, bool serial,
-                           uint32_t nworkers)
+                           uint32_t nworkers, kt_tracer *trace)
 {
     memset(q, 0, sizeof *q);
     q->env = env;
+    q->trace = trace;
+    atomic_init(&q->trace_contexts, 0);
+    atomic_init(&q->trace_workers, 0);
     q->dom = dom;
     dom->on_resolved = settle_hook;
     dom->on_resolved_arg = q;
@@ -412,6 +463,7 @@ kiln_result kq_context_init(kq_context *c, kq_device *q, uint32_t capacity,
 {
     memset(c, 0, sizeof *c);
     c->dev = q;
+    c->trace_id = atomic_fetch_add_explicit(&q->trace_contexts, 1, memory_order_relaxed) + 1;
     c->capacity = capacity;
     c->tl = tl;
     c->slots = kb_calloc(q->env, sizeof(kq_cmd) * capacity);
@@ -455,10 +507,12 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
         pthread_mutex_lock(MU(q));
         kq_flush_locked(c); /* the batch's slots come back only once it runs */
         bool counted = false;
+        uint64_t t0 = 0;
         while (!c->returned) {
             if (!counted) {
                 STAT_INC(q, waits_ring);
                 counted = true;
+                t0 = q->trace ? kt_now() : 0;
             }
             kiln_result r = kq_wait_progress(q, c);
             if (r != KILN_OK) {
@@ -466,6 +520,8 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
                 return r;
             }
         }
+        if (counted)
+            kq_trace_wait(q, KT_WAIT_RING_FULL, t0, 0);
         c->free_list = c->returned;
         c->returned = NULL;
         ks_unlock(q->dom);
@@ -480,6 +536,8 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
     cmd->ctx = c;
     cmd->api = api;
     cmd->block = -1;
+    if (q->trace)
+        cmd->tr_begin = kt_now();
     *out = cmd;
     return KILN_OK;
 }
@@ -526,6 +584,8 @@ kres_storage *kq_capture(kq_device *q, kres_resource *res)
 typedef struct kq_group {
     kq_task_fn fn;
     void *arg;
+    const char *name;   /* each index's slice in a trace */
+    kt_tracer *trace;
     uint32_t n;
     atomic_uint next;   /* next index to take */
     uint32_t done;      /* indices finished (under the mutex) */
@@ -538,7 +598,13 @@ static uint32_t run_group(kq_group *g)
 {
     uint32_t i, count = 0;
     while ((i = atomic_fetch_add_explicit(&g->next, 1, memory_order_relaxed)) < g->n) {
-        g->fn(g->arg, i);
+        if (g->trace) {
+            uint64_t t0 = kt_now();
+            g->fn(g->arg, i);
+            kt_slice(g->trace, g->name, t0, kt_now(), "index", i);
+        } else {
+            g->fn(g->arg, i);
+        }
         count++;
     }
     return count;
@@ -572,16 +638,16 @@ static void help_group_locked(kq_device *q)
         pthread_cond_broadcast(&q->dom->cv);
 }
 
-void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg)
+void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg, const char *name)
 {
     if (n == 0)
         return;
+    kq_group g = {.fn = fn, .arg = arg, .name = name, .trace = q->trace, .n = n};
     if (q->serial || n == 1) {
-        for (uint32_t i = 0; i < n; i++)
-            fn(arg, i);
+        atomic_init(&g.next, 0);
+        run_group(&g);
         return;
     }
-    kq_group g = {.fn = fn, .arg = arg, .n = n};
     atomic_init(&g.next, 0);
     pthread_mutex_lock(MU(q));
     g.listed = true;
@@ -597,12 +663,17 @@ void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg)
     pthread_mutex_lock(MU(q));
     g.done += c;
     unlist_group(q, &g);
+    uint64_t t0 = 0;
     while (g.done < g.n || g.helpers) {
+        if (!t0 && q->trace)
+            t0 = kt_now();
         q->dom->waiters++;
         pthread_cond_wait(&q->dom->cv, MU(q));
         q->dom->waiters--;
     }
     pthread_mutex_unlock(MU(q));
+    if (t0)
+        kq_trace_wait(q, KT_WAIT_HELPERS, t0, 0);
 }
 
 /* Hands a command to the scheduler: its nodes join their lock lists. */
@@ -705,6 +776,11 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
 {
     kq_device *q = c->dev;
     STAT_INC(q, queued);
+    if (q->trace) {
+        cmd->tr_submit = cmd->tr_grant = kt_now();
+        cmd->tr_tid = kt_tid(q->trace);
+        cmd->tr_flow = kt_next_id(q->trace);
+    }
     if (!q->serial && cmd_bytes(cmd) < KQ_BATCH_BYTES) {
         cmd->next = NULL;
         if (c->batch_tail)
@@ -748,10 +824,15 @@ kiln_result kq_finish(kq_context *c)
     pthread_mutex_lock(MU(q));
     kq_flush_locked(c);
     kq_drain_serial(q);
-    if (c->in_flight)
+    uint64_t t0 = 0;
+    if (c->in_flight) {
         STAT_INC(q, waits_finish);
+        t0 = q->trace ? kt_now() : 0;
+    }
     while (c->in_flight && r == KILN_OK)
         r = kq_wait_progress(q, c);
+    if (t0)
+        kq_trace_wait(q, KT_WAIT_FINISH, t0, 0);
     ks_unlock(q->dom);
     return r;
 }

@@ -108,6 +108,7 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
          * mutex, so checking here and then waiting loses no wakeup. */
         kq_flush_locked(c);
         atomic_fetch_add_explicit(&q->stats.waits_transfer, 1, memory_order_relaxed);
+        uint64_t t0 = q->trace ? kt_now() : 0;
         for (;;) {
             reclaim(t);
             if (try_alloc(t, n, &off))
@@ -118,6 +119,7 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
                 return r;
             }
         }
+        kq_trace_wait(q, KT_WAIT_TRANSFER_FULL, t0, 0);
         ks_unlock(q->dom);
     }
     cmd->block = off;

@@ -172,6 +172,8 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
 {
     kd_scene *s = cmd->u.scene.scene;
     const kb_env *env = s->env;
+    kt_tracer *tr = q->trace;
+    uint64_t t_phase = tr ? kt_now() : 0;
     exec_ctx e;
     memset(&e, 0, sizeof e);
     build_fb(s, cmd, &e.fb);
@@ -274,6 +276,11 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     }
 
     assert(nd == ndx && ns == nsegs && nj == njobs); /* the counting pass is exact */
+    if (tr) {
+        uint64_t now = kt_now();
+        kt_slice(tr, "scene setup", t_phase, now, "jobs", nj);
+        t_phase = now;
+    }
     bool failed = false;
     for (uint32_t first = 0; first < nj;) {
         uint32_t prims = 0, count = 0;
@@ -281,11 +288,21 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             prims += e.jobs[first + count++].prims;
         e.first = first;
         e.count = count;
-        kq_parallel_for(q, count, geom_task, &e);
+        kq_parallel_for(q, count, geom_task, &e, "geometry job");
+        if (tr) {
+            uint64_t now = kt_now();
+            kt_slice(tr, "geometry wave", t_phase, now, "jobs", count);
+            t_phase = now;
+        }
         for (uint32_t j = first; j < first + count; j++)
             failed |= e.jobs[j].arena.failed;
         if (!failed)
-            kq_parallel_for(q, ntiles, tile_task, &e);
+            kq_parallel_for(q, ntiles, tile_task, &e, "tile");
+        if (tr) {
+            uint64_t now = kt_now();
+            kt_slice(tr, "raster wave", t_phase, now, "tiles", ntiles);
+            t_phase = now;
+        }
         for (uint32_t j = first; j < first + count; j++)
             kr_arena_free(&e.jobs[j].arena);
         if (failed)

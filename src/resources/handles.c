@@ -79,6 +79,7 @@ uint32_t kres_handles_add(kres_handles *h, kres_object *obj, kiln_result *out_r)
     s->type = obj->type;
     s->next_free = 0;
     uint32_t id = (s->generation << INDEX_BITS) | (index + 1);
+    obj->handle = id;
     pthread_mutex_unlock(&h->mu);
     *out_r = KILN_OK;
     return id;

@@ -62,6 +62,7 @@ typedef struct kres_object {
     const kb_env *env;
     void (*destroy)(struct kres_object *obj);
     struct kres_object *gc_next; /* sync: deferred release list */
+    uint32_t handle;      /* its id in the handle table, 0 none (traces) */
 } kres_object;
 
 void kres_ref(kres_object *obj);

@@ -254,6 +254,8 @@ void ks_timeline_signal_locked(ks_timeline *tl, uint64_t value, bool error)
         ks_point *p = tl->pending;
         tl->pending = p->next;
         p->next = NULL;
+        if (d->trace)
+            kt_signal(d->trace, tl->base.handle, p->value, kt_point_flow(tl, p->value));
         settle(d, p, error ? KS_ERROR : KS_SIGNALED);
         ks_point_unref_locked(p); /* the pending list's reference */
     }

@@ -21,6 +21,7 @@
 #define KILN_SYNC_H
 
 #include "../resources/resources.h"
+#include "../trace/trace.h"
 
 typedef enum ks_state { KS_ACTIVE = 0, KS_SIGNALED, KS_ERROR } ks_state;
 
@@ -42,6 +43,7 @@ typedef struct ks_domain {
      * released: the queue moves the commands behind those waits. */
     void (*on_resolved)(void *arg);
     void *on_resolved_arg;
+    kt_tracer *trace;          /* the device's timeline while it lives, or NULL */
 } ks_domain;
 
 ks_domain *ks_domain_create(const kb_env *env);

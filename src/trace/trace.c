@@ -1,0 +1,434 @@
+/* The scheduler timeline: a bounded multi-producer ring of fixed-size
+ * events (each cell carries a sequence number that says whose turn it
+ * is, so producers claim cells with one compare-and-swap and never wait
+ * for each other), drained by one writer thread into Chrome trace-event
+ * JSON. */
+#include "trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define RING_CELLS (1u << 15)  /* ~3.5 MiB of events in flight at most */
+#define MAX_NAMED 256u         /* threads whose names the trace keeps */
+#define NAME_SIZE 32u
+#define DRAIN_PERIOD_NS 2000000 /* the writer looks every 2 ms */
+
+enum { EV_CMD = 0, EV_SLICE, EV_WAIT, EV_SIGNAL };
+
+typedef struct kt_event {
+    atomic_uint_fast64_t turn; /* == position: free to fill; position + 1: filled */
+    uint8_t kind;
+    uint8_t cause;
+    uint32_t tid;
+    union {
+        kt_cmd_times cmd;
+        struct {
+            const char *name, *arg_name;
+            uint64_t t0, t1, arg;
+        } slice;
+        struct {
+            uint64_t t0, t1, flow;
+            uint32_t resource;
+        } wait;
+        struct {
+            uint64_t t, value, flow;
+            uint32_t timeline;
+        } signal;
+    } u;
+} kt_event;
+
+struct kt_tracer {
+    kb_env env;
+    uint64_t serial;           /* tells threads' cached ids apart */
+    uint64_t t_open;
+    FILE *file;
+    char *path;
+    size_t path_size;
+    kt_event *cells;
+    atomic_uint_fast64_t head; /* next position producers claim */
+    uint64_t tail;             /* next position the writer reads */
+    atomic_uint_fast64_t dropped, ids;
+    atomic_uint next_tid;
+    uint64_t written;
+    pthread_mutex_t mu;        /* names, stop flag, the writer's sleep */
+    pthread_cond_t cv;
+    bool stopping;
+    pthread_t writer;
+    char names[MAX_NAMED][NAME_SIZE];
+};
+
+static atomic_uint_fast64_t tracer_serials;
+
+uint64_t kt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A thread's number in each of the last few tracers it recorded into. */
+#define TID_CACHE 4
+static _Thread_local struct {
+    uint64_t serial;
+    uint32_t tid;
+} tid_cache[TID_CACHE];
+
+uint32_t kt_tid(kt_tracer *t)
+{
+    for (int i = 0; i < TID_CACHE; i++)
+        if (tid_cache[i].serial == t->serial)
+            return tid_cache[i].tid;
+    uint32_t tid = atomic_fetch_add_explicit(&t->next_tid, 1, memory_order_relaxed) + 1;
+    memmove(&tid_cache[1], &tid_cache[0], sizeof tid_cache[0] * (TID_CACHE - 1));
+    tid_cache[0].serial = t->serial;
+    tid_cache[0].tid = tid;
+    return tid;
+}
+
+void kt_name_thread(kt_tracer *t, const char *fmt, uint32_t n)
+{
+    uint32_t tid = kt_tid(t);
+    if (tid >= MAX_NAMED)
+        return;
+    pthread_mutex_lock(&t->mu);
+    snprintf(t->names[tid], NAME_SIZE, fmt, n);
+    pthread_mutex_unlock(&t->mu);
+}
+
+uint64_t kt_next_id(kt_tracer *t)
+{
+    return atomic_fetch_add_explicit(&t->ids, 1, memory_order_relaxed) + 1;
+}
+
+/* Claims a cell, or NULL (counted) when the writer is a full ring behind. */
+static kt_event *claim(kt_tracer *t, uint64_t *out_pos)
+{
+    uint64_t pos = atomic_load_explicit(&t->head, memory_order_relaxed);
+    for (;;) {
+        kt_event *e = &t->cells[pos & (RING_CELLS - 1)];
+        uint64_t turn = atomic_load_explicit(&e->turn, memory_order_acquire);
+        if (turn == pos) {
+            if (atomic_compare_exchange_weak_explicit(&t->head, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                *out_pos = pos;
+                return e;
+            }
+        } else if (turn < pos) {
+            atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+            return NULL;
+        } else {
+            pos = atomic_load_explicit(&t->head, memory_order_relaxed);
+        }
+    }
+}
+
+static void publish(kt_event *e, uint64_t pos)
+{
+    atomic_store_explicit(&e->turn, pos + 1, memory_order_release);
+}
+
+void kt_cmd(kt_tracer *t, const kt_cmd_times *c)
+{
+    uint64_t pos;
+    kt_event *e = claim(t, &pos);
+    if (!e)
+        return;
+    e->kind = EV_CMD;
+    e->tid = kt_tid(t);
+    e->u.cmd = *c;
+    publish(e, pos);
+}
+
+void kt_slice(kt_tracer *t, const char *name, uint64_t t0, uint64_t t1, const char *arg_name,
+              uint64_t arg)
+{
+    uint64_t pos;
+    kt_event *e = claim(t, &pos);
+    if (!e)
+        return;
+    e->kind = EV_SLICE;
+    e->tid = kt_tid(t);
+    e->u.slice.name = name;
+    e->u.slice.arg_name = arg_name;
+    e->u.slice.t0 = t0;
+    e->u.slice.t1 = t1;
+    e->u.slice.arg = arg;
+    publish(e, pos);
+}
+
+void kt_wait_span(kt_tracer *t, kt_wait cause, uint64_t t0, uint64_t t1, uint32_t resource,
+                  uint64_t flow)
+{
+    uint64_t pos;
+    kt_event *e = claim(t, &pos);
+    if (!e)
+        return;
+    e->kind = EV_WAIT;
+    e->cause = (uint8_t)cause;
+    e->tid = kt_tid(t);
+    e->u.wait.t0 = t0;
+    e->u.wait.t1 = t1;
+    e->u.wait.flow = flow;
+    e->u.wait.resource = resource;
+    publish(e, pos);
+}
+
+void kt_signal(kt_tracer *t, uint32_t timeline, uint64_t value, uint64_t flow)
+{
+    uint64_t pos;
+    kt_event *e = claim(t, &pos);
+    if (!e)
+        return;
+    e->kind = EV_SIGNAL;
+    e->tid = kt_tid(t);
+    e->u.signal.t = kt_now();
+    e->u.signal.value = value;
+    e->u.signal.flow = flow;
+    e->u.signal.timeline = timeline;
+    publish(e, pos);
+}
+
+/* ---- the writer ---- */
+
+static const char *const wait_names[KT_WAIT_COUNT] = {
+    [KT_WAIT_RING_FULL] = "ring full",
+    [KT_WAIT_TRANSFER_FULL] = "transfer full",
+    [KT_WAIT_MAP_CONFLICT] = "map conflict",
+    [KT_WAIT_FINISH] = "finish",
+    [KT_WAIT_FENCE] = "fence",
+    [KT_WAIT_SWAPCHAIN] = "swapchain back-pressure",
+    [KT_WAIT_HELPERS] = "scene helpers",
+};
+
+/* Microseconds since the tracer opened, as JSON wants them. */
+static double us(const kt_tracer *t, uint64_t ns)
+{
+    return ns >= t->t_open ? (double)(ns - t->t_open) / 1000.0 : 0.0;
+}
+
+static double dur_us(uint64_t t0, uint64_t t1)
+{
+    return t1 > t0 ? (double)(t1 - t0) / 1000.0 : 0.001;
+}
+
+#define EMIT(t, ...) fprintf((t)->file, ",\n" __VA_ARGS__)
+
+static void write_cmd(kt_tracer *t, uint32_t tid, const kt_cmd_times *c)
+{
+    unsigned long long seq = (unsigned long long)c->seq, flow = (unsigned long long)c->flow;
+    /* The API call that queued it, on the submitting thread, and the
+     * arrow from there to the execution. */
+    EMIT(t, "{\"name\":\"%s\",\"cat\":\"api\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,"
+            "\"tid\":%u,\"args\":{\"op\":\"%s\",\"context\":%u,\"seq\":%llu}}",
+         c->api, us(t, c->t_begin), dur_us(c->t_begin, c->t_submit), c->submit_tid, c->op, c->ctx,
+         seq);
+    EMIT(t, "{\"name\":\"command\",\"cat\":\"command\",\"ph\":\"s\",\"id\":%llu,\"ts\":%.3f,"
+            "\"pid\":1,\"tid\":%u}",
+         flow, us(t, c->t_begin), c->submit_tid);
+    /* Its time in the queue, on the context's track: waiting for its
+     * locks, then ready until a thread took it. */
+    EMIT(t, "{\"name\":\"%s #%llu\",\"cat\":\"context %u\",\"ph\":\"b\",\"id\":%llu,\"ts\":%.3f,"
+            "\"pid\":1,\"tid\":%u}",
+         c->op, seq, c->ctx, flow, us(t, c->t_submit), c->submit_tid);
+    EMIT(t, "{\"name\":\"waiting for locks\",\"cat\":\"context %u\",\"ph\":\"b\",\"id\":%llu,"
+            "\"ts\":%.3f,\"pid\":1,\"tid\":%u}",
+         c->ctx, flow, us(t, c->t_submit), c->submit_tid);
+    EMIT(t, "{\"name\":\"waiting for locks\",\"cat\":\"context %u\",\"ph\":\"e\",\"id\":%llu,"
+            "\"ts\":%.3f,\"pid\":1,\"tid\":%u}",
+         c->ctx, flow, us(t, c->t_grant), c->submit_tid);
+    EMIT(t, "{\"name\":\"%s #%llu\",\"cat\":\"context %u\",\"ph\":\"e\",\"id\":%llu,\"ts\":%.3f,"
+            "\"pid\":1,\"tid\":%u}",
+         c->op, seq, c->ctx, flow, us(t, c->t_start), c->submit_tid);
+    /* The execution. */
+    EMIT(t, "{\"name\":\"%s #%llu\",\"cat\":\"exec\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+            "\"pid\":1,\"tid\":%u,\"args\":{\"api\":\"%s\",\"context\":%u,\"seq\":%llu,"
+            "\"locks_us\":%.3f,\"ready_us\":%.3f,\"ops\":%u}}",
+         c->op, seq, us(t, c->t_start), dur_us(c->t_start, c->t_end), tid, c->api, c->ctx, seq,
+         c->t_grant > c->t_submit ? (double)(c->t_grant - c->t_submit) / 1000.0 : 0.0,
+         c->t_start > c->t_grant ? (double)(c->t_start - c->t_grant) / 1000.0 : 0.0, c->arg);
+    EMIT(t, "{\"name\":\"command\",\"cat\":\"command\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,"
+            "\"ts\":%.3f,\"pid\":1,\"tid\":%u}",
+         flow, us(t, c->t_start), tid);
+}
+
+static void write_event(kt_tracer *t, const kt_event *e)
+{
+    switch (e->kind) {
+    case EV_CMD:
+        write_cmd(t, e->tid, &e->u.cmd);
+        break;
+    case EV_SLICE:
+        EMIT(t, "{\"name\":\"%s\",\"cat\":\"work\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,"
+                "\"tid\":%u,\"args\":{\"%s\":%llu}}",
+             e->u.slice.name, us(t, e->u.slice.t0), dur_us(e->u.slice.t0, e->u.slice.t1), e->tid,
+             e->u.slice.arg_name ? e->u.slice.arg_name : "n", (unsigned long long)e->u.slice.arg);
+        break;
+    case EV_WAIT: {
+        const char *why = e->cause < KT_WAIT_COUNT ? wait_names[e->cause] : "?";
+        EMIT(t, "{\"name\":\"wait: %s\",\"cat\":\"wait\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+                "\"pid\":1,\"tid\":%u,\"args\":{\"cause\":\"%s\",\"resource\":%u}}",
+             why, us(t, e->u.wait.t0), dur_us(e->u.wait.t0, e->u.wait.t1), e->tid, why,
+             e->u.wait.resource);
+        if (e->u.wait.flow) {
+            /* Bound to the wait slice: its last nanosecond, after any
+             * command the waiting thread ran while it waited. */
+            uint64_t at = e->u.wait.t1 > e->u.wait.t0 ? e->u.wait.t1 - 1 : e->u.wait.t0;
+            EMIT(t, "{\"name\":\"signal\",\"cat\":\"sync\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,"
+                    "\"ts\":%.3f,\"pid\":1,\"tid\":%u}",
+                 (unsigned long long)e->u.wait.flow, us(t, at), e->tid);
+        }
+        break;
+    }
+    case EV_SIGNAL:
+        EMIT(t, "{\"name\":\"signal\",\"cat\":\"sync\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":0.001,"
+                "\"pid\":1,\"tid\":%u,\"args\":{\"timeline\":%u,\"value\":%llu}}",
+             us(t, e->u.signal.t), e->tid, e->u.signal.timeline,
+             (unsigned long long)e->u.signal.value);
+        EMIT(t, "{\"name\":\"signal\",\"cat\":\"sync\",\"ph\":\"s\",\"id\":%llu,\"ts\":%.3f,"
+                "\"pid\":1,\"tid\":%u}",
+             (unsigned long long)e->u.signal.flow, us(t, e->u.signal.t), e->tid);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Writes every filled cell in order; stops at the first one not filled
+ * yet (its producer is between claim and publish). */
+static void drain(kt_tracer *t)
+{
+    for (;;) {
+        kt_event *e = &t->cells[t->tail & (RING_CELLS - 1)];
+        if (atomic_load_explicit(&e->turn, memory_order_acquire) != t->tail + 1)
+            return;
+        write_event(t, e);
+        t->written++;
+        atomic_store_explicit(&e->turn, t->tail + RING_CELLS, memory_order_release);
+        t->tail++;
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    kt_tracer *t = arg;
+    pthread_mutex_lock(&t->mu);
+    while (!t->stopping) {
+        pthread_mutex_unlock(&t->mu);
+        drain(t);
+        pthread_mutex_lock(&t->mu);
+        if (t->stopping)
+            break;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += DRAIN_PERIOD_NS;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&t->cv, &t->mu, &until);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+kt_tracer *kt_open(const kb_env *env, const char *path)
+{
+    kt_tracer *t = kb_calloc(env, sizeof *t);
+    size_t path_size = strlen(path) + 1;
+    char *copy = t ? kb_alloc(env, path_size) : NULL;
+    kt_event *cells = copy ? kb_calloc(env, sizeof(kt_event) * RING_CELLS) : NULL;
+    if (!cells) {
+        kb_log(env, KILN_LOG_LEVEL_WARNING, KILN_LOG_TRACE_OPEN_FAILED, "KILN_TRACE",
+               "out of memory for the trace ring; tracing is off");
+        if (copy)
+            kb_free(env, copy, path_size);
+        if (t)
+            kb_free(env, t, sizeof *t);
+        return NULL;
+    }
+    memcpy(copy, path, path_size);
+    t->env = *env;
+    t->path = copy;
+    t->path_size = path_size;
+    t->cells = cells;
+    for (uint64_t i = 0; i < RING_CELLS; i++)
+        atomic_init(&cells[i].turn, i);
+    t->serial = atomic_fetch_add_explicit(&tracer_serials, 1, memory_order_relaxed) + 1;
+    t->file = fopen(path, "w");
+    if (!t->file) {
+        kb_log(env, KILN_LOG_LEVEL_WARNING, KILN_LOG_TRACE_OPEN_FAILED, "KILN_TRACE",
+               "cannot write '%s' (%s); tracing is off", path, strerror(errno));
+        goto fail;
+    }
+    t->t_open = kt_now();
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    fprintf(t->file, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+                     "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"kiln\"}}");
+    if (pthread_create(&t->writer, NULL, writer_main, t) != 0) {
+        kb_log(env, KILN_LOG_LEVEL_WARNING, KILN_LOG_TRACE_OPEN_FAILED, "KILN_TRACE",
+               "cannot start the trace writer thread; tracing is off");
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->cv);
+        fclose(t->file);
+        remove(path);
+        goto fail;
+    }
+    return t;
+fail:
+    kb_free(env, cells, sizeof(kt_event) * RING_CELLS);
+    kb_free(env, copy, path_size);
+    kb_free(env, t, sizeof *t);
+    return NULL;
+}
+
+void kt_close(kt_tracer *t)
+{
+    if (!t)
+        return;
+    pthread_mutex_lock(&t->mu);
+    t->stopping = true;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->writer, NULL);
+    drain(t);
+    uint32_t ntids = atomic_load_explicit(&t->next_tid, memory_order_relaxed);
+    uint32_t apps = 0;
+    for (uint32_t tid = 1; tid <= ntids; tid++) {
+        char name[NAME_SIZE];
+        if (tid < MAX_NAMED && t->names[tid][0])
+            snprintf(name, sizeof name, "%s", t->names[tid]);
+        else if (apps++ == 0)
+            snprintf(name, sizeof name, "application");
+        else
+            snprintf(name, sizeof name, "application %u", apps);
+        EMIT(t, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":\"%s\"}}",
+             tid, name);
+        /* Application threads first, then workers, then the rest. */
+        EMIT(t, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
+                "\"args\":{\"sort_index\":%u}}",
+             tid, (tid < MAX_NAMED && t->names[tid][0]) ? 1000 + tid : tid);
+    }
+    uint64_t dropped = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+    fprintf(t->file, "\n],\n\"otherData\":{\"kiln_events\":%llu,\"kiln_dropped_events\":%llu}}\n",
+            (unsigned long long)t->written, (unsigned long long)dropped);
+    bool bad = ferror(t->file) != 0;
+    if (fclose(t->file) != 0)
+        bad = true;
+    if (bad)
+        kb_log(&t->env, KILN_LOG_LEVEL_WARNING, KILN_LOG_TRACE_OPEN_FAILED, "KILN_TRACE",
+               "writing '%s' failed; the trace is incomplete", t->path);
+    if (dropped)
+        kb_log(&t->env, KILN_LOG_LEVEL_WARNING, KILN_LOG_TRACE_DROPPED, "KILN_TRACE",
+               "%llu events were dropped (the ring of %u events was full); '%s' lacks them",
+               (unsigned long long)dropped, RING_CELLS, t->path);
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv);
+    kb_env env = t->env;
+    kb_free(&env, t->cells, sizeof(kt_event) * RING_CELLS);
+    kb_free(&env, t->path, t->path_size);
+    kb_free(&env, t, sizeof *t);
+}
