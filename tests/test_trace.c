@@ -8,7 +8,7 @@
  * resource and another thread opens it only once the statistics say the
  * application thread is waiting. */
 #include "harness.h"
-#include "json_util.h"
+#include "json_read.h"
 #include "raster_util.h"
 #include "api/test_hooks.h"
 

@@ -1,10 +1,11 @@
 /*
- * A strict JSON reader for tests that check files kiln writes (traces):
+ * A strict JSON reader for the files kiln writes (traces), used by
+ * kiln_trace_png and by tests/test_trace.c:
  * the whole document must be valid JSON (RFC 8259), or parsing fails with
- * the byte offset of the first error. Header-only; one test per program.
+ * the byte offset of the first error. Header-only (static functions).
  */
-#ifndef KILN_TEST_JSON_UTIL_H
-#define KILN_TEST_JSON_UTIL_H
+#ifndef KILN_JSON_READ_H
+#define KILN_JSON_READ_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ typedef struct ju_parser {
     bool failed;
 } ju_parser;
 
-static void ju_free(ju_value *v)
+static inline void ju_free(ju_value *v)
 {
     if (!v)
         return;
@@ -43,13 +44,13 @@ static void ju_free(ju_value *v)
     free(v);
 }
 
-static void ju_ws(ju_parser *p)
+static inline void ju_ws(ju_parser *p)
 {
     while (p->pos < p->len && strchr(" \t\r\n", p->s[p->pos]) && p->s[p->pos])
         p->pos++;
 }
 
-static bool ju_lit(ju_parser *p, const char *lit)
+static inline bool ju_lit(ju_parser *p, const char *lit)
 {
     size_t n = strlen(lit);
     if (p->len - p->pos < n || memcmp(p->s + p->pos, lit, n) != 0)
@@ -58,7 +59,7 @@ static bool ju_lit(ju_parser *p, const char *lit)
     return true;
 }
 
-static int ju_hex(char c)
+static inline int ju_hex(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -69,7 +70,7 @@ static int ju_hex(char c)
     return -1;
 }
 
-static char *ju_string(ju_parser *p)
+static inline char *ju_string(ju_parser *p)
 {
     if (p->pos >= p->len || p->s[p->pos] != '"')
         return NULL;
@@ -117,7 +118,7 @@ bad:
     return NULL;
 }
 
-static ju_value *ju_new(ju_type t)
+static inline ju_value *ju_new(ju_type t)
 {
     ju_value *v = calloc(1, sizeof *v);
     if (v)
@@ -125,7 +126,7 @@ static ju_value *ju_new(ju_type t)
     return v;
 }
 
-static bool ju_push(ju_value *v, ju_value *item, char *key)
+static inline bool ju_push(ju_value *v, ju_value *item, char *key)
 {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 8;
@@ -148,7 +149,7 @@ static bool ju_push(ju_value *v, ju_value *item, char *key)
     return true;
 }
 
-static ju_value *ju_value_at(ju_parser *p, int depth)
+static inline ju_value *ju_value_at(ju_parser *p, int depth)
 {
     ju_ws(p);
     if (p->pos >= p->len || depth > 64)
@@ -251,7 +252,7 @@ fail:
 }
 
 /* Parses a whole document; NULL with *err_off set on any error. */
-static ju_value *ju_parse(const char *s, size_t len, size_t *err_off)
+static inline ju_value *ju_parse(const char *s, size_t len, size_t *err_off)
 {
     ju_parser p = {s, len, 0, false};
     ju_value *v = ju_value_at(&p, 0);
@@ -264,7 +265,7 @@ static ju_value *ju_parse(const char *s, size_t len, size_t *err_off)
     return v;
 }
 
-static ju_value *ju_parse_file(const char *path, size_t *err_off)
+static inline ju_value *ju_parse_file(const char *path, size_t *err_off)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -283,7 +284,7 @@ static ju_value *ju_parse_file(const char *path, size_t *err_off)
 }
 
 /* Object member, or NULL. */
-static const ju_value *ju_get(const ju_value *o, const char *key)
+static inline const ju_value *ju_get(const ju_value *o, const char *key)
 {
     if (!o || o->type != JU_OBJECT)
         return NULL;
@@ -293,13 +294,13 @@ static const ju_value *ju_get(const ju_value *o, const char *key)
     return NULL;
 }
 
-static const char *ju_str(const ju_value *o, const char *key)
+static inline const char *ju_str(const ju_value *o, const char *key)
 {
     const ju_value *v = ju_get(o, key);
     return v && v->type == JU_STRING ? v->str : NULL;
 }
 
-static double ju_num(const ju_value *o, const char *key, double fallback)
+static inline double ju_num(const ju_value *o, const char *key, double fallback)
 {
     const ju_value *v = ju_get(o, key);
     return v && v->type == JU_NUMBER ? v->num : fallback;

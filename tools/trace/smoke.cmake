@@ -1,0 +1,27 @@
+# Run by ctest (trace_png): DEMO, TOOL and DIR are given with -D.
+file(REMOVE_RECURSE ${DIR})
+file(MAKE_DIRECTORY ${DIR})
+execute_process(COMMAND ${DEMO} --scene cube --size 256x256 --frames 2 --trace ${DIR}/t.json
+                        --out ${DIR} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "kiln_demo --trace failed: ${rc}")
+endif()
+execute_process(COMMAND ${TOOL} ${DIR}/t.json ${DIR}/t.png RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${DIR}/t.png)
+  message(FATAL_ERROR "kiln_trace_png failed on a good trace: ${rc}")
+endif()
+file(SIZE ${DIR}/t.png size)
+if(size LESS 1000)
+  message(FATAL_ERROR "kiln_trace_png wrote only ${size} bytes")
+endif()
+# The same trace cut short is not valid JSON: refused, exit status 1.
+file(READ ${DIR}/t.json text)
+string(LENGTH "${text}" n)
+math(EXPR half "${n} / 2")
+string(SUBSTRING "${text}" 0 ${half} cut)
+file(WRITE ${DIR}/cut.json "${cut}")
+execute_process(COMMAND ${TOOL} ${DIR}/cut.json ${DIR}/cut.png RESULT_VARIABLE rc
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "not a trace")
+  message(FATAL_ERROR "kiln_trace_png accepted a truncated trace: ${rc} ${err}")
+endif()
