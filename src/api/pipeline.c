@@ -562,6 +562,8 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
     cmd->api = "kiln_draw";
     cmd->u.scene.scene = s;
     cmd->u.scene.ops = s->nops;
+    if (dev->queue.trace) /* the call's span: from the first draw to here */
+        cmd->tr_begin = s->trace_t0;
     cmd->release = scene_release;
     kq_set_nodes(cmd, s->nodes, s->nnodes);
     s->nnodes = 0; /* the command owns the nodes' references now */
@@ -575,6 +577,8 @@ static kd_scene *open_scene(kiln_context *ctx)
     kd_scene *s = kd_scene_create(&ctx->dev->env, &ctx->dev->recycler);
     if (!s)
         return NULL;
+    if (ctx->dev->queue.trace)
+        s->trace_t0 = kt_now();
     s->nrt = p->nrt;
     for (uint32_t i = 0; i < p->nrt; i++)
         if ((s->rtv[i] = p->rtv[i])) {

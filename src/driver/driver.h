@@ -135,6 +135,7 @@ typedef struct kd_scene {
     kd_op *ops;
     uint32_t nops, ops_cap;
     uint64_t vertices;            /* work estimate: vertices submitted */
+    uint64_t trace_t0;            /* tracing: when its first op was recorded */
     /* Nodes for the command: one per storage (deduplicated through a small
      * open-addressing table of storage pointers -> node index + 1). */
     kq_node *nodes;
