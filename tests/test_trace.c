@@ -35,6 +35,52 @@ static void *open_when_map_waits(void *arg)
     return NULL;
 }
 
+/* A display that holds its first frame until the application is counted
+ * waiting for a back buffer: back-pressure without timing. */
+typedef struct slow_display {
+    kiln_swapchain *sc;
+    int frames;
+} slow_display;
+
+static void hold_first_frame(const kiln_frame *frame, void *user)
+{
+    slow_display *d = user;
+    (void)frame;
+    if (d->frames++ > 0)
+        return;
+    kiln_swapchain_stats st;
+    do {
+        sched_yield();
+        kiln_swapchain_get_stats(d->sc, &st);
+    } while (st.waits_no_buffer == 0);
+}
+
+/* Presents four frames through two buffers while the display holds the
+ * first: a buffer returns once its frame has been copied for display, so
+ * by the fourth kiln_swapchain_get_back_buffer both are queued and it
+ * waits (the third, if the display had not taken the first yet). */
+static void present_with_back_pressure(kiln_device *dev, kiln_context *ctx)
+{
+    slow_display d = {0};
+    kiln_swapchain_desc sd = {.width = 64, .height = 64, .buffer_count = 2,
+                              .winsys = KILN_WINSYS_MEMORY, .frame_fn = hold_first_frame,
+                              .frame_user = &d};
+    CHECK_RESULT(kiln_swapchain_create(ctx, &sd, &d.sc), KILN_OK);
+    if (!d.sc)
+        return;
+    const float c[4] = {1, 0, 0, 1};
+    for (int f = 0; f < 4; f++) {
+        kiln_texture tex;
+        kiln_rtv rtv;
+        CHECK_RESULT(kiln_swapchain_get_back_buffer(d.sc, &tex, &rtv), KILN_OK);
+        CHECK_RESULT(kiln_clear_rtv(ctx, rtv, c), KILN_OK);
+        CHECK_RESULT(kiln_swapchain_present(d.sc), KILN_OK);
+    }
+    CHECK_RESULT(kiln_swapchain_wait_idle(d.sc), KILN_OK);
+    kiln_swapchain_destroy(d.sc);
+    (void)dev;
+}
+
 typedef struct events {
     const ju_value *all;
     size_t n;
@@ -108,8 +154,12 @@ static void check_trace(const char *path, kiln_exec_mode mode, uint64_t executed
     }
     events e = {list, list->n};
 
-    /* Threads. */
+    /* Threads: the swapchain's display thread is named for its context
+     * (the immediate context is 1, the swapchain's own is 2). */
     CHECK(has_thread(&e, "application"));
+    CHECK(has_thread(&e, "display (context 2)"));
+    CHECK(count(&e, "X", "wait", "wait: swapchain back-pressure") >= 1);
+    CHECK_EQ_INT(count(&e, "X", "work", "display frame"), 4);
     CHECK(has_thread(&e, "worker 1") == (mode == KILN_EXEC_ASYNC));
 
     /* Every executed command once, with its arrow and its queue times. */
@@ -156,6 +206,22 @@ static void check_trace(const char *path, kiln_exec_mode mode, uint64_t executed
                         ju_num(el, "ts", 0) <= ju_num(eo, "ts", 0) &&
                         ju_num(eo, "ts", 0) == start;
     }
+    /* Server waits run nowhere: their call and their span on the context
+     * track stand for them. */
+    size_t server_waits = 0;
+    for (size_t i = 0; i < e.n; i++) {
+        const ju_value *v = ev(&e, i), *args = ju_get(v, "args");
+        const char *op = ju_str(args, "op");
+        double seq = ju_num(args, "seq", 0);
+        if (is(v, "X", "api") && op && !strcmp(op, "WAIT") && ju_num(args, "context", 0) == 1 &&
+            seq >= 1 && seq < 256) {
+            seq_ok &= !seen[(int)seq];
+            seen[(int)seq] = true;
+            server_waits++;
+        }
+    }
+    CHECK(server_waits >= 1); /* the swapchain's release fences */
+    CHECK_EQ_INT(count(&e, "b", NULL, NULL) - count(&e, "e", NULL, NULL), 0);
     CHECK(flows_ok);
     CHECK(order_ok);
     CHECK(seq_ok);
@@ -268,6 +334,8 @@ static void run(kiln_exec_mode mode, const char *path)
     CHECK_RESULT(kiln_fence_wait(dev, fence, UINT64_MAX), KILN_OK);
     kiln_destroy_fence(dev, fence);
     kiln_test_gate_destroy(gate);
+
+    present_with_back_pressure(dev, ctx);
 
     CHECK_RESULT(kiln_finish(ctx), KILN_OK);
     kiln_device_stats st;

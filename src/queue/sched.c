@@ -112,6 +112,41 @@ void kq_release(kq_device *q, kq_node *n)
 
 /* ---- completion ---- */
 
+static const char *const op_names[] = {
+    [KQ_OP_NOP] = "NOP",
+    [KQ_OP_CLEAR] = "CLEAR",
+    [KQ_OP_UPDATE] = "UPDATE",
+    [KQ_OP_COPY_REGION] = "COPY_REGION",
+    [KQ_OP_COPY_RESOURCE] = "COPY_RESOURCE",
+    [KQ_OP_TEST_GATE] = "TEST_GATE",
+    [KQ_OP_TEST_FAIL] = "TEST_FAIL",
+    [KQ_OP_WAIT] = "WAIT",
+    [KQ_OP_SCENE] = "SCENE",
+    [KQ_OP_GENERATE_MIPS] = "GENERATE_MIPS",
+};
+
+/* The executed command's life for the timeline (before it completes: the
+ * slot is still the command's). */
+static void trace_cmd(kq_device *q, const kq_cmd *cmd, uint64_t t_start)
+{
+    kt_cmd_times c = {
+        .api = cmd->api,
+        .op = cmd->op < KB_COUNTOF(op_names) && op_names[cmd->op] ? op_names[cmd->op] : "?",
+        .seq = cmd->seq,
+        .flow = cmd->tr_flow,
+        .ctx = cmd->ctx->trace_id,
+        .submit_tid = cmd->tr_tid,
+        .t_begin = cmd->tr_begin,
+        .t_submit = cmd->tr_submit,
+        .t_grant = cmd->tr_grant,
+        .t_start = t_start,
+        .t_end = kt_now(),
+        .arg = cmd->op == KQ_OP_SCENE ? cmd->u.scene.ops : 0,
+    };
+    kt_cmd(q->trace, &c);
+}
+
+
 /* Everything up to this sequence number has completed. */
 static uint64_t watermark(const kq_context *c)
 {
@@ -185,6 +220,8 @@ void kq_complete_locked(kq_device *q, kq_cmd *cmd)
     if (cmd->op != KQ_OP_WAIT) {
         q->running--;
         STAT_INC(q, executed);
+    } else if (q->trace) {
+        trace_cmd(q, cmd, cmd->tr_grant); /* held its context from submit to here */
     }
     cmd->next = c->returned;
     c->returned = cmd;
@@ -223,40 +260,6 @@ void kq_complete_result(kq_cmd *cmd, kq_exec_result res)
     kq_complete_locked(q, cmd);
     kq_drain_serial(q);
     ks_unlock(q->dom);
-}
-
-static const char *const op_names[] = {
-    [KQ_OP_NOP] = "NOP",
-    [KQ_OP_CLEAR] = "CLEAR",
-    [KQ_OP_UPDATE] = "UPDATE",
-    [KQ_OP_COPY_REGION] = "COPY_REGION",
-    [KQ_OP_COPY_RESOURCE] = "COPY_RESOURCE",
-    [KQ_OP_TEST_GATE] = "TEST_GATE",
-    [KQ_OP_TEST_FAIL] = "TEST_FAIL",
-    [KQ_OP_WAIT] = "WAIT",
-    [KQ_OP_SCENE] = "SCENE",
-    [KQ_OP_GENERATE_MIPS] = "GENERATE_MIPS",
-};
-
-/* The executed command's life for the timeline (before it completes: the
- * slot is still the command's). */
-static void trace_cmd(kq_device *q, const kq_cmd *cmd, uint64_t t_start)
-{
-    kt_cmd_times c = {
-        .api = cmd->api,
-        .op = cmd->op < KB_COUNTOF(op_names) && op_names[cmd->op] ? op_names[cmd->op] : "?",
-        .seq = cmd->seq,
-        .flow = cmd->tr_flow,
-        .ctx = cmd->ctx->trace_id,
-        .submit_tid = cmd->tr_tid,
-        .t_begin = cmd->tr_begin,
-        .t_submit = cmd->tr_submit,
-        .t_grant = cmd->tr_grant,
-        .t_start = t_start,
-        .t_end = kt_now(),
-        .arg = cmd->op == KQ_OP_SCENE ? cmd->u.scene.ops : 0,
-    };
-    kt_cmd(q->trace, &c);
 }
 
 void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource)

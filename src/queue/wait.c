@@ -117,6 +117,11 @@ kiln_result kq_wait_fence(kq_context *c, ks_fence *f, const char *api)
     }
     w->cmd = cmd;
     cmd->waiter = w;
+    if (q->trace) {
+        cmd->tr_submit = cmd->tr_grant = kt_now();
+        cmd->tr_tid = kt_tid(q->trace);
+        cmd->tr_flow = kt_next_id(q->trace);
+    }
     kq_flush_locked(c);
     kq_enter_flight_locked(c, cmd);
     q->server_waits++;

@@ -306,6 +306,20 @@ static uint64_t span(uint64_t t0, uint64_t t1) { return t1 > t0 ? t1 - t0 : 0; }
 
 static void write_cmd(kt_tracer *t, uint32_t tid, const kt_cmd_times *c)
 {
+    if (!strcmp(c->op, "WAIT")) {
+        /* A server wait runs nowhere: it holds its context's later
+         * commands from its call until its fence settles. */
+        out(t, ",\n{\"name\":\"%s\",\"cat\":\"api\",\"ph\":\"X\",\"ts\":%T,\"dur\":%D,\"pid\":1,"
+               "\"tid\":%u,\"args\":{\"op\":\"WAIT\",\"context\":%u,\"seq\":%U}}",
+            c->api, c->t_begin, span(c->t_begin, c->t_submit), c->submit_tid, c->ctx, c->seq);
+        out(t, ",\n{\"name\":\"server wait #%U\",\"cat\":\"context %u\",\"ph\":\"b\",\"id\":%U,"
+               "\"ts\":%T,\"pid\":1,\"tid\":%u}",
+            c->seq, c->ctx, c->flow, c->t_submit, c->submit_tid);
+        out(t, ",\n{\"name\":\"server wait #%U\",\"cat\":\"context %u\",\"ph\":\"e\",\"id\":%U,"
+               "\"ts\":%T,\"pid\":1,\"tid\":%u}",
+            c->seq, c->ctx, c->flow, c->t_end, c->submit_tid);
+        return;
+    }
     /* The API call that queued it, on the submitting thread, and the
      * arrow from there to the execution. */
     out(t, ",\n{\"name\":\"%s\",\"cat\":\"api\",\"ph\":\"X\",\"ts\":%T,\"dur\":%D,\"pid\":1,"
