@@ -37,12 +37,22 @@ static void test_scene(const scene *sc)
     static const struct {
         kiln_exec_mode mode;
         uint32_t threads;
-    } runs[] = {{KILN_EXEC_ASYNC, 1}, {KILN_EXEC_ASYNC, 3}, {KILN_EXEC_SERIAL, 0}};
+        bool finish;
+    } runs[] = {{KILN_EXEC_ASYNC, 1, false},
+                {KILN_EXEC_ASYNC, 3, false},
+                {KILN_EXEC_SERIAL, 0, false},
+                {KILN_EXEC_ASYNC, 3, true}};
     for (size_t i = 0; bytes && live && i < sizeof runs / sizeof runs[0]; i++) {
         cu_images img = {0};
         kcap_replay_report rep;
-        CHECK_RESULT(cu_replay(bytes, len, runs[i].mode, runs[i].threads, NULL, &img, &rep),
-                     KILN_OK);
+        kcap_replay_desc rd = {.exec_mode = runs[i].mode,
+                               .num_threads = runs[i].threads,
+                               .finish_frames = runs[i].finish,
+                               .image_fn = cu_collect,
+                               .frame_fn = cu_count_frame,
+                               .user = &img,
+                               .log_fn = cu_quiet};
+        CHECK_RESULT(kcap_replay(bytes, len, &rd, &rep), KILN_OK);
         if (rep.result != KILN_OK)
             fprintf(stderr, "    refused at %llu: %s\n", (unsigned long long)rep.error.offset,
                     rep.error.message);

@@ -604,6 +604,10 @@ typedef struct kcap_replay_desc {
                                  exceed this (0: 8 GiB) */
     uint64_t wait_timeout_ns; /* bound on each wait a replay makes (0: 60 s) */
     unsigned decode_flags;    /* KCAP_DECODE_* */
+    /* Finish every context at each frame's end, so a frame's wall time
+     * includes its rendering (else: the time to issue its calls; draws
+     * are gathered and rendered when work is handed over). */
+    bool finish_frames;
 } kcap_replay_desc;
 
 typedef struct kcap_replay_report {

@@ -150,6 +150,11 @@ static void on_frame(const kiln_frame *f, void *user)
 /* Ends a frame (a present or a mark): its statistics, and the stop. */
 static void end_frame(krp_replayer *r, bool presented)
 {
+    /* finish_frames: the frame's rendering is in its time (a result of
+     * kiln_finish does not count: a context may keep a map open). */
+    for (uint32_t i = 0; r->d->finish_frames && i < r->nctx; i++)
+        if (r->ctxs[i].ctx)
+            kiln_finish(r->ctxs[i].ctx);
     r->fs.presented = presented;
     r->fs.wall_ms = krp_now_ms() - r->frame_start;
     r->rep->frames++;

@@ -12,7 +12,7 @@
  * 1 otherwise, 2 for bad usage.
  *
  * Usage: kiln_replay FILE [--backend soft|osmesa] [--threads N] [--serial]
- *                         [--out DIR] [--frames A-B] [--quiet]
+ *                         [--out DIR] [--frames A-B] [--finish] [--quiet]
  */
 #include "capture/capture.h"
 
@@ -30,7 +30,7 @@ typedef struct options {
     const char *file, *out, *backend_name;
     kiln_backend backend;
     uint32_t threads;
-    int serial, quiet;
+    int serial, quiet, finish;
     int frame_range;
     uint64_t first, last;
 } options;
@@ -49,6 +49,8 @@ static void usage(FILE *f)
                "  --out DIR        where the PNG files go, created if missing (default: replay)\n"
                "  --frames A-B     frames A to B only (0-based, inclusive; B may be omitted:\n"
                "                   A-); the replay stops after B\n"
+               "  --finish         finish each frame's rendering before the next frame, so\n"
+               "                   its time includes it (else: the time to issue its calls)\n"
                "  --quiet          no per-frame lines\n"
                "  --help           this text\n"
                "Writes DIR/frame-NNNNN.png for every presented frame, or, without presents,\n"
@@ -92,6 +94,8 @@ static int parse_args(int argc, char **argv, options *o)
             o->serial = 1;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
+        } else if (!strcmp(a, "--finish")) {
+            o->finish = 1;
         } else if (!strcmp(a, "--backend") || !strcmp(a, "--threads") || !strcmp(a, "--out") ||
                    !strcmp(a, "--frames")) {
             if (!val)
@@ -282,6 +286,7 @@ int main(int argc, char **argv)
         .frame_range = o.frame_range != 0,
         .first_frame = o.first,
         .last_frame = o.last,
+        .finish_frames = o.finish != 0,
         .image_fn = write_image,
         .frame_fn = print_frame,
         .user = &out,
