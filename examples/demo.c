@@ -311,6 +311,7 @@ int demo_render(demo *d, const scene *sc, uint32_t frames, uint8_t *pixels,
     for (uint32_t f = 0; f < frames; f++) {
         if (demo_reset_pipeline(d) || sc->frame(d, state, canvas, canvas_rtv, f))
             goto done;
+        kiln_capture_frame(d->dev); /* a frame's end, for a capture (if one runs) */
         if (progress)
             progress(sc->name, f + 1, frames, progress_user);
     }

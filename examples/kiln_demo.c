@@ -17,10 +17,13 @@
  * reference; --check says so and skips them (tests/test_golden.c compares
  * them with tests/golden/NAME.png). --golden writes those images: the draw
  * scenes at the golden size and frame count (scripts/bless-golden.sh).
+ * --capture FILE records every kiln call into FILE (one capture per scene
+ * when FILE holds "%s", the scene's name; docs/capture.md), for kiln_replay.
  *
  * Usage: kiln_demo [--list] [--scene NAME[,NAME...]|all] [--threads N]
  *                  [--size WxH] [--frames N] [--out DIR] [--serial] [--check]
  *                  [--golden] [--backend soft|osmesa] [--trace FILE]
+ *                  [--capture FILE]
  */
 #include "scenes.h"
 
@@ -48,6 +51,7 @@ typedef struct options {
     uint32_t threads, w, h, frames;
     const char *out;
     const char *trace; /* --trace: the device's timeline (docs/trace.md) */
+    const char *capture; /* a path, with "%s" for one file per scene */
 } options;
 
 typedef struct progress_info {
@@ -115,9 +119,22 @@ static int run_scene(demo *d, const scene *sc, const options *o)
         demo_fail(d, "out of memory");
         goto done;
     }
+    int per_scene = o->capture && strstr(o->capture, "%s");
+    if (per_scene) {
+        char cap[4096];
+        const char *s = strstr(o->capture, "%s");
+        snprintf(cap, sizeof cap, "%.*s%s%s", (int)(s - o->capture), o->capture, sc->name, s + 2);
+        kiln_result r = kiln_capture_begin(d->dev, cap);
+        if (r != KILN_OK) {
+            demo_fail(d, "kiln_capture_begin(%s) failed: %s", cap, kiln_result_string(r));
+            goto done;
+        }
+    }
     int failed = demo_render(d, sc, o->frames, pixels, progress, &info, &ms);
     if (tty)
         fputc('\n', stderr);
+    if (per_scene && kiln_capture_end(d->dev) != KILN_OK)
+        failed = demo_fail(d, "kiln_capture_end failed");
     if (failed)
         goto done;
 
@@ -170,6 +187,8 @@ static void usage(FILE *f)
             "  --golden            the golden images: the draw scenes at %ux%u, %u frames,\n"
             "                      into --out (scripts/bless-golden.sh uses this);\n"
             "                      not with --scene, --size or --frames\n"
+            "  --capture FILE      record every kiln call into FILE for kiln_replay; \"%%s\"\n"
+            "                      in FILE makes one capture per scene, named for it\n"
             "  --help              this text\n",
             DEMO_GOLDEN_W, DEMO_GOLDEN_H, DEMO_GOLDEN_FRAMES);
 }
@@ -255,7 +274,7 @@ static int parse_args(int argc, char **argv, options *o)
         int takes_value = !strcmp(name, "--scene") || !strcmp(name, "--threads") ||
                           !strcmp(name, "--size") || !strcmp(name, "--frames") ||
                           !strcmp(name, "--out") || !strcmp(name, "--backend") ||
-                          !strcmp(name, "--trace");
+                          !strcmp(name, "--trace") || !strcmp(name, "--capture");
         if (takes_value) {
             if (eq)
                 val = eq + 1;
@@ -304,6 +323,11 @@ static int parse_args(int argc, char **argv, options *o)
             if (parse_u32(val, 1, 1000000, &o->frames))
                 return bad_usage("--frames wants an integer 1..1000000, not '%s'", val);
             shaped = 1;
+        } else if (!strcmp(name, "--capture")) {
+            const char *s = strstr(val, "%s");
+            if (!*val || (s && strstr(s + 2, "%")) || (!s && strchr(val, '%')))
+                return bad_usage("--capture wants a path, with at most one %%s and no other %%");
+            o->capture = val;
         } else if (!strcmp(name, "--out")) {
             if (!*val)
                 return bad_usage("--out wants a directory");
@@ -396,9 +420,19 @@ int main(int argc, char **argv)
             o.frames == 1 ? "" : "s");
 
     rc = 0;
+    int one_capture = o.capture && !strstr(o.capture, "%s"); /* every scene in one file */
+    if (one_capture && (r = kiln_capture_begin(d.dev, o.capture)) != KILN_OK) {
+        fprintf(stderr, "kiln_demo: kiln_capture_begin(%s) failed: %s\n", o.capture,
+                kiln_result_string(r));
+        rc = 1;
+    }
     for (size_t i = 0; i < demo_num_scenes && rc == 0; i++)
         if (o.selected[i] && run_scene(&d, demo_scenes[i], &o))
             rc = 1;
+    if (one_capture && rc == 0 && kiln_capture_end(d.dev) != KILN_OK) {
+        fprintf(stderr, "kiln_demo: kiln_capture_end failed\n");
+        rc = 1;
+    }
     kiln_device_destroy(d.dev);
     return rc;
 }

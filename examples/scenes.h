@@ -28,6 +28,10 @@
  * the result string and makes the enclosing function return -1, which stops
  * the run.
  *
+ * The scenes draw with the built-in effects only, which a capture names
+ * without help (kiln_capture_register_*_shader is for shaders of one's
+ * own); demo_render marks each frame's end with kiln_capture_frame.
+ *
  * Everything here runs on one thread (the one that owns the demo).
  */
 #ifndef KILN_DEMO_SCENES_H

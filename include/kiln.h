@@ -108,8 +108,10 @@ typedef enum kiln_result {
                                        the calling thread can do (typically an
                                        Unmap of a resource that blocks queued
                                        commands) */
-    KILN_E_COMMAND_FAILED = -10     /* a fence covers work that failed while
+    KILN_E_COMMAND_FAILED = -10,    /* a fence covers work that failed while
                                        executing (reported when it failed) */
+    KILN_E_IO = -11                 /* a file could not be opened or written
+                                       (captures) */
 } kiln_result;
 
 /* A short constant name for a result code, e.g. "KILN_E_INVALID_ARG". */
@@ -206,7 +208,14 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(GL_SHADER_FAILED, "the osmesa backend could not compile or link a shader's GLSL (the GL info log follows)") \
     X(BACKEND_FEATURE, "the device's backend cannot do this (valid D3D10; see the backend's documented limits)") \
     X(TRACE_OPEN_FAILED, "the trace file cannot be written; the device runs without tracing") \
-    X(TRACE_DROPPED, "trace events were dropped: the writer fell a whole ring behind")
+    X(TRACE_DROPPED, "trace events were dropped: the writer fell a whole ring behind") \
+    X(CAPTURE_ACTIVE, "a capture is already running on this device")           \
+    X(CAPTURE_NOT_ACTIVE, "no capture is running on this device")               \
+    X(CAPTURE_OPEN_FAILED, "the capture file cannot be opened for writing")     \
+    X(CAPTURE_WRITE_FAILED, "writing the capture file failed; the capture stopped") \
+    X(CAPTURE_LIVE_OBJECTS, "a capture begins on a device that has no objects yet (KILN_CAPTURE captures from creation)") \
+    X(CAPTURE_SHADER_NAME, "shader name invalid, reserved, or registered with another desc") \
+    X(CAPTURE_SHADER_UNNAMED, "a shader was created from a desc registered under no name: the capture records it, a replay cannot recreate it")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -1257,6 +1266,69 @@ KILN_API kiln_result kiln_swapchain_get_stats(kiln_swapchain *swapchain, kiln_sw
 KILN_API kiln_result kiln_swapchain_wait_idle(kiln_swapchain *swapchain);
 /* 1 if this build has the X11 target. */
 KILN_API int kiln_winsys_x11_available(void);
+
+/* ---------------------------------------------------------------------------
+ * Capture and replay
+ *
+ * A capture writes every call made on a device, with the bytes it was given
+ * (initial data, updates, what the CPU wrote into a mapped resource, by
+ * Unmap) and the handles it returned, into one file. The kiln_replay tool
+ * (tools/replay) runs the calls again on a new device, with any thread
+ * count, execution mode or backend, writes the presented frames (or the
+ * final contents of every render target) as PNG files and prints per-frame
+ * statistics. On the soft backend a replay gives the live run's images bit
+ * for bit. docs/capture.md describes the file format.
+ *
+ * Starting: kiln_capture_begin on a device that has no objects yet, or
+ * KILN_CAPTURE=path in the environment, which makes every device capture
+ * from its creation ("%u" in the path becomes the device's number in the
+ * process, 1 for the first; without it each device rewrites the file).
+ * Calls that fail are recorded as failed (their code, not their arguments)
+ * and not replayed. Objects that kiln's own code creates (a swapchain's
+ * buffers and display thread) are not recorded: the swapchain calls are.
+ *
+ * Shaders are C functions, which a file cannot hold: the capture names
+ * them. A shader desc registered on the device under a name (matched by
+ * its `fn` and `user`) is recorded by that name; the built-in effects are
+ * registered already, as "kiln.vertex_color", "kiln.texture",
+ * "kiln.texture_color" and "kiln.lit" (one vertex and one pixel shader
+ * each). A shader created from a desc registered under no name is recorded
+ * unnamed, with one warning (CAPTURE_SHADER_UNNAMED); a replay stops there
+ * and says so. A replay recreates a named shader from the desc registered
+ * under that name on the replaying device (kiln_replay knows the built-in
+ * effects only).
+ *
+ * Threads: capture calls may be made from any thread. Calls of several
+ * threads are recorded in the order they returned; a call that signals
+ * (timeline and context signals, fences, sync tokens, query ends) is
+ * recorded before a wait it releases can return. Begin and end a capture
+ * while no other thread uses the device.
+ * ------------------------------------------------------------------------- */
+
+/* Starts writing every call on `device` to `path` (created or truncated).
+ * KILN_E_INVALID_CALL if a capture runs (CAPTURE_ACTIVE) or the device has
+ * objects (CAPTURE_LIVE_OBJECTS: their creation would be missing);
+ * KILN_E_IO if the file cannot be opened (CAPTURE_OPEN_FAILED). */
+KILN_API kiln_result kiln_capture_begin(kiln_device *device, const char *path);
+/* Writes what is buffered and closes the file. KILN_E_INVALID_CALL without
+ * a running capture (CAPTURE_NOT_ACTIVE); KILN_E_IO if writing failed
+ * (logged once when it happened, CAPTURE_WRITE_FAILED). Destroying the
+ * device ends its capture. */
+KILN_API kiln_result kiln_capture_end(kiln_device *device);
+/* Marks the end of a frame in the capture, for applications that do not
+ * present through a swapchain (a present marks one too). A replay counts
+ * frames at these marks. KILN_OK and nothing else without a capture. */
+KILN_API kiln_result kiln_capture_frame(kiln_device *device);
+
+/* Registers a shader desc under `name` (1..63 characters of A-Z a-z 0-9
+ * _ . - :, not starting with "kiln."), for captures and replays on this
+ * device. The desc is copied; its glsl string must stay valid while the
+ * device exists. Registering a name again with the same fn and user is
+ * KILN_OK; with others KILN_E_INVALID_ARG (CAPTURE_SHADER_NAME). */
+KILN_API kiln_result kiln_capture_register_vertex_shader(kiln_device *device, const char *name,
+                                                         const kiln_vertex_shader_desc *desc);
+KILN_API kiln_result kiln_capture_register_pixel_shader(kiln_device *device, const char *name,
+                                                        const kiln_pixel_shader_desc *desc);
 
 #ifdef __cplusplus
 }

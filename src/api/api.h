@@ -11,6 +11,8 @@
 
 struct ka_pipeline;
 struct kd_scene;
+struct kcap_writer;
+struct kcap_registry;
 
 struct kiln_context {
     kiln_device *dev;
@@ -35,6 +37,12 @@ struct kiln_device {
      * objects only when this or the pipeline changed (pipeline.c). */
     atomic_uint_fast64_t destroy_epoch;
     kd_recycler recycler; /* scenes' memory kept for the next scenes */
+    /* Capture (src/capture): the running capture's writer, or NULL; every
+     * entry point tests it. The writer itself lives from the first begin
+     * to the device's destruction, the shader-name registry likewise. */
+    _Atomic(struct kcap_writer *) capture;
+    struct kcap_writer *capture_writer;
+    struct kcap_registry *capture_registry;
 };
 
 /* Marks an object destroyed for the draw checks (after its own flag). */
@@ -76,6 +84,20 @@ kiln_result ka_pipeline_init(kiln_context *ctx);
 bool ka_scene_clear(kiln_context *ctx, struct kres_view *v, bool depth, const uint8_t texel[16],
                     uint32_t mask);
 void ka_pipeline_fini(kiln_context *ctx);
+/* The part of a context's pipeline state that names no object: what a
+ * capture beginning now records, so a replay starts from the same state. */
+typedef struct ka_scalar_state {
+    kiln_topology topology;
+    bool viewport_set;
+    kiln_viewport viewport;
+    kiln_rect scissor;
+    float blend_factor[4];
+    uint32_t stencil_ref;
+    kiln_index_format index_format;
+    uint32_t index_offset;
+    uint32_t vb_stride[KILN_MAX_VERTEX_BUFFERS], vb_offset[KILN_MAX_VERTEX_BUFFERS];
+} ka_scalar_state;
+void ka_pipeline_scalars(const kiln_context *ctx, ka_scalar_state *out);
 
 /* Sets up / tears down a context (immediate or created). */
 kiln_result ka_context_init(kiln_device *dev, kiln_context *ctx);

@@ -1,6 +1,7 @@
 /* Context operations: validate, then queue a command (clear, update, copy)
  * or map against queued work. */
 #include "api.h"
+#include "../capture/capture.h"
 
 #include <math.h>
 #include <string.h>
@@ -88,7 +89,7 @@ static kiln_result queue_clear(kiln_context *ctx, const char *api, kres_view *v,
     return KILN_OK;
 }
 
-kiln_result kiln_clear_rtv(kiln_context *ctx, kiln_rtv view, const float color[4])
+static kiln_result clear_rtv(kiln_context *ctx, kiln_rtv view, const float color[4])
 {
     static const char api[] = "kiln_clear_rtv";
     CTX_PREAMBLE();
@@ -106,7 +107,15 @@ kiln_result kiln_clear_rtv(kiln_context *ctx, kiln_rtv view, const float color[4
     return r;
 }
 
-kiln_result kiln_clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, float depth, uint8_t stencil)
+kiln_result kiln_clear_rtv(kiln_context *ctx, kiln_rtv view, const float color[4])
+{
+    kiln_result r = clear_rtv(ctx, view, color);
+    if (ctx && ctx->dev->capture)
+        kcap_clear_rtv(ctx, view, color, r);
+    return r;
+}
+
+static kiln_result clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, float depth, uint8_t stencil)
 {
     static const char api[] = "kiln_clear_dsv";
     CTX_PREAMBLE();
@@ -134,6 +143,14 @@ kiln_result kiln_clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, flo
     if (!ka_scene_clear(ctx, v, true, texel, mask) && (r = ka_flush_scene(ctx, api)) == KILN_OK)
         r = queue_clear(ctx, api, v, texel, mask);
     kres_unref(&v->base);
+    return r;
+}
+
+kiln_result kiln_clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, float depth, uint8_t stencil)
+{
+    kiln_result r = clear_dsv(ctx, view, flags, depth, stencil);
+    if (ctx && ctx->dev->capture)
+        kcap_clear_dsv(ctx, view, flags, depth, stencil, r);
     return r;
 }
 
@@ -171,9 +188,9 @@ static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resourc
     return KILN_OK;
 }
 
-kiln_result kiln_update_subresource(kiln_context *ctx, kiln_resource dst, uint32_t sub,
-                                    const kiln_box *box, const void *data, uint32_t row_pitch,
-                                    uint32_t depth_pitch)
+static kiln_result update_subresource(kiln_context *ctx, kiln_resource dst, uint32_t sub,
+                                      const kiln_box *box, const void *data, uint32_t row_pitch,
+                                      uint32_t depth_pitch)
 {
     static const char api[] = "kiln_update_subresource";
     CTX_PREAMBLE();
@@ -228,6 +245,16 @@ kiln_result kiln_update_subresource(kiln_context *ctx, kiln_resource dst, uint32
     return r;
 }
 
+kiln_result kiln_update_subresource(kiln_context *ctx, kiln_resource dst, uint32_t sub,
+                                    const kiln_box *box, const void *data, uint32_t row_pitch,
+                                    uint32_t depth_pitch)
+{
+    kiln_result r = update_subresource(ctx, dst, sub, box, data, row_pitch, depth_pitch);
+    if (ctx && ctx->dev->capture)
+        kcap_update_subresource(ctx, dst, sub, box, data, row_pitch, r);
+    return r;
+}
+
 /* ---- copies ---- */
 
 static kiln_result check_copy_dst(kiln_device *dev, const char *api, const kres_resource *dst)
@@ -250,7 +277,7 @@ static kiln_result queue_copy(kiln_context *ctx, const char *api, kq_op op, kres
     return KILN_OK;
 }
 
-kiln_result kiln_copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_resource src_h)
+static kiln_result copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_resource src_h)
 {
     static const char api[] = "kiln_copy_resource";
     CTX_PREAMBLE();
@@ -283,14 +310,22 @@ kiln_result kiln_copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_reso
     return r;
 }
 
+kiln_result kiln_copy_resource(kiln_context *ctx, kiln_resource dst, kiln_resource src)
+{
+    kiln_result r = copy_resource(ctx, dst, src);
+    if (ctx && ctx->dev->capture)
+        kcap_copy_resource(ctx, dst, src, r);
+    return r;
+}
+
 static bool overlap(const kiln_box *a, uint32_t x, uint32_t y, uint32_t w, uint32_t h)
 {
     return a->left < x + w && x < a->right && a->top < y + h && y < a->bottom;
 }
 
-kiln_result kiln_copy_subresource_region(kiln_context *ctx, kiln_resource dst_h, uint32_t dst_sub,
-                                         uint32_t dst_x, uint32_t dst_y, uint32_t dst_z,
-                                         kiln_resource src_h, uint32_t src_sub, const kiln_box *src_box)
+static kiln_result copy_subresource_region(kiln_context *ctx, kiln_resource dst_h, uint32_t dst_sub,
+                                           uint32_t dst_x, uint32_t dst_y, uint32_t dst_z,
+                                           kiln_resource src_h, uint32_t src_sub, const kiln_box *src_box)
 {
     static const char api[] = "kiln_copy_subresource_region";
     CTX_PREAMBLE();
@@ -345,10 +380,21 @@ kiln_result kiln_copy_subresource_region(kiln_context *ctx, kiln_resource dst_h,
     return r;
 }
 
+kiln_result kiln_copy_subresource_region(kiln_context *ctx, kiln_resource dst, uint32_t dst_sub,
+                                         uint32_t dst_x, uint32_t dst_y, uint32_t dst_z,
+                                         kiln_resource src, uint32_t src_sub, const kiln_box *src_box)
+{
+    kiln_result r =
+        copy_subresource_region(ctx, dst, dst_sub, dst_x, dst_y, dst_z, src, src_sub, src_box);
+    if (ctx && ctx->dev->capture)
+        kcap_copy_subresource_region(ctx, dst, dst_sub, dst_x, dst_y, dst_z, src, src_sub, src_box, r);
+    return r;
+}
+
 /* ---- Map / Unmap ---- */
 
-kiln_result kiln_map(kiln_context *ctx, kiln_resource handle, uint32_t sub, kiln_map_type type,
-                     uint32_t flags, kiln_mapped_subresource *out)
+static kiln_result map(kiln_context *ctx, kiln_resource handle, uint32_t sub, kiln_map_type type,
+                       uint32_t flags, kiln_mapped_subresource *out)
 {
     static const char api[] = "kiln_map";
     if (out)
@@ -396,7 +442,16 @@ kiln_result kiln_map(kiln_context *ctx, kiln_resource handle, uint32_t sub, kiln
     return r;
 }
 
-kiln_result kiln_unmap(kiln_context *ctx, kiln_resource handle, uint32_t sub)
+kiln_result kiln_map(kiln_context *ctx, kiln_resource resource, uint32_t sub, kiln_map_type type,
+                     uint32_t flags, kiln_mapped_subresource *out)
+{
+    kiln_result r = map(ctx, resource, sub, type, flags, out);
+    if (ctx && ctx->dev->capture)
+        kcap_map(ctx, resource, sub, type, flags, out, r);
+    return r;
+}
+
+static kiln_result unmap(kiln_context *ctx, kiln_resource handle, uint32_t sub)
 {
     static const char api[] = "kiln_unmap";
     CTX_PREAMBLE();
@@ -410,7 +465,18 @@ kiln_result kiln_unmap(kiln_context *ctx, kiln_resource handle, uint32_t sub)
     return r;
 }
 
-kiln_result kiln_flush(kiln_context *ctx)
+kiln_result kiln_unmap(kiln_context *ctx, kiln_resource resource, uint32_t sub)
+{
+    /* Captured: the mapped bytes are recorded before they are unmapped. */
+    struct kcap_writer *w = ctx && ctx->dev->capture ? kcap_lock(ctx->dev) : NULL;
+    bool recorded = w && kcap_unmap_pre(w, ctx, resource, sub);
+    kiln_result r = unmap(ctx, resource, sub);
+    if (w)
+        kcap_unmap_post(w, ctx, resource, sub, recorded, r);
+    return r;
+}
+
+static kiln_result flush(kiln_context *ctx)
 {
     static const char api[] = "kiln_flush";
     CTX_PREAMBLE();
@@ -422,7 +488,15 @@ kiln_result kiln_flush(kiln_context *ctx)
     return r;
 }
 
-kiln_result kiln_finish(kiln_context *ctx)
+kiln_result kiln_flush(kiln_context *ctx)
+{
+    kiln_result r = flush(ctx);
+    if (ctx && ctx->dev->capture)
+        kcap_context_call(ctx, KCAP_OP_FLUSH, r);
+    return r;
+}
+
+static kiln_result finish(kiln_context *ctx)
 {
     static const char api[] = "kiln_finish";
     CTX_PREAMBLE();
@@ -431,4 +505,12 @@ kiln_result kiln_finish(kiln_context *ctx)
     if (r != KILN_OK)
         return FAIL(r, WOULD_DEADLOCK, "queued commands wait for a resource this context keeps mapped");
     return KILN_OK;
+}
+
+kiln_result kiln_finish(kiln_context *ctx)
+{
+    kiln_result r = finish(ctx);
+    if (ctx && ctx->dev->capture)
+        kcap_context_call(ctx, KCAP_OP_FINISH, r);
+    return r;
 }

@@ -1,6 +1,7 @@
 /* Creating and destroying buffers, textures and views: D3D10's usage and
  * bind rules, checked before anything is allocated. */
 #include "api.h"
+#include "../capture/capture.h"
 
 #include <string.h>
 
@@ -70,8 +71,8 @@ static kiln_result add_handle(kiln_device *dev, const char *api, kres_object *ob
     return KILN_OK;
 }
 
-kiln_result kiln_create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
-                               const kiln_subresource_data *init, kiln_buffer *out)
+static kiln_result create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
+                                 const kiln_subresource_data *init, kiln_buffer *out)
 {
     static const char api[] = "kiln_create_buffer";
     if (out)
@@ -111,6 +112,15 @@ kiln_result kiln_create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
     return add_handle(dev, api, &res->base, &out->id);
 }
 
+kiln_result kiln_create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
+                               const kiln_subresource_data *init, kiln_buffer *out)
+{
+    kiln_result r = create_buffer(dev, desc, init, out);
+    if (dev && dev->capture)
+        kcap_create_buffer(dev, desc, init, out ? *out : (kiln_buffer){0}, r);
+    return r;
+}
+
 static uint32_t full_chain(uint32_t w, uint32_t h)
 {
     uint32_t n = 1, m = KB_MAX(w, h);
@@ -121,8 +131,8 @@ static uint32_t full_chain(uint32_t w, uint32_t h)
     return n;
 }
 
-kiln_result kiln_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *desc,
-                                  const kiln_subresource_data *init, kiln_texture *out)
+static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc *desc,
+                                    const kiln_subresource_data *init, kiln_texture *out)
 {
     static const char api[] = "kiln_create_texture2d";
     if (out)
@@ -188,6 +198,15 @@ kiln_result kiln_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *d
     return add_handle(dev, api, &res->base, &out->id);
 }
 
+kiln_result kiln_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *desc,
+                                  const kiln_subresource_data *init, kiln_texture *out)
+{
+    kiln_result r = create_texture2d(dev, desc, init, out);
+    if (dev && dev->capture)
+        kcap_create_texture2d(dev, desc, init, out ? *out : (kiln_texture){0}, r);
+    return r;
+}
+
 static kiln_result destroy_resource(kiln_device *dev, const char *api, uint32_t id, kres_type type)
 {
     if (!dev)
@@ -206,15 +225,25 @@ static kiln_result destroy_resource(kiln_device *dev, const char *api, uint32_t 
 
 kiln_result kiln_destroy_buffer(kiln_device *dev, kiln_buffer b)
 {
-    return destroy_resource(dev, "kiln_destroy_buffer", b.id, KRES_TYPE_BUFFER);
+    if (dev && dev->capture)
+        kcap_destroy_resource_pre(dev, KCAP_OP_DESTROY_BUFFER, b.id);
+    kiln_result r = destroy_resource(dev, "kiln_destroy_buffer", b.id, KRES_TYPE_BUFFER);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_BUFFER, b.id, r);
+    return r;
 }
 
 kiln_result kiln_destroy_texture(kiln_device *dev, kiln_texture t)
 {
-    return destroy_resource(dev, "kiln_destroy_texture", t.id, KRES_TYPE_TEXTURE2D);
+    if (dev && dev->capture)
+        kcap_destroy_resource_pre(dev, KCAP_OP_DESTROY_TEXTURE, t.id);
+    kiln_result r = destroy_resource(dev, "kiln_destroy_texture", t.id, KRES_TYPE_TEXTURE2D);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_TEXTURE, t.id, r);
+    return r;
 }
 
-kiln_result kiln_buffer_get_desc(kiln_device *dev, kiln_buffer b, kiln_buffer_desc *out)
+static kiln_result buffer_get_desc(kiln_device *dev, kiln_buffer b, kiln_buffer_desc *out)
 {
     static const char api[] = "kiln_buffer_get_desc";
     if (out)
@@ -234,7 +263,15 @@ kiln_result kiln_buffer_get_desc(kiln_device *dev, kiln_buffer b, kiln_buffer_de
     return KILN_OK;
 }
 
-kiln_result kiln_texture_get_desc(kiln_device *dev, kiln_texture t, kiln_texture2d_desc *out)
+kiln_result kiln_buffer_get_desc(kiln_device *dev, kiln_buffer b, kiln_buffer_desc *out)
+{
+    kiln_result r = buffer_get_desc(dev, b, out);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_BUFFER_GET_DESC, b.id, r);
+    return r;
+}
+
+static kiln_result texture_get_desc(kiln_device *dev, kiln_texture t, kiln_texture2d_desc *out)
 {
     static const char api[] = "kiln_texture_get_desc";
     if (out)
@@ -253,6 +290,14 @@ kiln_result kiln_texture_get_desc(kiln_device *dev, kiln_texture t, kiln_texture
                                  res->format, res->usage, res->bind_flags, res->cpu_access};
     kres_unref(&res->base);
     return KILN_OK;
+}
+
+kiln_result kiln_texture_get_desc(kiln_device *dev, kiln_texture t, kiln_texture2d_desc *out)
+{
+    kiln_result r = texture_get_desc(dev, t, out);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_TEXTURE_GET_DESC, t.id, r);
+    return r;
 }
 
 /* ---- views ---- */
@@ -302,7 +347,7 @@ static kiln_result create_view(kiln_device *dev, const char *api, kres_type type
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_view is NULL");                         \
     outp->id = 0
 
-kiln_result kiln_create_rtv(kiln_device *dev, kiln_texture tex, const kiln_rtv_desc *d, kiln_rtv *out)
+static kiln_result create_rtv(kiln_device *dev, kiln_texture tex, const kiln_rtv_desc *d, kiln_rtv *out)
 {
     static const char api[] = "kiln_create_rtv";
     VIEW_PREAMBLE(out);
@@ -313,7 +358,15 @@ kiln_result kiln_create_rtv(kiln_device *dev, kiln_texture tex, const kiln_rtv_d
                        d->array_size ? d->array_size : 1, &out->id);
 }
 
-kiln_result kiln_create_dsv(kiln_device *dev, kiln_texture tex, const kiln_dsv_desc *d, kiln_dsv *out)
+kiln_result kiln_create_rtv(kiln_device *dev, kiln_texture tex, const kiln_rtv_desc *d, kiln_rtv *out)
+{
+    kiln_result r = create_rtv(dev, tex, d, out);
+    if (dev && dev->capture)
+        kcap_create_view(dev, KCAP_OP_CREATE_RTV, tex, d, out ? out->id : 0, r);
+    return r;
+}
+
+static kiln_result create_dsv(kiln_device *dev, kiln_texture tex, const kiln_dsv_desc *d, kiln_dsv *out)
 {
     static const char api[] = "kiln_create_dsv";
     VIEW_PREAMBLE(out);
@@ -324,7 +377,15 @@ kiln_result kiln_create_dsv(kiln_device *dev, kiln_texture tex, const kiln_dsv_d
                        d->array_size ? d->array_size : 1, &out->id);
 }
 
-kiln_result kiln_create_srv(kiln_device *dev, kiln_texture tex, const kiln_srv_desc *d, kiln_srv *out)
+kiln_result kiln_create_dsv(kiln_device *dev, kiln_texture tex, const kiln_dsv_desc *d, kiln_dsv *out)
+{
+    kiln_result r = create_dsv(dev, tex, d, out);
+    if (dev && dev->capture)
+        kcap_create_view(dev, KCAP_OP_CREATE_DSV, tex, d, out ? out->id : 0, r);
+    return r;
+}
+
+static kiln_result create_srv(kiln_device *dev, kiln_texture tex, const kiln_srv_desc *d, kiln_srv *out)
 {
     static const char api[] = "kiln_create_srv";
     VIEW_PREAMBLE(out);
@@ -348,6 +409,14 @@ kiln_result kiln_create_srv(kiln_device *dev, kiln_texture tex, const kiln_srv_d
                        d->first_array_slice, slices, &out->id);
 }
 
+kiln_result kiln_create_srv(kiln_device *dev, kiln_texture tex, const kiln_srv_desc *d, kiln_srv *out)
+{
+    kiln_result r = create_srv(dev, tex, d, out);
+    if (dev && dev->capture)
+        kcap_create_view(dev, KCAP_OP_CREATE_SRV, tex, d, out ? out->id : 0, r);
+    return r;
+}
+
 static kiln_result destroy_view(kiln_device *dev, const char *api, uint32_t id, kres_type type)
 {
     if (!dev)
@@ -364,15 +433,24 @@ static kiln_result destroy_view(kiln_device *dev, const char *api, uint32_t id, 
 
 kiln_result kiln_destroy_rtv(kiln_device *dev, kiln_rtv v)
 {
-    return destroy_view(dev, "kiln_destroy_rtv", v.id, KRES_TYPE_RTV);
+    kiln_result r = destroy_view(dev, "kiln_destroy_rtv", v.id, KRES_TYPE_RTV);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_RTV, v.id, r);
+    return r;
 }
 
 kiln_result kiln_destroy_dsv(kiln_device *dev, kiln_dsv v)
 {
-    return destroy_view(dev, "kiln_destroy_dsv", v.id, KRES_TYPE_DSV);
+    kiln_result r = destroy_view(dev, "kiln_destroy_dsv", v.id, KRES_TYPE_DSV);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_DSV, v.id, r);
+    return r;
 }
 
 kiln_result kiln_destroy_srv(kiln_device *dev, kiln_srv v)
 {
-    return destroy_view(dev, "kiln_destroy_srv", v.id, KRES_TYPE_SRV);
+    kiln_result r = destroy_view(dev, "kiln_destroy_srv", v.id, KRES_TYPE_SRV);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_SRV, v.id, r);
+    return r;
 }

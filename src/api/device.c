@@ -1,5 +1,6 @@
 /* Device creation and destruction, statistics. */
 #include "api.h"
+#include "../capture/capture.h"
 #include "../driver/driver.h"
 
 #include <stdlib.h>
@@ -147,6 +148,7 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
                        "command ring (%u slots) or transfer ring (%u bytes)", cap, tsize);
     }
     *out = dev;
+    kcap_device_created(dev); /* KILN_CAPTURE */
     return KILN_OK;
 }
 
@@ -154,6 +156,7 @@ void kiln_device_destroy(kiln_device *dev)
 {
     if (!dev)
         return;
+    kcap_device_destroyed(dev); /* ends a running capture */
     /* Waits on fences end with DEVICE_LOST (server waits let their
      * commands run), CPU maps are released, queued work completes, then
      * everything is freed. Sync objects still referenced by threads inside
@@ -225,7 +228,7 @@ void ka_context_fini(kiln_context *ctx)
     kres_unref(&ctx->q.tl->base);
 }
 
-kiln_result kiln_context_create(kiln_device *dev, kiln_context **out)
+static kiln_result context_create(kiln_device *dev, kiln_context **out)
 {
     static const char api[] = "kiln_context_create";
     if (out)
@@ -255,7 +258,15 @@ kiln_result kiln_context_create(kiln_device *dev, kiln_context **out)
     return KILN_OK;
 }
 
-kiln_result kiln_context_destroy(kiln_context *ctx)
+kiln_result kiln_context_create(kiln_device *dev, kiln_context **out)
+{
+    kiln_result r = context_create(dev, out);
+    if (dev && dev->capture)
+        kcap_context_create(dev, out ? *out : NULL, r);
+    return r;
+}
+
+static kiln_result context_destroy(kiln_context *ctx)
 {
     static const char api[] = "kiln_context_destroy";
     if (!ctx)
@@ -277,6 +288,16 @@ kiln_result kiln_context_destroy(kiln_context *ctx)
     return KILN_OK;
 }
 
+kiln_result kiln_context_destroy(kiln_context *ctx)
+{
+    kiln_device *dev = ctx ? ctx->dev : NULL;
+    uint32_t id = dev && dev->capture ? kcap_context_destroy_pre(ctx) : 0;
+    kiln_result r = context_destroy(ctx);
+    if (dev && dev->capture)
+        kcap_context_destroy(dev, ctx, id, r);
+    return r;
+}
+
 kiln_context *kiln_device_immediate_context(kiln_device *dev)
 {
     return dev ? &dev->immediate : NULL;
@@ -287,7 +308,7 @@ uint32_t kiln_device_num_threads(const kiln_device *dev)
     return dev ? dev->num_threads : 0;
 }
 
-kiln_result kiln_device_get_stats(kiln_device *dev, kiln_device_stats *out)
+static kiln_result device_get_stats(kiln_device *dev, kiln_device_stats *out)
 {
     static const char api[] = "kiln_device_get_stats";
     if (!dev)
@@ -296,6 +317,14 @@ kiln_result kiln_device_get_stats(kiln_device *dev, kiln_device_stats *out)
         return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "out_stats is NULL");
     kq_device_stats(&dev->queue, out);
     return KILN_OK;
+}
+
+kiln_result kiln_device_get_stats(kiln_device *dev, kiln_device_stats *out)
+{
+    kiln_result r = device_get_stats(dev, out);
+    if (dev && dev->capture)
+        kcap_device_get_stats(dev, r);
+    return r;
 }
 
 /* ---- lookups ---- */

@@ -1,6 +1,7 @@
 /* Creating shaders, input layouts, state objects and samplers: every desc
  * is checked against its enums and ranges before the object exists. */
 #include "api.h"
+#include "../capture/capture.h"
 
 #include <math.h>
 #include <string.h>
@@ -32,8 +33,8 @@ static kiln_result make(kiln_device *dev, const char *api, kres_type type, const
     if (!desc || !(out))                                                                           \
     return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "%s is NULL", !desc ? "desc" : "out")
 
-kiln_result kiln_create_vertex_shader(kiln_device *dev, const kiln_vertex_shader_desc *desc,
-                                      kiln_vertex_shader *out)
+static kiln_result create_vertex_shader(kiln_device *dev, const kiln_vertex_shader_desc *desc,
+                                        kiln_vertex_shader *out)
 {
     static const char api[] = "kiln_create_vertex_shader";
     PREAMBLE(out);
@@ -48,8 +49,17 @@ kiln_result kiln_create_vertex_shader(kiln_device *dev, const kiln_vertex_shader
     return make(dev, api, KRES_TYPE_VS, desc, sizeof *desc, &out->id);
 }
 
-kiln_result kiln_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_desc *desc,
-                                     kiln_pixel_shader *out)
+kiln_result kiln_create_vertex_shader(kiln_device *dev, const kiln_vertex_shader_desc *desc,
+                                      kiln_vertex_shader *out)
+{
+    kiln_result r = create_vertex_shader(dev, desc, out);
+    if (dev && dev->capture)
+        kcap_create_vertex_shader(dev, desc, out ? *out : (kiln_vertex_shader){0}, r);
+    return r;
+}
+
+static kiln_result create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_desc *desc,
+                                       kiln_pixel_shader *out)
 {
     static const char api[] = "kiln_create_pixel_shader";
     PREAMBLE(out);
@@ -64,6 +74,15 @@ kiln_result kiln_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_d
     return make(dev, api, KRES_TYPE_PS, desc, sizeof *desc, &out->id);
 }
 
+kiln_result kiln_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_desc *desc,
+                                     kiln_pixel_shader *out)
+{
+    kiln_result r = create_pixel_shader(dev, desc, out);
+    if (dev && dev->capture)
+        kcap_create_pixel_shader(dev, desc, out ? *out : (kiln_pixel_shader){0}, r);
+    return r;
+}
+
 static bool vertex_format(kiln_format f)
 {
     return f == KILN_FORMAT_R32_FLOAT || f == KILN_FORMAT_R32G32_FLOAT || f == KILN_FORMAT_R32G32B32_FLOAT ||
@@ -71,8 +90,8 @@ static bool vertex_format(kiln_format f)
            f == KILN_FORMAT_B8G8R8A8_UNORM;
 }
 
-kiln_result kiln_create_input_layout(kiln_device *dev, const kiln_input_layout_desc *desc,
-                                     kiln_vertex_shader shader, kiln_input_layout *out)
+static kiln_result create_input_layout(kiln_device *dev, const kiln_input_layout_desc *desc,
+                                       kiln_vertex_shader shader, kiln_input_layout *out)
 {
     static const char api[] = "kiln_create_input_layout";
     PREAMBLE(out);
@@ -98,8 +117,17 @@ kiln_result kiln_create_input_layout(kiln_device *dev, const kiln_input_layout_d
     return make(dev, api, KRES_TYPE_LAYOUT, desc, sizeof *desc, &out->id);
 }
 
-kiln_result kiln_create_rasterizer_state(kiln_device *dev, const kiln_rasterizer_desc *desc,
-                                         kiln_rasterizer_state *out)
+kiln_result kiln_create_input_layout(kiln_device *dev, const kiln_input_layout_desc *desc,
+                                     kiln_vertex_shader shader, kiln_input_layout *out)
+{
+    kiln_result r = create_input_layout(dev, desc, shader, out);
+    if (dev && dev->capture)
+        kcap_create_input_layout(dev, desc, shader, out ? *out : (kiln_input_layout){0}, r);
+    return r;
+}
+
+static kiln_result create_rasterizer_state(kiln_device *dev, const kiln_rasterizer_desc *desc,
+                                           kiln_rasterizer_state *out)
 {
     static const char api[] = "kiln_create_rasterizer_state";
     PREAMBLE(out);
@@ -109,14 +137,22 @@ kiln_result kiln_create_rasterizer_state(kiln_device *dev, const kiln_rasterizer
     return make(dev, api, KRES_TYPE_RS, desc, sizeof *desc, &out->id);
 }
 
+kiln_result kiln_create_rasterizer_state(kiln_device *dev, const kiln_rasterizer_desc *desc, kiln_rasterizer_state *out)
+{
+    kiln_result r = create_rasterizer_state(dev, desc, out);
+    if (dev && dev->capture)
+        kcap_create_state(dev, KCAP_OP_CREATE_RASTERIZER_STATE, desc, out ? out->id : 0, r);
+    return r;
+}
+
 static bool stencil_face_ok(const kiln_stencil_face *f)
 {
     return (unsigned)f->fail_op <= KILN_STENCIL_OP_DECR && (unsigned)f->depth_fail_op <= KILN_STENCIL_OP_DECR &&
            (unsigned)f->pass_op <= KILN_STENCIL_OP_DECR && (unsigned)f->func <= KILN_COMPARE_ALWAYS;
 }
 
-kiln_result kiln_create_depth_stencil_state(kiln_device *dev, const kiln_depth_stencil_desc *desc,
-                                            kiln_depth_stencil_state *out)
+static kiln_result create_depth_stencil_state(kiln_device *dev, const kiln_depth_stencil_desc *desc,
+                                              kiln_depth_stencil_state *out)
 {
     static const char api[] = "kiln_create_depth_stencil_state";
     PREAMBLE(out);
@@ -127,7 +163,15 @@ kiln_result kiln_create_depth_stencil_state(kiln_device *dev, const kiln_depth_s
     return make(dev, api, KRES_TYPE_DSS, desc, sizeof *desc, &out->id);
 }
 
-kiln_result kiln_create_blend_state(kiln_device *dev, const kiln_blend_desc *desc, kiln_blend_state *out)
+kiln_result kiln_create_depth_stencil_state(kiln_device *dev, const kiln_depth_stencil_desc *desc, kiln_depth_stencil_state *out)
+{
+    kiln_result r = create_depth_stencil_state(dev, desc, out);
+    if (dev && dev->capture)
+        kcap_create_state(dev, KCAP_OP_CREATE_DEPTH_STENCIL_STATE, desc, out ? out->id : 0, r);
+    return r;
+}
+
+static kiln_result create_blend_state(kiln_device *dev, const kiln_blend_desc *desc, kiln_blend_state *out)
 {
     static const char api[] = "kiln_create_blend_state";
     PREAMBLE(out);
@@ -143,7 +187,15 @@ kiln_result kiln_create_blend_state(kiln_device *dev, const kiln_blend_desc *des
     return make(dev, api, KRES_TYPE_BS, desc, sizeof *desc, &out->id);
 }
 
-kiln_result kiln_create_sampler(kiln_device *dev, const kiln_sampler_desc *desc, kiln_sampler *out)
+kiln_result kiln_create_blend_state(kiln_device *dev, const kiln_blend_desc *desc, kiln_blend_state *out)
+{
+    kiln_result r = create_blend_state(dev, desc, out);
+    if (dev && dev->capture)
+        kcap_create_state(dev, KCAP_OP_CREATE_BLEND_STATE, desc, out ? out->id : 0, r);
+    return r;
+}
+
+static kiln_result create_sampler(kiln_device *dev, const kiln_sampler_desc *desc, kiln_sampler *out)
 {
     static const char api[] = "kiln_create_sampler";
     PREAMBLE(out);
@@ -153,6 +205,14 @@ kiln_result kiln_create_sampler(kiln_device *dev, const kiln_sampler_desc *desc,
         (desc->lod_clamp_enable && !(desc->min_lod <= desc->max_lod)))
         return FAIL(KILN_E_INVALID_ARG, STATE_DESC, "a filter, address mode or LOD range is invalid");
     return make(dev, api, KRES_TYPE_SAMPLER, desc, sizeof *desc, &out->id);
+}
+
+kiln_result kiln_create_sampler(kiln_device *dev, const kiln_sampler_desc *desc, kiln_sampler *out)
+{
+    kiln_result r = create_sampler(dev, desc, out);
+    if (dev && dev->capture)
+        kcap_create_state(dev, KCAP_OP_CREATE_SAMPLER, desc, out ? out->id : 0, r);
+    return r;
 }
 
 static kiln_result destroy(kiln_device *dev, const char *api, uint32_t id, kres_type type, const char *what)
@@ -171,29 +231,50 @@ static kiln_result destroy(kiln_device *dev, const char *api, uint32_t id, kres_
 
 kiln_result kiln_destroy_vertex_shader(kiln_device *dev, kiln_vertex_shader s)
 {
-    return destroy(dev, "kiln_destroy_vertex_shader", s.id, KRES_TYPE_VS, "vertex shader");
+    kiln_result r = destroy(dev, "kiln_destroy_vertex_shader", s.id, KRES_TYPE_VS, "vertex shader");
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_VERTEX_SHADER, s.id, r);
+    return r;
 }
 kiln_result kiln_destroy_pixel_shader(kiln_device *dev, kiln_pixel_shader s)
 {
-    return destroy(dev, "kiln_destroy_pixel_shader", s.id, KRES_TYPE_PS, "pixel shader");
+    kiln_result r = destroy(dev, "kiln_destroy_pixel_shader", s.id, KRES_TYPE_PS, "pixel shader");
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_PIXEL_SHADER, s.id, r);
+    return r;
 }
 kiln_result kiln_destroy_input_layout(kiln_device *dev, kiln_input_layout l)
 {
-    return destroy(dev, "kiln_destroy_input_layout", l.id, KRES_TYPE_LAYOUT, "input layout");
+    kiln_result r = destroy(dev, "kiln_destroy_input_layout", l.id, KRES_TYPE_LAYOUT, "input layout");
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_INPUT_LAYOUT, l.id, r);
+    return r;
 }
 kiln_result kiln_destroy_rasterizer_state(kiln_device *dev, kiln_rasterizer_state s)
 {
-    return destroy(dev, "kiln_destroy_rasterizer_state", s.id, KRES_TYPE_RS, "rasterizer state");
+    kiln_result r = destroy(dev, "kiln_destroy_rasterizer_state", s.id, KRES_TYPE_RS, "rasterizer state");
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_RASTERIZER_STATE, s.id, r);
+    return r;
 }
 kiln_result kiln_destroy_depth_stencil_state(kiln_device *dev, kiln_depth_stencil_state s)
 {
-    return destroy(dev, "kiln_destroy_depth_stencil_state", s.id, KRES_TYPE_DSS, "depth-stencil state");
+    kiln_result r = destroy(dev, "kiln_destroy_depth_stencil_state", s.id, KRES_TYPE_DSS, "depth-stencil state");
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_DEPTH_STENCIL_STATE, s.id, r);
+    return r;
 }
 kiln_result kiln_destroy_blend_state(kiln_device *dev, kiln_blend_state s)
 {
-    return destroy(dev, "kiln_destroy_blend_state", s.id, KRES_TYPE_BS, "blend state");
+    kiln_result r = destroy(dev, "kiln_destroy_blend_state", s.id, KRES_TYPE_BS, "blend state");
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_BLEND_STATE, s.id, r);
+    return r;
 }
 kiln_result kiln_destroy_sampler(kiln_device *dev, kiln_sampler s)
 {
-    return destroy(dev, "kiln_destroy_sampler", s.id, KRES_TYPE_SAMPLER, "sampler");
+    kiln_result r = destroy(dev, "kiln_destroy_sampler", s.id, KRES_TYPE_SAMPLER, "sampler");
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_SAMPLER, s.id, r);
+    return r;
 }

@@ -2,6 +2,7 @@
  * captured into an immutable state block, gathered into a scene), and the
  * scene's submission as one command. */
 #include "api.h"
+#include "../capture/capture.h"
 #include "../driver/driver.h"
 
 #include <string.h>
@@ -105,6 +106,22 @@ void ka_pipeline_fini(kiln_context *ctx)
     ctx->pipe = NULL;
 }
 
+void ka_pipeline_scalars(const kiln_context *ctx, ka_scalar_state *out)
+{
+    const ka_pipeline *p = ctx->pipe;
+    memset(out, 0, sizeof *out);
+    out->topology = p->topology;
+    out->viewport_set = p->vp_set;
+    out->viewport = p->vp;
+    out->scissor = p->scissor;
+    memcpy(out->blend_factor, p->blend_factor, sizeof out->blend_factor);
+    out->stencil_ref = p->stencil_ref;
+    out->index_format = p->ib_format;
+    out->index_offset = p->ib_offset;
+    memcpy(out->vb_stride, p->vb_stride, sizeof out->vb_stride);
+    memcpy(out->vb_offset, p->vb_offset, sizeof out->vb_offset);
+}
+
 /* Looks up a handle for binding: 0 unbinds (NULL, OK). */
 static kiln_result bind_get(kiln_device *dev, const char *api, uint32_t id, kres_type type,
                             const char *what, kres_object **out)
@@ -130,7 +147,7 @@ static kiln_result set_pipe(kiln_context *ctx, const char *api, uint32_t id, kre
     return KILN_OK;
 }
 
-kiln_result kiln_ia_set_input_layout(kiln_context *ctx, kiln_input_layout l)
+static kiln_result ia_set_input_layout(kiln_context *ctx, kiln_input_layout l)
 {
     static const char api[] = "kiln_ia_set_input_layout";
     CTX_PREAMBLE();
@@ -138,7 +155,15 @@ kiln_result kiln_ia_set_input_layout(kiln_context *ctx, kiln_input_layout l)
     return set_pipe(ctx, api, l.id, KRES_TYPE_LAYOUT, "input layout", &ctx->pipe->layout);
 }
 
-kiln_result kiln_vs_set_shader(kiln_context *ctx, kiln_vertex_shader s)
+kiln_result kiln_ia_set_input_layout(kiln_context *ctx, kiln_input_layout l)
+{
+    kiln_result r = ia_set_input_layout(ctx, l);
+    if (ctx && ctx->dev->capture)
+        kcap_context_object(ctx, KCAP_OP_IA_SET_INPUT_LAYOUT, l.id, r);
+    return r;
+}
+
+static kiln_result vs_set_shader(kiln_context *ctx, kiln_vertex_shader s)
 {
     static const char api[] = "kiln_vs_set_shader";
     CTX_PREAMBLE();
@@ -146,7 +171,15 @@ kiln_result kiln_vs_set_shader(kiln_context *ctx, kiln_vertex_shader s)
     return set_pipe(ctx, api, s.id, KRES_TYPE_VS, "vertex shader", &ctx->pipe->vs);
 }
 
-kiln_result kiln_ps_set_shader(kiln_context *ctx, kiln_pixel_shader s)
+kiln_result kiln_vs_set_shader(kiln_context *ctx, kiln_vertex_shader s)
+{
+    kiln_result r = vs_set_shader(ctx, s);
+    if (ctx && ctx->dev->capture)
+        kcap_context_object(ctx, KCAP_OP_VS_SET_SHADER, s.id, r);
+    return r;
+}
+
+static kiln_result ps_set_shader(kiln_context *ctx, kiln_pixel_shader s)
 {
     static const char api[] = "kiln_ps_set_shader";
     CTX_PREAMBLE();
@@ -154,7 +187,15 @@ kiln_result kiln_ps_set_shader(kiln_context *ctx, kiln_pixel_shader s)
     return set_pipe(ctx, api, s.id, KRES_TYPE_PS, "pixel shader", &ctx->pipe->ps);
 }
 
-kiln_result kiln_rs_set_state(kiln_context *ctx, kiln_rasterizer_state s)
+kiln_result kiln_ps_set_shader(kiln_context *ctx, kiln_pixel_shader s)
+{
+    kiln_result r = ps_set_shader(ctx, s);
+    if (ctx && ctx->dev->capture)
+        kcap_context_object(ctx, KCAP_OP_PS_SET_SHADER, s.id, r);
+    return r;
+}
+
+static kiln_result rs_set_state(kiln_context *ctx, kiln_rasterizer_state s)
 {
     static const char api[] = "kiln_rs_set_state";
     CTX_PREAMBLE();
@@ -162,7 +203,15 @@ kiln_result kiln_rs_set_state(kiln_context *ctx, kiln_rasterizer_state s)
     return set_pipe(ctx, api, s.id, KRES_TYPE_RS, "rasterizer state", &ctx->pipe->rs);
 }
 
-kiln_result kiln_om_set_depth_stencil_state(kiln_context *ctx, kiln_depth_stencil_state s, uint32_t ref)
+kiln_result kiln_rs_set_state(kiln_context *ctx, kiln_rasterizer_state s)
+{
+    kiln_result r = rs_set_state(ctx, s);
+    if (ctx && ctx->dev->capture)
+        kcap_context_object(ctx, KCAP_OP_RS_SET_STATE, s.id, r);
+    return r;
+}
+
+static kiln_result om_set_depth_stencil_state(kiln_context *ctx, kiln_depth_stencil_state s, uint32_t ref)
 {
     static const char api[] = "kiln_om_set_depth_stencil_state";
     CTX_PREAMBLE();
@@ -173,7 +222,15 @@ kiln_result kiln_om_set_depth_stencil_state(kiln_context *ctx, kiln_depth_stenci
     return r;
 }
 
-kiln_result kiln_om_set_blend_state(kiln_context *ctx, kiln_blend_state s, const float factor[4])
+kiln_result kiln_om_set_depth_stencil_state(kiln_context *ctx, kiln_depth_stencil_state s, uint32_t ref)
+{
+    kiln_result r = om_set_depth_stencil_state(ctx, s, ref);
+    if (ctx && ctx->dev->capture)
+        kcap_om_set_depth_stencil_state(ctx, s, ref, r);
+    return r;
+}
+
+static kiln_result om_set_blend_state(kiln_context *ctx, kiln_blend_state s, const float factor[4])
 {
     static const char api[] = "kiln_om_set_blend_state";
     CTX_PREAMBLE();
@@ -185,7 +242,15 @@ kiln_result kiln_om_set_blend_state(kiln_context *ctx, kiln_blend_state s, const
     return r;
 }
 
-kiln_result kiln_ia_set_topology(kiln_context *ctx, kiln_topology t)
+kiln_result kiln_om_set_blend_state(kiln_context *ctx, kiln_blend_state s, const float factor[4])
+{
+    kiln_result r = om_set_blend_state(ctx, s, factor);
+    if (ctx && ctx->dev->capture)
+        kcap_om_set_blend_state(ctx, s, factor, r);
+    return r;
+}
+
+static kiln_result ia_set_topology(kiln_context *ctx, kiln_topology t)
 {
     static const char api[] = "kiln_ia_set_topology";
     CTX_PREAMBLE();
@@ -194,6 +259,14 @@ kiln_result kiln_ia_set_topology(kiln_context *ctx, kiln_topology t)
     ctx->pipe->topology = t;
     dirty(ctx->pipe);
     return KILN_OK;
+}
+
+kiln_result kiln_ia_set_topology(kiln_context *ctx, kiln_topology t)
+{
+    kiln_result r = ia_set_topology(ctx, t);
+    if (ctx && ctx->dev->capture)
+        kcap_ia_set_topology(ctx, t, r);
+    return r;
 }
 
 /* Buffers for a bind slot range: all looked up before any is bound, so a
@@ -223,8 +296,8 @@ static kiln_result get_buffers(kiln_device *dev, const char *api, uint32_t start
     return KILN_OK;
 }
 
-kiln_result kiln_ia_set_vertex_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs,
-                                       const uint32_t *strides, const uint32_t *offsets)
+static kiln_result ia_set_vertex_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs,
+                                         const uint32_t *strides, const uint32_t *offsets)
 {
     static const char api[] = "kiln_ia_set_vertex_buffers";
     CTX_PREAMBLE();
@@ -244,7 +317,16 @@ kiln_result kiln_ia_set_vertex_buffers(kiln_context *ctx, uint32_t start, uint32
     return KILN_OK;
 }
 
-kiln_result kiln_ia_set_index_buffer(kiln_context *ctx, kiln_buffer buf, kiln_index_format format, uint32_t offset)
+kiln_result kiln_ia_set_vertex_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs,
+                                       const uint32_t *strides, const uint32_t *offsets)
+{
+    kiln_result r = ia_set_vertex_buffers(ctx, start, count, bufs, strides, offsets);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_IA_SET_VERTEX_BUFFERS, start, count, bufs, strides, offsets, r);
+    return r;
+}
+
+static kiln_result ia_set_index_buffer(kiln_context *ctx, kiln_buffer buf, kiln_index_format format, uint32_t offset)
 {
     static const char api[] = "kiln_ia_set_index_buffer";
     CTX_PREAMBLE();
@@ -263,6 +345,14 @@ kiln_result kiln_ia_set_index_buffer(kiln_context *ctx, kiln_buffer buf, kiln_in
     return KILN_OK;
 }
 
+kiln_result kiln_ia_set_index_buffer(kiln_context *ctx, kiln_buffer buf, kiln_index_format format, uint32_t offset)
+{
+    kiln_result r = ia_set_index_buffer(ctx, buf, format, offset);
+    if (ctx && ctx->dev->capture)
+        kcap_ia_set_index_buffer(ctx, buf, format, offset, r);
+    return r;
+}
+
 static kiln_result set_cbs(kiln_context *ctx, const char *api, uint32_t start, uint32_t count,
                            const kiln_buffer *bufs, kres_resource **slots)
 {
@@ -277,7 +367,7 @@ static kiln_result set_cbs(kiln_context *ctx, const char *api, uint32_t start, u
     return KILN_OK;
 }
 
-kiln_result kiln_vs_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
+static kiln_result vs_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
 {
     static const char api[] = "kiln_vs_set_constant_buffers";
     CTX_PREAMBLE();
@@ -285,7 +375,15 @@ kiln_result kiln_vs_set_constant_buffers(kiln_context *ctx, uint32_t start, uint
     return set_cbs(ctx, api, start, count, bufs, ctx->pipe->vs_cb);
 }
 
-kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
+kiln_result kiln_vs_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
+{
+    kiln_result r = vs_set_constant_buffers(ctx, start, count, bufs);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_VS_SET_CONSTANT_BUFFERS, start, count, bufs, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result ps_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
 {
     static const char api[] = "kiln_ps_set_constant_buffers";
     CTX_PREAMBLE();
@@ -293,7 +391,15 @@ kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start, uint
     return set_cbs(ctx, api, start, count, bufs, ctx->pipe->ps_cb);
 }
 
-kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
+{
+    kiln_result r = ps_set_constant_buffers(ctx, start, count, bufs);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_PS_SET_CONSTANT_BUFFERS, start, count, bufs, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
 {
     static const char api[] = "kiln_ps_set_shader_resources";
     CTX_PREAMBLE();
@@ -319,7 +425,15 @@ kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint
     return KILN_OK;
 }
 
-kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+{
+    kiln_result r = ps_set_shader_resources(ctx, start, count, views);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_PS_SET_SHADER_RESOURCES, start, count, views, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
 {
     static const char api[] = "kiln_ps_set_samplers";
     CTX_PREAMBLE();
@@ -343,7 +457,15 @@ kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t cou
     return KILN_OK;
 }
 
-kiln_result kiln_rs_set_viewport(kiln_context *ctx, const kiln_viewport *vp)
+kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    kiln_result r = ps_set_samplers(ctx, start, count, samplers);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_PS_SET_SAMPLERS, start, count, samplers, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result rs_set_viewport(kiln_context *ctx, const kiln_viewport *vp)
 {
     static const char api[] = "kiln_rs_set_viewport";
     CTX_PREAMBLE();
@@ -359,7 +481,15 @@ kiln_result kiln_rs_set_viewport(kiln_context *ctx, const kiln_viewport *vp)
     return KILN_OK;
 }
 
-kiln_result kiln_rs_set_scissor_rect(kiln_context *ctx, const kiln_rect *rect)
+kiln_result kiln_rs_set_viewport(kiln_context *ctx, const kiln_viewport *vp)
+{
+    kiln_result r = rs_set_viewport(ctx, vp);
+    if (ctx && ctx->dev->capture)
+        kcap_rs_set_viewport(ctx, vp, r);
+    return r;
+}
+
+static kiln_result rs_set_scissor_rect(kiln_context *ctx, const kiln_rect *rect)
 {
     static const char api[] = "kiln_rs_set_scissor_rect";
     CTX_PREAMBLE();
@@ -368,6 +498,14 @@ kiln_result kiln_rs_set_scissor_rect(kiln_context *ctx, const kiln_rect *rect)
     ctx->pipe->scissor = *rect;
     dirty(ctx->pipe);
     return KILN_OK;
+}
+
+kiln_result kiln_rs_set_scissor_rect(kiln_context *ctx, const kiln_rect *rect)
+{
+    kiln_result r = rs_set_scissor_rect(ctx, rect);
+    if (ctx && ctx->dev->capture)
+        kcap_rs_set_scissor_rect(ctx, rect, r);
+    return r;
 }
 
 static bool same_views(const kd_scene *s, const ka_pipeline *p)
@@ -380,7 +518,7 @@ static bool same_views(const kd_scene *s, const ka_pipeline *p)
     return true;
 }
 
-kiln_result kiln_om_set_render_targets(kiln_context *ctx, uint32_t count, const kiln_rtv *views, kiln_dsv ds)
+static kiln_result om_set_render_targets(kiln_context *ctx, uint32_t count, const kiln_rtv *views, kiln_dsv ds)
 {
     static const char api[] = "kiln_om_set_render_targets";
     CTX_PREAMBLE();
@@ -424,6 +562,14 @@ kiln_result kiln_om_set_render_targets(kiln_context *ctx, uint32_t count, const 
     p->nrt = count;
     dirty(p);
     return KILN_OK;
+}
+
+kiln_result kiln_om_set_render_targets(kiln_context *ctx, uint32_t count, const kiln_rtv *views, kiln_dsv ds)
+{
+    kiln_result r = om_set_render_targets(ctx, count, views, ds);
+    if (ctx && ctx->dev->capture)
+        kcap_om_set_render_targets(ctx, count, views, ds, r);
+    return r;
 }
 
 /* ---- state blocks ---- */
@@ -859,7 +1005,10 @@ kiln_result kiln_draw(kiln_context *ctx, uint32_t count, uint32_t start)
     static const char api[] = "kiln_draw";
     CTX_PREAMBLE();
     (void)dev;
-    return draw(ctx, api, false, count, 1, start, 0, 0);
+    kiln_result r = draw(ctx, api, false, count, 1, start, 0, 0);
+    if (dev->capture)
+        kcap_draw(ctx, KCAP_OP_DRAW, count, 1, start, 0, 0, r);
+    return r;
 }
 
 kiln_result kiln_draw_indexed(kiln_context *ctx, uint32_t count, uint32_t start, int32_t base_vertex)
@@ -867,7 +1016,10 @@ kiln_result kiln_draw_indexed(kiln_context *ctx, uint32_t count, uint32_t start,
     static const char api[] = "kiln_draw_indexed";
     CTX_PREAMBLE();
     (void)dev;
-    return draw(ctx, api, true, count, 1, start, base_vertex, 0);
+    kiln_result r = draw(ctx, api, true, count, 1, start, base_vertex, 0);
+    if (dev->capture)
+        kcap_draw(ctx, KCAP_OP_DRAW_INDEXED, count, 1, start, base_vertex, 0, r);
+    return r;
 }
 
 kiln_result kiln_draw_instanced(kiln_context *ctx, uint32_t count, uint32_t instances, uint32_t start,
@@ -876,7 +1028,10 @@ kiln_result kiln_draw_instanced(kiln_context *ctx, uint32_t count, uint32_t inst
     static const char api[] = "kiln_draw_instanced";
     CTX_PREAMBLE();
     (void)dev;
-    return draw(ctx, api, false, count, instances, start, 0, start_instance);
+    kiln_result r = draw(ctx, api, false, count, instances, start, 0, start_instance);
+    if (dev->capture)
+        kcap_draw(ctx, KCAP_OP_DRAW_INSTANCED, count, instances, start, 0, start_instance, r);
+    return r;
 }
 
 kiln_result kiln_draw_indexed_instanced(kiln_context *ctx, uint32_t count, uint32_t instances, uint32_t start,
@@ -885,7 +1040,11 @@ kiln_result kiln_draw_indexed_instanced(kiln_context *ctx, uint32_t count, uint3
     static const char api[] = "kiln_draw_indexed_instanced";
     CTX_PREAMBLE();
     (void)dev;
-    return draw(ctx, api, true, count, instances, start, base_vertex, start_instance);
+    kiln_result r = draw(ctx, api, true, count, instances, start, base_vertex, start_instance);
+    if (dev->capture)
+        kcap_draw(ctx, KCAP_OP_DRAW_INDEXED_INSTANCED, count, instances, start, base_vertex,
+                  start_instance, r);
+    return r;
 }
 
 /* Clears of the scene's targets join the scene (cleared per tile, lazily);
@@ -917,7 +1076,7 @@ bool ka_scene_clear(kiln_context *ctx, kres_view *v, bool depth, const uint8_t t
     return kd_scene_push(s, &op);
 }
 
-kiln_result kiln_generate_mips(kiln_context *ctx, kiln_srv view)
+static kiln_result generate_mips(kiln_context *ctx, kiln_srv view)
 {
     static const char api[] = "kiln_generate_mips";
     CTX_PREAMBLE();
@@ -946,5 +1105,13 @@ kiln_result kiln_generate_mips(kiln_context *ctx, kiln_srv view)
         }
     }
     kres_unref(&v->base);
+    return r;
+}
+
+kiln_result kiln_generate_mips(kiln_context *ctx, kiln_srv view)
+{
+    kiln_result r = generate_mips(ctx, view);
+    if (ctx && ctx->dev->capture)
+        kcap_context_object(ctx, KCAP_OP_GENERATE_MIPS, view.id, r);
     return r;
 }

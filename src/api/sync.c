@@ -1,5 +1,6 @@
 /* Timelines, fences, sync tokens, server/client waits and event queries. */
 #include "api.h"
+#include "../capture/capture.h"
 
 #include <errno.h>
 #include <string.h>
@@ -65,7 +66,7 @@ static kiln_result destroy_handle(kiln_device *dev, const char *api, uint32_t id
 
 /* ---- timelines ---- */
 
-kiln_result kiln_create_timeline(kiln_device *dev, uint64_t initial, kiln_timeline *out)
+static kiln_result create_timeline(kiln_device *dev, uint64_t initial, kiln_timeline *out)
 {
     static const char api[] = "kiln_create_timeline";
     if (out)
@@ -79,7 +80,15 @@ kiln_result kiln_create_timeline(kiln_device *dev, uint64_t initial, kiln_timeli
     return add_handle(dev, api, &tl->base, &out->id);
 }
 
-kiln_result kiln_destroy_timeline(kiln_device *dev, kiln_timeline t)
+kiln_result kiln_create_timeline(kiln_device *dev, uint64_t initial, kiln_timeline *out)
+{
+    kiln_result r = create_timeline(dev, initial, out);
+    if (dev && dev->capture)
+        kcap_create_timeline(dev, initial, out ? *out : (kiln_timeline){0}, r);
+    return r;
+}
+
+static kiln_result destroy_timeline(kiln_device *dev, kiln_timeline t)
 {
     static const char api[] = "kiln_destroy_timeline";
     DEV_PREAMBLE();
@@ -94,7 +103,15 @@ kiln_result kiln_destroy_timeline(kiln_device *dev, kiln_timeline t)
     return destroy_handle(dev, api, t.id, KRES_TYPE_TIMELINE, "timeline");
 }
 
-kiln_result kiln_timeline_get_value(kiln_device *dev, kiln_timeline t, uint64_t *out)
+kiln_result kiln_destroy_timeline(kiln_device *dev, kiln_timeline t)
+{
+    kiln_result r = destroy_timeline(dev, t);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_TIMELINE, t.id, r);
+    return r;
+}
+
+static kiln_result timeline_get_value(kiln_device *dev, kiln_timeline t, uint64_t *out)
 {
     static const char api[] = "kiln_timeline_get_value";
     if (out)
@@ -113,6 +130,14 @@ kiln_result kiln_timeline_get_value(kiln_device *dev, kiln_timeline t, uint64_t 
     return KILN_OK;
 }
 
+kiln_result kiln_timeline_get_value(kiln_device *dev, kiln_timeline t, uint64_t *out)
+{
+    kiln_result r = timeline_get_value(dev, t, out);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_TIMELINE_GET_VALUE, t.id, r);
+    return r;
+}
+
 /* Claims `value` for a signal; caller holds the mutex. */
 static kiln_result claim_value(kiln_device *dev, const char *api, ks_timeline *tl, uint64_t value)
 {
@@ -127,7 +152,7 @@ static kiln_result claim_value(kiln_device *dev, const char *api, ks_timeline *t
     return KILN_OK;
 }
 
-kiln_result kiln_timeline_signal(kiln_device *dev, kiln_timeline t, uint64_t value)
+static kiln_result timeline_signal(kiln_device *dev, kiln_timeline t, uint64_t value)
 {
     static const char api[] = "kiln_timeline_signal";
     DEV_PREAMBLE();
@@ -144,6 +169,15 @@ kiln_result kiln_timeline_signal(kiln_device *dev, kiln_timeline t, uint64_t val
     }
     ks_unlock(dev->dom);
     kres_unref(&tl->base);
+    return r;
+}
+
+kiln_result kiln_timeline_signal(kiln_device *dev, kiln_timeline t, uint64_t value)
+{
+    struct kcap_writer *w = dev && dev->capture ? kcap_lock(dev) : NULL;
+    kiln_result r = timeline_signal(dev, t, value);
+    if (w)
+        kcap_timeline_signal(w, t, value, r);
     return r;
 }
 
@@ -164,7 +198,7 @@ static kiln_result fence_from_point(kiln_device *dev, const char *api, ks_timeli
     return add_handle(dev, api, &f->base, &out->id);
 }
 
-kiln_result kiln_create_fence(kiln_device *dev, kiln_timeline t, uint64_t value, kiln_fence *out)
+static kiln_result create_fence(kiln_device *dev, kiln_timeline t, uint64_t value, kiln_fence *out)
 {
     static const char api[] = "kiln_create_fence";
     if (out)
@@ -181,7 +215,15 @@ kiln_result kiln_create_fence(kiln_device *dev, kiln_timeline t, uint64_t value,
     return r;
 }
 
-kiln_result kiln_fence_merge(kiln_device *dev, kiln_fence a, kiln_fence b, kiln_fence *out)
+kiln_result kiln_create_fence(kiln_device *dev, kiln_timeline t, uint64_t value, kiln_fence *out)
+{
+    kiln_result r = create_fence(dev, t, value, out);
+    if (dev && dev->capture)
+        kcap_create_fence(dev, t, value, out ? *out : (kiln_fence){0}, r);
+    return r;
+}
+
+static kiln_result fence_merge(kiln_device *dev, kiln_fence a, kiln_fence b, kiln_fence *out)
 {
     static const char api[] = "kiln_fence_merge";
     if (out)
@@ -218,9 +260,20 @@ kiln_result kiln_fence_merge(kiln_device *dev, kiln_fence a, kiln_fence b, kiln_
     return add_handle(dev, api, &f->base, &out->id);
 }
 
+kiln_result kiln_fence_merge(kiln_device *dev, kiln_fence a, kiln_fence b, kiln_fence *out)
+{
+    kiln_result r = fence_merge(dev, a, b, out);
+    if (dev && dev->capture)
+        kcap_fence_merge(dev, a, b, out ? *out : (kiln_fence){0}, r);
+    return r;
+}
+
 kiln_result kiln_destroy_fence(kiln_device *dev, kiln_fence f)
 {
-    return destroy_handle(dev, "kiln_destroy_fence", f.id, KRES_TYPE_FENCE, "fence");
+    kiln_result r = destroy_handle(dev, "kiln_destroy_fence", f.id, KRES_TYPE_FENCE, "fence");
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_FENCE, f.id, r);
+    return r;
 }
 
 static kiln_fence_status status_of(ks_state s)
@@ -228,7 +281,7 @@ static kiln_fence_status status_of(ks_state s)
     return s == KS_SIGNALED ? KILN_FENCE_SIGNALED : s == KS_ERROR ? KILN_FENCE_ERROR : KILN_FENCE_ACTIVE;
 }
 
-kiln_result kiln_fence_poll(kiln_device *dev, kiln_fence fence, kiln_fence_status *out)
+static kiln_result fence_poll(kiln_device *dev, kiln_fence fence, kiln_fence_status *out)
 {
     static const char api[] = "kiln_fence_poll";
     if (out)
@@ -245,6 +298,14 @@ kiln_result kiln_fence_poll(kiln_device *dev, kiln_fence fence, kiln_fence_statu
     pthread_mutex_unlock(&dev->dom->mu);
     kres_unref(&f->base);
     return KILN_OK;
+}
+
+kiln_result kiln_fence_poll(kiln_device *dev, kiln_fence fence, kiln_fence_status *out)
+{
+    kiln_result r = fence_poll(dev, fence, out);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_FENCE_POLL, fence.id, r);
+    return r;
 }
 
 /* Blocks on f. Touches only f and its domain, never the device: a device
@@ -310,7 +371,7 @@ static kiln_result wait_fence(kq_device *q, ks_fence *f, uint64_t timeout_ns)
     return r;
 }
 
-kiln_result kiln_fence_wait(kiln_device *dev, kiln_fence fence, uint64_t timeout_ns)
+static kiln_result fence_wait(kiln_device *dev, kiln_fence fence, uint64_t timeout_ns)
 {
     static const char api[] = "kiln_fence_wait";
     DEV_PREAMBLE();
@@ -325,7 +386,17 @@ kiln_result kiln_fence_wait(kiln_device *dev, kiln_fence fence, uint64_t timeout
     return r;
 }
 
-kiln_result kiln_fence_wait_async(kiln_device *dev, kiln_fence fence, kiln_fence_callback cb, void *user)
+kiln_result kiln_fence_wait(kiln_device *dev, kiln_fence fence, uint64_t timeout_ns)
+{
+    /* The device may be destroyed during the wait: not looked at after it. */
+    struct kcap_writer *w = dev && dev->capture ? kcap_pin(dev) : NULL;
+    kiln_result r = fence_wait(dev, fence, timeout_ns);
+    if (w)
+        kcap_fence_wait(w, fence, timeout_ns, r);
+    return r;
+}
+
+static kiln_result fence_wait_async(kiln_device *dev, kiln_fence fence, kiln_fence_callback cb, void *user)
 {
     static const char api[] = "kiln_fence_wait_async";
     DEV_PREAMBLE();
@@ -349,9 +420,17 @@ kiln_result kiln_fence_wait_async(kiln_device *dev, kiln_fence fence, kiln_fence
     return KILN_OK;
 }
 
+kiln_result kiln_fence_wait_async(kiln_device *dev, kiln_fence fence, kiln_fence_callback cb, void *user)
+{
+    kiln_result r = fence_wait_async(dev, fence, cb, user);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_FENCE_WAIT_ASYNC, fence.id, r);
+    return r;
+}
+
 /* ---- context stream: signal, wait, fences, tokens ---- */
 
-kiln_result kiln_context_signal(kiln_context *ctx, kiln_timeline t, uint64_t value)
+static kiln_result context_signal(kiln_context *ctx, kiln_timeline t, uint64_t value)
 {
     static const char api[] = "kiln_context_signal";
     CTX_PREAMBLE();
@@ -373,6 +452,15 @@ kiln_result kiln_context_signal(kiln_context *ctx, kiln_timeline t, uint64_t val
     return r;
 }
 
+kiln_result kiln_context_signal(kiln_context *ctx, kiln_timeline t, uint64_t value)
+{
+    struct kcap_writer *w = ctx && ctx->dev->capture ? kcap_lock_context(ctx, "kiln_context_signal") : NULL;
+    kiln_result r = context_signal(ctx, t, value);
+    if (w)
+        kcap_context_signal(w, ctx, t, value, r);
+    return r;
+}
+
 /* Adds a point on the context's own timeline at the current end of its
  * stream; returns its value. Caller holds the mutex. */
 static kiln_result mark_locked(kiln_context *ctx, uint64_t *value)
@@ -384,7 +472,7 @@ static kiln_result mark_locked(kiln_context *ctx, uint64_t *value)
     return r;
 }
 
-kiln_result kiln_context_insert_fence(kiln_context *ctx, kiln_fence *out)
+static kiln_result context_insert_fence(kiln_context *ctx, kiln_fence *out)
 {
     static const char api[] = "kiln_context_insert_fence";
     if (out)
@@ -402,7 +490,16 @@ kiln_result kiln_context_insert_fence(kiln_context *ctx, kiln_fence *out)
     return fence_from_point(dev, api, ctx->q.tl, value, out);
 }
 
-kiln_result kiln_context_sync_token(kiln_context *ctx, kiln_sync_token *out)
+kiln_result kiln_context_insert_fence(kiln_context *ctx, kiln_fence *out)
+{
+    struct kcap_writer *w = ctx && ctx->dev->capture ? kcap_lock_context(ctx, "kiln_context_insert_fence") : NULL;
+    kiln_result r = context_insert_fence(ctx, out);
+    if (w)
+        kcap_context_insert_fence(w, ctx, out ? *out : (kiln_fence){0}, r);
+    return r;
+}
+
+static kiln_result context_sync_token(kiln_context *ctx, kiln_sync_token *out)
 {
     static const char api[] = "kiln_context_sync_token";
     if (out)
@@ -422,7 +519,16 @@ kiln_result kiln_context_sync_token(kiln_context *ctx, kiln_sync_token *out)
     return KILN_OK;
 }
 
-kiln_result kiln_context_wait(kiln_context *ctx, kiln_fence fence)
+kiln_result kiln_context_sync_token(kiln_context *ctx, kiln_sync_token *out)
+{
+    struct kcap_writer *w = ctx && ctx->dev->capture ? kcap_lock_context(ctx, "kiln_context_sync_token") : NULL;
+    kiln_result r = context_sync_token(ctx, out);
+    if (w)
+        kcap_context_sync_token(w, ctx, out, r);
+    return r;
+}
+
+static kiln_result context_wait(kiln_context *ctx, kiln_fence fence)
 {
     static const char api[] = "kiln_context_wait";
     CTX_PREAMBLE();
@@ -438,6 +544,14 @@ kiln_result kiln_context_wait(kiln_context *ctx, kiln_fence fence)
     if (r != KILN_OK)
         return FAIL(r, WOULD_DEADLOCK, "the command ring is full of commands waiting for a resource this context keeps mapped");
     return KILN_OK;
+}
+
+kiln_result kiln_context_wait(kiln_context *ctx, kiln_fence fence)
+{
+    kiln_result r = context_wait(ctx, fence);
+    if (ctx && ctx->dev->capture)
+        kcap_context_object(ctx, KCAP_OP_CONTEXT_WAIT, fence.id, r);
+    return r;
 }
 
 /* A temporary fence for a token: its context's timeline reaching value. */
@@ -459,7 +573,7 @@ static ks_fence *token_fence(kiln_device *dev, const char *api, kiln_sync_token 
     return f;
 }
 
-kiln_result kiln_context_wait_sync_token(kiln_context *ctx, kiln_sync_token token)
+static kiln_result context_wait_sync_token(kiln_context *ctx, kiln_sync_token token)
 {
     static const char api[] = "kiln_context_wait_sync_token";
     CTX_PREAMBLE();
@@ -477,7 +591,15 @@ kiln_result kiln_context_wait_sync_token(kiln_context *ctx, kiln_sync_token toke
     return KILN_OK;
 }
 
-kiln_result kiln_wait_sync_token(kiln_device *dev, kiln_sync_token token, uint64_t timeout_ns)
+kiln_result kiln_context_wait_sync_token(kiln_context *ctx, kiln_sync_token token)
+{
+    kiln_result r = context_wait_sync_token(ctx, token);
+    if (ctx && ctx->dev->capture)
+        kcap_context_wait_sync_token(ctx, token, r);
+    return r;
+}
+
+static kiln_result wait_sync_token(kiln_device *dev, kiln_sync_token token, uint64_t timeout_ns)
 {
     static const char api[] = "kiln_wait_sync_token";
     DEV_PREAMBLE();
@@ -487,6 +609,16 @@ kiln_result kiln_wait_sync_token(kiln_device *dev, kiln_sync_token token, uint64
         return r;
     r = wait_fence(&dev->queue, f, timeout_ns);
     kres_unref(&f->base);
+    return r;
+}
+
+kiln_result kiln_wait_sync_token(kiln_device *dev, kiln_sync_token token, uint64_t timeout_ns)
+{
+    /* The device may be destroyed during the wait: not looked at after it. */
+    struct kcap_writer *w = dev && dev->capture ? kcap_pin(dev) : NULL;
+    kiln_result r = wait_sync_token(dev, token, timeout_ns);
+    if (w)
+        kcap_wait_sync_token(w, token, timeout_ns, r);
     return r;
 }
 
@@ -502,7 +634,7 @@ static void query_destroy(kres_object *obj)
     ks_domain_unref(d);
 }
 
-kiln_result kiln_create_query(kiln_device *dev, kiln_query_type type, kiln_query *out)
+static kiln_result create_query(kiln_device *dev, kiln_query_type type, kiln_query *out)
 {
     static const char api[] = "kiln_create_query";
     if (out)
@@ -525,9 +657,20 @@ kiln_result kiln_create_query(kiln_device *dev, kiln_query_type type, kiln_query
     return add_handle(dev, api, &q->base, &out->id);
 }
 
+kiln_result kiln_create_query(kiln_device *dev, kiln_query_type type, kiln_query *out)
+{
+    kiln_result r = create_query(dev, type, out);
+    if (dev && dev->capture)
+        kcap_create_query(dev, type, out ? *out : (kiln_query){0}, r);
+    return r;
+}
+
 kiln_result kiln_destroy_query(kiln_device *dev, kiln_query q)
 {
-    return destroy_handle(dev, "kiln_destroy_query", q.id, KRES_TYPE_QUERY, "query");
+    kiln_result r = destroy_handle(dev, "kiln_destroy_query", q.id, KRES_TYPE_QUERY, "query");
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_QUERY, q.id, r);
+    return r;
 }
 
 static kiln_query_obj *get_query(kiln_device *dev, uint32_t id, const char *api, kiln_result *r)
@@ -538,7 +681,7 @@ static kiln_query_obj *get_query(kiln_device *dev, uint32_t id, const char *api,
     return (kiln_query_obj *)o;
 }
 
-kiln_result kiln_query_begin(kiln_context *ctx, kiln_query query)
+static kiln_result query_begin(kiln_context *ctx, kiln_query query)
 {
     static const char api[] = "kiln_query_begin";
     CTX_PREAMBLE();
@@ -550,7 +693,15 @@ kiln_result kiln_query_begin(kiln_context *ctx, kiln_query query)
     return FAIL(KILN_E_INVALID_CALL, QUERY_TYPE, "EVENT queries have no Begin");
 }
 
-kiln_result kiln_query_end(kiln_context *ctx, kiln_query query)
+kiln_result kiln_query_begin(kiln_context *ctx, kiln_query query)
+{
+    kiln_result r = query_begin(ctx, query);
+    if (ctx && ctx->dev->capture)
+        kcap_context_object(ctx, KCAP_OP_QUERY_BEGIN, query.id, r);
+    return r;
+}
+
+static kiln_result query_end(kiln_context *ctx, kiln_query query)
 {
     static const char api[] = "kiln_query_end";
     CTX_PREAMBLE();
@@ -583,8 +734,17 @@ kiln_result kiln_query_end(kiln_context *ctx, kiln_query query)
     return KILN_OK;
 }
 
-kiln_result kiln_query_get_data(kiln_context *ctx, kiln_query query, void *data, uint32_t size,
-                                uint32_t flags)
+kiln_result kiln_query_end(kiln_context *ctx, kiln_query query)
+{
+    struct kcap_writer *w = ctx && ctx->dev->capture ? kcap_lock_context(ctx, "kiln_query_end") : NULL;
+    kiln_result r = query_end(ctx, query);
+    if (w)
+        kcap_query_end(w, ctx, query, r);
+    return r;
+}
+
+static kiln_result query_get_data(kiln_context *ctx, kiln_query query, void *data, uint32_t size,
+                                  uint32_t flags)
 {
     static const char api[] = "kiln_query_get_data";
     CTX_PREAMBLE();
@@ -612,4 +772,13 @@ kiln_result kiln_query_get_data(kiln_context *ctx, kiln_query query, void *data,
     if (data)
         *(uint32_t *)data = s == KS_SIGNALED ? 1u : 0u;
     return s == KS_SIGNALED ? KILN_OK : KILN_E_COMMAND_FAILED;
+}
+
+kiln_result kiln_query_get_data(kiln_context *ctx, kiln_query query, void *data, uint32_t size,
+                                uint32_t flags)
+{
+    kiln_result r = query_get_data(ctx, query, data, size, flags);
+    if (ctx && ctx->dev->capture)
+        kcap_query_get_data(ctx, query, data, flags, r);
+    return r;
 }

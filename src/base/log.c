@@ -41,6 +41,7 @@ const char *kiln_result_string(kiln_result r)
     case KILN_E_DEVICE_LOST: return "KILN_E_DEVICE_LOST";
     case KILN_E_WOULD_DEADLOCK: return "KILN_E_WOULD_DEADLOCK";
     case KILN_E_COMMAND_FAILED: return "KILN_E_COMMAND_FAILED";
+    case KILN_E_IO: return "KILN_E_IO";
     }
     return "KILN_E_UNKNOWN";
 }

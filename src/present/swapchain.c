@@ -20,8 +20,12 @@
  *
  * Locking: sc->mu guards buffer states, the queue and the stats. No kiln
  * call that can wait is made while holding it.
+ *
+ * Capture: the swapchain's own kiln calls are not recorded (kcap_suppress
+ * around them, and on the display thread); the swapchain calls are.
  */
 #include "../api/api.h"
+#include "../capture/capture.h"
 #include "../winsys/winsys.h"
 
 #include <stdio.h>
@@ -217,6 +221,7 @@ static void *display_main(void *arg)
     if (tr)
         kt_name_thread(tr, "display (context %u)", sc->display->q.trace_id);
     display_state d = {0};
+    kcap_suppress(1); /* this thread's calls are the swapchain's own */
     kiln_result r = open_winsys(sc, &d.ws);
     pthread_mutex_lock(&sc->mu);
     sc->init_result = r;
@@ -319,7 +324,7 @@ static bool png_pattern_ok(const char *p)
     return conv == 1 && strlen(p) < 500;
 }
 
-kiln_result kiln_swapchain_create(kiln_context *ctx, const kiln_swapchain_desc *desc, kiln_swapchain **out)
+static kiln_result swapchain_create(kiln_context *ctx, const kiln_swapchain_desc *desc, kiln_swapchain **out)
 {
     static const char api[] = "kiln_swapchain_create";
     if (out)
@@ -398,7 +403,17 @@ kiln_result kiln_swapchain_create(kiln_context *ctx, const kiln_swapchain_desc *
     return KILN_OK;
 }
 
-kiln_result kiln_swapchain_get_back_buffer(kiln_swapchain *sc, kiln_texture *tex, kiln_rtv *rtv)
+kiln_result kiln_swapchain_create(kiln_context *ctx, const kiln_swapchain_desc *desc, kiln_swapchain **out)
+{
+    kcap_suppress(1);
+    kiln_result r = swapchain_create(ctx, desc, out);
+    kcap_suppress(-1);
+    if (ctx && ctx->dev->capture)
+        kcap_swapchain_create(ctx, desc, out ? *out : NULL, r);
+    return r;
+}
+
+static kiln_result swapchain_get_back_buffer(kiln_swapchain *sc, kiln_texture *tex, kiln_rtv *rtv)
 {
     static const char api[] = "kiln_swapchain_get_back_buffer";
     if (tex)
@@ -452,7 +467,18 @@ kiln_result kiln_swapchain_get_back_buffer(kiln_swapchain *sc, kiln_texture *tex
     return KILN_OK;
 }
 
-kiln_result kiln_swapchain_present(kiln_swapchain *sc)
+kiln_result kiln_swapchain_get_back_buffer(kiln_swapchain *sc, kiln_texture *tex, kiln_rtv *rtv)
+{
+    kcap_suppress(1);
+    kiln_result r = swapchain_get_back_buffer(sc, tex, rtv);
+    kcap_suppress(-1);
+    if (sc && sc->dev->capture)
+        kcap_swapchain_get_back_buffer(sc->dev, sc, tex ? *tex : (kiln_texture){0},
+                                       rtv ? *rtv : (kiln_rtv){0}, r);
+    return r;
+}
+
+static kiln_result swapchain_present(kiln_swapchain *sc)
 {
     static const char api[] = "kiln_swapchain_present";
     if (!sc)
@@ -497,7 +523,17 @@ kiln_result kiln_swapchain_present(kiln_swapchain *sc)
     return KILN_OK;
 }
 
-kiln_result kiln_swapchain_resize(kiln_swapchain *sc, uint32_t w, uint32_t h)
+kiln_result kiln_swapchain_present(kiln_swapchain *sc)
+{
+    kcap_suppress(1);
+    kiln_result r = swapchain_present(sc);
+    kcap_suppress(-1);
+    if (sc && sc->dev->capture)
+        kcap_swapchain_call(sc->dev, sc, KCAP_OP_SWAPCHAIN_PRESENT, 0, 0, r);
+    return r;
+}
+
+static kiln_result swapchain_resize(kiln_swapchain *sc, uint32_t w, uint32_t h)
 {
     static const char api[] = "kiln_swapchain_resize";
     if (!sc)
@@ -546,7 +582,17 @@ kiln_result kiln_swapchain_resize(kiln_swapchain *sc, uint32_t w, uint32_t h)
     return KILN_OK;
 }
 
-kiln_result kiln_swapchain_get_stats(kiln_swapchain *sc, kiln_swapchain_stats *out)
+kiln_result kiln_swapchain_resize(kiln_swapchain *sc, uint32_t w, uint32_t h)
+{
+    kcap_suppress(1);
+    kiln_result r = swapchain_resize(sc, w, h);
+    kcap_suppress(-1);
+    if (sc && sc->dev->capture)
+        kcap_swapchain_call(sc->dev, sc, KCAP_OP_SWAPCHAIN_RESIZE, w, h, r);
+    return r;
+}
+
+static kiln_result swapchain_get_stats(kiln_swapchain *sc, kiln_swapchain_stats *out)
 {
     static const char api[] = "kiln_swapchain_get_stats";
     if (out)
@@ -561,7 +607,15 @@ kiln_result kiln_swapchain_get_stats(kiln_swapchain *sc, kiln_swapchain_stats *o
     return KILN_OK;
 }
 
-kiln_result kiln_swapchain_wait_idle(kiln_swapchain *sc)
+kiln_result kiln_swapchain_get_stats(kiln_swapchain *sc, kiln_swapchain_stats *out)
+{
+    kiln_result r = swapchain_get_stats(sc, out);
+    if (sc && sc->dev->capture)
+        kcap_swapchain_call(sc->dev, sc, KCAP_OP_SWAPCHAIN_GET_STATS, 0, 0, r);
+    return r;
+}
+
+static kiln_result swapchain_wait_idle(kiln_swapchain *sc)
 {
     if (!sc)
         return null_fail("kiln_swapchain_wait_idle", "swapchain is NULL");
@@ -572,7 +626,15 @@ kiln_result kiln_swapchain_wait_idle(kiln_swapchain *sc)
     return KILN_OK;
 }
 
-void kiln_swapchain_destroy(kiln_swapchain *sc)
+kiln_result kiln_swapchain_wait_idle(kiln_swapchain *sc)
+{
+    kiln_result r = swapchain_wait_idle(sc);
+    if (sc && sc->dev->capture)
+        kcap_swapchain_call(sc->dev, sc, KCAP_OP_SWAPCHAIN_WAIT_IDLE, 0, 0, r);
+    return r;
+}
+
+static void swapchain_destroy(kiln_swapchain *sc)
 {
     if (!sc)
         return;
@@ -589,4 +651,14 @@ void kiln_swapchain_destroy(kiln_swapchain *sc)
     pthread_cond_destroy(&sc->cv);
     pthread_mutex_destroy(&sc->mu);
     kb_free(&env, sc, sizeof *sc);
+}
+
+void kiln_swapchain_destroy(kiln_swapchain *sc)
+{
+    kiln_device *dev = sc ? sc->dev : NULL;
+    kcap_suppress(1);
+    swapchain_destroy(sc);
+    kcap_suppress(-1);
+    if (dev && dev->capture)
+        kcap_swapchain_call(dev, sc, KCAP_OP_SWAPCHAIN_DESTROY, 0, 0, KILN_OK);
 }

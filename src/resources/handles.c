@@ -152,3 +152,13 @@ kres_object *kres_handles_remove(kres_handles *h, uint32_t id, kres_type lo, kre
     pthread_mutex_unlock(&h->mu);
     return obj;
 }
+
+uint32_t kres_handles_live(kres_handles *h)
+{
+    uint32_t n = 0;
+    pthread_mutex_lock(&h->mu);
+    for (uint32_t i = 0; i < h->count; i++)
+        n += h->slots[i].obj != NULL;
+    pthread_mutex_unlock(&h->mu);
+    return n;
+}

@@ -104,6 +104,9 @@ kres_object *kres_handles_get(kres_handles *h, uint32_t id, kres_type type_lo,
 kres_object *kres_handles_remove(kres_handles *h, uint32_t id, kres_type type_lo,
                                  kres_type type_hi, kiln_log_id *out_id);
 
+/* Objects with a live handle now. */
+uint32_t kres_handles_live(kres_handles *h);
+
 /* ---- storage ---- */
 
 typedef struct kres_storage {
