@@ -215,7 +215,8 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(CAPTURE_WRITE_FAILED, "writing the capture file failed; the capture stopped") \
     X(CAPTURE_LIVE_OBJECTS, "a capture begins on a device that has no objects yet (KILN_CAPTURE captures from creation)") \
     X(CAPTURE_SHADER_NAME, "shader name invalid, reserved, or registered with another desc") \
-    X(CAPTURE_SHADER_UNNAMED, "a shader was created from a desc registered under no name: the capture records it, a replay cannot recreate it")
+    X(CAPTURE_SHADER_UNNAMED, "a shader was created from a desc registered under no name: the capture records it, a replay cannot recreate it") \
+    X(SYNC_TOKEN_INVALID, "a sync token names a point its context has not handed out")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -700,7 +701,10 @@ typedef struct kiln_sync_token {
 } kiln_sync_token;
 
 KILN_API kiln_result kiln_context_sync_token(kiln_context *ctx, kiln_sync_token *out_token);
-/* Server wait on a token from any context of the same device. */
+/* Server wait on a token from any context of the same device. A token
+ * whose value its context never handed out is refused (KILN_E_INVALID_ARG,
+ * SYNC_TOKEN_INVALID), here and in kiln_wait_sync_token: nothing but that
+ * context's later tokens would ever reach it. */
 KILN_API kiln_result kiln_context_wait_sync_token(kiln_context *ctx, kiln_sync_token token);
 /* Client wait on a token (see kiln_fence_wait for the results). */
 KILN_API kiln_result kiln_wait_sync_token(kiln_device *device, kiln_sync_token token,

@@ -23,6 +23,8 @@ KILN_DEB_PACKAGES=(
     libegl-dev # ... or through surfaceless EGL (Mesa 25.1 on has only this)
     libgl-dev # GL/glcorearb.h, the GL function types src/gl loads by name
     libgl1-mesa-dri # swrast_dri.so: llvmpipe for surfaceless EGL
+    clang # the capture fuzzer (scripts/fuzz.sh): libFuzzer ...
+    libclang-rt-dev # ... whose runtime is here, with ASan and UBSan
 )
 
 if ! command -v dpkg >/dev/null 2>&1; then

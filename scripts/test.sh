@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, in three builds: scripts/test.sh [PRESET...]
 #
-# For each preset (default: default, then tsan, then asan; see
+# For each preset (default: default, then tsan, then asan, then fuzz; see
 # CMakePresets.json) it configures, builds with -j2 and runs
 #   ctest --preset PRESET --output-on-failure -j2
-# stopping at the first failure. The last line is a summary,
+# stopping at the first failure. The fuzz preset is scripts/fuzz.sh: the
+# capture fuzzer (clang, libFuzzer, ASan + UBSan) for 200,000 executions,
+# counted as one test. The last line is a summary,
 #   "summary: N passed, M failed"
 # counted over the presets that ran. KILN_JOBS overrides the 2.
 #
@@ -23,7 +25,7 @@ jobs=${KILN_JOBS:-2}
 if [ $# -gt 0 ]; then
     presets=("$@")
 else
-    presets=(default tsan asan)
+    presets=(default tsan asan fuzz)
 fi
 
 start=$SECONDS
@@ -102,6 +104,13 @@ PROBE
 bash scripts/deps.sh || fail "scripts/deps.sh (missing packages)"
 
 for preset in "${presets[@]}"; do
+    if [ "$preset" = fuzz ]; then
+        echo
+        bash scripts/fuzz.sh || { total_failed=$((total_failed + 1)); fail "fuzz: scripts/fuzz.sh"; }
+        total_passed=$((total_passed + 1))
+        done_presets+=(fuzz)
+        continue
+    fi
     echo
     echo "=== $preset: configure"
     cmake --preset "$preset" || fail "$preset: configure"

@@ -451,6 +451,30 @@ typedef struct tracker {
 
 #define TRK_HDR 16
 
+/* A token is a point its context handed out: one with a later value is
+ * refused (a wait on it could only end if the context happened to hand it
+ * out later), by both the server and the client wait. Tokens handed out
+ * are accepted, including the latest. */
+static void test_fabricated_token(void)
+{
+    kiln_context *ctx = NULL, *other = NULL; /* fresh: no failure of earlier tests pending */
+    CHECK_RESULT(kiln_context_create(dev, &ctx), KILN_OK);
+    CHECK_RESULT(kiln_context_create(dev, &other), KILN_OK);
+    kiln_sync_token t;
+    CHECK_RESULT(kiln_context_sync_token(ctx, &t), KILN_OK);
+    kiln_sync_token ahead = t;
+    ahead.value = t.value + 1;
+    CHECK_FAILS(kiln_context_wait_sync_token(other, ahead), KILN_E_INVALID_ARG,
+                KILN_LOG_SYNC_TOKEN_INVALID);
+    CHECK_FAILS(kiln_wait_sync_token(dev, ahead, UINT64_MAX), KILN_E_INVALID_ARG,
+                KILN_LOG_SYNC_TOKEN_INVALID);
+    CHECK_RESULT(kiln_context_wait_sync_token(other, t), KILN_OK);
+    CHECK_RESULT(kiln_wait_sync_token(dev, t, UINT64_MAX), KILN_OK);
+    CHECK_RESULT(kiln_finish(other), KILN_OK);
+    CHECK_RESULT(kiln_context_destroy(other), KILN_OK);
+    CHECK_RESULT(kiln_context_destroy(ctx), KILN_OK);
+}
+
 static void *trk_alloc(size_t n, void *user)
 {
     tracker *t = user;
@@ -617,6 +641,7 @@ int main(void)
         test_wait_on_partly_errored_merge();
         test_wait_on_destroyed_timeline();
         test_late_points();
+        test_fabricated_token();
         kiln_device_destroy(dev);
         test_device_lost();
         if (th_failed != before)

@@ -467,8 +467,10 @@ static kiln_result mark_locked(kiln_context *ctx, uint64_t *value)
 {
     kq_context *c = &ctx->q;
     kiln_result r = kq_record_locked(c, c->tl, c->tl_next + 1);
-    if (r == KILN_OK)
+    if (r == KILN_OK) {
         *value = ++c->tl_next;
+        c->tl->requested = c->tl_next; /* the last point a token may name */
+    }
     return r;
 }
 
@@ -561,6 +563,18 @@ static ks_fence *token_fence(kiln_device *dev, const char *api, kiln_sync_token 
     if (!tl)
         return NULL;
     pthread_mutex_lock(&dev->dom->mu);
+    if (tl->internal && token.value > tl->requested) {
+        /* A point the context's stream has not made: nothing would ever
+         * reach it but that context's later tokens, so a wait on it could
+         * hang for good. */
+        uint64_t last = tl->requested;
+        ks_unlock(dev->dom);
+        kres_unref(&tl->base);
+        *r = FAIL(KILN_E_INVALID_ARG, SYNC_TOKEN_INVALID,
+                  "token value %llu, but its context has handed out tokens up to %llu",
+                  (unsigned long long)token.value, (unsigned long long)last);
+        return NULL;
+    }
     ks_point *p = ks_point_create_locked(tl, token.value);
     ks_fence *f = NULL;
     *r = p ? ks_fence_create_locked(dev->dom, &p, 1, &f) : KILN_E_OUT_OF_MEMORY;
