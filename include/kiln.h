@@ -216,7 +216,8 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(CAPTURE_LIVE_OBJECTS, "a capture begins on a device that has no objects yet (KILN_CAPTURE captures from creation)") \
     X(CAPTURE_SHADER_NAME, "shader name invalid, reserved, or registered with another desc") \
     X(CAPTURE_SHADER_UNNAMED, "a shader was created from a desc registered under no name: the capture records it, a replay cannot recreate it") \
-    X(SYNC_TOKEN_INVALID, "a sync token names a point its context has not handed out")
+    X(CONTEXT_IN_USE, "a swapchain still renders through this context: destroy it first") \
+    X(SYNC_TOKEN_INVALID, "a sync token or fence names a point of a context's own timeline that the context has not handed out")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -619,7 +620,9 @@ KILN_API kiln_result kiln_finish(kiln_context *ctx);
 
 KILN_API kiln_result kiln_context_create(kiln_device *device, kiln_context **out_context);
 /* Unmaps what the context keeps mapped, completes its queued work and frees
- * it. The immediate context cannot be destroyed (CONTEXT_IMMEDIATE). */
+ * it. The immediate context cannot be destroyed (CONTEXT_IMMEDIATE), nor a
+ * context a swapchain renders through (KILN_E_INVALID_CALL,
+ * CONTEXT_IN_USE: destroy the swapchain first). */
 KILN_API kiln_result kiln_context_destroy(kiln_context *ctx);
 
 /* ---------------------------------------------------------------------------
@@ -703,7 +706,8 @@ typedef struct kiln_sync_token {
 KILN_API kiln_result kiln_context_sync_token(kiln_context *ctx, kiln_sync_token *out_token);
 /* Server wait on a token from any context of the same device. A token
  * whose value its context never handed out is refused (KILN_E_INVALID_ARG,
- * SYNC_TOKEN_INVALID), here and in kiln_wait_sync_token: nothing but that
+ * SYNC_TOKEN_INVALID), here, in kiln_wait_sync_token, and by
+ * kiln_create_fence on a context's own timeline: nothing but that
  * context's later tokens would ever reach it. */
 KILN_API kiln_result kiln_context_wait_sync_token(kiln_context *ctx, kiln_sync_token token);
 /* Client wait on a token (see kiln_fence_wait for the results). */

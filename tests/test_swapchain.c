@@ -236,6 +236,28 @@ static void test_validation(void)
 
 /* ---- buffer states ---- */
 
+/* A context a swapchain renders through outlives the swapchain: destroying
+ * it first is refused (the capture fuzzer's harness reached a
+ * use-after-free through this), and allowed once the swapchain is gone. */
+static void test_context_in_use(void)
+{
+    step("context in use");
+    kiln_device *dev = th_device(KILN_EXEC_ASYNC, 0);
+    kiln_context *ctx = NULL;
+    CHECK_RESULT(kiln_context_create(dev, &ctx), KILN_OK);
+    kiln_swapchain_desc d = {.width = 16, .height = 16, .winsys = KILN_WINSYS_NULL};
+    kiln_swapchain *sc = NULL;
+    CHECK_RESULT(kiln_swapchain_create(ctx, &d, &sc), KILN_OK);
+    CHECK_FAILS(kiln_context_destroy(ctx), KILN_E_INVALID_CALL, KILN_LOG_CONTEXT_IN_USE);
+    kiln_texture tex;
+    kiln_rtv rtv;
+    CHECK_RESULT(kiln_swapchain_get_back_buffer(sc, &tex, &rtv), KILN_OK);
+    CHECK_RESULT(kiln_swapchain_present(sc), KILN_OK);
+    kiln_swapchain_destroy(sc);
+    CHECK_RESULT(kiln_context_destroy(ctx), KILN_OK);
+    kiln_device_destroy(dev);
+}
+
 static void test_states(uint32_t nbuf)
 {
     char name[64];
@@ -796,6 +818,7 @@ static void test_destroy_displays_queued(uint32_t nbuf)
 int main(void)
 {
     test_validation();
+    test_context_in_use();
     test_states(2);
     test_states(3);
     test_no_wait_on_rendering(2);

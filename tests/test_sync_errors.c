@@ -468,6 +468,12 @@ static void test_fabricated_token(void)
                 KILN_LOG_SYNC_TOKEN_INVALID);
     CHECK_FAILS(kiln_wait_sync_token(dev, ahead, UINT64_MAX), KILN_E_INVALID_ARG,
                 KILN_LOG_SYNC_TOKEN_INVALID);
+    kiln_fence fence = {0};
+    CHECK_FAILS(kiln_create_fence(dev, (kiln_timeline){t.timeline}, ahead.value, &fence),
+                KILN_E_INVALID_ARG, KILN_LOG_SYNC_TOKEN_INVALID);
+    CHECK_RESULT(kiln_create_fence(dev, (kiln_timeline){t.timeline}, t.value, &fence), KILN_OK);
+    CHECK_RESULT(kiln_fence_wait(dev, fence, UINT64_MAX), KILN_OK);
+    kiln_destroy_fence(dev, fence);
     CHECK_RESULT(kiln_context_wait_sync_token(other, t), KILN_OK);
     CHECK_RESULT(kiln_wait_sync_token(dev, t, UINT64_MAX), KILN_OK);
     CHECK_RESULT(kiln_finish(other), KILN_OK);

@@ -21,6 +21,7 @@ struct kiln_context {
     struct kd_scene *scene;    /* draws being gathered, not yet queued */
     uint32_t timeline_id;     /* handle of the context's own timeline */
     kiln_context *next, *prev; /* device's list of created contexts */
+    atomic_uint swapchains;    /* swapchains rendering through it */
 };
 
 struct kiln_device {

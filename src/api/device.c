@@ -275,6 +275,11 @@ static kiln_result context_destroy(kiln_context *ctx)
     if (ctx == &dev->immediate)
         return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_CONTEXT_IMMEDIATE, api,
                        "the immediate context is destroyed with its device");
+    uint32_t sc = atomic_load_explicit(&ctx->swapchains, memory_order_acquire);
+    if (sc)
+        return kb_fail(&dev->env, KILN_E_INVALID_CALL, KILN_LOG_CONTEXT_IN_USE, api,
+                       "%u swapchain%s still render%s through this context; destroy them first", sc,
+                       sc == 1 ? "" : "s", sc == 1 ? "s" : "");
     pthread_mutex_lock(&dev->dom->mu);
     if (ctx->prev)
         ctx->prev->next = ctx->next;

@@ -198,6 +198,23 @@ static kiln_result fence_from_point(kiln_device *dev, const char *api, ks_timeli
     return add_handle(dev, api, &f->base, &out->id);
 }
 
+/* A point on a context's own timeline that its stream has not made yet:
+ * only that context's later tokens and fences could reach it, so a wait on
+ * it (a context waiting on its own future, say) could hang for good.
+ * Logs SYNC_TOKEN_INVALID and returns true for one. */
+static bool unmade_point(kiln_device *dev, const char *api, ks_timeline *tl, uint64_t value)
+{
+    pthread_mutex_lock(&dev->dom->mu);
+    uint64_t last = tl->requested;
+    bool unmade = tl->internal && value > last;
+    ks_unlock(dev->dom);
+    if (unmade)
+        FAIL(KILN_E_INVALID_ARG, SYNC_TOKEN_INVALID,
+             "value %llu on a context's own timeline, whose context has handed out points up to %llu",
+             (unsigned long long)value, (unsigned long long)last);
+    return unmade;
+}
+
 static kiln_result create_fence(kiln_device *dev, kiln_timeline t, uint64_t value, kiln_fence *out)
 {
     static const char api[] = "kiln_create_fence";
@@ -210,7 +227,7 @@ static kiln_result create_fence(kiln_device *dev, kiln_timeline t, uint64_t valu
     ks_timeline *tl = get_timeline(dev, t.id, api, &r);
     if (!tl)
         return r;
-    r = fence_from_point(dev, api, tl, value, out);
+    r = unmade_point(dev, api, tl, value) ? KILN_E_INVALID_ARG : fence_from_point(dev, api, tl, value, out);
     kres_unref(&tl->base);
     return r;
 }
@@ -562,19 +579,12 @@ static ks_fence *token_fence(kiln_device *dev, const char *api, kiln_sync_token 
     ks_timeline *tl = get_timeline(dev, token.timeline, api, r);
     if (!tl)
         return NULL;
-    pthread_mutex_lock(&dev->dom->mu);
-    if (tl->internal && token.value > tl->requested) {
-        /* A point the context's stream has not made: nothing would ever
-         * reach it but that context's later tokens, so a wait on it could
-         * hang for good. */
-        uint64_t last = tl->requested;
-        ks_unlock(dev->dom);
+    if (unmade_point(dev, api, tl, token.value)) {
         kres_unref(&tl->base);
-        *r = FAIL(KILN_E_INVALID_ARG, SYNC_TOKEN_INVALID,
-                  "token value %llu, but its context has handed out tokens up to %llu",
-                  (unsigned long long)token.value, (unsigned long long)last);
+        *r = KILN_E_INVALID_ARG;
         return NULL;
     }
+    pthread_mutex_lock(&dev->dom->mu);
     ks_point *p = ks_point_create_locked(tl, token.value);
     ks_fence *f = NULL;
     *r = p ? ks_fence_create_locked(dev->dom, &p, 1, &f) : KILN_E_OUT_OF_MEMORY;

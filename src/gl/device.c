@@ -56,6 +56,8 @@ static void run_job(kg_device *d, kg_job *job)
 static void *gl_thread(void *arg)
 {
     kg_device *d = arg;
+    if (d->q->trace) /* it completes the scenes: their slices are on its track */
+        kt_name_thread(d->q->trace, "gl thread (llvmpipe)", 0);
     kg_context *ctx = NULL;
     kiln_result r = kg_context_create(KG_PROVIDER_AUTO, d->threads, &d->gl, &ctx, d->start_why, sizeof d->start_why);
     if (r == KILN_OK) {

@@ -356,6 +356,7 @@ static kiln_result swapchain_create(kiln_context *ctx, const kiln_swapchain_desc
         return kb_fail(&env, KILN_E_OUT_OF_MEMORY, KILN_LOG_OUT_OF_MEMORY, api, "swapchain");
     sc->dev = dev;
     sc->ctx = ctx;
+    atomic_fetch_add_explicit(&ctx->swapchains, 1, memory_order_relaxed); /* kept alive */
     sc->desc = d;
     sc->env = env;
     pthread_mutex_init(&sc->mu, NULL);
@@ -392,6 +393,7 @@ static kiln_result swapchain_create(kiln_context *ctx, const kiln_swapchain_desc
         if (sc->display)
             kiln_context_destroy(sc->display);
         bool logged = sc->init_state == -2;
+        atomic_fetch_sub_explicit(&ctx->swapchains, 1, memory_order_release);
         pthread_cond_destroy(&sc->cv);
         pthread_mutex_destroy(&sc->mu);
         kb_free(&env, sc, sizeof *sc);
@@ -647,6 +649,7 @@ static void swapchain_destroy(kiln_swapchain *sc)
         buffer_free(sc, sc->bufs[i]);
     kiln_context_destroy(sc->display);
     kiln_destroy_timeline(sc->dev, sc->release_tl);
+    atomic_fetch_sub_explicit(&sc->ctx->swapchains, 1, memory_order_release);
     kb_env env = sc->env;
     pthread_cond_destroy(&sc->cv);
     pthread_mutex_destroy(&sc->mu);

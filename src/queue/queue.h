@@ -69,7 +69,7 @@ typedef struct kq_cmd {
     /* Frees the payload (and an external node array) once completed. */
     void (*release)(struct kq_cmd *cmd);
     /* Tracing only (q->trace set), not zeroed by kq_begin: */
-    uint64_t tr_begin, tr_submit, tr_grant, tr_flow;
+    uint64_t tr_begin, tr_submit, tr_grant, tr_start, tr_flow;
     uint32_t tr_tid;
     union {
         struct {

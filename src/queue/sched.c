@@ -125,8 +125,9 @@ static const char *const op_names[] = {
     [KQ_OP_GENERATE_MIPS] = "GENERATE_MIPS",
 };
 
-/* The executed command's life for the timeline (before it completes: the
- * slot is still the command's). */
+/* The executed command's life for the timeline, recorded by the thread
+ * that owns the slot until it completes it: the one that ran it, or for a
+ * PARKED command the one that completes it (whose track then shows it). */
 static void trace_cmd(kq_device *q, const kq_cmd *cmd, uint64_t t_start)
 {
     kt_cmd_times c = {
@@ -236,6 +237,8 @@ void kq_complete_locked(kq_device *q, kq_cmd *cmd)
 void kq_complete(kq_cmd *cmd)
 {
     kq_device *q = cmd->ctx->dev;
+    if (q->trace) /* a parked command: from its start to now */
+        trace_cmd(q, cmd, cmd->tr_start);
     pthread_mutex_lock(MU(q));
     kq_complete_locked(q, cmd);
     kq_drain_serial(q);
@@ -252,6 +255,8 @@ static void log_failure(kq_device *q, const kq_cmd *cmd)
 void kq_complete_result(kq_cmd *cmd, kq_exec_result res)
 {
     kq_device *q = cmd->ctx->dev;
+    if (q->trace) /* a parked command: from its start to now */
+        trace_cmd(q, cmd, cmd->tr_start);
     if (res == KQ_EXEC_FAILED)
         log_failure(q, cmd);
     pthread_mutex_lock(MU(q));
@@ -283,10 +288,13 @@ static void run_one_locked(kq_device *q)
         pthread_cond_signal(&q->work_cv);
     ks_run_deferred(q->dom);
     pthread_mutex_unlock(MU(q));
-    uint64_t t0 = q->trace ? kt_now() : 0;
-    kq_exec_result res = kq_execute(cmd);
     if (q->trace)
-        trace_cmd(q, cmd, t0);
+        cmd->tr_start = kt_now();
+    kq_exec_result res = kq_execute(cmd);
+    /* A PARKED command is no longer this thread's: whoever completes it
+     * records it (kq_complete, kq_complete_result). */
+    if (q->trace && res != KQ_EXEC_PARKED)
+        trace_cmd(q, cmd, cmd->tr_start);
     if (res == KQ_EXEC_FAILED)
         log_failure(q, cmd);
     pthread_mutex_lock(MU(q));

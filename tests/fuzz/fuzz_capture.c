@@ -17,12 +17,14 @@
  * - the bytes behind a pointer the API reads (initial data, updates) come
  *   from a zeroed scratch area large enough for any reduced size, with the
  *   record's bytes at its start;
- * - client waits are bounded to 1 ms, and before any call that blocks until
- *   queued work completes, every timeline the input created is signaled to
- *   the largest value, so that a server wait on a timeline nobody signals
- *   (which would block any program forever) cannot hang the input; for that
- *   signal to be allowed, the input's own queued signals (kiln_context_
- *   signal) stay below 2^62 (larger ones are skipped);
+ * - client waits are bounded to 1 ms; once a server wait has been queued,
+ *   every timeline the input created is signaled to the largest value
+ *   before the next call (any call that queues work may wait for a command
+ *   slot or transfer space, which a held-back stream never frees), so that
+ *   a server wait on a timeline nobody signals (which would block any
+ *   program forever) cannot hang the input; for that signal to be allowed,
+ *   the input's own queued signals (kiln_context_signal) stay below 2^62
+ *   (larger ones are skipped);
  * - swapchains display to the MEMORY or NULL target (no files, no windows).
  *
  * The same file builds as a libFuzzer target (KILN_FUZZ=ON, clang) and,
@@ -47,7 +49,7 @@
 #define MAX_CTX 8u
 #define MAX_SC 4u
 #define MAX_MAPS 16u
-#define MAX_TIMELINES 32u
+#define MAX_TIMELINES MAX_RECORDS /* every one the input can create */
 #define WAIT_NS 1000000ull
 #define SIGNAL_LIMIT (1ull << 62) /* signals the input queues stay below */
 
@@ -348,7 +350,7 @@ static void run(fz *f, const kcap_call *c)
                                      c->u.region.has_box ? &c->u.region.box : NULL);
         break;
     case KCAP_OP_MAP: {
-        if (!(c->u.map.flags & 1u)) /* may wait for queued work */
+        if (!(c->u.map.flags & KILN_MAP_FLAG_DO_NOT_WAIT)) /* may wait for queued work */
             release_waits(f);
         kiln_mapped_subresource m;
         uint32_t res = ID(c->u.map.res);
@@ -748,6 +750,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             off++; /* resynchronize on the next byte */
             continue;
         }
+        /* A server wait holds back its stream only until the next call: a
+         * call that queues work may wait for a slot it would never free. */
+        if (c.op != KCAP_OP_CONTEXT_WAIT && c.op != KCAP_OP_CONTEXT_WAIT_SYNC_TOKEN)
+            release_waits(f);
         run(f, &c);
         records++;
         off = next;

@@ -272,10 +272,8 @@ static inline ju_value *ju_parse_file(const char *path, size_t *err_off)
         *err_off = 0;
         return NULL;
     }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc(size > 0 ? (size_t)size : 1);
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1; /* -1: a pipe */
+    char *buf = size >= 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc(size > 0 ? (size_t)size : 1) : NULL;
     size_t got = buf ? fread(buf, 1, (size_t)size, f) : 0;
     fclose(f);
     ju_value *v = buf && got == (size_t)size ? ju_parse(buf, got, err_off) : NULL;

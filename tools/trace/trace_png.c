@@ -132,6 +132,12 @@ static void see_time(model *m, double t)
         m->t_max = t;
 }
 
+/* A JSON number as an id: values no id can have become 0. */
+static uint64_t as_u64(double d)
+{
+    return d >= 0 && d < 18446744073709549568.0 ? (uint64_t)d : 0;
+}
+
 static kind kind_of(const char *cat)
 {
     if (!cat)
@@ -154,7 +160,8 @@ static void take_event(model *m, const ju_value *e)
     const char *ph = ju_str(e, "ph"), *name = ju_str(e, "name"), *cat = ju_str(e, "cat");
     if (!ph || !name)
         return;
-    uint32_t tid = (uint32_t)ju_num(e, "tid", 0);
+    uint64_t tid64 = as_u64(ju_num(e, "tid", 0));
+    uint32_t tid = tid64 <= UINT32_MAX ? (uint32_t)tid64 : 0;
     double ts = ju_num(e, "ts", 0);
     if (!strcmp(ph, "M")) {
         const ju_value *args = ju_get(e, "args");
@@ -162,7 +169,7 @@ static void take_event(model *m, const ju_value *e)
         if (t && !strcmp(name, "thread_name") && ju_str(args, "name"))
             snprintf(t->name, sizeof t->name, "%s", ju_str(args, "name"));
         else if (t && !strcmp(name, "thread_sort_index"))
-            t->sort = (int)ju_num(args, "sort_index", t->sort);
+            t->sort = (int)(as_u64(ju_num(args, "sort_index", t->sort)) & 0x7fffffff);
         return;
     }
     if (!strcmp(ph, "X")) {
@@ -182,7 +189,7 @@ static void take_event(model *m, const ju_value *e)
     if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
         GROW(m->f, m->nf, m->cf);
         flow *f = &m->f[m->nf++];
-        f->id = (uint64_t)ju_num(e, "id", 0);
+        f->id = as_u64(ju_num(e, "id", 0));
         f->ts = ts;
         f->tid = tid;
         f->start = ph[0] == 's';
@@ -191,7 +198,7 @@ static void take_event(model *m, const ju_value *e)
     }
     if ((!strcmp(ph, "b") || !strcmp(ph, "e")) && cat && !strncmp(cat, "context ", 8)) {
         uint32_t ctx = (uint32_t)atoi(cat + 8);
-        uint64_t id = (uint64_t)ju_num(e, "id", 0);
+        uint64_t id = as_u64(ju_num(e, "id", 0));
         int locks = !strcmp(name, "waiting for locks");
         if (ph[0] == 'b') {
             GROW(m->ob, m->nob, m->cob);
@@ -226,11 +233,9 @@ static int load(const char *path, model *m)
         fprintf(stderr, "kiln_trace_png: cannot open %s\n", path);
         return -1;
     }
-    fseek(fp, 0, SEEK_END);
-    long size = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *buf = malloc(size > 0 ? (size_t)size : 1);
-    if (!buf || fread(buf, 1, (size_t)size, fp) != (size_t)size) {
+    long size = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+    char *buf = size >= 0 && fseek(fp, 0, SEEK_SET) == 0 ? malloc(size > 0 ? (size_t)size : 1) : NULL;
+    if (!buf || fread(buf, 1, (size_t)size, fp) != (size_t)size) { /* a pipe: not seekable */
         fprintf(stderr, "kiln_trace_png: cannot read %s\n", path);
         fclose(fp);
         free(buf);
