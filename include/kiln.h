@@ -213,7 +213,7 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(CAPTURE_NOT_ACTIVE, "no capture is running on this device")               \
     X(CAPTURE_OPEN_FAILED, "the capture file cannot be opened for writing")     \
     X(CAPTURE_WRITE_FAILED, "writing the capture file failed; the capture stopped") \
-    X(CAPTURE_LIVE_OBJECTS, "a capture begins on a device that has no objects yet (KILN_CAPTURE captures from creation)") \
+    X(CAPTURE_LIVE_OBJECTS, "the device already has objects: a capture begins before the first is created (KILN_CAPTURE captures from creation)") \
     X(CAPTURE_SHADER_NAME, "shader name invalid, reserved, or registered with another desc") \
     X(CAPTURE_SHADER_UNNAMED, "a shader was created from a desc registered under no name: the capture records it, a replay cannot recreate it") \
     X(CONTEXT_IN_USE, "a swapchain still renders through this context: destroy it first") \

@@ -1004,7 +1004,6 @@ kiln_result kiln_draw(kiln_context *ctx, uint32_t count, uint32_t start)
 {
     static const char api[] = "kiln_draw";
     CTX_PREAMBLE();
-    (void)dev;
     kiln_result r = draw(ctx, api, false, count, 1, start, 0, 0);
     if (dev->capture)
         kcap_draw(ctx, KCAP_OP_DRAW, count, 1, start, 0, 0, r);
@@ -1015,7 +1014,6 @@ kiln_result kiln_draw_indexed(kiln_context *ctx, uint32_t count, uint32_t start,
 {
     static const char api[] = "kiln_draw_indexed";
     CTX_PREAMBLE();
-    (void)dev;
     kiln_result r = draw(ctx, api, true, count, 1, start, base_vertex, 0);
     if (dev->capture)
         kcap_draw(ctx, KCAP_OP_DRAW_INDEXED, count, 1, start, base_vertex, 0, r);
@@ -1027,7 +1025,6 @@ kiln_result kiln_draw_instanced(kiln_context *ctx, uint32_t count, uint32_t inst
 {
     static const char api[] = "kiln_draw_instanced";
     CTX_PREAMBLE();
-    (void)dev;
     kiln_result r = draw(ctx, api, false, count, instances, start, 0, start_instance);
     if (dev->capture)
         kcap_draw(ctx, KCAP_OP_DRAW_INSTANCED, count, instances, start, 0, start_instance, r);
@@ -1039,7 +1036,6 @@ kiln_result kiln_draw_indexed_instanced(kiln_context *ctx, uint32_t count, uint3
 {
     static const char api[] = "kiln_draw_indexed_instanced";
     CTX_PREAMBLE();
-    (void)dev;
     kiln_result r = draw(ctx, api, true, count, instances, start, base_vertex, start_instance);
     if (dev->capture)
         kcap_draw(ctx, KCAP_OP_DRAW_INDEXED_INSTANCED, count, instances, start, base_vertex,

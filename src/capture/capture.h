@@ -1,7 +1,8 @@
 /*
  * capture: recording a device's calls into a file, and reading them back.
  *
- * Three parts, one file each, with this header as their contract:
+ * Its files, with this header as their contract (the replayer's two also
+ * share replay.h):
  *
  *   format.c   the record layout: one function per direction over one
  *              table of fields (kcap_encode, kcap_decode), so the encoder

@@ -230,8 +230,13 @@ static void run_map(krp_replayer *r, const kcap_call *c, kiln_context *ctx)
     uint32_t flags = c->u.map.flags & ~(uint32_t)KILN_MAP_FLAG_DO_NOT_WAIT;
     kiln_result got = kiln_map(ctx, res, c->u.map.sub, (kiln_map_type)c->u.map.type, flags, &m);
     expect_ok(r, got);
-    if (got == KILN_OK && r->nmaps < MAX_MAPS)
-        r->maps[r->nmaps++] = (krp_map){c->u.map.res, c->u.map.sub, m};
+    if (got != KILN_OK)
+        return;
+    if (r->nmaps == MAX_MAPS) { /* its bytes could not be written at Unmap */
+        krp_refuse(r, KILN_E_UNSUPPORTED, "more than %u subresources mapped at once", MAX_MAPS);
+        return;
+    }
+    r->maps[r->nmaps++] = (krp_map){c->u.map.res, c->u.map.sub, m};
 }
 
 static void ignore_fence(kiln_fence f, kiln_result status, void *user)

@@ -26,7 +26,6 @@ typedef struct ju_value {
 typedef struct ju_parser {
     const char *s;
     size_t len, pos;
-    bool failed;
 } ju_parser;
 
 static inline void ju_free(ju_value *v)
@@ -254,7 +253,7 @@ fail:
 /* Parses a whole document; NULL with *err_off set on any error. */
 static inline ju_value *ju_parse(const char *s, size_t len, size_t *err_off)
 {
-    ju_parser p = {s, len, 0, false};
+    ju_parser p = {s, len, 0};
     ju_value *v = ju_value_at(&p, 0);
     ju_ws(&p);
     if (!v || p.pos != len) {

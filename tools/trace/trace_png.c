@@ -98,6 +98,14 @@ typedef struct model {
         }                                                                           \
     } while (0)
 
+static void model_free(model *m)
+{
+    free(m->s);
+    free(m->q);
+    free(m->f);
+    free(m->ob);
+}
+
 static thread *thread_of(model *m, uint32_t tid)
 {
     for (int i = 0; i < m->nth; i++)
@@ -242,7 +250,7 @@ static int load(const char *path, model *m)
         return -1;
     }
     fclose(fp);
-    ju_parser p = {buf, (size_t)size, 0, false};
+    ju_parser p = {buf, (size_t)size, 0};
     int rc = -1, events = 0;
     ju_ws(&p);
     if (p.pos >= p.len || buf[p.pos] != '{')
@@ -495,10 +503,13 @@ int main(int argc, char **argv)
     model m = {0};
     m.t_min = INFINITY;
     m.t_max = -INFINITY;
-    if (load(in, &m))
+    if (load(in, &m)) {
+        model_free(&m);
         return 1;
+    }
     if (m.ns == 0) {
         fprintf(stderr, "kiln_trace_png: %s has no slices to draw\n", in);
+        model_free(&m);
         return 1;
     }
     assign_depths(&m);
@@ -518,8 +529,10 @@ int main(int argc, char **argv)
     int ctx_y = y + 4;
     int height = ctx_y + m.nctx * (ROW_H + 6) + 24;
     canvas c = {width, height, calloc((size_t)width * height, 3)};
-    if (!c.px)
+    if (!c.px) {
+        model_free(&m);
         return 1;
+    }
     fill(&c, 0, 0, width, height, (rgb){250, 250, 248}, 255);
     double scale = (width - LABEL_W - 10) / (t1 - t0);
 #define X_OF(t) (LABEL_W + (int)(((t)-t0) * scale))
@@ -621,10 +634,7 @@ int main(int argc, char **argv)
 
     int ok = stbi_write_png(out, c.w, c.h, 3, c.px, c.w * 3);
     free(c.px);
-    free(m.s);
-    free(m.q);
-    free(m.f);
-    free(m.ob);
+    model_free(&m);
     if (!ok) {
         fprintf(stderr, "kiln_trace_png: cannot write %s\n", out);
         return 1;
