@@ -173,7 +173,7 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(MAP_ACCESS_CONFLICT, "another subresource is mapped with incompatible access") \
     X(MAP_FLAGS_INVALID, "unknown map flags")                                 \
     X(UNMAP_NOT_MAPPED, "subresource is not mapped")                          \
-    X(WOULD_DEADLOCK, "waiting would deadlock: a resource mapped by this context blocks the queued work; Unmap it first") \
+    X(WOULD_DEADLOCK, "waiting would deadlock: a resource this thread keeps mapped blocks the queued work; Unmap it first") \
     X(DEVICE_LOST, "the device is lost")                                      \
     X(COMMAND_FAILED, "a queued command failed while executing")             \
     X(TEXTURE_TOO_LARGE, "texture storage (all subresources) exceeds 4 GiB")  \
@@ -585,7 +585,15 @@ typedef struct kiln_mapped_subresource {
  * WRITE map, every later use). Several subresources of one texture may be
  * mapped at once if all maps are reads or the first map was a write, and
  * no command queued in between conflicts with them (else
- * KILN_E_WOULD_DEADLOCK: locks are per resource). */
+ * KILN_E_WOULD_DEADLOCK: locks are per resource).
+ *
+ * A map belongs to the thread that made it until Unmap. A call that would
+ * wait (for a command slot, transfer space, a Map, finish) for work that
+ * only an Unmap can let run returns KILN_E_WOULD_DEADLOCK (log id
+ * WOULD_DEADLOCK) instead of waiting when every such map is this thread's,
+ * through any context, or its context's: nothing else could ever unmap
+ * it. Only a map made by another thread through another context is
+ * waited for. */
 KILN_API kiln_result kiln_map(kiln_context *ctx, kiln_resource resource, uint32_t subresource,
                               kiln_map_type type, uint32_t map_flags,
                               kiln_mapped_subresource *out_mapped);
@@ -602,8 +610,8 @@ KILN_API kiln_result kiln_unmap(kiln_context *ctx, kiln_resource resource, uint3
 KILN_API kiln_result kiln_flush(kiln_context *ctx);
 
 /* Blocks until every command this context queued has completed. Returns
- * KILN_E_WOULD_DEADLOCK if a resource this context keeps mapped blocks some
- * of them. */
+ * KILN_E_WOULD_DEADLOCK if a resource this thread keeps mapped blocks some
+ * of them (see kiln_map). */
 KILN_API kiln_result kiln_finish(kiln_context *ctx);
 
 /* ---------------------------------------------------------------------------

@@ -45,7 +45,15 @@ for f in "$work"/artifacts/*; do
     kept=$((kept + 1))
 done
 if [ "$rc" -ne 0 ] || [ "$kept" -gt 0 ]; then
-    grep -E "ERROR|SUMMARY|runtime error|Test unit" "$log" | head -20 >&2 || true
+    # The whole report (from the first sanitizer, timeout or crash line),
+    # and each kept input as base64: a CI log is all a clean machine leaves.
+    first=$(grep -anE "^==[0-9]+==|ALARM: working|runtime error|deadly signal" "$log" | head -1 | cut -d: -f1)
+    [ -n "$first" ] && tail -n +"$first" "$log" | grep -av "^kiln: " | head -200 >&2
+    for f in "$work"/artifacts/*; do
+        [ -e "$f" ] || continue
+        echo "fuzz.sh: $(basename "$f"), base64 (decode with: base64 -d):" >&2
+        base64 -w 100 "$f" >&2
+    done
     echo "fuzz.sh: FAILED: the fuzzer found a crash, sanitizer report, leak or hang (full log: $log)" >&2
     exit 1
 fi

@@ -612,6 +612,94 @@ static void test_deadlock(const cfg *c)
     kiln_device_destroy(dev);
 }
 
+/* A map made through another context: when this thread made it, nothing
+ * else could unmap it, so a call that would wait behind it is refused; when
+ * another thread made it, the call waits for that thread's Unmap. (The
+ * capture fuzzer's cross-context-map-ring-full input hung here.) */
+typedef struct other_mapper {
+    kiln_device *dev;
+    kiln_context *ctx;
+    kiln_buffer a;
+    const uint8_t *p;
+    atomic_int mapped;
+    uint64_t ring_waits_before;
+    kiln_result map_r, unmap_r;
+} other_mapper;
+
+static void *map_then_unmap_when_waited(void *arg)
+{
+    other_mapper *o = arg;
+    kiln_mapped_subresource m;
+    o->map_r = kiln_map(o->ctx, RB(o->a), 0, KILN_MAP_WRITE, 0, &m);
+    if (o->map_r == KILN_OK && m.data)
+        memcpy(m.data, o->p, N);
+    atomic_store(&o->mapped, 1);
+    /* Unmap once the main thread waits for a command slot (bounded: a
+     * refusal instead of a wait must fail the test, not hang it). */
+    for (int i = 0; i < 100000; i++) { /* (no CHECK here: the harness counts on one thread) */
+        kiln_device_stats s;
+        if (kiln_device_get_stats(o->dev, &s) != KILN_OK || s.waits_ring_full != o->ring_waits_before)
+            break;
+        sched_yield();
+    }
+    o->unmap_r = o->map_r == KILN_OK ? kiln_unmap(o->ctx, RB(o->a), 0) : KILN_OK;
+    return NULL;
+}
+
+static void test_deadlock_other_context(const cfg *c)
+{
+    step(c, "a map through another context: refused on this thread, waited for on another");
+    kiln_device_desc desc = {0};
+    desc.exec_mode = c->mode;
+    desc.num_threads = c->threads;
+    desc.command_ring_capacity = 4;
+    kiln_device *dev = th_device_desc(desc);
+    kiln_context *ctx = kiln_device_immediate_context(dev), *ctx2 = NULL;
+    CHECK_RESULT(kiln_context_create(dev, &ctx2), KILN_OK);
+    uint8_t p[N];
+    pattern(p, N, 41);
+    kiln_buffer a = make_buffer(dev, KILN_USAGE_STAGING, N, NULL);
+    kiln_buffer b = make_buffer(dev, KILN_USAGE_STAGING, N, NULL);
+
+    /* This thread maps A through ctx2 and queues copies out of A through
+     * ctx: four fill the ring, the fifth and finish are refused. */
+    kiln_mapped_subresource m;
+    CHECK_RESULT(kiln_map(ctx2, RB(a), 0, KILN_MAP_WRITE, 0, &m), KILN_OK);
+    if (m.data)
+        memcpy(m.data, p, N);
+    for (int i = 0; i < 4; i++)
+        CHECK_RESULT(kiln_copy_resource(ctx, RB(b), RB(a)), KILN_OK);
+    CHECK_FAILS(kiln_copy_resource(ctx, RB(b), RB(a)), KILN_E_WOULD_DEADLOCK,
+                KILN_LOG_WOULD_DEADLOCK);
+    CHECK_FAILS(kiln_finish(ctx), KILN_E_WOULD_DEADLOCK, KILN_LOG_WOULD_DEADLOCK);
+    CHECK_RESULT(kiln_unmap(ctx2, RB(a), 0), KILN_OK);
+    finish_and_check_all_done(dev, ctx);
+    check_buffer(ctx, b, p, N, "B after the refused copy");
+
+    /* Another thread maps A through ctx2: the fifth copy waits for its
+     * Unmap, and every copy sees what it wrote. */
+    other_mapper o = {.dev = dev, .ctx = ctx2, .a = a, .p = p};
+    pattern(p, N, 42);
+    o.ring_waits_before = stats(dev).waits_ring_full;
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, map_then_unmap_when_waited, &o) == 0);
+    while (!atomic_load(&o.mapped))
+        sched_yield();
+    for (int i = 0; i < 5; i++)
+        CHECK_RESULT(kiln_copy_resource(ctx, RB(b), RB(a)), KILN_OK);
+    pthread_join(th, NULL);
+    CHECK_RESULT(o.map_r, KILN_OK);
+    CHECK_RESULT(o.unmap_r, KILN_OK);
+    CHECK_EQ_INT(stats(dev).waits_ring_full, o.ring_waits_before + 1);
+    finish_and_check_all_done(dev, ctx);
+    check_buffer(ctx, b, p, N, "B after the other thread's Unmap");
+
+    CHECK_RESULT(kiln_context_destroy(ctx2), KILN_OK);
+    CHECK_RESULT(kiln_destroy_buffer(dev, a), KILN_OK);
+    CHECK_RESULT(kiln_destroy_buffer(dev, b), KILN_OK);
+    kiln_device_destroy(dev);
+}
+
 /* SERIAL: with no gate and no CPU map, nothing is ever still drawing. */
 static void test_serial_never_still_drawing(void)
 {
@@ -655,6 +743,7 @@ int main(void)
         test_blocking_map(c, 1);
         test_blocking_map(c, 0);
         test_deadlock(c);
+        test_deadlock_other_context(c);
     }
     test_serial_never_still_drawing();
     return th_exit();

@@ -29,7 +29,7 @@ static kiln_result begin(kiln_context *ctx, const char *api, kq_cmd **cmd)
     kiln_result r = kq_begin(&ctx->q, api, cmd);
     if (r != KILN_OK)
         return kb_fail(&ctx->dev->env, r, KILN_LOG_WOULD_DEADLOCK, api,
-                       "the command ring is full of commands waiting for a resource this context keeps mapped");
+                       "the command ring is full of commands waiting for a resource this thread keeps mapped");
     return KILN_OK;
 }
 
@@ -173,7 +173,7 @@ static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resourc
     if (r != KILN_OK) {
         kq_cancel(&ctx->q, cmd);
         return FAIL(r, WOULD_DEADLOCK,
-                    "the transfer ring is held by commands waiting for a resource this context keeps mapped");
+                    "the transfer ring is held by commands waiting for a resource this thread keeps mapped");
     }
     for (uint32_t y = y0; y < y1; y++)
         memcpy(dst + (size_t)(y - y0) * row,
@@ -503,7 +503,7 @@ static kiln_result finish(kiln_context *ctx)
     KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r = kq_finish(&ctx->q);
     if (r != KILN_OK)
-        return FAIL(r, WOULD_DEADLOCK, "queued commands wait for a resource this context keeps mapped");
+        return FAIL(r, WOULD_DEADLOCK, "queued commands wait for a resource this thread keeps mapped");
     return KILN_OK;
 }
 

@@ -702,7 +702,7 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
     if (r != KILN_OK) {
         kd_scene_free(s);
         return FAIL(r, WOULD_DEADLOCK, "queuing the gathered draws: the command ring is full of commands "
-                                       "waiting for a resource this context keeps mapped; the draws are dropped");
+                                       "waiting for a resource this thread keeps mapped; the draws are dropped");
     }
     cmd->op = KQ_OP_SCENE;
     cmd->api = "kiln_draw";
@@ -1089,7 +1089,7 @@ static kiln_result generate_mips(kiln_context *ctx, kiln_srv view)
         kq_cmd *cmd;
         r = kq_begin(&ctx->q, api, &cmd);
         if (r != KILN_OK) {
-            r = FAIL(r, WOULD_DEADLOCK, "the command ring is full of commands waiting for a resource this context keeps mapped");
+            r = FAIL(r, WOULD_DEADLOCK, "the command ring is full of commands waiting for a resource this thread keeps mapped");
         } else {
             cmd->op = KQ_OP_GENERATE_MIPS;
             cmd->u.mips.first_mip = v->first_mip;

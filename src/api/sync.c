@@ -561,7 +561,7 @@ static kiln_result context_wait(kiln_context *ctx, kiln_fence fence)
     if (r == KILN_E_OUT_OF_MEMORY)
         return FAIL(r, OUT_OF_MEMORY, "waiter");
     if (r != KILN_OK)
-        return FAIL(r, WOULD_DEADLOCK, "the command ring is full of commands waiting for a resource this context keeps mapped");
+        return FAIL(r, WOULD_DEADLOCK, "the command ring is full of commands waiting for a resource this thread keeps mapped");
     return KILN_OK;
 }
 
@@ -611,7 +611,7 @@ static kiln_result context_wait_sync_token(kiln_context *ctx, kiln_sync_token to
     if (r == KILN_E_OUT_OF_MEMORY)
         return FAIL(r, OUT_OF_MEMORY, "waiter");
     if (r != KILN_OK)
-        return FAIL(r, WOULD_DEADLOCK, "the command ring is full of commands waiting for a resource this context keeps mapped");
+        return FAIL(r, WOULD_DEADLOCK, "the command ring is full of commands waiting for a resource this thread keeps mapped");
     return KILN_OK;
 }
 

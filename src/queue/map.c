@@ -17,6 +17,12 @@ static void link_mapped(kq_context *c, kres_resource *res)
     if (c->mapped)
         c->mapped->map.prev = res;
     c->mapped = res;
+    res->map.thread = pthread_self();
+    res->map.dev_next = c->dev->mapped;
+    res->map.dev_prev = NULL;
+    if (c->dev->mapped)
+        c->dev->mapped->map.dev_prev = res;
+    c->dev->mapped = res;
     c->cpu_maps++;
     c->dev->cpu_maps++;
 }
@@ -36,6 +42,13 @@ static void release_cpu(kq_device *q, kres_resource *res)
     if (res->map.next)
         res->map.next->map.prev = res->map.prev;
     res->map.next = res->map.prev = NULL;
+    if (res->map.dev_prev)
+        res->map.dev_prev->map.dev_next = res->map.dev_next;
+    else
+        q->mapped = res->map.dev_next;
+    if (res->map.dev_next)
+        res->map.dev_next->map.dev_prev = res->map.dev_prev;
+    res->map.dev_next = res->map.dev_prev = NULL;
     res->map.owner = NULL;
     c->cpu_maps--;
     q->cpu_maps--;

@@ -147,6 +147,7 @@ typedef struct kq_device {
     uint32_t sleepers;          /* workers blocked on work_cv */
     uint32_t spinning;          /* workers spinning before they sleep */
     uint32_t cpu_maps;          /* resources mapped now, all contexts */
+    struct kres_resource *mapped; /* list of them (map.dev_next) */
     uint32_t server_waits;      /* unresolved WAIT commands, all contexts */
     struct kq_context *flush_list; /* contexts whose deferred list may move */
     bool settling;

@@ -327,6 +327,22 @@ bool kq_help_locked(kq_device *q)
     return false;
 }
 
+/* Whether a map that another thread could undo holds a grant: one taken by
+ * another thread through another context. A context is fed by one thread
+ * at a time, so the caller's own context's maps wait for the caller, and
+ * so do the maps the caller made through other contexts (a map is the
+ * thread's until it unmaps, docs/queue.md). */
+static bool foreign_map_locked(const kq_device *q, const kq_context *c)
+{
+    if (q->cpu_maps == c->cpu_maps)
+        return false;
+    pthread_t self = pthread_self();
+    for (const kres_resource *r = q->mapped; r; r = r->map.dev_next)
+        if (r->map.owner != c && !pthread_equal(r->map.thread, self))
+            return true;
+    return false;
+}
+
 kiln_result kq_wait_progress(kq_device *q, kq_context *c)
 {
     if (kq_help_locked(q))
@@ -335,7 +351,7 @@ kiln_result kq_wait_progress(kq_device *q, kq_context *c)
      * another thread unmapping a resource it holds, or from a fence that a
      * server wait is waiting for. If none of these exists, only this
      * thread could unblock the queue: waiting would hang. */
-    if (!q->ready_head && q->running == 0 && q->cpu_maps == c->cpu_maps && q->server_waits == 0)
+    if (!q->ready_head && q->running == 0 && q->server_waits == 0 && !foreign_map_locked(q, c))
         return KILN_E_WOULD_DEADLOCK;
     /* Callbacks run with the mutex released: a completion could have gone
      * by unseen, so the caller rechecks before anyone sleeps. */

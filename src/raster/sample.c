@@ -215,6 +215,7 @@ static const uint8_t quad_px[4][4] = {{0, 1, 4, 5}, {2, 3, 6, 7}, {8, 9, 12, 13}
 /* The squared length of the longer derivative of quad q, in texels of
  * level 0 (L0 size fw x fh). Computed once per quad, and the one value
  * both the LOD and the magnification shortcut below use. */
+#if !defined(__SSE2__) /* the SSE2 build computes four at once (quad_rho2) */
 static inline float quad_rho2_1(const float *u, const float *v, int i0, float fw, float fh)
 {
     float dudx = (u[i0 + 1] - u[i0]) * fw, dvdx = (v[i0 + 1] - v[i0]) * fh;
@@ -222,6 +223,7 @@ static inline float quad_rho2_1(const float *u, const float *v, int i0, float fw
     float lx = dudx * dudx + dvdx * dvdx, ly = dudy * dudy + dvdy * dvdy;
     return lx > ly ? lx : ly;
 }
+#endif
 
 /* Shortcuts that reach the plan the LOD would give without log2f, for a
  * sampler whose bias and min_lod are <= 0 (lo_ok): then the final lod is

@@ -42,7 +42,6 @@ static inline v4 v4_sel(v4i m, v4 a, v4 b)
     __m128 f = _mm_castsi128_ps(m);
     return _mm_or_ps(_mm_and_ps(f, a), _mm_andnot_ps(f, b));
 }
-static inline v4i v4i_not(v4i m) { return _mm_xor_si128(m, _mm_set1_epi32(-1)); }
 static inline v4i v4i_and(v4i a, v4i b) { return _mm_and_si128(a, b); }
 /* Lane k of m as bit k. */
 static inline uint32_t v4i_bits(v4i m) { return (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(m)); }
@@ -101,7 +100,6 @@ static inline v4i v4_le(v4 a, v4 b) { V4I_MAP(a.f[k] <= b.f[k]); }
 static inline v4i v4_eq(v4 a, v4 b) { V4I_MAP(a.f[k] == b.f[k]); }
 static inline v4i v4_neq(v4 a, v4 b) { V4I_MAP(a.f[k] != b.f[k]); }
 static inline v4 v4_sel(v4i m, v4 a, v4 b) { V4_MAP(m.u[k] ? a.f[k] : b.f[k]); }
-static inline v4i v4i_not(v4i m) { V4I_MAP(!m.u[k]); }
 static inline v4i v4i_and(v4i a, v4i b) { V4I_MAP(a.u[k] & b.u[k]); }
 static inline uint32_t v4i_bits(v4i m)
 {

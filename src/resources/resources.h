@@ -18,6 +18,7 @@
 #define KILN_RESOURCES_H
 
 #include "../base/base.h"
+#include <pthread.h>
 #include "../queue/lock.h"
 
 /* ---- formats ---- */
@@ -149,6 +150,8 @@ typedef struct kres_map_state {
     uint8_t *mapped;       /* per subresource: 0 or the kiln_map_type */
     struct kq_context *owner;     /* context whose Map holds the grant */
     struct kres_resource *next, *prev; /* owner's list of mapped resources */
+    struct kres_resource *dev_next, *dev_prev; /* the device's list of them */
+    pthread_t thread;      /* the thread whose Map took the grant */
     uint8_t waiting;       /* a Map is waiting for the grant */
 } kres_map_state;
 
