@@ -630,7 +630,10 @@ KILN_API kiln_result kiln_context_create(kiln_device *device, kiln_context **out
 /* Unmaps what the context keeps mapped, completes its queued work and frees
  * it. The immediate context cannot be destroyed (CONTEXT_IMMEDIATE), nor a
  * context a swapchain renders through (KILN_E_INVALID_CALL,
- * CONTEXT_IN_USE: destroy the swapchain first). */
+ * CONTEXT_IN_USE: destroy the swapchain first). If its queued work waits
+ * for a resource this thread keeps mapped through another context, the
+ * work could never complete: KILN_E_WOULD_DEADLOCK (WOULD_DEADLOCK), and
+ * the context stays, its own maps released. */
 KILN_API kiln_result kiln_context_destroy(kiln_context *ctx);
 
 /* ---------------------------------------------------------------------------

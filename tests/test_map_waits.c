@@ -676,6 +676,20 @@ static void test_deadlock_other_context(const cfg *c)
     finish_and_check_all_done(dev, ctx);
     check_buffer(ctx, b, p, N, "B after the refused copy");
 
+    /* Nor can a context whose work waits behind such a map be destroyed
+     * (its work could never complete): it stays, and goes after Unmap. */
+    kiln_context *ctx3 = NULL;
+    CHECK_RESULT(kiln_context_create(dev, &ctx3), KILN_OK);
+    pattern(p, N, 43);
+    CHECK_RESULT(kiln_map(ctx2, RB(a), 0, KILN_MAP_WRITE, 0, &m), KILN_OK);
+    if (m.data)
+        memcpy(m.data, p, N);
+    CHECK_RESULT(kiln_copy_resource(ctx3, RB(b), RB(a)), KILN_OK);
+    CHECK_FAILS(kiln_context_destroy(ctx3), KILN_E_WOULD_DEADLOCK, KILN_LOG_WOULD_DEADLOCK);
+    CHECK_RESULT(kiln_unmap(ctx2, RB(a), 0), KILN_OK);
+    CHECK_RESULT(kiln_context_destroy(ctx3), KILN_OK);
+    check_buffer(ctx, b, p, N, "B after the context's copy");
+
     /* Another thread maps A through ctx2: the fifth copy waits for its
      * Unmap, and every copy sees what it wrote. */
     other_mapper o = {.dev = dev, .ctx = ctx2, .a = a, .p = p};

@@ -280,6 +280,15 @@ static kiln_result context_destroy(kiln_context *ctx)
         return kb_fail(&dev->env, KILN_E_INVALID_CALL, KILN_LOG_CONTEXT_IN_USE, api,
                        "%u swapchain%s still render%s through this context; destroy them first", sc,
                        sc == 1 ? "" : "s", sc == 1 ? "s" : "");
+    /* Its maps go first, then its queued work completes; that can only
+     * fail when a resource this thread keeps mapped through another
+     * context holds the work up (kiln_map): the context stays. */
+    ka_flush_scene(ctx, api);
+    kq_unmap_all(&ctx->q);
+    if (kq_finish(&ctx->q) != KILN_OK)
+        return kb_fail(&dev->env, KILN_E_WOULD_DEADLOCK, KILN_LOG_WOULD_DEADLOCK, api,
+                       "its queued work waits for a resource this thread keeps mapped through "
+                       "another context; the context stays (its own maps are released)");
     pthread_mutex_lock(&dev->dom->mu);
     if (ctx->prev)
         ctx->prev->next = ctx->next;

@@ -512,7 +512,7 @@ void kq_context_fini(kq_context *c)
 {
     kq_device *q = c->dev;
     kq_unmap_all(c);
-    kq_finish(c); /* cannot deadlock: this context maps nothing now */
+    kq_finish(c); /* kiln_context_destroy finished it (the device: unmapped everything) */
     pthread_mutex_lock(MU(q));
     while (c->rec_head) { /* all fired by now; defensive */
         kq_record *r = c->rec_head;
