@@ -1256,7 +1256,9 @@ typedef struct kiln_swapchain_desc {
 typedef struct kiln_swapchain_stats {
     uint64_t presented;         /* present calls */
     uint64_t displayed;         /* frames the target displayed */
-    uint64_t dropped;           /* MAILBOX: frames replaced before display */
+    uint64_t dropped;           /* MAILBOX: frames replaced before display;
+                                   X11: frames after the window closed;
+                                   frames destroy found stuck (below) */
     uint64_t waits_no_buffer;   /* get_back_buffer calls that had to wait */
     uint64_t blocked_ns;        /* time the app's thread spent in those waits */
     uint64_t display_errors;    /* frames the target failed to display */
@@ -1267,7 +1269,13 @@ typedef struct kiln_swapchain_stats {
  * that context's stream). */
 KILN_API kiln_result kiln_swapchain_create(kiln_context *ctx, const kiln_swapchain_desc *desc,
                                            kiln_swapchain **out_swapchain);
-/* Displays what was presented (FIFO) and frees everything. */
+/* Displays what was presented (FIFO) and frees everything.
+ *
+ * Waiting for the display (get_back_buffer, resize, wait_idle, destroy)
+ * cannot hang on a frame whose work waits for a resource the calling
+ * thread keeps mapped (kiln_map): once nothing else could let that work
+ * run, the first three return KILN_E_WOULD_DEADLOCK (WOULD_DEADLOCK) and
+ * destroy drops the frames left, with one WOULD_DEADLOCK message. */
 KILN_API void kiln_swapchain_destroy(kiln_swapchain *swapchain);
 
 /* The back buffer to render into: takes a FREE buffer if none is held

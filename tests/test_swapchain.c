@@ -815,6 +815,64 @@ static void test_destroy_displays_queued(uint32_t nbuf)
     kiln_device_destroy(dev);
 }
 
+/* A frame whose work waits for a resource this thread keeps mapped can
+ * never be displayed: waiting for the display is refused with
+ * WOULD_DEADLOCK instead of hanging, Unmap lets it through, and destroy
+ * drops what is still stuck (one message). The frames' acquire fences
+ * cover everything the context queued, so a copy out of the mapped
+ * texture holds them all. */
+static void test_stuck_frames(uint32_t nbuf, kiln_exec_mode mode)
+{
+    char name[96];
+    snprintf(name, sizeof name, "frames held up by this thread's own map, %u buffers, %s", nbuf,
+             mode == KILN_EXEC_SERIAL ? "serial" : "async");
+    step(name);
+    kiln_device *dev = th_device(mode, 0);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    pu_recorder rec;
+    pu_recorder_init(&rec, 16, 1, 0);
+    kiln_swapchain *sc = make_memory(ctx, nbuf, KILN_PRESENT_FIFO, 0, W, H, &rec);
+    kiln_texture2d_desc sd = {W, H, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_STAGING, 0,
+                              KILN_CPU_ACCESS_WRITE};
+    kiln_texture2d_desc td = {W, H, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT,
+                              KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture s = {0}, t = {0};
+    CHECK_RESULT(kiln_create_texture2d(dev, &sd, NULL, &s), KILN_OK);
+    CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &t), KILN_OK);
+    kiln_mapped_subresource m;
+
+    CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(s), 0, KILN_MAP_WRITE, 0, &m), KILN_OK);
+    CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(t), kiln_texture_resource(s)), KILN_OK);
+    for (uint64_t i = 1; i <= nbuf; i++)
+        CHECK_RESULT(pu_render_present(dev, ctx, sc, i, 1, NULL), KILN_OK);
+    CHECK_FAILS(kiln_swapchain_wait_idle(sc), KILN_E_WOULD_DEADLOCK, KILN_LOG_WOULD_DEADLOCK);
+    kiln_texture tex;
+    kiln_rtv rtv;
+    CHECK_FAILS(kiln_swapchain_get_back_buffer(sc, &tex, &rtv), KILN_E_WOULD_DEADLOCK,
+                KILN_LOG_WOULD_DEADLOCK);
+    CHECK_EQ_INT(pu_count(&rec), 0);
+    CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(s), 0), KILN_OK);
+    CHECK_RESULT(kiln_swapchain_wait_idle(sc), KILN_OK);
+    CHECK_EQ_INT(pu_count(&rec), nbuf);
+    for (uint32_t i = 0; i < nbuf; i++)
+        check_record(&rec, i, i + 1, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+
+    /* Destroyed with a frame stuck: dropped, logged once, no hang. */
+    CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(s), 0, KILN_MAP_WRITE, 0, &m), KILN_OK);
+    CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(t), kiln_texture_resource(s)), KILN_OK);
+    CHECK_RESULT(pu_render_present(dev, ctx, sc, nbuf + 1, 1, NULL), KILN_OK);
+    th_log_reset();
+    kiln_swapchain_destroy(sc);
+    CHECK(th_log_count() == 1 && th_log_last() == KILN_LOG_WOULD_DEADLOCK);
+    CHECK_EQ_INT(pu_count(&rec), nbuf);
+    CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(s), 0), KILN_OK);
+    CHECK_RESULT(kiln_finish(ctx), KILN_OK);
+    pu_recorder_free(&rec);
+    CHECK_RESULT(kiln_destroy_texture(dev, s), KILN_OK);
+    CHECK_RESULT(kiln_destroy_texture(dev, t), KILN_OK);
+    kiln_device_destroy(dev);
+}
+
 int main(void)
 {
     test_validation();
@@ -835,6 +893,8 @@ int main(void)
     test_resize(3);
     test_destroy_displays_queued(2);
     test_destroy_displays_queued(3);
+    test_stuck_frames(2, KILN_EXEC_ASYNC);
+    test_stuck_frames(3, KILN_EXEC_SERIAL);
     /* Last: the library's fixed-size present queue overflows here today. */
     test_resize_repeated(2, 3, false); /* 6 old + 4 live buffers: under the bound */
     test_resize_repeated(3, 6, true);  /* would need 18 old + 6 live: resize waits */

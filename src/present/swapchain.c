@@ -71,6 +71,8 @@ struct kiln_swapchain {
     kiln_result init_result;
     kiln_timeline release_tl;
     uint64_t release_value;
+    kiln_fence acquiring;   /* the acquire fence the display waits for */
+    bool abandon;           /* destroy: frames that can never render go */
     kiln_swapchain_stats stats;
 };
 
@@ -81,6 +83,47 @@ static uint64_t now_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* The app's thread waits for the display thread, which waits for a
+ * frame's work. That work can be held up for good by a resource the app's
+ * thread keeps mapped (kiln_map), and then nothing would ever wake it. So
+ * it waits in slices of STUCK_CHECK_NS and, between them, asks whether the
+ * display waits for a fence that no queued work can reach any more. */
+#define STUCK_CHECK_NS 20000000ull
+
+static void timed_wait(kiln_swapchain *sc)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    uint64_t ns = (uint64_t)t.tv_nsec + STUCK_CHECK_NS;
+    t.tv_sec += (time_t)(ns / 1000000000ull);
+    t.tv_nsec = (long)(ns % 1000000000ull);
+    pthread_cond_timedwait(&sc->cv, &sc->mu, &t);
+}
+
+/* Called with sc->mu held (released meanwhile). The queue is asked first:
+ * once it has stalled, nothing can settle the fence any more, so a fence
+ * still active after that never will be. The fence is polled under sc->mu,
+ * which the display thread holds to stop waiting for it before it
+ * destroys it. */
+static bool display_stuck(kiln_swapchain *sc)
+{
+    if (!sc->acquiring.id)
+        return false;
+    pthread_mutex_unlock(&sc->mu);
+    bool stalled = kq_stalled(&sc->dev->queue, &sc->ctx->q);
+    pthread_mutex_lock(&sc->mu);
+    kiln_fence_status st = KILN_FENCE_SIGNALED;
+    return stalled && sc->acquiring.id &&
+           kiln_fence_poll(sc->dev, sc->acquiring, &st) == KILN_OK && st == KILN_FENCE_ACTIVE;
+}
+
+static kiln_result stuck_fail(kiln_swapchain *sc, const char *api)
+{
+    return kb_fail(&sc->env, KILN_E_WOULD_DEADLOCK, KILN_LOG_WOULD_DEADLOCK, api,
+                   "the display waits for a presented frame whose work waits for a resource "
+                   "this thread keeps mapped; Unmap it first");
 }
 
 static void buffer_free(kiln_swapchain *sc, sc_buffer *b)
@@ -243,14 +286,27 @@ static void *display_main(void *arg)
         sc->in_display++;
         kiln_fence acquire = b->acquire;
         b->acquire.id = 0;
+        sc->acquiring = acquire;
         pthread_mutex_unlock(&sc->mu);
 
-        kiln_fence_wait(sc->dev, acquire, UINT64_MAX); /* errors still display */
+        /* Errors still display; a frame whose work can never complete
+         * (destroy found it stuck, display_stuck) is dropped. */
+        bool abandoned = false;
+        while (kiln_fence_wait(sc->dev, acquire, STUCK_CHECK_NS) == KILN_E_TIMEOUT) {
+            pthread_mutex_lock(&sc->mu);
+            abandoned = sc->abandon;
+            pthread_mutex_unlock(&sc->mu);
+            if (abandoned)
+                break;
+        }
+        pthread_mutex_lock(&sc->mu);
+        sc->acquiring.id = 0;
+        pthread_mutex_unlock(&sc->mu);
         kiln_destroy_fence(sc->dev, acquire);
         uint64_t t_show = tr ? kt_now() : 0;
         uint32_t w = b->w, h = b->h;
         uint64_t frame = b->frame;
-        kiln_result dr = grab(sc, &d, b);
+        kiln_result dr = abandoned ? KILN_E_DEVICE_LOST : grab(sc, &d, b);
         /* The buffer goes back FREE now, with a release fence that signals
          * once the staged copy has been read: new rendering into it waits
          * for that on the GPU side (a server wait), not the app's thread. */
@@ -283,7 +339,7 @@ static void *display_main(void *arg)
         pthread_mutex_lock(&sc->mu);
         if (dr == KILN_OK)
             sc->stats.displayed++;
-        else if (dr == KILN_E_DEVICE_LOST) /* the window is gone */
+        else if (dr == KILN_E_DEVICE_LOST) /* the window is gone, or abandoned */
             sc->stats.dropped++;
         else
             sc->stats.display_errors++;
@@ -445,11 +501,17 @@ static kiln_result swapchain_get_back_buffer(kiln_swapchain *sc, kiln_texture *t
                 t0 = now_ns();
                 sc->stats.waits_no_buffer++;
             }
-            pthread_cond_wait(&sc->cv, &sc->mu);
+            timed_wait(sc);
+            if (display_stuck(sc))
+                break;
         }
         if (t0) {
             sc->stats.blocked_ns += now_ns() - t0;
             kq_trace_wait(&sc->dev->queue, KT_WAIT_SWAPCHAIN, t0, 0);
+        }
+        if (!b) {
+            pthread_mutex_unlock(&sc->mu);
+            return stuck_fail(sc, api);
         }
         b->state = BUF_DEQUEUED;
         sc->current = b;
@@ -552,7 +614,12 @@ static kiln_result swapchain_resize(kiln_swapchain *sc, uint32_t w, uint32_t h)
             t0 = now_ns();
             sc->stats.waits_no_buffer++;
         }
-        pthread_cond_wait(&sc->cv, &sc->mu);
+        timed_wait(sc);
+        if (display_stuck(sc)) {
+            sc->stats.blocked_ns += now_ns() - t0;
+            pthread_mutex_unlock(&sc->mu);
+            return stuck_fail(sc, api);
+        }
     }
     if (t0) {
         sc->stats.blocked_ns += now_ns() - t0;
@@ -619,11 +686,17 @@ kiln_result kiln_swapchain_get_stats(kiln_swapchain *sc, kiln_swapchain_stats *o
 
 static kiln_result swapchain_wait_idle(kiln_swapchain *sc)
 {
+    static const char api[] = "kiln_swapchain_wait_idle";
     if (!sc)
-        return null_fail("kiln_swapchain_wait_idle", "swapchain is NULL");
+        return null_fail(api, "swapchain is NULL");
     pthread_mutex_lock(&sc->mu);
-    while (sc->qcount || sc->shown + sc->mailbox_dropped < sc->stats.presented)
-        pthread_cond_wait(&sc->cv, &sc->mu);
+    while (sc->qcount || sc->shown + sc->mailbox_dropped < sc->stats.presented) {
+        timed_wait(sc);
+        if (display_stuck(sc)) {
+            pthread_mutex_unlock(&sc->mu);
+            return stuck_fail(sc, api);
+        }
+    }
     pthread_mutex_unlock(&sc->mu);
     return KILN_OK;
 }
@@ -643,6 +716,16 @@ static void swapchain_destroy(kiln_swapchain *sc)
     pthread_mutex_lock(&sc->mu);
     sc->stop = true; /* the thread displays what is queued, then ends */
     pthread_cond_broadcast(&sc->cv);
+    /* ... unless a frame's work can never complete: then the frames left
+     * are dropped (counted in `dropped`), with one message. */
+    while ((sc->qcount || sc->in_display) && !sc->abandon) {
+        timed_wait(sc);
+        if (display_stuck(sc)) {
+            sc->abandon = true;
+            kb_log(&sc->env, KILN_LOG_LEVEL_ERROR, KILN_LOG_WOULD_DEADLOCK, "kiln_swapchain_destroy",
+                   "the frames left wait for a resource this thread keeps mapped: they are dropped");
+        }
+    }
     pthread_mutex_unlock(&sc->mu);
     pthread_join(sc->thread, NULL);
     for (uint32_t i = 0; i < sc->nbufs; i++)

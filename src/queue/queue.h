@@ -279,6 +279,13 @@ void kq_resource_destroyed(kq_device *q, kres_resource *res);
 
 kiln_result kq_finish(kq_context *c);
 
+/* Whether queued work can no longer progress unless the calling thread
+ * unmaps something (kiln_map): nothing is ready or running, no server wait
+ * is unresolved, and every CPU map is this thread's or `c`'s. Runs one
+ * ready command first if there is one (then: false). For waits outside the
+ * queue on work that only the queue completes (the swapchain's). */
+bool kq_stalled(kq_device *q, kq_context *c);
+
 /* ---- synchronization (sync.c in this folder) ---- */
 
 /* Adds a completion point: tl reaches value when the context's commands

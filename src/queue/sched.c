@@ -363,6 +363,15 @@ kiln_result kq_wait_progress(kq_device *q, kq_context *c)
     return KILN_OK;
 }
 
+bool kq_stalled(kq_device *q, kq_context *c)
+{
+    pthread_mutex_lock(MU(q));
+    bool stalled = !kq_help_locked(q) && !q->ready_head && q->running == 0 &&
+                   q->server_waits == 0 && !foreign_map_locked(q, c);
+    ks_unlock(q->dom);
+    return stalled;
+}
+
 static void *worker_main(void *arg)
 {
     kq_device *q = arg;
