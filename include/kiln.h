@@ -680,7 +680,13 @@ KILN_API kiln_result kiln_fence_poll(kiln_device *device, kiln_fence fence,
 /* Client wait: blocks the caller until the fence settles or `timeout_ns`
  * passes (UINT64_MAX: no limit; 0: poll). Returns KILN_OK (signaled),
  * KILN_E_TIMEOUT, KILN_E_COMMAND_FAILED (error state) or KILN_E_DEVICE_LOST
- * (the device was destroyed while waiting; the call then touches nothing). */
+ * (the device was destroyed while waiting; the call then touches nothing).
+ * KILN_E_WOULD_DEADLOCK (WOULD_DEADLOCK) when every point still pending is
+ * on a context's own timeline and the work that would reach them waits for
+ * a resource the calling thread keeps mapped (kiln_map), with nothing else
+ * left that could let it run: no command ready or running, no server wait
+ * pending, no map of another thread. Points on application timelines are
+ * always waited for (any thread may signal them). */
 KILN_API kiln_result kiln_fence_wait(kiln_device *device, kiln_fence fence, uint64_t timeout_ns);
 
 /* Called exactly once per kiln_fence_wait_async, with KILN_OK,

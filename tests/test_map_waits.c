@@ -714,6 +714,87 @@ static void test_deadlock_other_context(const cfg *c)
     kiln_device_destroy(dev);
 }
 
+/* A client wait on the context's own points behind this thread's map
+ * would never return: refused. With a point on an application timeline in
+ * the fence (any thread may signal it), or a map of another thread, it
+ * waits as asked. */
+typedef struct holder {
+    kiln_context *ctx;
+    kiln_buffer a;
+    atomic_int state; /* 1 mapped, 2 may unmap, 3 unmapped */
+} holder;
+
+static void *hold_map(void *arg)
+{
+    holder *h = arg;
+    kiln_mapped_subresource m;
+    kiln_result r = kiln_map(h->ctx, RB(h->a), 0, KILN_MAP_WRITE, 0, &m);
+    atomic_store(&h->state, r == KILN_OK ? 1 : -1);
+    while (atomic_load(&h->state) == 1)
+        sched_yield();
+    if (r == KILN_OK)
+        kiln_unmap(h->ctx, RB(h->a), 0);
+    atomic_store(&h->state, 3);
+    return NULL;
+}
+
+static void test_fence_behind_own_map(const cfg *c)
+{
+    step(c, "a fence wait behind this thread's own map");
+    kiln_device *dev = th_device(c->mode, c->threads);
+    kiln_context *ctx = kiln_device_immediate_context(dev), *ctx2 = NULL;
+    CHECK_RESULT(kiln_context_create(dev, &ctx2), KILN_OK);
+    kiln_buffer a = make_buffer(dev, KILN_USAGE_STAGING, N, NULL);
+    kiln_buffer b = make_buffer(dev, KILN_USAGE_STAGING, N, NULL);
+    kiln_mapped_subresource m;
+    CHECK_RESULT(kiln_map(ctx2, RB(a), 0, KILN_MAP_WRITE, 0, &m), KILN_OK);
+    CHECK_RESULT(kiln_copy_resource(ctx, RB(b), RB(a)), KILN_OK);
+    kiln_fence f = {0}, user = {0}, both = {0};
+    CHECK_RESULT(kiln_context_insert_fence(ctx, &f), KILN_OK);
+    kiln_sync_token tok;
+    CHECK_RESULT(kiln_context_sync_token(ctx, &tok), KILN_OK);
+    CHECK_FAILS(kiln_fence_wait(dev, f, UINT64_MAX), KILN_E_WOULD_DEADLOCK, KILN_LOG_WOULD_DEADLOCK);
+    CHECK_FAILS(kiln_wait_sync_token(dev, tok, UINT64_MAX), KILN_E_WOULD_DEADLOCK,
+                KILN_LOG_WOULD_DEADLOCK);
+    /* With an application timeline's point in it: waited for (timed out). */
+    kiln_timeline tl = {0};
+    CHECK_RESULT(kiln_create_timeline(dev, 0, &tl), KILN_OK);
+    CHECK_RESULT(kiln_create_fence(dev, tl, 1, &user), KILN_OK);
+    CHECK_RESULT(kiln_fence_merge(dev, f, user, &both), KILN_OK);
+    CHECK_RESULT(kiln_fence_wait(dev, both, 1000000), KILN_E_TIMEOUT);
+    CHECK_RESULT(kiln_unmap(ctx2, RB(a), 0), KILN_OK);
+    CHECK_RESULT(kiln_fence_wait(dev, f, UINT64_MAX), KILN_OK);
+    CHECK_RESULT(kiln_wait_sync_token(dev, tok, UINT64_MAX), KILN_OK);
+
+    /* Another thread's map: waited for until it unmaps. */
+    holder h = {.ctx = ctx2, .a = a};
+    atomic_init(&h.state, 0);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, hold_map, &h) == 0);
+    while (atomic_load(&h.state) == 0)
+        sched_yield();
+    CHECK_RESULT(kiln_copy_resource(ctx, RB(b), RB(a)), KILN_OK);
+    kiln_fence g = {0};
+    CHECK_RESULT(kiln_context_insert_fence(ctx, &g), KILN_OK);
+    CHECK_RESULT(kiln_fence_wait(dev, g, 1000000), KILN_E_TIMEOUT);
+    atomic_store(&h.state, 2);
+    CHECK_RESULT(kiln_fence_wait(dev, g, UINT64_MAX), KILN_OK);
+    pthread_join(th, NULL);
+    CHECK_EQ_INT(atomic_load(&h.state), 3);
+
+    CHECK_RESULT(kiln_timeline_signal(dev, tl, 1), KILN_OK);
+    CHECK_RESULT(kiln_fence_wait(dev, both, UINT64_MAX), KILN_OK);
+    kiln_destroy_fence(dev, f);
+    kiln_destroy_fence(dev, g);
+    kiln_destroy_fence(dev, user);
+    kiln_destroy_fence(dev, both);
+    kiln_destroy_timeline(dev, tl);
+    CHECK_RESULT(kiln_context_destroy(ctx2), KILN_OK);
+    CHECK_RESULT(kiln_destroy_buffer(dev, a), KILN_OK);
+    CHECK_RESULT(kiln_destroy_buffer(dev, b), KILN_OK);
+    kiln_device_destroy(dev);
+}
+
 /* SERIAL: with no gate and no CPU map, nothing is ever still drawing. */
 static void test_serial_never_still_drawing(void)
 {
@@ -758,6 +839,7 @@ int main(void)
         test_blocking_map(c, 0);
         test_deadlock(c);
         test_deadlock_other_context(c);
+        test_fence_behind_own_map(c);
     }
     test_serial_never_still_drawing();
     return th_exit();

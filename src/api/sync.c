@@ -328,6 +328,23 @@ kiln_result kiln_fence_poll(kiln_device *dev, kiln_fence fence, kiln_fence_statu
 /* Blocks on f. Touches only f and its domain, never the device: a device
  * destroyed meanwhile makes this return DEVICE_LOST. In SERIAL mode the
  * waiting thread runs ready commands itself. */
+#define STUCK_FENCE                                                                          \
+    "the work it waits for waits for a resource this thread keeps mapped, and nothing else "  \
+    "could let it run; Unmap it first"
+
+/* Whether every point of the fence still active is on a context's own
+ * timeline, which only that context's queued work advances (mutex held).
+ * A point on an application timeline may be signaled by any thread. */
+static bool only_queue_reaches(const ks_fence *f)
+{
+    for (uint32_t i = 0; i < f->count; i++)
+        if (f->points[i]->state == KS_ACTIVE && !f->points[i]->tl->internal)
+            return false;
+    return true;
+}
+
+/* Fails with KILN_E_WOULD_DEADLOCK when the fence waits only for queued
+ * work that only the calling thread's Unmap could let run (kiln_map). */
 static kiln_result wait_fence(kq_device *q, ks_fence *f, uint64_t timeout_ns)
 {
     ks_domain *d = f->dom;
@@ -372,6 +389,10 @@ static kiln_result wait_fence(kq_device *q, ks_fence *f, uint64_t timeout_ns)
             r = KILN_E_TIMEOUT;
             break;
         }
+        if (q && kq_stalled_locked(q, NULL) && only_queue_reaches(f)) {
+            r = KILN_E_WOULD_DEADLOCK; /* behind this thread's own map */
+            break;
+        }
         d->waiters++;
         int e = forever ? pthread_cond_wait(&d->cv, &d->mu) : pthread_cond_timedwait(&d->cv, &d->mu, &deadline);
         d->waiters--;
@@ -397,9 +418,13 @@ static kiln_result fence_wait(kiln_device *dev, kiln_fence fence, uint64_t timeo
     if (!f)
         return r;
     /* The queue pointer is used only while the device is alive: in SERIAL
-     * mode nothing else runs commands, and a lost device is seen first. */
+     * mode nothing else runs commands, and a lost device is seen first. The
+     * logger is copied: the device may be gone when the wait returns. */
+    kb_env env = dev->env;
     r = wait_fence(&dev->queue, f, timeout_ns);
     kres_unref(&f->base);
+    if (r == KILN_E_WOULD_DEADLOCK)
+        return kb_fail(&env, r, KILN_LOG_WOULD_DEADLOCK, api, "%s", STUCK_FENCE);
     return r;
 }
 
@@ -631,8 +656,11 @@ static kiln_result wait_sync_token(kiln_device *dev, kiln_sync_token token, uint
     ks_fence *f = token_fence(dev, api, token, &r);
     if (!f)
         return r;
+    kb_env env = dev->env; /* as in fence_wait */
     r = wait_fence(&dev->queue, f, timeout_ns);
     kres_unref(&f->base);
+    if (r == KILN_E_WOULD_DEADLOCK)
+        return kb_fail(&env, r, KILN_LOG_WOULD_DEADLOCK, api, "%s", STUCK_FENCE);
     return r;
 }
 

@@ -285,6 +285,9 @@ kiln_result kq_finish(kq_context *c);
  * ready command first if there is one (then: false). For waits outside the
  * queue on work that only the queue completes (the swapchain's). */
 bool kq_stalled(kq_device *q, kq_context *c);
+/* The same test without helping, mutex held; `c` NULL: no context (every
+ * map counts by its thread). */
+bool kq_stalled_locked(const kq_device *q, const kq_context *c);
 
 /* ---- synchronization (sync.c in this folder) ---- */
 

@@ -334,7 +334,7 @@ bool kq_help_locked(kq_device *q)
  * thread's until it unmaps, docs/queue.md). */
 static bool foreign_map_locked(const kq_device *q, const kq_context *c)
 {
-    if (q->cpu_maps == c->cpu_maps)
+    if (c && q->cpu_maps == c->cpu_maps)
         return false;
     pthread_t self = pthread_self();
     for (const kres_resource *r = q->mapped; r; r = r->map.dev_next)
@@ -363,11 +363,15 @@ kiln_result kq_wait_progress(kq_device *q, kq_context *c)
     return KILN_OK;
 }
 
+bool kq_stalled_locked(const kq_device *q, const kq_context *c)
+{
+    return !q->ready_head && q->running == 0 && q->server_waits == 0 && !foreign_map_locked(q, c);
+}
+
 bool kq_stalled(kq_device *q, kq_context *c)
 {
     pthread_mutex_lock(MU(q));
-    bool stalled = !kq_help_locked(q) && !q->ready_head && q->running == 0 &&
-                   q->server_waits == 0 && !foreign_map_locked(q, c);
+    bool stalled = !kq_help_locked(q) && kq_stalled_locked(q, c);
     ks_unlock(q->dom);
     return stalled;
 }
