@@ -11,9 +11,12 @@
  * copies and updates it should, and nothing else; a command that does not
  * name the predicate never waits for it (a test gate holds the predicate's
  * draw: only a hang, caught by a watchdog, could fail that part).
- * Validation: every misuse, one log id each.
+ * Validation: every misuse, one log id each. A capture of queries and
+ * predication (built-in effect shaders) replays ASYNC and SERIAL to the
+ * live image.
  */
 #include "api/test_hooks.h"
+#include "capture_util.h"
 #include "raster_util.h"
 
 #include <sched.h>
@@ -735,6 +738,118 @@ static void validation(void)
     scene_free(&s);
 }
 
+/* ---- capture and replay ---- */
+
+/* A quad of the built-in VERTEX_COLOR effect: position, color. */
+static void vc_rect(kiln_device *dev, kiln_context *ctx, double x0, double y0, double x1, double y1,
+                    float z, const float color[4])
+{
+    float v[6 * 8], *p = v;
+    const double xs[6] = {x0, x1, x0, x1, x1, x0}, ys[6] = {y0, y0, y1, y0, y1, y1};
+    for (int i = 0; i < 6; i++) {
+        p = ru_vtx(p, W, H, xs[i], ys[i], z);
+        memcpy(p, color, 16);
+        p += 4;
+    }
+    ru_draw(dev, ctx, v, 6, 32, KILN_TOPOLOGY_TRIANGLE_LIST);
+}
+
+static void capture_live(uint8_t *pixels, uint64_t *samples)
+{
+    kiln_device *dev = th_device(KILN_EXEC_ASYNC, 2);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    CHECK_RESULT(kiln_capture_begin(dev, "queries.kcap"), KILN_OK);
+    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+    ru_tex ds = ru_ds(dev, W, H, KILN_FORMAT_D32_FLOAT);
+    kiln_vertex_shader_desc vd;
+    kiln_pixel_shader_desc pd;
+    CHECK_RESULT(kiln_effect_get(KILN_EFFECT_VERTEX_COLOR, &vd, &pd), KILN_OK);
+    kiln_vertex_shader vs;
+    kiln_pixel_shader ps;
+    CHECK_RESULT(kiln_create_vertex_shader(dev, &vd, &vs), KILN_OK);
+    CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
+    kiln_input_layout il = ru_make_layout(dev, vs, 2);
+    const float ident[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    kiln_buffer cb = ru_cbuffer(dev, ident, 16);
+    kiln_depth_stencil_state less;
+    CHECK_RESULT(kiln_create_depth_stencil_state(dev, &(kiln_depth_stencil_desc){.depth_func = KILN_COMPARE_LESS},
+                                                 &less),
+                 KILN_OK);
+    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, ds.dsv), KILN_OK);
+    CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, less, 0), KILN_OK);
+    CHECK_RESULT(kiln_vs_set_shader(ctx, vs), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_input_layout(ctx, il), KILN_OK);
+    CHECK_RESULT(kiln_vs_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
+    const float black[4] = {0, 0, 0, 1}, red[4] = {1, 0, 0, 1}, green[4] = {0, 1, 0, 1},
+                blue[4] = {0, 0, 1, 1};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, KILN_CLEAR_DEPTH, 1.0f, 0), KILN_OK);
+
+    kiln_query hidden, seen, occ;
+    CHECK_RESULT(kiln_create_query(dev, KILN_QUERY_OCCLUSION_PREDICATE, &hidden), KILN_OK);
+    CHECK_RESULT(kiln_create_query(dev, KILN_QUERY_OCCLUSION_PREDICATE, &seen), KILN_OK);
+    CHECK_RESULT(kiln_create_query(dev, KILN_QUERY_OCCLUSION, &occ), KILN_OK);
+    vc_rect(dev, ctx, 0, 0, 64, 64, 0.25f, red); /* an occluder */
+    CHECK_RESULT(kiln_query_begin(ctx, hidden), KILN_OK);
+    vc_rect(dev, ctx, 8, 8, 32, 32, 0.5f, green); /* behind it */
+    CHECK_RESULT(kiln_query_end(ctx, hidden), KILN_OK);
+    CHECK_RESULT(kiln_query_begin(ctx, seen), KILN_OK);
+    vc_rect(dev, ctx, 80, 8, 100, 32, 0.5f, green); /* beside it */
+    CHECK_RESULT(kiln_query_end(ctx, seen), KILN_OK);
+    CHECK_RESULT(kiln_query_begin(ctx, occ), KILN_OK);
+    CHECK_RESULT(kiln_set_predication(ctx, hidden, 0), KILN_OK);
+    vc_rect(dev, ctx, 0, 40, W, H, 0.125f, blue); /* skipped */
+    CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, KILN_CLEAR_DEPTH, 0.0f, 0), KILN_OK); /* skipped */
+    CHECK_RESULT(kiln_set_predication(ctx, seen, 0), KILN_OK);
+    vc_rect(dev, ctx, 100, 40, W, H, 0.125f, blue); /* drawn: 30 x 30 */
+    CHECK_RESULT(kiln_set_predication(ctx, (kiln_query){0}, 0), KILN_OK);
+    CHECK_RESULT(kiln_query_end(ctx, occ), KILN_OK);
+    get(ctx, occ, samples, sizeof *samples);
+    CHECK(ru_read(dev, rt.tex, 0, pixels));
+
+    kiln_destroy_query(dev, hidden);
+    kiln_destroy_query(dev, seen);
+    kiln_destroy_query(dev, occ);
+    kiln_destroy_rasterizer_state(dev, rs);
+    kiln_destroy_depth_stencil_state(dev, less);
+    kiln_destroy_buffer(dev, cb);
+    kiln_destroy_input_layout(dev, il);
+    kiln_destroy_vertex_shader(dev, vs);
+    kiln_destroy_pixel_shader(dev, ps);
+    ru_free_tex(dev, &ds);
+    ru_free_tex(dev, &rt);
+    CHECK_RESULT(kiln_capture_end(dev), KILN_OK);
+    kiln_device_destroy(dev);
+}
+
+static void capture_replay(void)
+{
+    static uint8_t live[W * H * 4];
+    uint64_t samples = 0;
+    capture_live(live, &samples);
+    CHECK_EQ_INT(samples, 30 * 30);
+    size_t len;
+    uint8_t *bytes = cu_read("queries.kcap", &len);
+    CHECK(bytes != NULL);
+    if (!bytes)
+        return;
+    for (int m = 0; m < 2; m++) {
+        cu_images img = {0};
+        kcap_replay_report rep;
+        CHECK_RESULT(cu_replay(bytes, len, m ? KILN_EXEC_SERIAL : KILN_EXEC_ASYNC, 3, NULL, &img, &rep),
+                     KILN_OK);
+        CHECK_EQ_INT(rep.mismatches, 0);
+        if (rep.mismatches)
+            fprintf(stderr, "    %s\n", rep.first_mismatch);
+        const cu_image *t = cu_target(&img, 0);
+        CHECK(t && t->width == W && memcmp(t->pixels, live, sizeof live) == 0);
+        cu_free(&img);
+    }
+    free(bytes);
+}
+
 static void watchdog(int sig)
 {
     (void)sig;
@@ -775,5 +890,7 @@ int main(void)
     alarm(0);
     fprintf(stderr, "-- validation\n");
     validation();
+    fprintf(stderr, "-- capture\n");
+    capture_replay();
     return th_exit();
 }
