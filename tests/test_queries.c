@@ -824,6 +824,97 @@ static void capture_live(uint8_t *pixels, uint64_t *samples)
     kiln_device_destroy(dev);
 }
 
+/* A rectangle with texture coordinates (x / W * su + ou, y / H * sv + ov). */
+static void tex_rect(kiln_device *dev, kiln_context *ctx, double x0, double y0, double x1, double y1,
+                     const float s[4])
+{
+    float v[6 * 8], *p = v;
+    const double xs[6] = {x0, x1, x0, x1, x1, x0}, ys[6] = {y0, y0, y1, y0, y1, y1};
+    for (int i = 0; i < 6; i++) {
+        p = ru_vtx(p, W, H, xs[i], ys[i], 0.5f);
+        p[0] = (float)(xs[i] / W) * s[0] + s[2];
+        p[1] = (float)(ys[i] / H) * s[1] + s[3];
+        p[2] = p[3] = 0;
+        p += 4;
+    }
+    ru_draw(dev, ctx, v, 6, 32, KILN_TOPOLOGY_TRIANGLE_LIST);
+}
+
+/* A counted scene takes the general pixel path instead of the specialised
+ * block kernels (the TEXTURE effect, no depth): the image must not change,
+ * and the pixels must be counted. */
+static void counted_same_image(void)
+{
+    uint8_t img[2][W * H * 4];
+    for (int counted = 0; counted < 2; counted++) {
+        kiln_device *dev = th_device(KILN_EXEC_ASYNC, 2);
+        kiln_context *ctx = kiln_device_immediate_context(dev);
+        ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+        uint8_t texels[16 * 16 * 4];
+        for (int i = 0; i < 16 * 16 * 4; i++)
+            texels[i] = (uint8_t)(i * 37 + (i >> 6) * 11);
+        kiln_texture2d_desc td = {16, 16, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT,
+                                  KILN_BIND_SHADER_RESOURCE, 0};
+        kiln_texture tex;
+        kiln_srv srv;
+        CHECK_RESULT(kiln_create_texture2d(dev, &td, &(kiln_subresource_data){texels, 64}, &tex), KILN_OK);
+        CHECK_RESULT(kiln_create_srv(dev, tex, NULL, &srv), KILN_OK);
+        kiln_vertex_shader_desc vd;
+        kiln_pixel_shader_desc pd;
+        CHECK_RESULT(kiln_effect_get(KILN_EFFECT_TEXTURE, &vd, &pd), KILN_OK);
+        kiln_vertex_shader vs;
+        kiln_pixel_shader ps;
+        CHECK_RESULT(kiln_create_vertex_shader(dev, &vd, &vs), KILN_OK);
+        CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
+        kiln_input_layout_desc ld = {0};
+        ld.num_elements = 2;
+        ld.elements[0] = (kiln_input_element){KILN_FORMAT_R32G32B32A32_FLOAT, 0, 0, 0, 0};
+        ld.elements[1] = (kiln_input_element){KILN_FORMAT_R32G32_FLOAT, 0, 16, 0, 0};
+        kiln_input_layout il;
+        CHECK_RESULT(kiln_create_input_layout(dev, &ld, vs, &il), KILN_OK);
+        const float ident[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+        kiln_buffer cb = ru_cbuffer(dev, ident, 16);
+        kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+        CHECK_RESULT(kiln_vs_set_shader(ctx, vs), KILN_OK);
+        CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
+        CHECK_RESULT(kiln_ia_set_input_layout(ctx, il), KILN_OK);
+        CHECK_RESULT(kiln_vs_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
+        CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &srv), KILN_OK);
+        const float black[4] = {0, 0, 0, 1};
+        CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+        kiln_query q;
+        CHECK_RESULT(kiln_create_query(dev, KILN_QUERY_PIPELINE_STATISTICS, &q), KILN_OK);
+        if (counted)
+            CHECK_RESULT(kiln_query_begin(ctx, q), KILN_OK);
+        /* The full target (uv 0..2 over it), then rectangles over it. */
+        const float full[4] = {2, 2, 0, 0};
+        tex_rect(dev, ctx, 0, 0, W, H, full);
+        for (int i = 0; i < 6; i++) {
+            const float uv[4] = {1.0f + 0.7f * (float)i, 3.0f - 0.4f * (float)i, 0.1f * (float)i, 0.05f};
+            tex_rect(dev, ctx, 3.5 + 9 * i, 2.25 + 4 * i, 40.75 + 7 * i, 30.5 + 3 * i, uv);
+        }
+        if (counted) {
+            CHECK_RESULT(kiln_query_end(ctx, q), KILN_OK);
+            stats g;
+            get(ctx, q, &g, sizeof g);
+            CHECK_EQ_INT(g.ia_vertices, 42);
+            CHECK(g.ps_invocations > W * H); /* the block kernels would count nothing */
+        }
+        CHECK(ru_read(dev, rt.tex, 0, img[counted]));
+        kiln_destroy_query(dev, q);
+        kiln_destroy_rasterizer_state(dev, rs);
+        kiln_destroy_buffer(dev, cb);
+        kiln_destroy_input_layout(dev, il);
+        kiln_destroy_vertex_shader(dev, vs);
+        kiln_destroy_pixel_shader(dev, ps);
+        kiln_destroy_srv(dev, srv);
+        kiln_destroy_texture(dev, tex);
+        ru_free_tex(dev, &rt);
+        kiln_device_destroy(dev);
+    }
+    CHECK(memcmp(img[0], img[1], sizeof img[0]) == 0);
+}
+
 static void capture_replay(void)
 {
     static uint8_t live[W * H * 4];
@@ -892,5 +983,6 @@ int main(void)
     validation();
     fprintf(stderr, "-- capture\n");
     capture_replay();
+    counted_same_image();
     return th_exit();
 }
