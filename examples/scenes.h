@@ -10,6 +10,8 @@
  *   scenes_draw.c   draw scenes: "triangle", "cube", "rtt"
  *   scenes_stream.c draw scenes that stream data through DYNAMIC buffers:
  *                   "objects", "particles"
+ *   scenes_occlusion.c draw scene "occlusion": occlusion queries and
+ *                   predication
  *   mat4.h          the little matrix math the draw scenes need
  *
  * A scene records one frame into the runner's canvas texture with kiln
@@ -172,6 +174,7 @@ extern const size_t demo_num_scenes;
 /* The draw scenes, defined in scenes_draw.c and scenes_stream.c. */
 extern const scene demo_scene_triangle, demo_scene_cube, demo_scene_rtt;
 extern const scene demo_scene_objects, demo_scene_particles;
+extern const scene demo_scene_occlusion; /* scenes_occlusion.c */
 
 /* Scenes without a CPU reference are the golden-image scenes. */
 static inline int demo_scene_is_golden(const scene *sc) { return sc->expect == NULL; }

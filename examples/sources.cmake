@@ -6,4 +6,5 @@ set(KILN_DEMO_SCENE_SOURCES
   ${KILN_DEMO_DIR}/demo.c
   ${KILN_DEMO_DIR}/scenes.c
   ${KILN_DEMO_DIR}/scenes_draw.c
-  ${KILN_DEMO_DIR}/scenes_stream.c)
+  ${KILN_DEMO_DIR}/scenes_stream.c
+  ${KILN_DEMO_DIR}/scenes_occlusion.c)

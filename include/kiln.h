@@ -217,7 +217,14 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(CAPTURE_SHADER_NAME, "shader name invalid, reserved, or registered with another desc") \
     X(CAPTURE_SHADER_UNNAMED, "a shader was created from a desc registered under no name: the capture records it, a replay cannot recreate it") \
     X(CONTEXT_IN_USE, "a swapchain still renders through this context: destroy it first") \
-    X(SYNC_TOKEN_INVALID, "a sync token or fence names a point of a context's own timeline that the context has not handed out")
+    X(SYNC_TOKEN_INVALID, "a sync token or fence names a point of a context's own timeline that the context has not handed out") \
+    X(QUERY_NO_STREAM_OUTPUT, "SO_STATISTICS and SO_OVERFLOW_PREDICATE queries need stream output, which kiln does not have") \
+    X(QUERY_ACTIVE, "begin on a query that is already active (between its begin and end)") \
+    X(QUERY_NOT_ACTIVE, "end without a begin on this context, for a query type that needs one") \
+    X(QUERY_IS_PREDICATE, "begin or end on a query that a context uses as its predicate") \
+    X(QUERY_TOO_MANY_ACTIVE, "too many queries active on one context (KILN_MAX_ACTIVE_QUERIES)") \
+    X(PREDICATE_TYPE, "only an OCCLUSION_PREDICATE query can predicate") \
+    X(PREDICATE_NOT_ISSUED, "a predicate must have been ended, and not begun again since")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -732,30 +739,145 @@ KILN_API kiln_result kiln_wait_sync_token(kiln_device *device, kiln_sync_token t
                                           uint64_t timeout_ns);
 
 /* ---------------------------------------------------------------------------
- * Queries (D3D10 style). KILN_QUERY_EVENT is built on insert_fence: End
- * marks the point, GetData says whether everything before it completed.
+ * Queries and predication (D3D10 style)
+ *
+ * A query measures the commands between its begin and its end (or, for
+ * EVENT and TIMESTAMP, marks one point of the stream). Its result is
+ * computed as the commands execute, in stream order, and read back with
+ * kiln_query_get_data. Types and the data each returns:
+ *
+ *   EVENT                 uint32_t: 1 once every command before its end
+ *                         completed. No begin.
+ *   OCCLUSION             uint64_t: samples (pixels) that passed the depth
+ *                         and stencil tests and were not discarded by the
+ *                         pixel shader, whether or not color was written.
+ *   TIMESTAMP             uint64_t: nanoseconds of a CPU monotonic clock,
+ *                         read when every command before its end has
+ *                         completed. No begin.
+ *   TIMESTAMP_DISJOINT    kiln_query_data_timestamp_disjoint: frequency
+ *                         1e9 (timestamps are nanoseconds), disjoint 0.
+ *   PIPELINE_STATISTICS   kiln_query_data_pipeline_statistics (below).
+ *   OCCLUSION_PREDICATE   uint32_t: 1 if any sample passed (as OCCLUSION).
+ *   SO_STATISTICS, SO_OVERFLOW_PREDICATE: kiln has no stream output;
+ *                         creating one is refused (KILN_E_UNSUPPORTED,
+ *                         QUERY_NO_STREAM_OUTPUT).
+ *
+ * OCCLUSION, OCCLUSION_PREDICATE and PIPELINE_STATISTICS count draws; on
+ * the osmesa backend creating them is refused (KILN_E_UNSUPPORTED,
+ * BACKEND_FEATURE). Counts are exact: the same for any worker count and
+ * for ASYNC and SERIAL devices. Draws are gathered into scenes; begin, end
+ * and kiln_set_predication close the scene being gathered, so a draw
+ * counts into exactly the queries active when it was called (the cost: a
+ * scene per begin/end pair, like any other synchronizing call).
+ *
+ * Rules (D3D10's; every misuse returns its code and logs once): begin on a
+ * query already active is KILN_E_INVALID_CALL (QUERY_ACTIVE); end without
+ * a begin on this context, for the types that need one, likewise
+ * (QUERY_NOT_ACTIVE); EVENT and TIMESTAMP have no begin (QUERY_TYPE);
+ * begin and end are refused on a query a context uses as its predicate
+ * (QUERY_IS_PREDICATE); at most KILN_MAX_ACTIVE_QUERIES queries
+ * are active on one context at once (KILN_E_UNSUPPORTED,
+ * QUERY_TOO_MANY_ACTIVE). A query may be destroyed while active or set as
+ * a predicate: the context keeps what it needs.
  * ------------------------------------------------------------------------- */
 
 typedef struct kiln_query { uint32_t id; } kiln_query;
 
-typedef enum kiln_query_type { KILN_QUERY_EVENT = 0 } kiln_query_type;
+/* D3D10_QUERY's values and order. */
+typedef enum kiln_query_type {
+    KILN_QUERY_EVENT = 0,
+    KILN_QUERY_OCCLUSION,
+    KILN_QUERY_TIMESTAMP,
+    KILN_QUERY_TIMESTAMP_DISJOINT,
+    KILN_QUERY_PIPELINE_STATISTICS,
+    KILN_QUERY_OCCLUSION_PREDICATE,
+    KILN_QUERY_SO_STATISTICS,          /* refused: no stream output */
+    KILN_QUERY_SO_OVERFLOW_PREDICATE,  /* refused: no stream output */
+    KILN_QUERY_TYPE_COUNT
+} kiln_query_type;
+
+#define KILN_MAX_ACTIVE_QUERIES 16 /* queries (with a begin) active on one context */
+
+typedef struct kiln_query_data_timestamp_disjoint {
+    uint64_t frequency; /* ticks per second of TIMESTAMP: 1000000000 */
+    uint32_t disjoint;  /* 1 if the timestamps cannot be compared: always 0
+                           (one monotonic clock) */
+    uint32_t reserved;
+} kiln_query_data_timestamp_disjoint;
+
+/* D3D10_QUERY_DATA_PIPELINE_STATISTICS's layout. What each counts on the
+ * soft backend, between begin and end:
+ *   ia_vertices     vertices (or indices) the draws read: count x instances
+ *   ia_primitives   primitives the topology makes of them: per instance,
+ *                   triangles/lines/points of a list or strip of `count`
+ *                   (strip cuts in indexed strips included)
+ *   vs_invocations  vertices shaded: the vertex shader runs once per vertex
+ *                   of a 1,024-primitive segment of a draw, an indexed
+ *                   draw's repeated indices within a segment shaded once,
+ *                   a strip's vertices shared by two segments twice
+ *   gs_invocations, gs_primitives: 0 (no geometry shader)
+ *   c_invocations   primitives that reached clipping: assembled primitives
+ *                   not touching a strip cut, of draws whose viewport,
+ *                   scissor and target leave pixels to draw
+ *   c_primitives    primitives the clipper output: 0 for one wholly
+ *                   outside a clip plane, 1 for one inside every plane, the
+ *                   triangles (n - 2 for an n-gon) or the line a clipped
+ *                   one became; counted before face culling
+ *   ps_invocations  pixels shaded: covered pixels the pixel shader ran for
+ *                   (after early depth/stencil rejection when the shader
+ *                   cannot discard); the helper pixels of a 2x2 quad are
+ *                   not counted */
+typedef struct kiln_query_data_pipeline_statistics {
+    uint64_t ia_vertices;
+    uint64_t ia_primitives;
+    uint64_t vs_invocations;
+    uint64_t gs_invocations;
+    uint64_t gs_primitives;
+    uint64_t c_invocations;
+    uint64_t c_primitives;
+    uint64_t ps_invocations;
+} kiln_query_data_pipeline_statistics;
 
 typedef enum kiln_get_data_flags {
     KILN_GET_DATA_DO_NOT_FLUSH = 1u << 0
 } kiln_get_data_flags;
 
+/* KILN_E_UNSUPPORTED for SO_* types (QUERY_NO_STREAM_OUTPUT) and, on the
+ * osmesa backend, for the counting types (BACKEND_FEATURE). */
 KILN_API kiln_result kiln_create_query(kiln_device *device, kiln_query_type type,
                                        kiln_query *out_query);
 KILN_API kiln_result kiln_destroy_query(kiln_device *device, kiln_query query);
-/* EVENT queries have no Begin (QUERY_TYPE), as in D3D10. */
+/* Starts counting: draws called after it on this context count into the
+ * query (a begin after an end starts a new measurement from zero). */
 KILN_API kiln_result kiln_query_begin(kiln_context *ctx, kiln_query query);
+/* Ends it: the result covers the commands between begin and here. */
 KILN_API kiln_result kiln_query_end(kiln_context *ctx, kiln_query query);
-/* KILN_OK and, if `data` is not NULL, a uint32_t 1 when the work before End
- * has completed; KILN_E_WAS_STILL_DRAWING when not yet (flushing the
- * context first unless DO_NOT_FLUSH); KILN_E_COMMAND_FAILED if it failed.
- * `size` is 0 (data NULL) or sizeof(uint32_t). */
+/* The result of the query's last end. KILN_OK with the data (if `data` is
+ * not NULL) once it is known; KILN_E_WAS_STILL_DRAWING while the commands
+ * it waits for run (flushing the context first unless DO_NOT_FLUSH: with
+ * DO_NOT_FLUSH, work gathered but not flushed may never complete until
+ * something flushes); KILN_E_COMMAND_FAILED if that work failed (EVENT,
+ * TIMESTAMP_DISJOINT). KILN_E_INVALID_CALL (QUERY_NOT_ENDED) before the
+ * first end or between a begin and its end. `size` is 0 with data NULL
+ * (asks only whether it is known), else exactly the type's data size
+ * (DATA_SIZE). */
 KILN_API kiln_result kiln_query_get_data(kiln_context *ctx, kiln_query query, void *data,
                                          uint32_t size, uint32_t flags);
+
+/* Predication (D3D10 SetPredication): while a predicate is set, the draws,
+ * clears (kiln_clear_rtv, kiln_clear_dsv), copies (kiln_copy_resource,
+ * kiln_copy_subresource_region) and kiln_update_subresource this context
+ * queues are skipped when the predicate's result equals `value` (1: any
+ * sample passed). Everything else (maps, generate_mips, signals, queries'
+ * begin and end) is not predicated. The result is the predicate's last
+ * end, read when each predicated command executes, in stream order: a
+ * predicated command waits for that end's draws, and only predicated
+ * commands wait for it. query {0} turns predication off (`value` is then
+ * ignored). The query must be an OCCLUSION_PREDICATE (KILN_E_INVALID_ARG,
+ * PREDICATE_TYPE) that was ended and not begun since (KILN_E_INVALID_CALL,
+ * PREDICATE_NOT_ISSUED); while it is set, begin and end on it are refused
+ * (QUERY_IS_PREDICATE). */
+KILN_API kiln_result kiln_set_predication(kiln_context *ctx, kiln_query query, int value);
 
 /* ---------------------------------------------------------------------------
  * Drawing

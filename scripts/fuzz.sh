@@ -4,11 +4,12 @@
 # Builds the `fuzz` preset (clang, libFuzzer, ASan + UBSan; see
 # CMakePresets.json) and runs tests/fuzz/fuzz_capture RUNS times (default
 # 200000) from the seed corpus (tests/captures: the example scenes'
-# captures) with a fixed seed. Fails on any crash, sanitizer report, leak,
-# or hang (an input running over 20 s), and when the time bound (10 min)
-# stops it short of RUNS. A failing input is copied into
-# tests/fuzz/regressions/, where ctest's fuzz_corpus replays it in every
-# build once it is fixed and committed. docs/capture.md, "Fuzzing".
+# captures; tests/fuzz/seeds: calls they do not make) with a fixed seed.
+# Fails on any crash, sanitizer report, leak, or hang (an input running
+# over 20 s), and when the time bound (10 min) stops it short of RUNS. A
+# failing input is copied into tests/fuzz/regressions/, where ctest's
+# fuzz_corpus replays it in every build once it is fixed and committed.
+# docs/capture.md, "Fuzzing".
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -31,7 +32,7 @@ set +e
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     build/fuzz/tests/fuzz_capture -runs="$runs" -seed=1 -timeout=20 -max_len=4096 -entropic=0 \
     -rss_limit_mb=2048 -max_total_time=600 -print_final_stats=1 \
-    -artifact_prefix="$work/artifacts/" "$work/corpus" tests/captures >"$log" 2>&1
+    -artifact_prefix="$work/artifacts/" "$work/corpus" tests/captures tests/fuzz/seeds >"$log" 2>&1
 rc=$?
 set -e
 tail -n 12 "$log"

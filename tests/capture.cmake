@@ -1,5 +1,6 @@
-# The capture tests (tests/test_capture_*.c; tests/CMakeLists.txt makes the
-# targets) replay through kiln_replay_core (src/capture/replay.c).
+# The capture tests (tests/test_capture_*.c, and test_queries' capture;
+# tests/CMakeLists.txt makes the targets) replay through kiln_replay_core
+# (src/capture/replay.c).
 # test_capture_replay and test_capture_files also run the example scenes
 # (examples/sources.cmake); test_capture_files reads the checked-in
 # captures (tests/captures/) and their images (tests/golden/capture/, with
@@ -9,7 +10,7 @@ include(${PROJECT_SOURCE_DIR}/examples/sources.cmake)
 include(${PROJECT_SOURCE_DIR}/examples/stb.cmake)
 
 foreach(t test_capture_api test_capture_streams test_capture_decode test_capture_replay
-          test_capture_files)
+          test_capture_files test_queries)
   if(TARGET ${t})
     target_link_libraries(${t} PRIVATE kiln_replay_core)
   endif()

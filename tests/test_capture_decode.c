@@ -321,6 +321,7 @@ static void test_bad_records(void)
     start(&b);
     put(&b, end, sizeof end);
     b.p[8] = 2; /* major 2 */
+    b.p[10] = 0;
     REFUSED(&b, 0, "format 2.0");
     start(&b);
     put(&b, end, sizeof end);

@@ -543,7 +543,7 @@ static void test_event_query(void)
 {
     kiln_query q = {0};
     uint32_t data = 0;
-    CHECK_FAILS(kiln_create_query(dev, (kiln_query_type)7, &q), KILN_E_INVALID_ARG, KILN_LOG_QUERY_TYPE);
+    CHECK_FAILS(kiln_create_query(dev, KILN_QUERY_TYPE_COUNT, &q), KILN_E_INVALID_ARG, KILN_LOG_QUERY_TYPE);
     CHECK_EQ_INT(q.id, 0);
     SU_OK(kiln_create_query(dev, KILN_QUERY_EVENT, &q));
     CHECK_FAILS(kiln_query_begin(ctx, q), KILN_E_INVALID_CALL, KILN_LOG_QUERY_TYPE);

@@ -22,6 +22,12 @@ struct kiln_context {
     uint32_t timeline_id;     /* handle of the context's own timeline */
     kiln_context *next, *prev; /* device's list of created contexts */
     atomic_uint swapchains;    /* swapchains rendering through it */
+    /* Queries (query.c), the context thread's own: the queries active
+     * here (a reference each) and the predicate (a reference). */
+    struct ka_query *active[KILN_MAX_ACTIVE_QUERIES];
+    uint32_t nactive;
+    struct ka_query *pred;
+    uint32_t pred_value;
 };
 
 struct kiln_device {
@@ -80,6 +86,21 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api);
             return fr_;                                                                            \
     } while (0)
 kiln_result ka_pipeline_init(kiln_context *ctx);
+
+/* Adds a point on the context's own timeline at the current end of its
+ * stream and returns its value; `hook` (may be NULL) runs when it is
+ * reached (kq_record_hook_locked). Caller holds the mutex. */
+kiln_result ka_mark_locked(kiln_context *ctx, uint64_t *value, void (*hook)(kres_object *, uint64_t),
+                           kres_object *obj, uint64_t arg);
+/* Queries (query.c). A scene being opened takes the context's active
+ * counting queries (written) and predicate (read) as nodes; false on out
+ * of memory. */
+bool ka_scene_queries(kiln_context *ctx, struct kd_scene *s);
+/* A predicated command (clear, update, copy) reads the context's
+ * predicate, if one is set. Call after its other accesses. */
+void ka_predicate(kiln_context *ctx, kq_cmd *cmd);
+/* Drops the context's queries when it is destroyed (its work is done). */
+void ka_queries_fini(kiln_context *ctx);
 /* Adds a clear of one of the open scene's targets to the scene (opening
  * one when the view is the bound first target or depth-stencil). */
 bool ka_scene_clear(kiln_context *ctx, struct kres_view *v, bool depth, const uint8_t texel[16],

@@ -85,6 +85,7 @@ static kiln_result queue_clear(kiln_context *ctx, const char *api, kres_view *v,
     cmd->u.clear.mask = mask;
     memcpy(cmd->u.clear.texel, texel, 16);
     kq_access(cmd, v->res, KQ_WRITE);
+    ka_predicate(ctx, cmd);
     kq_submit(&ctx->q, cmd);
     return KILN_OK;
 }
@@ -184,6 +185,7 @@ static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resourc
     cmd->u.update.ring_offset = (uint32_t)(dst - ctx->q.ring.base);
     cmd->u.update.pitch = row;
     kq_access(cmd, res, KQ_WRITE);
+    ka_predicate(ctx, cmd);
     kq_submit(&ctx->q, cmd);
     return KILN_OK;
 }
@@ -274,6 +276,7 @@ static kiln_result queue_copy(kiln_context *ctx, const char *api, kq_op op, kres
     (*out)->op = (uint16_t)op;
     kq_access(*out, dst, KQ_WRITE); /* acc[0]: destination */
     kq_access(*out, src, KQ_READ);
+    ka_predicate(ctx, *out);
     return KILN_OK;
 }
 

@@ -220,6 +220,7 @@ void ka_context_fini(kiln_context *ctx)
     ka_flush_scene(ctx, "kiln_context_destroy");
     kq_context_fini(&ctx->q);
     ka_pipeline_fini(ctx);
+    ka_queries_fini(ctx);
     kiln_log_id lid;
     kres_object *o = kres_handles_remove(&dev->handles, ctx->timeline_id, KRES_TYPE_TIMELINE,
                                          KRES_TYPE_TIMELINE, &lid);

@@ -711,6 +711,8 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
     if (dev->queue.trace) /* the call's span: from the first draw to here */
         cmd->tr_begin = s->trace_t0;
     cmd->release = scene_release;
+    cmd->pred_res = s->pred_res;
+    cmd->pred_value = (uint8_t)s->pred_value;
     kq_set_nodes(cmd, s->nodes, s->nnodes);
     s->nnodes = 0; /* the command owns the nodes' references now */
     kq_submit(&ctx->q, cmd);
@@ -737,6 +739,8 @@ static kd_scene *open_scene(kiln_context *ctx)
         if (!kd_scene_use(s, s->dsv->res, s->dsv->res->current, KQ_WRITE))
             goto oom;
     }
+    if (!ka_scene_queries(ctx, s))
+        goto oom;
     return s;
 oom:
     kd_scene_free(s);

@@ -1,4 +1,4 @@
-/* Timelines, fences, sync tokens, server/client waits and event queries. */
+/* Timelines, fences, sync tokens, server/client waits. */
 #include "api.h"
 #include "../capture/capture.h"
 
@@ -14,13 +14,6 @@
     if (!ctx)                                                                                      \
         return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "context is NULL"); \
     kiln_device *dev = ctx->dev
-
-typedef struct kiln_query_obj {
-    kres_object base; /* KRES_TYPE_QUERY */
-    ks_domain *dom;
-    kiln_query_type type;
-    ks_fence *fence;  /* set by End (guarded by dom->mu) */
-} kiln_query_obj;
 
 static ks_timeline *get_timeline(kiln_device *dev, uint32_t id, const char *api, kiln_result *r)
 {
@@ -503,12 +496,11 @@ kiln_result kiln_context_signal(kiln_context *ctx, kiln_timeline t, uint64_t val
     return r;
 }
 
-/* Adds a point on the context's own timeline at the current end of its
- * stream; returns its value. Caller holds the mutex. */
-static kiln_result mark_locked(kiln_context *ctx, uint64_t *value)
+kiln_result ka_mark_locked(kiln_context *ctx, uint64_t *value, void (*hook)(kres_object *, uint64_t),
+                           kres_object *obj, uint64_t arg)
 {
     kq_context *c = &ctx->q;
-    kiln_result r = kq_record_locked(c, c->tl, c->tl_next + 1);
+    kiln_result r = kq_record_hook_locked(c, c->tl, c->tl_next + 1, hook, obj, arg);
     if (r == KILN_OK) {
         *value = ++c->tl_next;
         c->tl->requested = c->tl_next; /* the last point a token may name */
@@ -527,7 +519,7 @@ static kiln_result context_insert_fence(kiln_context *ctx, kiln_fence *out)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_fence is NULL");
     uint64_t value = 0;
     pthread_mutex_lock(&dev->dom->mu);
-    kiln_result r = mark_locked(ctx, &value);
+    kiln_result r = ka_mark_locked(ctx, &value, NULL, NULL, 0);
     ks_unlock(dev->dom);
     if (r != KILN_OK)
         return FAIL(r, OUT_OF_MEMORY, "fence record");
@@ -554,7 +546,7 @@ static kiln_result context_sync_token(kiln_context *ctx, kiln_sync_token *out)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_token is NULL");
     uint64_t value = 0;
     pthread_mutex_lock(&dev->dom->mu);
-    kiln_result r = mark_locked(ctx, &value);
+    kiln_result r = ka_mark_locked(ctx, &value, NULL, NULL, 0);
     ks_unlock(dev->dom);
     if (r != KILN_OK)
         return FAIL(r, OUT_OF_MEMORY, "token record");
@@ -671,166 +663,5 @@ kiln_result kiln_wait_sync_token(kiln_device *dev, kiln_sync_token token, uint64
     kiln_result r = wait_sync_token(dev, token, timeout_ns);
     if (w)
         kcap_wait_sync_token(w, token, timeout_ns, r);
-    return r;
-}
-
-/* ---- event queries ---- */
-
-static void query_destroy(kres_object *obj)
-{
-    kiln_query_obj *q = (kiln_query_obj *)obj;
-    ks_domain *d = q->dom;
-    if (q->fence)
-        kres_unref(&q->fence->base);
-    kb_free(&d->env, q, sizeof *q);
-    ks_domain_unref(d);
-}
-
-static kiln_result create_query(kiln_device *dev, kiln_query_type type, kiln_query *out)
-{
-    static const char api[] = "kiln_create_query";
-    if (out)
-        out->id = 0;
-    DEV_PREAMBLE();
-    if (!out)
-        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_query is NULL");
-    if (type != KILN_QUERY_EVENT)
-        return FAIL(KILN_E_INVALID_ARG, QUERY_TYPE, "query type %d", (int)type);
-    kiln_query_obj *q = kb_calloc(&dev->env, sizeof *q);
-    if (!q)
-        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "query");
-    q->base.type = KRES_TYPE_QUERY;
-    q->base.env = &dev->dom->env;
-    q->base.destroy = query_destroy;
-    atomic_init(&q->base.refs, 1);
-    ks_domain_ref(dev->dom);
-    q->dom = dev->dom;
-    q->type = type;
-    return add_handle(dev, api, &q->base, &out->id);
-}
-
-kiln_result kiln_create_query(kiln_device *dev, kiln_query_type type, kiln_query *out)
-{
-    kiln_result r = create_query(dev, type, out);
-    if (dev && dev->capture)
-        kcap_create_query(dev, type, out ? *out : (kiln_query){0}, r);
-    return r;
-}
-
-kiln_result kiln_destroy_query(kiln_device *dev, kiln_query q)
-{
-    kiln_result r = destroy_handle(dev, "kiln_destroy_query", q.id, KRES_TYPE_QUERY, "query");
-    if (dev && dev->capture)
-        kcap_object(dev, KCAP_OP_DESTROY_QUERY, q.id, r);
-    return r;
-}
-
-static kiln_query_obj *get_query(kiln_device *dev, uint32_t id, const char *api, kiln_result *r)
-{
-    kiln_log_id lid = KILN_LOG_NONE;
-    kres_object *o = kres_handles_get(&dev->handles, id, KRES_TYPE_QUERY, KRES_TYPE_QUERY, &lid);
-    *r = o ? KILN_OK : ka_handle_fail(dev, api, "query", lid);
-    return (kiln_query_obj *)o;
-}
-
-static kiln_result query_begin(kiln_context *ctx, kiln_query query)
-{
-    static const char api[] = "kiln_query_begin";
-    CTX_PREAMBLE();
-    kiln_result r;
-    kiln_query_obj *q = get_query(dev, query.id, api, &r);
-    if (!q)
-        return r;
-    kres_unref(&q->base);
-    return FAIL(KILN_E_INVALID_CALL, QUERY_TYPE, "EVENT queries have no Begin");
-}
-
-kiln_result kiln_query_begin(kiln_context *ctx, kiln_query query)
-{
-    kiln_result r = query_begin(ctx, query);
-    if (ctx && ctx->dev->capture)
-        kcap_context_object(ctx, KCAP_OP_QUERY_BEGIN, query.id, r);
-    return r;
-}
-
-static kiln_result query_end(kiln_context *ctx, kiln_query query)
-{
-    static const char api[] = "kiln_query_end";
-    CTX_PREAMBLE();
-    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
-    kiln_result r;
-    kiln_query_obj *q = get_query(dev, query.id, api, &r);
-    if (!q)
-        return r;
-    uint64_t value = 0;
-    ks_fence *f = NULL;
-    pthread_mutex_lock(&dev->dom->mu);
-    r = mark_locked(ctx, &value);
-    if (r == KILN_OK) {
-        ks_point *p = ks_point_create_locked(ctx->q.tl, value);
-        r = p ? ks_fence_create_locked(dev->dom, &p, 1, &f) : KILN_E_OUT_OF_MEMORY;
-        if (p)
-            ks_point_unref_locked(p);
-    }
-    ks_fence *old = NULL;
-    if (r == KILN_OK) {
-        old = q->fence;
-        q->fence = f;
-    }
-    ks_unlock(dev->dom);
-    if (old)
-        kres_unref(&old->base);
-    kres_unref(&q->base);
-    if (r != KILN_OK)
-        return FAIL(r, OUT_OF_MEMORY, "query end");
-    return KILN_OK;
-}
-
-kiln_result kiln_query_end(kiln_context *ctx, kiln_query query)
-{
-    struct kcap_writer *w = ctx && ctx->dev->capture ? kcap_lock_context(ctx, "kiln_query_end") : NULL;
-    kiln_result r = query_end(ctx, query);
-    if (w)
-        kcap_query_end(w, ctx, query, r);
-    return r;
-}
-
-static kiln_result query_get_data(kiln_context *ctx, kiln_query query, void *data, uint32_t size,
-                                  uint32_t flags)
-{
-    static const char api[] = "kiln_query_get_data";
-    CTX_PREAMBLE();
-    if ((data && size != sizeof(uint32_t)) || (!data && size != 0))
-        return FAIL(KILN_E_INVALID_ARG, DATA_SIZE, "size %u (expected %zu with data, 0 without)", size,
-                    sizeof(uint32_t));
-    if (flags & ~(uint32_t)KILN_GET_DATA_DO_NOT_FLUSH)
-        return FAIL(KILN_E_INVALID_ARG, DESC_INVALID_ENUM, "flags 0x%x", flags);
-    kiln_result r;
-    kiln_query_obj *q = get_query(dev, query.id, api, &r);
-    if (!q)
-        return r;
-    pthread_mutex_lock(&dev->dom->mu);
-    ks_state s = q->fence ? ks_fence_state_locked(q->fence) : KS_ACTIVE;
-    bool ended = q->fence != NULL;
-    pthread_mutex_unlock(&dev->dom->mu);
-    kres_unref(&q->base);
-    if (!ended)
-        return FAIL(KILN_E_INVALID_CALL, QUERY_NOT_ENDED, "get_data before end");
-    if (s == KS_ACTIVE) {
-        if (!(flags & KILN_GET_DATA_DO_NOT_FLUSH))
-            kiln_flush(ctx);
-        return KILN_E_WAS_STILL_DRAWING;
-    }
-    if (data)
-        *(uint32_t *)data = s == KS_SIGNALED ? 1u : 0u;
-    return s == KS_SIGNALED ? KILN_OK : KILN_E_COMMAND_FAILED;
-}
-
-kiln_result kiln_query_get_data(kiln_context *ctx, kiln_query query, void *data, uint32_t size,
-                                uint32_t flags)
-{
-    kiln_result r = query_get_data(ctx, query, data, size, flags);
-    if (ctx && ctx->dev->capture)
-        kcap_query_get_data(ctx, query, data, flags, r);
     return r;
 }

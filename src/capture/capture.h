@@ -44,7 +44,7 @@
 #define KCAP_MAGIC "KILNCAP"  /* 7 characters + NUL: the first 8 bytes */
 #define KCAP_VERSION_MAJOR 1u /* records change: older readers refuse */
 #define KCAP_VERSION_MINOR                                                                         \
-    0u                       /* records added: older readers refuse                                \
+    1u                       /* records added: older readers refuse                                \
                                 captures that use them, by op */
 #define KCAP_HEADER_SIZE 16u /* magic, u16 major, u16 minor, u32 size */
 #define KCAP_NAME_MAX 63u    /* shader names */
@@ -143,7 +143,8 @@
     X(SWAPCHAIN_PRESENT, "kiln_swapchain_present")                                                 \
     X(SWAPCHAIN_RESIZE, "kiln_swapchain_resize")                                                   \
     X(SWAPCHAIN_GET_STATS, "kiln_swapchain_get_stats")                                             \
-    X(SWAPCHAIN_WAIT_IDLE, "kiln_swapchain_wait_idle")
+    X(SWAPCHAIN_WAIT_IDLE, "kiln_swapchain_wait_idle")                                             \
+    X(SET_PREDICATION, "kiln_set_predication") /* 1.1 */
 
 typedef enum kcap_op {
     KCAP_OP_NONE = 0, /* never in a file */
@@ -299,6 +300,9 @@ typedef struct kcap_call {
         struct {
             uint32_t query, has_data, flags;
         } get_data;
+        struct {
+            uint32_t query, value; /* value 0 or 1 */
+        } pred;
         struct {
             char name[KCAP_NAME_MAX + 1]; /* "" when the desc had none */
             uint32_t num_inputs, num_varyings, num_outputs, flags, has_glsl;
@@ -519,6 +523,7 @@ void kcap_context_insert_fence(struct kcap_writer *w, kiln_context *ctx, kiln_fe
 void kcap_context_sync_token(struct kcap_writer *w, kiln_context *ctx, const kiln_sync_token *out,
                              kiln_result r);
 void kcap_query_end(struct kcap_writer *w, kiln_context *ctx, kiln_query q, kiln_result r);
+void kcap_set_predication(kiln_context *ctx, kiln_query q, int value, kiln_result r);
 void kcap_context_wait_sync_token(kiln_context *ctx, kiln_sync_token token, kiln_result r);
 void kcap_create_query(kiln_device *dev, kiln_query_type type, kiln_query out, kiln_result r);
 void kcap_query_get_data(kiln_context *ctx, kiln_query q, const void *data, uint32_t flags,

@@ -670,7 +670,7 @@ static void fields(kcap_io *io, kcap_call *c)
         break;
     case KCAP_OP_CREATE_QUERY:
         IO_ID(io, c->out[0]);
-        IO_ENUM(io, c->u.query.type, KILN_QUERY_EVENT);
+        IO_ENUM(io, c->u.query.type, KILN_QUERY_TYPE_COUNT - 1);
         break;
     case KCAP_OP_QUERY_GET_DATA:
         IO_ID(io, c->ctx);
@@ -858,6 +858,11 @@ static void fields(kcap_io *io, kcap_call *c)
     case KCAP_OP_SWAPCHAIN_GET_STATS:
     case KCAP_OP_SWAPCHAIN_WAIT_IDLE:
         IO_ID(io, c->swapchain);
+        break;
+    case KCAP_OP_SET_PREDICATION:
+        IO_ID(io, c->ctx);
+        IO_ID(io, c->u.pred.query);
+        IO_BOOL(io, c->u.pred.value);
         break;
     case KCAP_OP_SWAPCHAIN_GET_BACK_BUFFER:
         IO_ID(io, c->swapchain);

@@ -494,6 +494,17 @@ void kcap_wait_sync_token(struct kcap_writer *w, kiln_sync_token token, uint64_t
     kcap_unpin(w);
 }
 
+void kcap_set_predication(kiln_context *ctx, kiln_query q, int value, kiln_result r)
+{
+    kcap_call c;
+    struct kcap_writer *w = start_ctx(ctx, KCAP_OP_SET_PREDICATION, r, &c);
+    if (!w)
+        return;
+    c.u.pred.query = q.id;
+    c.u.pred.value = value != 0;
+    done(w, &c);
+}
+
 void kcap_create_query(kiln_device *dev, kiln_query_type type, kiln_query out, kiln_result r)
 {
     kcap_call c;

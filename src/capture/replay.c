@@ -351,10 +351,11 @@ static void destroy_swapchain(krp_replayer *r, int i)
 
 static void run_query_get_data(krp_replayer *r, const kcap_call *c, kiln_context *ctx)
 {
-    uint32_t data = 0;
+    /* Only whether the result is known is replayed (the live data is not
+     * recorded): asking without data is valid for every query type. */
     kiln_query q = {xl(r, c->u.get_data.query)};
-    void *p = c->u.get_data.has_data ? &data : NULL;
-    uint32_t size = p ? sizeof data : 0;
+    void *p = NULL;
+    uint32_t size = 0;
     double deadline = krp_now_ms() + (double)bounded(r, UINT64_MAX) / 1e6;
     kiln_result got;
     /* The live call saw the work complete: poll until this one does. */
@@ -794,6 +795,9 @@ static void run(krp_replayer *r, const kcap_call *c)
     }
     case KCAP_OP_SWAPCHAIN_WAIT_IDLE:
         got = kiln_swapchain_wait_idle(r->scs[krp_sc_index(r, c->swapchain)].sc);
+        break;
+    case KCAP_OP_SET_PREDICATION:
+        got = kiln_set_predication(ctx, (kiln_query){xl(r, c->u.pred.query)}, (int)c->u.pred.value);
         break;
     }
     expect_ok(r, got);

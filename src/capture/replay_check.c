@@ -559,6 +559,8 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_SWAPCHAIN_GET_STATS:
     case KCAP_OP_SWAPCHAIN_WAIT_IDLE:
         return use_sc(r, c->swapchain);
+    case KCAP_OP_SET_PREDICATION: /* query 0 turns predication off */
+        return use_ctx(r, c->ctx) && use(r, c->u.pred.query, K_QUERY, true);
     }
     return krp_refuse(r, KILN_E_INVALID_ARG, "unknown op");
 }

@@ -135,6 +135,13 @@ typedef struct kd_scene {
     kd_op *ops;
     uint32_t nops, ops_cap;
     uint64_t vertices;            /* work estimate: vertices submitted */
+    /* Queries the scene's draws count into, and its predicate: each is
+     * also a node of the scene (written, resp. read), which holds it; the
+     * backend finds the storage with kd_node_storage. */
+    kres_resource *queries[KILN_MAX_ACTIVE_QUERIES];
+    uint32_t nqueries;
+    kres_resource *pred_res;      /* NULL: not predicated */
+    uint32_t pred_value;
     uint64_t trace_t0;            /* tracing: when its first op was recorded */
     /* Nodes for the command: one per storage (deduplicated through a small
      * open-addressing table of storage pointers -> node index + 1). */
@@ -198,6 +205,9 @@ bool kd_draw_same_storages(const kd_draw *a, const kd_draw *b);
 
 /* The storage a scene command was granted for `res` (its targets'). */
 kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res);
+
+/* Adds a scene's counts (KQ_Q_*) into every query it counts into. */
+void kd_scene_count(const kd_scene *s, const kq_cmd *cmd, const uint64_t counts[KQ_Q_COUNT]);
 
 /* Number of primitives a draw makes per instance. */
 uint32_t kd_prim_count(kiln_topology t, uint32_t count);

@@ -200,6 +200,9 @@ void kd_scene_free(kd_scene *s)
     s->nrt = 0;
     s->nops = 0;
     s->vertices = 0;
+    s->nqueries = 0;
+    s->pred_res = NULL;
+    s->pred_value = 0;
     /* Nodes not handed to a command still hold their references. */
     for (uint32_t i = 0; i < s->nnodes; i++) {
         kres_storage_unref(s->nodes[i].st);
@@ -346,6 +349,28 @@ kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res)
         if (cmd->acc[i].res == res)
             return cmd->acc[i].st;
     return NULL;
+}
+
+void kd_scene_count(const kd_scene *s, const kq_cmd *cmd, const uint64_t counts[KQ_Q_COUNT])
+{
+    if (!s->nqueries)
+        return;
+    uint64_t c[KQ_Q_COUNT];
+    memcpy(c, counts, sizeof c);
+    /* The input assembler's counts follow from the draws alone. */
+    c[KQ_Q_IA_VERTICES] = c[KQ_Q_IA_PRIMITIVES] = 0;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const kd_draw *d = s->ops[i].draw;
+        if (s->ops[i].kind != KD_OP_DRAW)
+            continue;
+        c[KQ_Q_IA_VERTICES] += (uint64_t)d->count * d->instances;
+        c[KQ_Q_IA_PRIMITIVES] += (uint64_t)kd_prim_count(d->state->topology, d->count) * d->instances;
+    }
+    for (uint32_t i = 0; i < s->nqueries; i++) {
+        kres_storage *st = kd_node_storage(cmd, s->queries[i]);
+        if (st)
+            kq_query_add((kq_query_data *)(void *)st->data, c);
+    }
 }
 
 bool kd_draw_same_storages(const kd_draw *a, const kd_draw *b)

@@ -27,8 +27,23 @@ static void cpu_end(kq_cmd *cmd)
 
 static kq_exec_result run_cpu(kq_cmd *cmd);
 
+/* Predication: whether the predicate's last end gives the value that
+ * skips this command. The query's storage is read under the command's
+ * read grant, after every write (end) queued before it. */
+static bool predicated_off(const kq_cmd *cmd)
+{
+    for (uint32_t i = 0; i < cmd->naccess; i++)
+        if (cmd->acc[i].res == cmd->pred_res) {
+            const kq_query_data *d = (const kq_query_data *)(const void *)cmd->acc[i].st->data;
+            return (d->passed != 0) == (cmd->pred_value != 0);
+        }
+    return false;
+}
+
 kq_exec_result kq_execute(kq_cmd *cmd)
 {
+    if (cmd->pred_res && predicated_off(cmd))
+        return KQ_EXEC_DONE;
     switch ((kq_op)cmd->op) {
     case KQ_OP_SCENE:
         return cmd->ctx->dev->backend->scene(cmd->ctx->dev, cmd);
@@ -67,7 +82,7 @@ static kq_exec_result run_cpu(kq_cmd *cmd)
     case KQ_OP_COPY_REGION: {
         /* acc[0] is the destination; the source is acc[1], or acc[0] again
          * when both are one resource (merged into one write). */
-        kq_node *s = cmd->naccess > 1 ? &cmd->acc[1] : a;
+        kq_node *s = cmd->naccess > 1 && cmd->acc[1].res != cmd->pred_res ? &cmd->acc[1] : a;
         kres_copy_region(a->res, a->st, cmd->u.copy.dst_sub, cmd->u.copy.dst_x,
                          cmd->u.copy.dst_y, s->res, s->st, cmd->u.copy.src_sub,
                          &cmd->u.copy.box);
@@ -78,6 +93,9 @@ static kq_exec_result run_cpu(kq_cmd *cmd)
         break;
     case KQ_OP_SCENE:
     case KQ_OP_GENERATE_MIPS: /* kq_execute hands these to the backend */
+        break;
+    case KQ_OP_CALL:
+        cmd->u.call.fn(cmd);
         break;
     case KQ_OP_TEST_FAIL:
         cmd->fail_reason = "injected failure (test hook)";

@@ -39,8 +39,47 @@ typedef enum kq_op {
     KQ_OP_WAIT,          /* server wait: never scheduled; completes when its
                             fence settles, releasing the commands behind it */
     KQ_OP_SCENE,         /* draws and clears to one set of targets (raster) */
-    KQ_OP_GENERATE_MIPS
+    KQ_OP_GENERATE_MIPS,
+    KQ_OP_CALL           /* runs u.call.fn with its grants (query begin/end) */
 } kq_op;
+
+/* ---- queries (src/api/query.c builds them; backends count into them) ----
+ *
+ * A counting query (OCCLUSION, OCCLUSION_PREDICATE, PIPELINE_STATISTICS)
+ * owns a small internal buffer resource whose storage is a kq_query_data.
+ * It is a resource like any other for the lock lists: its begin and end
+ * commands and every scene that counts into it write it, predicated
+ * commands read it; so counting, ending and predicating follow stream
+ * order, and a command that does not name the query never waits for it. */
+enum {
+    KQ_Q_IA_VERTICES = 0, /* the pipeline statistics, in D3D10's order */
+    KQ_Q_IA_PRIMITIVES,
+    KQ_Q_VS_INVOCATIONS,
+    KQ_Q_GS_INVOCATIONS,
+    KQ_Q_GS_PRIMITIVES,
+    KQ_Q_C_INVOCATIONS,
+    KQ_Q_C_PRIMITIVES,
+    KQ_Q_PS_INVOCATIONS,
+    KQ_Q_SAMPLES,         /* occlusion: samples that passed */
+    KQ_Q_COUNT
+};
+
+typedef struct kq_query_data {
+    /* Written by the commands that hold the storage's write grant: */
+    uint64_t acc[KQ_Q_COUNT]; /* counts since the begin */
+    uint32_t passed;          /* the last end's predicate: acc[SAMPLES] != 0 */
+    /* Written by an end command and read by get_data, both under the
+     * scheduler mutex: */
+    uint64_t result[KQ_Q_COUNT];
+    uint64_t done_gen;        /* the end (1, 2, ...) `result` belongs to */
+} kq_query_data;
+
+/* Adds a command's (or scene's) counts into a query it holds for writing. */
+static inline void kq_query_add(kq_query_data *d, const uint64_t counts[KQ_Q_COUNT])
+{
+    for (int i = 0; i < KQ_Q_COUNT; i++)
+        d->acc[i] += counts[i];
+}
 
 typedef enum kq_exec_result {
     KQ_EXEC_DONE = 0,
@@ -65,6 +104,11 @@ typedef struct kq_cmd {
     uint8_t resolved;          /* WAIT: its fence has settled */
     struct ks_waiter *waiter;  /* WAIT: registered on the fence */
     const char *fail_reason;
+    /* Predication: when set, one of the nodes reads this query resource,
+     * and the command is skipped (completes doing nothing) if its
+     * kq_query_data.passed equals pred_value when it executes. */
+    struct kres_resource *pred_res;
+    uint8_t pred_value;
     kq_node acc_inline[KQ_MAX_ACCESS];
     /* Frees the payload (and an external node array) once completed. */
     void (*release)(struct kq_cmd *cmd);
@@ -97,6 +141,11 @@ typedef struct kq_cmd {
         struct {
             uint32_t first_mip, num_mips, first_slice, num_slices;
         } mips;
+        struct {
+            void (*fn)(struct kq_cmd *cmd); /* runs on the executing thread */
+            uint64_t value;
+            uint32_t kind;
+        } call;
     } u;
 } kq_cmd;
 
@@ -173,6 +222,11 @@ typedef struct kq_record {
     ks_timeline *tl;            /* reference held */
     uint64_t value;
     bool error;
+    /* Called (mutex held) when the point is reached, before the timeline
+     * is signaled; `hook_obj` is held until then (TIMESTAMP queries). */
+    void (*hook)(kres_object *obj, uint64_t arg);
+    kres_object *hook_obj;
+    uint64_t hook_arg;
 } kq_record;
 
 typedef struct kq_context {
@@ -294,6 +348,12 @@ bool kq_stalled_locked(const kq_device *q, const kq_context *c);
 /* Adds a completion point: tl reaches value when the context's commands
  * queued so far have completed. Caller holds the mutex. */
 kiln_result kq_record_locked(kq_context *c, ks_timeline *tl, uint64_t value);
+/* The same with a hook called (mutex held) when the point is reached; the
+ * record holds a reference to `obj` until then. The hook must not take the
+ * mutex or call into the API. */
+kiln_result kq_record_hook_locked(kq_context *c, ks_timeline *tl, uint64_t value,
+                                  void (*hook)(kres_object *obj, uint64_t arg), kres_object *obj,
+                                  uint64_t arg);
 /* Server wait: commands queued after it run once `f` settles. */
 kiln_result kq_wait_fence(kq_context *c, ks_fence *f, const char *api);
 /* Resolves fired server waits and moves deferred commands; loops until
@@ -335,6 +395,9 @@ void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
  * storages the scheduler granted in cmd->acc; it never sees src/api.
  * Every entry runs without the scheduler mutex. */
 #define KQ_BACKEND_NEEDS_GLSL 1u /* shaders without GLSL cannot run */
+#define KQ_BACKEND_QUERIES 2u    /* scenes count into their queries
+                                    (kd_scene_count): occlusion and
+                                    pipeline statistics work */
 typedef struct kq_backend {
     const char *name; /* "soft", "osmesa": for logs and progress lines */
     uint32_t caps;    /* KQ_BACKEND_* bits */

@@ -123,6 +123,7 @@ static const char *const op_names[] = {
     [KQ_OP_WAIT] = "WAIT",
     [KQ_OP_SCENE] = "SCENE",
     [KQ_OP_GENERATE_MIPS] = "GENERATE_MIPS",
+    [KQ_OP_CALL] = "CALL",
 };
 
 /* The executed command's life for the timeline, recorded by the thread
@@ -162,6 +163,10 @@ void kq_fire_records_locked(kq_context *c)
         c->rec_head = r->next;
         if (!c->rec_head)
             c->rec_tail = NULL;
+        if (r->hook)
+            r->hook(r->hook_obj, r->hook_arg);
+        if (r->hook_obj)
+            ks_unref_locked(c->dev->dom, r->hook_obj);
         ks_timeline_signal_locked(r->tl, r->value, r->error);
         ks_unref_locked(c->dev->dom, &r->tl->base);
         kb_free(c->dev->env, r, sizeof *r);
@@ -530,6 +535,8 @@ void kq_context_fini(kq_context *c)
     while (c->rec_head) { /* all fired by now; defensive */
         kq_record *r = c->rec_head;
         c->rec_head = r->next;
+        if (r->hook_obj)
+            ks_unref_locked(q->dom, r->hook_obj);
         ks_unref_locked(q->dom, &r->tl->base);
         kb_free(q->env, r, sizeof *r);
     }
@@ -807,6 +814,8 @@ static size_t cmd_bytes(const kq_cmd *cmd)
     case KQ_OP_CLEAR:
     case KQ_OP_COPY_RESOURCE:
         return res ? res->storage_size : 0;
+    case KQ_OP_CALL:
+        return 0; /* query begin/end: a few words */
     default:
         return SIZE_MAX; /* scenes, mips, waits and test hooks: at once */
     }

@@ -73,11 +73,23 @@ void kq_settle_locked(kq_device *q)
 
 kiln_result kq_record_locked(kq_context *c, ks_timeline *tl, uint64_t value)
 {
+    return kq_record_hook_locked(c, tl, value, NULL, NULL, 0);
+}
+
+kiln_result kq_record_hook_locked(kq_context *c, ks_timeline *tl, uint64_t value,
+                                  void (*hook)(kres_object *obj, uint64_t arg), kres_object *obj,
+                                  uint64_t arg)
+{
     kq_flush_locked(c); /* the point covers the batch too */
     kq_record *r = kb_alloc(c->dev->env, sizeof *r);
     if (!r)
         return KILN_E_OUT_OF_MEMORY;
     kres_ref(&tl->base);
+    r->hook = hook;
+    r->hook_obj = obj;
+    r->hook_arg = arg;
+    if (obj)
+        kres_ref(obj);
     r->next = NULL;
     r->seq = c->next_seq;
     r->tl = tl;

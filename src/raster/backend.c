@@ -42,7 +42,7 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
         fb->width = fb->height = 0;
 }
 
-static void build_drawx(const kd_draw *d, const kr_fb *fb, kr_drawx *x)
+static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_drawx *x)
 {
     const kd_state *s = d->state;
     memset(x, 0, sizeof *x);
@@ -85,7 +85,9 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, kr_drawx *x)
     x->early_z = !(s->ps_flags & KILN_PS_MAY_DISCARD);
     /* 0: float depth, whose unit depends on each primitive (geom.c). */
     x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f : 0.0f;
-    x->block = kr_block_select(x, fb);
+    /* The specialized block paths do not count: a counted scene takes the
+     * general one (the same pixels). */
+    x->block = counting ? NULL : kr_block_select(x, fb);
 }
 
 typedef struct exec_ctx {
@@ -93,6 +95,7 @@ typedef struct exec_ctx {
     kr_fb fb;
     kr_job *jobs;
     uint32_t first, count; /* the wave */
+    uint64_t *tile_counts; /* per tile (kr_fb.counts), NULL: not counting */
 } exec_ctx;
 
 static void geom_task(void *arg, uint32_t i)
@@ -124,16 +127,25 @@ static void prefetch_prim(const kr_prim *p)
 #endif
 }
 
-static void raster_batch(const exec_ctx *e, const kr_prim *const *batch, uint32_t n, int x0, int y0,
+static void raster_batch(const kr_fb *fb, const kr_prim *const *batch, uint32_t n, int x0, int y0,
                          int x1, int y1)
 {
     for (uint32_t k = 0; k < n; k++)
-        kr_raster_prim(batch[k], &e->fb, x0, y0, x1, y1);
+        kr_raster_prim(batch[k], fb, x0, y0, x1, y1);
 }
 
 static void tile_task(void *arg, uint32_t t)
 {
     exec_ctx *e = arg;
+    /* A counted scene gives each tile its own counters: summed after the
+     * scene, in tile order, so the totals never depend on the threads. */
+    kr_fb fb_counted;
+    const kr_fb *fb = &e->fb;
+    if (e->tile_counts) {
+        fb_counted = e->fb;
+        fb_counted.counts = &e->tile_counts[2 * (size_t)t];
+        fb = &fb_counted;
+    }
     uint32_t tx = t % e->g.tiles_x, ty = t / e->g.tiles_x;
     int x0 = (int)(tx * KR_TILE), y0 = (int)(ty * KR_TILE);
     int x1 = (int)KB_MIN(e->fb.width, (tx + 1) * KR_TILE), y1 = (int)KB_MIN(e->fb.height, (ty + 1) * KR_TILE);
@@ -144,12 +156,12 @@ static void tile_task(void *arg, uint32_t t)
         const kd_op *op = job->clear;
         if (op) {
             /* In order: what was gathered before the clear goes first. */
-            raster_batch(e, batch, n, x0, y0, x1, y1);
+            raster_batch(fb, batch, n, x0, y0, x1, y1);
             n = 0;
             if (op->kind == KD_OP_CLEAR_RT)
-                kr_clear_rect(&e->fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
+                kr_clear_rect(fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
             else
-                kr_clear_rect(&e->fb, -1, op->texel, op->mask, x0, y0, x1, y1);
+                kr_clear_rect(fb, -1, op->texel, op->mask, x0, y0, x1, y1);
             continue;
         }
         if (!job->bins)
@@ -157,7 +169,7 @@ static void tile_task(void *arg, uint32_t t)
         for (const kr_binchunk *c = job->bins[t].head; c; c = c->next) {
             for (uint32_t k = 0; k < c->n; k++) {
                 if (n == TILE_BATCH) {
-                    raster_batch(e, batch, n, x0, y0, x1, y1);
+                    raster_batch(fb, batch, n, x0, y0, x1, y1);
                     n = 0;
                 }
                 prefetch_prim(c->p[k]);
@@ -165,7 +177,7 @@ static void tile_task(void *arg, uint32_t t)
             }
         }
     }
-    raster_batch(e, batch, n, x0, y0, x1, y1);
+    raster_batch(fb, batch, n, x0, y0, x1, y1);
 }
 
 static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
@@ -181,8 +193,17 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     e.g.tiles_x = (e.fb.width + KR_TILE - 1) / KR_TILE;
     e.g.tiles_y = (e.fb.height + KR_TILE - 1) / KR_TILE;
     uint32_t ntiles = e.g.tiles_x * e.g.tiles_y;
-    if (ntiles == 0)
+    if (ntiles == 0) { /* no target: nothing is shaded; the draws still count as read */
+        static const uint64_t none[KQ_Q_COUNT];
+        kd_scene_count(s, cmd, none);
         return KQ_EXEC_DONE;
+    }
+    bool counting = s->nqueries != 0;
+    size_t counts_size = sizeof(uint64_t) * 2 * ntiles;
+    if (counting && !(e.tile_counts = kb_calloc(env, counts_size))) {
+        cmd->fail_reason = "out of memory for the scene's query counters";
+        return KQ_EXEC_FAILED;
+    }
 
     /* Segments: each draw's primitives per instance in ranges of at most
      * JOB_PRIMS. Jobs: consecutive segments up to JOB_PRIMS primitives (so
@@ -227,6 +248,8 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     kr_seg *segs = kb_alloc(env, seg_size);   /* every field assigned */
     e.jobs = kb_calloc(env, sizeof(kr_job) * job_cap);
     if (!dxs || !segs || !e.jobs) {
+        if (e.tile_counts)
+            kb_free(env, e.tile_counts, counts_size);
         kb_free(env, dxs, dx_size);
         kb_free(env, segs, seg_size);
         kb_free(env, e.jobs, sizeof(kr_job) * job_cap);
@@ -250,7 +273,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             dx = &dxs[nd - 1];
         } else {
             dx = &dxs[nd++];
-            build_drawx(dw, &e.fb, dx);
+            build_drawx(dw, &e.fb, counting, dx);
         }
         uint32_t np = kd_prim_count(op->draw->state->topology, op->draw->count);
         kiln_topology topo = dw->state->topology;
@@ -282,6 +305,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         t_phase = now;
     }
     bool failed = false;
+    uint64_t counts[KQ_Q_COUNT] = {0};
     for (uint32_t first = 0; first < nj;) {
         uint32_t prims = 0, count = 0;
         while (first + count < nj && (count == 0 || prims + e.jobs[first + count].prims <= WAVE_PRIMS))
@@ -303,8 +327,12 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             kt_slice(tr, "raster wave", t_phase, now, "tiles", ntiles);
             t_phase = now;
         }
-        for (uint32_t j = first; j < first + count; j++)
+        for (uint32_t j = first; j < first + count; j++) {
+            counts[KQ_Q_VS_INVOCATIONS] += e.jobs[j].vs_invocations;
+            counts[KQ_Q_C_INVOCATIONS] += e.jobs[j].c_invocations;
+            counts[KQ_Q_C_PRIMITIVES] += e.jobs[j].c_primitives;
             kr_arena_free(&e.jobs[j].arena);
+        }
         if (failed)
             break;
         first += count;
@@ -312,6 +340,15 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     kb_free(env, dxs, dx_size);
     kb_free(env, segs, seg_size);
     kb_free(env, e.jobs, sizeof(kr_job) * job_cap);
+    if (e.tile_counts) {
+        for (uint32_t t = 0; t < ntiles; t++) {
+            counts[KQ_Q_PS_INVOCATIONS] += e.tile_counts[2 * (size_t)t];
+            counts[KQ_Q_SAMPLES] += e.tile_counts[2 * (size_t)t + 1];
+        }
+        kb_free(env, e.tile_counts, counts_size);
+        if (!failed)
+            kd_scene_count(s, cmd, counts);
+    }
     if (failed) {
         cmd->fail_reason = "out of memory for vertices or bins; the scene was not completed";
         return KQ_EXEC_FAILED;
@@ -341,6 +378,7 @@ static void soft_destroy(void *data) { kr_pool_destroy(data); }
 
 const kq_backend kr_soft_backend = {
     .name = "soft",
+    .caps = KQ_BACKEND_QUERIES,
     .create = soft_create,
     .destroy = soft_destroy,
     .scene = scene_exec,

@@ -261,7 +261,7 @@ static float *shade_vertices(const kr_drawx *dx, const kd_draw *d, uint32_t inst
 /* The vertices [p0, p1) of a segment, shaded once each (an indexed draw's
  * repeated indices share a row): vertex p is row slot[p - p0]. */
 static bool shade(const kr_drawx *dx, const kd_draw *d, uint32_t instance, uint32_t p0, uint32_t p1,
-                  kr_arena *ar, float **out_rows, uint32_t **out_slot)
+                  kr_arena *ar, float **out_rows, uint32_t **out_slot, uint32_t *out_shaded)
 {
     uint32_t n = p1 - p0;
     uint32_t *slot = kr_arena_alloc(ar, sizeof(uint32_t) * n);
@@ -303,6 +303,7 @@ static bool shade(const kr_drawx *dx, const kd_draw *d, uint32_t instance, uint3
         return false;
     *out_rows = rows;
     *out_slot = slot;
+    *out_shaded = nuniq;
     return true;
 }
 
@@ -769,6 +770,7 @@ static void emit_prims(setup_ctx *scp, const clip_ctx *ccp, const kr_seg *seg, c
         } else {
             prim_positions(topo, j, pos);
         }
+        sc.job->c_invocations++;
         const float *v[3];
         uint32_t codes_or = 0, codes_and = 0x7f;
         for (uint32_t k = 0; k < vpp; k++) {
@@ -780,6 +782,7 @@ static void emit_prims(setup_ctx *scp, const clip_ctx *ccp, const kr_seg *seg, c
         if (codes_and)
             continue; /* all outside one plane */
         if (vpp == 1) {
+            sc.job->c_primitives++;
             svert a;
             to_screen(s, v[0], &a);
             setup_point(&sc, &a);
@@ -799,10 +802,14 @@ static void emit_prims(setup_ctx *scp, const clip_ctx *ccp, const kr_seg *seg, c
                 to_screen(s, poly[k], &sv[k]);
         }
         if (vpp == 2) {
-            if (n == 2)
+            if (n == 2) {
+                sc.job->c_primitives++;
                 setup_line(&sc, &sv[0], &sv[1], true);
+            }
             continue;
         }
+        if (n >= 3)
+            sc.job->c_primitives += n - 2;
         for (uint32_t k = 1; k + 1 < n; k++)
             setup_tri(&sc, &sv[0], &sv[k], &sv[k + 1]);
     }
@@ -814,9 +821,10 @@ static void run_segment(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, co
     uint32_t p0, p1;
     seg_range(seg, &p0, &p1);
     float *rows;
-    uint32_t *slot;
-    if (!shade(seg->dx, seg->d, seg->instance, p0, p1, scratch, &rows, &slot))
+    uint32_t *slot, shaded;
+    if (!shade(seg->dx, seg->d, seg->instance, p0, p1, scratch, &rows, &slot, &shaded))
         return;
+    job->vs_invocations += shaded;
     setup_ctx sc;
     clip_ctx cc;
     if (setup_begin(g, job, seg->dx, &sc, &cc))
@@ -858,6 +866,7 @@ static void run_group(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, cons
     float *rows = shade_vertices(segs[0].dx, segs[0].d, segs[0].instance, vid, nverts, scratch);
     if (!rows)
         return;
+    job->vs_invocations += nverts;
     setup_ctx sc;
     clip_ctx cc;
     if (!setup_begin(g, job, segs[0].dx, &sc, &cc))

@@ -70,6 +70,10 @@ typedef struct kr_job {
     uint32_t prims;
     kr_arena arena;
     kr_bin *bins;                 /* [tiles_x * tiles_y], NULL if none */
+    /* Pipeline statistics of the job (summed per scene for queries): */
+    uint64_t vs_invocations;      /* vertices shaded */
+    uint64_t c_invocations;       /* primitives that reached clipping */
+    uint64_t c_primitives;        /* primitives the clipper output */
 } kr_job;
 
 typedef struct kr_geom_ctx {

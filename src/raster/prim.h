@@ -69,6 +69,9 @@ typedef struct kr_fb {
     uint32_t ds_pitch;
     kiln_format ds_format;
     uint32_t width, height;
+    /* Counting for queries, one tile's: [0] pixels shaded, [1] samples
+     * that passed (depth, stencil, discard). NULL: not counting. */
+    uint64_t *counts;
 } kr_fb;
 
 /* Stores a row of four packed 32-bit pixels to dst, pixel k where bit k

@@ -605,6 +605,15 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
 
 /* ---- one 4x4 block ---- */
 
+/* Set bits of a block mask (queries count pixels). */
+static inline uint64_t bits16(uint32_t m)
+{
+    m = m - ((m >> 1) & 0x5555u);
+    m = (m & 0x3333u) + ((m >> 2) & 0x3333u);
+    m = (m + (m >> 4)) & 0x0f0fu;
+    return (m + (m >> 8)) & 0x1fu;
+}
+
 static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
     const kr_drawx *dx = p->dx;
@@ -671,10 +680,14 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         .user = s->ps_user,
     };
     s->ps(&a);
+    if (fb->counts)
+        fb->counts[0] += bits16(mask);
     if (s->ps_flags & KILN_PS_MAY_DISCARD)
         mask &= a.mask;
     if (!dx->early_z)
         mask = depth_stencil(p, fb, x, y, z, mask);
+    if (fb->counts)
+        fb->counts[1] += bits16(mask);
     if (mask)
         output(p, fb, x, y, color, mask);
 }

@@ -491,12 +491,19 @@ static void run(fz *f, const kcap_call *c)
         kiln_query_end(ctx, (kiln_query){ID(c->u.obj.id)});
         break;
     case KCAP_OP_QUERY_GET_DATA: {
-        uint32_t data[4] = {0};
+        /* Every type's data size in turn (the record does not say which),
+         * picked by the recorded id's bits, and wrong sizes too. */
+        static const uint32_t sizes[] = {4, 8, 16, 64, 0, 3};
+        uint64_t data[8] = {0};
+        uint32_t size = sizes[c->u.get_data.query % (sizeof sizes / sizeof sizes[0])];
         kiln_query_get_data(ctx, (kiln_query){ID(c->u.get_data.query)},
                             c->u.get_data.has_data ? data : NULL,
-                            c->u.get_data.has_data ? 4 : 0, c->u.get_data.flags);
+                            c->u.get_data.has_data ? size : 0, c->u.get_data.flags);
         break;
     }
+    case KCAP_OP_SET_PREDICATION:
+        kiln_set_predication(ctx, (kiln_query){ID(c->u.pred.query)}, (int)c->u.pred.value);
+        break;
     case KCAP_OP_CREATE_VERTEX_SHADER:
         create_shader(f, c, true);
         break;
