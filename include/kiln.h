@@ -590,8 +590,10 @@ typedef struct kiln_mapped_subresource {
  * earlier readers and writers). Until Unmap, commands queued later that
  * conflict with the map wait (after a READ map, later writers; after a
  * WRITE map, every later use). Several subresources of one texture may be
- * mapped at once if all maps are reads or the first map was a write, and
- * no command queued in between conflicts with them (else
+ * mapped at once, through the context and on the thread of the first, if
+ * all maps are reads or the first map was a write (else
+ * KILN_E_INVALID_CALL, MAP_ACCESS_CONFLICT), and no command queued in
+ * between conflicts with them (else
  * KILN_E_WOULD_DEADLOCK: locks are per resource).
  *
  * A map belongs to the thread that made it until Unmap. A call that would

@@ -48,8 +48,10 @@ done
 if [ "$rc" -ne 0 ] || [ "$kept" -gt 0 ]; then
     # The whole report (from the first sanitizer, timeout or crash line),
     # and each kept input as base64: a CI log is all a clean machine leaves.
-    first=$(grep -anE "^==[0-9]+==|ALARM: working|runtime error|deadly signal" "$log" | head -1 | cut -d: -f1)
-    [ -n "$first" ] && tail -n +"$first" "$log" | grep -av "^kiln: " | head -200 >&2
+    first=$(grep -anE "^==[0-9]+==|ALARM: working|runtime error|deadly signal" "$log" | head -1 | cut -d: -f1 || true)
+    if [ -n "$first" ]; then
+        tail -n +"$first" "$log" | grep -av "^kiln: " | head -200 >&2 || true
+    fi
     for f in "$work"/artifacts/*; do
         [ -e "$f" ] || continue
         echo "fuzz.sh: $(basename "$f"), base64 (decode with: base64 -d):" >&2

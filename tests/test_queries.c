@@ -941,6 +941,38 @@ static void capture_replay(void)
     free(bytes);
 }
 
+/* A query ended on one context and read on another, with no later call on
+ * the first: the end must not wait in the first context's batch (it would
+ * never run, and get_data on the second would say WAS_STILL_DRAWING
+ * forever; the watchdog catches that). Likewise a predicate ended on one
+ * context and used on another sees the end in call order. */
+static void other_context(uint32_t threads)
+{
+    scene s;
+    scene_init(&s, KILN_EXEC_ASYNC, threads);
+    kiln_context *ctx2 = NULL;
+    CHECK_RESULT(kiln_context_create(s.dev, &ctx2), KILN_OK);
+    kiln_query q = {0}, pred = {0};
+    CHECK_RESULT(kiln_create_query(s.dev, KILN_QUERY_OCCLUSION, &q), KILN_OK);
+    CHECK_RESULT(kiln_create_query(s.dev, KILN_QUERY_OCCLUSION_PREDICATE, &pred), KILN_OK);
+    clear(&s);
+    CHECK_RESULT(kiln_query_begin(s.ctx, q), KILN_OK);
+    CHECK_RESULT(kiln_query_begin(s.ctx, pred), KILN_OK);
+    rect(&s, 0, 0, W, H, 0.5f);
+    CHECK_RESULT(kiln_query_end(s.ctx, pred), KILN_OK);
+    CHECK_RESULT(kiln_query_end(s.ctx, q), KILN_OK);
+    uint64_t n = 0;
+    get(ctx2, q, &n, sizeof n);
+    CHECK_EQ_INT(n, (uint64_t)W * H);
+    uint32_t passed = 0;
+    get(ctx2, pred, &passed, sizeof passed);
+    CHECK_EQ_INT(passed, 1);
+    CHECK_RESULT(kiln_destroy_query(s.dev, q), KILN_OK);
+    CHECK_RESULT(kiln_destroy_query(s.dev, pred), KILN_OK);
+    CHECK_RESULT(kiln_context_destroy(ctx2), KILN_OK);
+    scene_free(&s);
+}
+
 static void watchdog(int sig)
 {
     (void)sig;
@@ -978,6 +1010,9 @@ int main(void)
     alarm(120); /* a guard against a hang only; nothing is timed */
     no_wait(1);
     no_wait(2);
+    fprintf(stderr, "-- another context\n");
+    other_context(1);
+    other_context(2);
     alarm(0);
     fprintf(stderr, "-- validation\n");
     validation();

@@ -284,8 +284,10 @@ static kiln_result context_destroy(kiln_context *ctx)
     /* Its maps go first, then its queued work completes; that can only
      * fail when a resource this thread keeps mapped through another
      * context holds the work up (kiln_map): the context stays. */
-    ka_flush_scene(ctx, api);
     kq_unmap_all(&ctx->q);
+    kiln_result fr = ka_flush_scene(ctx, api); /* logs its own failure */
+    if (fr != KILN_OK)
+        return fr;
     if (kq_finish(&ctx->q) != KILN_OK)
         return kb_fail(&dev->env, KILN_E_WOULD_DEADLOCK, KILN_LOG_WOULD_DEADLOCK, api,
                        "its queued work waits for a resource this thread keeps mapped through "

@@ -185,8 +185,10 @@ static void end_exec(kq_cmd *cmd)
     d->passed = d->acc[KQ_Q_SAMPLES] != 0;
     ks_domain *dom = cmd->ctx->dev->dom;
     pthread_mutex_lock(&dom->mu); /* get_data reads the result under it */
-    memcpy(d->result, d->acc, sizeof d->result);
-    d->done_gen = cmd->u.call.value;
+    if (cmd->u.call.value > d->done_gen) { /* (ends run in call order; kept monotonic) */
+        memcpy(d->result, d->acc, sizeof d->result);
+        d->done_gen = cmd->u.call.value;
+    }
     pthread_mutex_unlock(&dom->mu);
 }
 
@@ -197,13 +199,17 @@ static kiln_result queue_call(kiln_context *ctx, const char *api, ka_query *q, v
     kiln_result r = kq_begin(&ctx->q, api, &cmd);
     if (r != KILN_OK)
         return kb_fail(&ctx->dev->env, r, KILN_LOG_WOULD_DEADLOCK, api,
-                       "the command ring is full of commands waiting for a resource this context "
+                       "the command ring is full of commands waiting for a resource this thread "
                        "keeps mapped");
     cmd->op = KQ_OP_CALL;
     cmd->u.call.fn = fn;
     cmd->u.call.value = value;
     kq_access(cmd, q->res, KQ_WRITE);
     kq_submit(&ctx->q, cmd);
+    /* Handed over now, not with the context's next batch: another
+     * context's get_data, predicate or begin on this query must find it in
+     * the query's lock list in call order. */
+    kq_flush(&ctx->q);
     return KILN_OK;
 }
 
@@ -228,6 +234,11 @@ static kiln_result query_begin(kiln_context *ctx, kiln_query query)
     else if (ctx->nactive == KILN_MAX_ACTIVE_QUERIES)
         r = FAIL(KILN_E_UNSUPPORTED, QUERY_TOO_MANY_ACTIVE, "%d queries are active already",
                  KILN_MAX_ACTIVE_QUERIES);
+    bool was_ended = q->ended, claimed = r == KILN_OK;
+    if (claimed) { /* with the checks: a racing begin sees it */
+        q->active = ctx;
+        q->ended = false;
+    }
     pthread_mutex_unlock(&dev->dom->mu);
     /* The scene gathered so far counts into the queries active before. */
     if (r == KILN_OK)
@@ -235,13 +246,15 @@ static kiln_result query_begin(kiln_context *ctx, kiln_query query)
     if (r == KILN_OK && counting(q->type))
         r = queue_call(ctx, api, q, begin_exec, 0);
     if (r != KILN_OK) {
+        pthread_mutex_lock(&dev->dom->mu);
+        if (claimed) { /* given back: nothing changed */
+            q->active = NULL;
+            q->ended = was_ended;
+        }
+        pthread_mutex_unlock(&dev->dom->mu);
         kres_unref(&q->base);
         return r;
     }
-    pthread_mutex_lock(&dev->dom->mu);
-    q->active = ctx;
-    q->ended = false;
-    pthread_mutex_unlock(&dev->dom->mu);
     ctx->active[ctx->nactive++] = q; /* takes the lookup's reference */
     return KILN_OK;
 }
@@ -261,8 +274,10 @@ static void stamp_hook(kres_object *obj, uint64_t end)
     ka_query *q = (ka_query *)obj;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    q->stamp = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    q->stamp_end = end;
+    if (end > q->stamp_end) { /* an older end of another context fired late */
+        q->stamp = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        q->stamp_end = end;
+    }
 }
 
 /* EVENT, TIMESTAMP, TIMESTAMP_DISJOINT: a point at the end of the stream. */
@@ -439,10 +454,18 @@ static kiln_result set_predication(kiln_context *ctx, kiln_query query, int valu
         else if (!q->ended)
             r = FAIL(KILN_E_INVALID_CALL, PREDICATE_NOT_ISSUED, "the query was %s",
                      q->active ? "begun and not ended" : "never ended");
+        else /* claimed with the checks: a racing begin sees it */
+            q->predicate_uses++;
         pthread_mutex_unlock(&dev->dom->mu);
     }
-    if (r == KILN_OK)
+    if (r == KILN_OK) {
         r = ka_flush_scene(ctx, api); /* the scene so far keeps its predicate */
+        if (r != KILN_OK && q) {
+            pthread_mutex_lock(&dev->dom->mu);
+            q->predicate_uses--;
+            pthread_mutex_unlock(&dev->dom->mu);
+        }
+    }
     if (r != KILN_OK) {
         if (q)
             kres_unref(&q->base);
@@ -452,8 +475,6 @@ static kiln_result set_predication(kiln_context *ctx, kiln_query query, int valu
     pthread_mutex_lock(&dev->dom->mu);
     if (old)
         old->predicate_uses--;
-    if (q)
-        q->predicate_uses++;
     pthread_mutex_unlock(&dev->dom->mu);
     ctx->pred = q; /* takes the lookup's reference */
     ctx->pred_value = value != 0;

@@ -703,7 +703,9 @@ static kiln_result swapchain_wait_idle(kiln_swapchain *sc)
 
 kiln_result kiln_swapchain_wait_idle(kiln_swapchain *sc)
 {
+    kcap_suppress(1); /* display_stuck polls the acquire fence */
     kiln_result r = swapchain_wait_idle(sc);
+    kcap_suppress(-1);
     if (sc && sc->dev->capture)
         kcap_swapchain_call(sc->dev, sc, KCAP_OP_SWAPCHAIN_WAIT_IDLE, 0, 0, r);
     return r;

@@ -97,8 +97,11 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
     if (m->mapped_count || m->waiting) {
         /* Another subresource is mapped (or being mapped by another
          * thread): share its grant if it covers this access. */
+        /* The grant stays the first map's context's and thread's (the
+         * deadlock checks go by them): only they may share it. */
         if (m->waiting || (mode == KQ_WRITE && n->mode == KQ_READ) || fresh ||
-            type == KILN_MAP_WRITE_NO_OVERWRITE) {
+            type == KILN_MAP_WRITE_NO_OVERWRITE || m->owner != c ||
+            !pthread_equal(m->thread, pthread_self())) {
             *out_id = KILN_LOG_MAP_ACCESS_CONFLICT;
             r = KILN_E_INVALID_CALL;
             goto out;
