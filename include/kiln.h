@@ -417,6 +417,25 @@ typedef enum kiln_format {
     KILN_FORMAT_D24_UNORM_S8_UINT,/* 32-bit words: depth in bits 0..23,
                                      stencil in bits 24..31 */
     KILN_FORMAT_R32G32B32_FLOAT,  /* vertex elements only */
+    /* Textures (render target and shader resource, blendable), by D3D10's
+     * data conversion rules: UNORM and SNORM round to nearest; FLOAT
+     * rounds toward zero (a finite value beyond the range becomes the
+     * largest finite one; INF, NaN and denormals are kept where the
+     * format has them; R11G11B10 has no sign: negative values become 0).
+     * _SRGB formats store color on the sRGB curve (alpha linear): sampling
+     * and filtering, blending and mip generation work on linear values,
+     * and writes encode. Not vertex elements; not on the osmesa backend. */
+    KILN_FORMAT_R8G8_UNORM,
+    KILN_FORMAT_R8G8B8A8_SNORM,
+    KILN_FORMAT_R8G8B8A8_UNORM_SRGB,
+    KILN_FORMAT_B8G8R8A8_UNORM_SRGB,
+    KILN_FORMAT_R10G10B10A2_UNORM, /* 32-bit words: R bits 0..9, A 30..31 */
+    KILN_FORMAT_R11G11B10_FLOAT,   /* 32-bit words: R 0..10, G 11..21, B 22..31 */
+    KILN_FORMAT_R16_UNORM,
+    KILN_FORMAT_R16_FLOAT,
+    KILN_FORMAT_R16G16_FLOAT,
+    KILN_FORMAT_R16G16B16A16_FLOAT,
+    KILN_FORMAT_R16G16B16A16_UNORM,
     KILN_FORMAT_COUNT
 } kiln_format;
 

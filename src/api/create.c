@@ -2,6 +2,7 @@
  * bind rules, checked before anything is allocated. */
 #include "api.h"
 #include "../capture/capture.h"
+#include "../resources/texel.h"
 
 #include <string.h>
 
@@ -161,6 +162,9 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
         return FAIL(KILN_E_INVALID_ARG, FORMAT_BIND_MISMATCH, "a depth format cannot be a render target");
     if (!fi->is_depth && (bind & KILN_BIND_DEPTH_STENCIL))
         return FAIL(KILN_E_INVALID_ARG, FORMAT_BIND_MISMATCH, "a color format cannot be a depth-stencil");
+    if (kres_texel_generic(desc->format) && !(dev->queue.backend->caps & KQ_BACKEND_TEXEL_FORMATS))
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no format %d textures",
+                    dev->queue.backend->name, (int)desc->format);
     if (fi->has_stencil && (bind & KILN_BIND_SHADER_RESOURCE))
         return FAIL(KILN_E_UNSUPPORTED, FORMAT_BIND_MISMATCH,
                     "D24_UNORM_S8_UINT cannot be a shader resource (kiln has no typeless formats)");

@@ -378,7 +378,7 @@ static void soft_destroy(void *data) { kr_pool_destroy(data); }
 
 const kq_backend kr_soft_backend = {
     .name = "soft",
-    .caps = KQ_BACKEND_QUERIES,
+    .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS,
     .create = soft_create,
     .destroy = soft_destroy,
     .scene = scene_exec,

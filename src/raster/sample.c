@@ -32,6 +32,7 @@
 #include "effects.h"
 #include "fused.h"
 #include "prim.h"
+#include "../resources/texel.h"
 
 #include <math.h>
 #include <string.h>
@@ -77,7 +78,7 @@ static int format_sampleable(kiln_format f)
     case KILN_FORMAT_D24_UNORM_S8_UINT:
         return 1;
     default:
-        return 0;
+        return kres_texel_generic(f);
     }
 }
 
@@ -130,7 +131,10 @@ static void decode_texel(kiln_format f, const uint8_t *p, float o[4])
         o[0] = (float)(load_u32(p) & 0xFFFFFFu) / 16777215.0f;
         break;
     default:
-        o[3] = 0.0f;
+        if (kres_texel_generic(f))
+            kres_decode_texel(f, p, o);
+        else
+            o[3] = 0.0f;
         break;
     }
 }
@@ -410,6 +414,30 @@ static inline void read_f32(const taps *t, float *out, const float *border, int 
                 float w = t->w[i][pass][k];
                 for (int c = 0; c < nch; c++)
                     ls[c] += w * load_f32(p + 4 * c);
+            }
+            for (int c = 0; c < nch; c++)
+                acc[c] += t->lw[i][pass] * ls[c];
+        }
+        for (int c = 0; c < nch; c++)
+            out[c * BLOCK + i] = acc[c];
+    }
+    finish(t, out, border, nch);
+}
+
+/* The formats of texel.c: each tap decoded (sRGB to linear, so filtering
+ * works on linear values, as D3D10 has it), then weighted like read_f32. */
+static void read_texel(const taps *t, float *out, const float *border, kiln_format f, int nch)
+{
+    for (int i = 0; i < BLOCK; i++) {
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (uint32_t pass = 0; pass < t->passes[i]; pass++) {
+            float ls[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            for (uint32_t k = 0; k < t->n[i][pass]; k++) {
+                float texel[4];
+                kres_decode_texel(f, t->p[i][pass][k], texel);
+                float w = t->w[i][pass][k];
+                for (int c = 0; c < nch; c++)
+                    ls[c] += w * texel[c];
             }
             for (int c = 0; c < nch; c++)
                 acc[c] += t->lw[i][pass] * ls[c];
@@ -876,8 +904,11 @@ KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s, const 
     case KILN_FORMAT_R32G32B32A32_FLOAT:
         read_f32(&tp, rgba, s->border, 4);
         break;
-    default: /* D24_UNORM_S8_UINT */
+    case KILN_FORMAT_D24_UNORM_S8_UINT:
         read_d24(&tp, rgba, s->border);
+        break;
+    default: /* texel.c's (sampleable: checked by the caller) */
+        read_texel(&tp, rgba, s->border, t->format, kres_format(t->format)->channels);
         break;
     }
 }
@@ -955,8 +986,8 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
  * by 2y, 2y+1, where a second index past the edge takes the edge texel
  * again (an axis of 1 texel). 8-bit UNORM averages in integers with
  * rounding, floats in float. */
-static void downsample(const kres_format_info *fi, const uint8_t *src, const kres_subresource *ss,
-                       uint8_t *dst, const kres_subresource *ds)
+static void downsample(kiln_format f, const kres_format_info *fi, const uint8_t *src,
+                       const kres_subresource *ss, uint8_t *dst, const kres_subresource *ds)
 {
     uint32_t bpp = fi->size;
     for (uint32_t y = 0; y < ds->height; y++) {
@@ -968,7 +999,16 @@ static void downsample(const kres_format_info *fi, const uint8_t *src, const kre
             size_t x0 = (size_t)2 * x * bpp;
             size_t x1 = (2 * x + 1 < ss->width ? 2 * x + 1 : ss->width - 1) * (size_t)bpp;
             uint8_t *d = o + (size_t)x * bpp;
-            if (fi->is_unorm8) {
+            if (kres_texel_generic(f)) { /* decoded (sRGB: averaged linear) */
+                float t[4][4], m[4];
+                kres_decode_texel(f, r0 + x0, t[0]);
+                kres_decode_texel(f, r0 + x1, t[1]);
+                kres_decode_texel(f, r1 + x0, t[2]);
+                kres_decode_texel(f, r1 + x1, t[3]);
+                for (int c = 0; c < 4; c++)
+                    m[c] = (t[0][c] + t[1][c] + t[2][c] + t[3][c]) * 0.25f;
+                kres_encode_texel(f, m, d, 15u);
+            } else if (fi->is_unorm8) {
                 for (uint32_t b = 0; b < bpp; b++)
                     d[b] = (uint8_t)((r0[x0 + b] + r0[x1 + b] + r1[x0 + b] + r1[x1 + b] + 2) / 4);
             } else {
@@ -993,7 +1033,7 @@ void kr_generate_mips(kres_resource *res, kres_storage *st, uint32_t first_mip, 
         for (uint32_t m = first_mip + 1; m < first_mip + num_mips; m++) {
             const kres_subresource *ss = &res->subs[m - 1 + slice * res->mip_levels];
             const kres_subresource *ds = &res->subs[m + slice * res->mip_levels];
-            downsample(fi, st->data + ss->offset, ss, st->data + ds->offset, ds);
+            downsample(res->format, fi, st->data + ss->offset, ss, st->data + ds->offset, ds);
         }
     }
 }

@@ -3,6 +3,7 @@
  * pipeline: depth/stencil (early when the shader cannot discard), pixel
  * shader, blending, write masks. */
 #include "prim.h"
+#include "../resources/texel.h"
 
 #include <math.h>
 #include <string.h>
@@ -344,7 +345,7 @@ static void load_dst(kiln_format f, const uint8_t *p, float d[4])
     case KILN_FORMAT_R32_FLOAT: memcpy(d, p, 4); break;
     case KILN_FORMAT_R32G32_FLOAT: memcpy(d, p, 8); break;
     case KILN_FORMAT_R32G32B32A32_FLOAT: memcpy(d, p, 16); break;
-    default: break;
+    default: kres_decode_texel(f, p, d); break; /* sRGB: to linear */
     }
 }
 
@@ -378,7 +379,9 @@ static void store_px(kiln_format f, uint8_t *p, const float v[4], uint32_t wm)
             if (wm >> c & 1)
                 memcpy(p + 4 * c, &v[c], 4);
         break;
-    default: break;
+    default:
+        kres_encode_texel(f, v, p, wm);
+        break;
     }
 }
 
@@ -541,11 +544,6 @@ static void output_rgba8_blend(const kd_blend_rt *bl, const float k[4], uint8_t 
     }
 }
 
-static bool is_unorm(kiln_format f)
-{
-    return f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM ||
-           f == KILN_FORMAT_R8_UNORM;
-}
 
 static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float *color, uint32_t mask)
 {
@@ -570,7 +568,7 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
             continue;
         }
         uint32_t bpp = kres_format(f)->size;
-        bool unorm = is_unorm(f);
+        bool unorm = kres_format_unorm(f), snorm = f == KILN_FORMAT_R8G8B8A8_SNORM;
         for (uint32_t i = 0; i < B; i++) {
             if (!(mask >> i & 1))
                 continue;
@@ -585,6 +583,9 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
                 if (unorm) /* UNORM targets blend with sources clamped to [0, 1] */
                     for (int c = 0; c < 4; c++)
                         src[c] = src[c] < 0.0f ? 0.0f : src[c] > 1.0f ? 1.0f : src[c];
+                if (snorm) /* and SNORM ones to [-1, 1] */
+                    for (int c = 0; c < 4; c++)
+                        src[c] = src[c] < -1.0f ? -1.0f : src[c] > 1.0f ? 1.0f : src[c];
                 /* D3D10: MIN and MAX ignore the blend factors. */
                 bool mm = bl->op == KILN_BLEND_OP_MIN || bl->op == KILN_BLEND_OP_MAX;
                 bool mma = bl->op_a == KILN_BLEND_OP_MIN || bl->op_a == KILN_BLEND_OP_MAX;

@@ -1,5 +1,6 @@
 /* Format table and the float -> texel conversion used by clears. */
 #include "resources.h"
+#include "texel.h"
 
 #include <math.h>
 #include <string.h>
@@ -14,6 +15,18 @@ static const kres_format_info formats[KILN_FORMAT_COUNT] = {
     [KILN_FORMAT_D32_FLOAT] = {4, 1, 1, 0, 0},
     [KILN_FORMAT_D24_UNORM_S8_UINT] = {4, 2, 1, 1, 0},
     [KILN_FORMAT_R32G32B32_FLOAT] = {12, 3, 0, 0, 0}, /* vertex elements only */
+    /* texel.c decodes and encodes these */
+    [KILN_FORMAT_R8G8_UNORM] = {2, 2, 0, 0, 0},
+    [KILN_FORMAT_R8G8B8A8_SNORM] = {4, 4, 0, 0, 0},
+    [KILN_FORMAT_R8G8B8A8_UNORM_SRGB] = {4, 4, 0, 0, 0},
+    [KILN_FORMAT_B8G8R8A8_UNORM_SRGB] = {4, 4, 0, 0, 0},
+    [KILN_FORMAT_R10G10B10A2_UNORM] = {4, 4, 0, 0, 0},
+    [KILN_FORMAT_R11G11B10_FLOAT] = {4, 3, 0, 0, 0},
+    [KILN_FORMAT_R16_UNORM] = {2, 1, 0, 0, 0},
+    [KILN_FORMAT_R16_FLOAT] = {2, 1, 0, 0, 0},
+    [KILN_FORMAT_R16G16_FLOAT] = {4, 2, 0, 0, 0},
+    [KILN_FORMAT_R16G16B16A16_FLOAT] = {8, 4, 0, 0, 0},
+    [KILN_FORMAT_R16G16B16A16_UNORM] = {8, 4, 0, 0, 0},
 };
 
 const kres_format_info *kres_format(kiln_format f)
@@ -68,6 +81,8 @@ void kres_pack_color(kiln_format f, const float c[4], uint8_t out[16])
         memcpy(out, c, 16);
         break;
     default:
+        if (kres_texel_generic(f))
+            kres_encode_texel(f, c, out, 15u);
         break;
     }
 }

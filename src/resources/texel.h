@@ -1,0 +1,40 @@
+/* Texel conversions by D3D10's data conversion rules (texel.c): the scalar
+ * conversions per representation, and a decode and an encode per format
+ * for the formats that have no hand-tuned path (kres_texel_generic). The
+ * rasterizer's fast paths keep their own code for RGBA8, BGRA8, R8 and
+ * the 32-bit floats. */
+#ifndef KILN_RESOURCES_TEXEL_H
+#define KILN_RESOURCES_TEXEL_H
+
+#include "kiln.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+float kres_unorm_to_float(uint32_t v, uint32_t bits);
+uint32_t kres_float_to_unorm(float f, uint32_t bits);
+float kres_snorm8_to_float(int8_t v);
+int8_t kres_float_to_snorm8(float f);
+float kres_srgb8_to_float(uint8_t v);
+uint8_t kres_float_to_srgb8(float f);
+float kres_half_to_float(uint16_t h);
+uint16_t kres_float_to_half(float f);
+float kres_f11_to_float(uint32_t v);
+float kres_f10_to_float(uint32_t v);
+uint32_t kres_float_to_f11(float f);
+uint32_t kres_float_to_f10(float f);
+
+/* The formats decoded and encoded here (R8G8_UNORM and after). */
+bool kres_texel_generic(kiln_format f);
+/* sRGB formats: color channels stored on the sRGB curve, alpha linear. */
+bool kres_format_srgb(kiln_format f);
+/* UNORM and UNORM_SRGB formats (blend sources are clamped to [0, 1]). */
+bool kres_format_unorm(kiln_format f);
+
+/* One texel as RGBA (missing channels 0, alpha 1); sRGB decoded to linear. */
+void kres_decode_texel(kiln_format f, const uint8_t *p, float out[4]);
+/* The channels of `v` set in `write_mask` (bit c: channel c) into one
+ * texel, the others kept. */
+void kres_encode_texel(kiln_format f, const float v[4], uint8_t *p, uint32_t write_mask);
+
+#endif
