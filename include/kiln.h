@@ -436,6 +436,8 @@ typedef enum kiln_format {
     KILN_FORMAT_R16G16_FLOAT,
     KILN_FORMAT_R16G16B16A16_FLOAT,
     KILN_FORMAT_R16G16B16A16_UNORM,
+    KILN_FORMAT_D16_UNORM,         /* depth, no stencil; may also be a shader
+                                      resource (read as R16_UNORM) */
     KILN_FORMAT_COUNT
 } kiln_format;
 

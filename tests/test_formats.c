@@ -580,6 +580,88 @@ static void test_srgb_filtering(void)
     kiln_device_destroy(dev);
 }
 
+/* D16_UNORM: depth quantized to 16-bit UNORM, tested and written as such;
+ * a stencil-only clear changes nothing; it samples as R16_UNORM. */
+static void d16_rect(kiln_device *dev, kiln_context *ctx, float z)
+{
+    float v[6 * 4], *p = v;
+    p = ru_vtx(p, W, H, 0, 0, z), p = ru_vtx(p, W, H, W, 0, z);
+    p = ru_vtx(p, W, H, 0, H, z), p = ru_vtx(p, W, H, W, 0, z);
+    p = ru_vtx(p, W, H, W, H, z), ru_vtx(p, W, H, 0, H, z);
+    ru_draw(dev, ctx, v, 6, 16, KILN_TOPOLOGY_TRIANGLE_LIST);
+}
+
+static int all16(kiln_device *dev, kiln_texture tex, uint16_t want)
+{
+    uint16_t px[W * H];
+    ru_read(dev, tex, 0, px);
+    for (uint32_t i = 0; i < W * H; i++)
+        if (px[i] != want)
+            return 0;
+    return 1;
+}
+
+static void test_d16(kiln_exec_mode mode)
+{
+    kiln_device *dev = th_device(mode, 0);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+    kiln_texture2d_desc dd = {W, H, 1, 1, KILN_FORMAT_D16_UNORM, KILN_USAGE_DEFAULT,
+                              KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture ds;
+    kiln_dsv dsv;
+    CHECK_RESULT(kiln_create_texture2d(dev, &dd, NULL, &ds), KILN_OK);
+    CHECK_RESULT(kiln_create_dsv(dev, ds, NULL, &dsv), KILN_OK);
+    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, dsv), KILN_OK);
+    ru_pipe pipe = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
+    ru_bind_pipe(ctx, &pipe);
+    const float red[4] = {1, 0, 0, 1};
+    kiln_buffer cb = ru_cbuffer(dev, red, 4);
+    CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
+    kiln_depth_stencil_state less = ru_dss(dev, (kiln_depth_stencil_desc){
+        .depth_func = KILN_COMPARE_LESS, .stencil_enable = 1});
+    CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, less, 0), KILN_OK);
+
+    CHECK_RESULT(kiln_clear_dsv(ctx, dsv, KILN_CLEAR_DEPTH, 0.5f, 0), KILN_OK);
+    CHECK(all16(dev, ds, 32768)); /* 0.5 * 65535 + 0.5, truncated */
+    CHECK_RESULT(kiln_clear_dsv(ctx, dsv, KILN_CLEAR_STENCIL, 0.0f, 7), KILN_OK);
+    CHECK(all16(dev, ds, 32768));
+    d16_rect(dev, ctx, 0.25f); /* passes (the stencil test has no bits: passes too) */
+    CHECK(all16(dev, ds, 16384));
+    const float black[4] = {0, 0, 0, 0};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    d16_rect(dev, ctx, 0.2500001f); /* the same 16-bit depth: LESS fails */
+    d16_rect(dev, ctx, 0.75f);
+    uint8_t *px = ru_read_bytes(dev, &rt);
+    int dark = 1;
+    for (uint32_t i = 0; i < W * H; i++)
+        dark = dark && px[4 * i] == 0;
+    free(px);
+    CHECK(dark);
+    CHECK(all16(dev, ds, 16384));
+    d16_rect(dev, ctx, 0.1f);
+    CHECK(all16(dev, ds, (uint16_t)(0.1f * 65535.0f + 0.5f)));
+
+    /* Sampled: the stored value as UNORM. */
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}), KILN_OK);
+    kiln_srv srv;
+    CHECK_RESULT(kiln_create_srv(dev, ds, NULL, &srv), KILN_OK);
+    float *out = sample_into(dev, ctx, srv, KILN_FILTER_POINT, 0, 0, 1, 1);
+    CHECK(out[0] == (uint16_t)(0.1f * 65535.0f + 0.5f) / 65535.0f && out[3] == 1.0f);
+    free(out);
+
+    kiln_destroy_srv(dev, srv);
+    kiln_destroy_depth_stencil_state(dev, less);
+    kiln_destroy_buffer(dev, cb);
+    ru_free_pipe(dev, &pipe);
+    kiln_destroy_rasterizer_state(dev, rs);
+    kiln_destroy_dsv(dev, dsv);
+    kiln_destroy_texture(dev, ds);
+    ru_free_tex(dev, &rt);
+    kiln_device_destroy(dev);
+}
+
 static void test_osmesa_refuses(void)
 {
 #ifdef KILN_HAVE_GL
@@ -607,6 +689,8 @@ int main(void)
     test_srgb_blend();
     test_sampling();
     test_srgb_filtering();
+    test_d16(KILN_EXEC_ASYNC);
+    test_d16(KILN_EXEC_SERIAL);
     test_osmesa_refuses();
     return th_exit();
 }

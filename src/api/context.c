@@ -2,6 +2,7 @@
  * or map against queued work. */
 #include "api.h"
 #include "../capture/capture.h"
+#include "../resources/texel.h"
 
 #include <math.h>
 #include <string.h>
@@ -129,9 +130,14 @@ static kiln_result clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, f
     float d = isnan(depth) ? 0.0f : depth < 0.0f ? 0.0f : depth > 1.0f ? 1.0f : depth;
     uint8_t texel[16] = {0};
     uint32_t mask = 0xffffffffu;
-    if (v->format == KILN_FORMAT_D32_FLOAT) {
-        memcpy(texel, &d, 4);
-        if (!(flags & KILN_CLEAR_DEPTH)) { /* stencil of a D32 view: nothing */
+    if (v->format == KILN_FORMAT_D32_FLOAT || v->format == KILN_FORMAT_D16_UNORM) {
+        if (v->format == KILN_FORMAT_D32_FLOAT) {
+            memcpy(texel, &d, 4);
+        } else {
+            uint16_t d16 = (uint16_t)kres_float_to_unorm(d, 16);
+            memcpy(texel, &d16, 2);
+        }
+        if (!(flags & KILN_CLEAR_DEPTH)) { /* stencil of a view without: nothing */
             kres_unref(&v->base);
             return KILN_OK;
         }

@@ -84,7 +84,9 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_dra
     x->out_stride = 4 + 4 * s->vs_varyings;
     x->early_z = !(s->ps_flags & KILN_PS_MAY_DISCARD);
     /* 0: float depth, whose unit depends on each primitive (geom.c). */
-    x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f : 0.0f;
+    x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f
+                 : fb->ds_format == KILN_FORMAT_D16_UNORM       ? 1.0f / 65536.0f
+                                                                 : 0.0f;
     /* The specialized block paths do not count: a counted scene takes the
      * general one (the same pixels). */
     x->block = counting ? NULL : kr_block_select(x, fb);

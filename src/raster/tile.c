@@ -226,6 +226,30 @@ static uint32_t depth_d32(const kd_state *s, const kr_fb *fb, int x, int y, cons
     return out;
 }
 
+/* D16_UNORM: depth as 16-bit UNORM (D3D10's FLOAT -> UNORM), no stencil
+ * (a stencil test with no stencil bits passes and writes nothing). */
+static uint32_t depth_d16(const kd_state *s, const kr_fb *fb, int x, int y, const float *z,
+                          uint32_t mask)
+{
+    if (!s->depth_enable)
+        return mask;
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < B; i++) {
+        if (!(mask >> i & 1))
+            continue;
+        uint8_t *px = fb->ds + (size_t)(y + (int)(i >> 2)) * fb->ds_pitch + (size_t)(x + (int)(i & 3)) * 2;
+        uint16_t old;
+        memcpy(&old, px, 2);
+        uint16_t z16 = (uint16_t)kres_float_to_unorm(z[i], 16);
+        if (compare_u(s->depth_func, z16, old)) {
+            out |= 1u << i;
+            if (s->depth_write)
+                memcpy(px, &z16, 2);
+        }
+    }
+    return out;
+}
+
 static uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, const float *z,
                               uint32_t mask)
 {
@@ -234,6 +258,8 @@ static uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, c
         return mask;
     if (fb->ds_format == KILN_FORMAT_D32_FLOAT && !s->stencil_enable)
         return depth_d32(s, fb, x, y, z, mask);
+    if (fb->ds_format == KILN_FORMAT_D16_UNORM)
+        return depth_d16(s, fb, x, y, z, mask);
     const kd_stencil_face *face = p->front ? &s->front : &s->back;
     bool d24 = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT;
     bool sten = s->stencil_enable && d24;
@@ -917,6 +943,13 @@ void kr_clear_rect(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask,
     if (rt < 0) {
         if (!fb->ds)
             return;
+        if (fb->ds_format == KILN_FORMAT_D16_UNORM) { /* no stencil: the depth or nothing */
+            if (mask & 0xffffu)
+                for (int y = y0; y < y1; y++)
+                    for (int x = x0; x < x1; x++)
+                        memcpy(fb->ds + (size_t)y * fb->ds_pitch + (size_t)x * 2, texel, 2);
+            return;
+        }
         uint32_t v;
         memcpy(&v, texel, 4);
         for (int y = y0; y < y1; y++) {

@@ -27,6 +27,7 @@ static const kres_format_info formats[KILN_FORMAT_COUNT] = {
     [KILN_FORMAT_R16G16_FLOAT] = {4, 2, 0, 0, 0},
     [KILN_FORMAT_R16G16B16A16_FLOAT] = {8, 4, 0, 0, 0},
     [KILN_FORMAT_R16G16B16A16_UNORM] = {8, 4, 0, 0, 0},
+    [KILN_FORMAT_D16_UNORM] = {2, 1, 1, 0, 0},
 };
 
 const kres_format_info *kres_format(kiln_format f)

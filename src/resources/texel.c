@@ -234,6 +234,7 @@ void kres_decode_texel(kiln_format f, const uint8_t *p, float o[4])
         break;
     }
     case KILN_FORMAT_R16_UNORM:
+    case KILN_FORMAT_D16_UNORM:
         o[0] = kres_unorm_to_float(ld16(p), 16);
         break;
     case KILN_FORMAT_R16_FLOAT:
@@ -302,6 +303,7 @@ void kres_encode_texel(kiln_format f, const float v[4], uint8_t *p, uint32_t wm)
         break;
     }
     case KILN_FORMAT_R16_UNORM:
+    case KILN_FORMAT_D16_UNORM:
         if (wm & 1)
             st16(p, (uint16_t)kres_float_to_unorm(v[0], 16));
         break;
