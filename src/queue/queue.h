@@ -398,6 +398,7 @@ void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
 #define KQ_BACKEND_QUERIES 2u    /* scenes count into their queries
                                     (kd_scene_count): occlusion and
                                     pipeline statistics work */
+#define KQ_BACKEND_GEOMETRY 4u   /* runs geometry shaders and adjacency draws */
 typedef struct kq_backend {
     const char *name; /* "soft", "osmesa": for logs and progress lines */
     uint32_t caps;    /* KQ_BACKEND_* bits */

@@ -90,6 +90,16 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_dra
     x->block = counting ? NULL : kr_block_select(x, fb);
 }
 
+/* What one input primitive weighs in a job: 1, or with a geometry shader
+ * the triangles it may emit at most (a job of 1,024 input primitives
+ * that emit 254 triangles each would bin a quarter million), so a job
+ * holds at most about JOB_PRIMS output primitives either way. */
+static uint32_t prim_weight(const kd_state *s)
+{
+    uint32_t w = s->gs && s->gs_max_vertices > 2 ? s->gs_max_vertices - 2 : 1;
+    return KB_MIN(w, JOB_PRIMS);
+}
+
 typedef struct exec_ctx {
     kr_geom_ctx g;
     kr_fb fb;
@@ -229,9 +239,10 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             dx_first = dw;
         }
         uint32_t np = kd_prim_count(dw->state->topology, dw->count);
+        uint32_t w = prim_weight(dw->state), len = JOB_PRIMS / w;
         for (uint32_t inst = 0; inst < dw->instances; inst++)
-            for (uint32_t f = 0; f < np; f += JOB_PRIMS) {
-                uint32_t n = KB_MIN(JOB_PRIMS, np - f);
+            for (uint32_t f = 0; f < np; f += len) {
+                uint32_t n = KB_MIN(len, np - f) * w;
                 if (!job_open || open_prims + n > JOB_PRIMS) {
                     njobs++;
                     job_open = true;
@@ -278,22 +289,23 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         uint32_t np = kd_prim_count(op->draw->state->topology, op->draw->count);
         kiln_topology topo = dw->state->topology;
         bool cuts = dw->indexed && (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP);
+        uint32_t w = prim_weight(dw->state), len = JOB_PRIMS / w;
         for (uint32_t inst = 0; inst < op->draw->instances; inst++) {
             uint32_t strip = 0, scanned = 0; /* one pass over the indices */
-            for (uint32_t f = 0; f < np; f += JOB_PRIMS) {
+            for (uint32_t f = 0; f < np; f += len) {
                 if (cuts) {
                     for (; scanned < f; scanned++)
                         if (kr_is_cut(dx, dw, scanned))
                             strip = scanned + 1;
                 }
                 kr_seg *sg = &segs[ns++];
-                *sg = (kr_seg){dx, dw, inst, f, KB_MIN(JOB_PRIMS, np - f), strip};
-                if (!open || open->prims + sg->count > JOB_PRIMS) {
+                *sg = (kr_seg){dx, dw, inst, f, KB_MIN(len, np - f), strip};
+                if (!open || open->prims + sg->count * w > JOB_PRIMS) {
                     open = &e.jobs[nj++];
                     *open = (kr_job){.segs = sg, .arena = {.env = env, .pool = q->backend_data}};
                 }
                 open->nsegs++;
-                open->prims += sg->count;
+                open->prims += sg->count * w;
             }
         }
     }
@@ -329,6 +341,8 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         }
         for (uint32_t j = first; j < first + count; j++) {
             counts[KQ_Q_VS_INVOCATIONS] += e.jobs[j].vs_invocations;
+            counts[KQ_Q_GS_INVOCATIONS] += e.jobs[j].gs_invocations;
+            counts[KQ_Q_GS_PRIMITIVES] += e.jobs[j].gs_primitives;
             counts[KQ_Q_C_INVOCATIONS] += e.jobs[j].c_invocations;
             counts[KQ_Q_C_PRIMITIVES] += e.jobs[j].c_primitives;
             kr_arena_free(&e.jobs[j].arena);
@@ -378,7 +392,7 @@ static void soft_destroy(void *data) { kr_pool_destroy(data); }
 
 const kq_backend kr_soft_backend = {
     .name = "soft",
-    .caps = KQ_BACKEND_QUERIES,
+    .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_GEOMETRY,
     .create = soft_create,
     .destroy = soft_destroy,
     .scene = scene_exec,
