@@ -226,7 +226,6 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(PREDICATE_TYPE, "only an OCCLUSION_PREDICATE query can predicate") \
     X(PREDICATE_NOT_ISSUED, "a predicate must have been ended, and not begun again since") \
     X(GS_OUTPUT_LIMIT, "geometry shader: max_vertices x output scalars per vertex exceeds 1024 (D3D10's limit)") \
-    X(GS_RT_ARRAY_INDEX, "geometry shader: writing the render-target array index (layered rendering) is not supported") \
     X(DRAW_ADJACENCY_NO_GS, "an adjacency topology needs a geometry shader bound") \
     X(DRAW_GS_INPUT_MISMATCH, "the geometry shader's input primitive does not match the topology")
 
@@ -1094,12 +1093,13 @@ KILN_API kiln_result kiln_destroy_pixel_shader(kiln_device *device, kiln_pixel_s
  *     }
  *
  * with input KILN_GS_INPUT_POINT, output KILN_GS_OUTPUT_TRIANGLE_STRIP,
- * max_vertices 4, num_varyings 1. Not there: stream output, constant
+ * max_vertices 4, num_varyings 1. Layered rendering: a shader declaring
+ * KILN_GS_WRITES_RT_ARRAY_INDEX picks each primitive's slice of the bound
+ * array views (out_rt_array_index). Not there: stream output, constant
  * buffers and shader resources for the geometry stage (the desc's `user`
- * carries parameters), and the render-target array index (layered
- * rendering; refused at creation, GS_RT_ARRAY_INDEX). The osmesa backend
- * has no geometry stage: it refuses a draw with a geometry shader or an
- * adjacency topology (KILN_E_UNSUPPORTED, BACKEND_FEATURE). */
+ * carries parameters). The osmesa backend has no geometry stage: it
+ * refuses creating a geometry shader and adjacency draws
+ * (KILN_E_UNSUPPORTED, BACKEND_FEATURE). */
 
 typedef enum kiln_gs_input {
     KILN_GS_INPUT_UNDEFINED = 0,  /* refused */
@@ -1122,7 +1122,9 @@ typedef enum kiln_gs_output {
 #define KILN_GS_MAX_OUTPUT_SCALARS 1024
 
 typedef enum kiln_gs_flags {
-    KILN_GS_WRITES_RT_ARRAY_INDEX = 1u << 0 /* refused: no layered rendering */
+    /* The shader writes out_rt_array_index (SV_RenderTargetArrayIndex):
+     * layered rendering into the slices of array views. */
+    KILN_GS_WRITES_RT_ARRAY_INDEX = 1u << 0
 } kiln_gs_flags;
 
 struct kiln_gs_stream;
@@ -1145,6 +1147,13 @@ typedef struct kiln_gs_args {
      * each vertex; a primitive takes its first vertex's. Starts as
      * primitive_id. */
     uint32_t out_primitive_id;
+    /* SV_RenderTargetArrayIndex, with KILN_GS_WRITES_RT_ARRAY_INDEX (else
+     * ignored: slice 0): recorded with each vertex like out_primitive_id;
+     * the primitive draws into that slice of every bound render-target
+     * and depth-stencil view (views made with array_size > 1), counted
+     * from the view's first_array_slice. An index past the fewest slices
+     * of the bound views draws into slice 0. Starts at 0. */
+    uint32_t out_rt_array_index;
     struct kiln_gs_stream *stream; /* the library's: for emit and cut */
 } kiln_gs_args;
 
@@ -1171,8 +1180,8 @@ typedef struct kiln_geometry_shader_desc {
 
 /* KILN_E_INVALID_ARG (SHADER_DESC) for a NULL fn, enums out of range or
  * undefined, max_vertices 0, varyings out of range or unknown flags;
- * (GS_OUTPUT_LIMIT) past D3D10's output limit; KILN_E_UNSUPPORTED
- * (GS_RT_ARRAY_INDEX) with KILN_GS_WRITES_RT_ARRAY_INDEX. */
+ * (GS_OUTPUT_LIMIT) past D3D10's output limit; on the osmesa backend
+ * KILN_E_UNSUPPORTED (BACKEND_FEATURE). */
 KILN_API kiln_result kiln_create_geometry_shader(kiln_device *device, const kiln_geometry_shader_desc *desc,
                                                  kiln_geometry_shader *out_shader);
 KILN_API kiln_result kiln_destroy_geometry_shader(kiln_device *device, kiln_geometry_shader shader);

@@ -4,7 +4,7 @@
  * instance primitive ids), what it emits becoming primitives (point
  * sprites, strips with cuts, max_vertices dropping the rest, line strips),
  * SV_PrimitiveID reaching the pixel shader with and without a geometry
- * shader, PIPELINE_STATISTICS counting calls and emitted primitives, and
+ * shader, layered rendering into the slices of color and depth arrays, PIPELINE_STATISTICS counting calls and emitted primitives, and
  * the order of emitted primitives under an order-dependent blend over many
  * geometry jobs: the image equals a CPU fold in input-then-emission order,
  * bit for bit, on SERIAL and ASYNC devices with 1, 2 and 4 workers.
@@ -203,14 +203,21 @@ static void gs_sprite(kiln_gs_args *a)
         kiln_gs_emit(a, q[k & 3]); /* past max_vertices: dropped */
 }
 
-static void draw_points(env *e, const float (*pts)[2], const float (*colors)[4], uint32_t n)
+/* Points at pts (y moved to `y` when >= 0), colored, depth 0.5. */
+static void draw_points_ctx(kiln_device *dev, kiln_context *ctx, const float (*pts)[2],
+                            const float (*colors)[4], uint32_t n, float y)
 {
     float v[64 * 8];
     for (uint32_t i = 0; i < n; i++) {
-        float *p = ru_vtx(v + 8 * i, W, H, pts[i][0], pts[i][1], 0.5f);
+        float *p = ru_vtx(v + 8 * i, W, H, pts[i][0], y >= 0 ? y : pts[i][1], 0.5f);
         memcpy(p, colors[i], 16);
     }
-    ru_draw(e->dev, e->ctx, v, n, 32, KILN_TOPOLOGY_POINT_LIST);
+    ru_draw(dev, ctx, v, n, 32, KILN_TOPOLOGY_POINT_LIST);
+}
+
+static void draw_points(env *e, const float (*pts)[2], const float (*colors)[4], uint32_t n)
+{
+    draw_points_ctx(e->dev, e->ctx, pts, colors, n, -1.0f);
 }
 
 static kiln_query_data_pipeline_statistics stats_of(env *e, kiln_query q)
@@ -477,6 +484,108 @@ static void order_all_configs(void)
     }
 }
 
+/* ---- layered rendering ---- */
+
+/* The sprite, into slice primitive_id (declared or not by the desc). */
+static void gs_layer(kiln_gs_args *a)
+{
+    a->out_rt_array_index = a->primitive_id;
+    gs_sprite(a);
+}
+
+#define SLICES 3u
+
+/* Point i at (8 + 12 i, 8) into slice i of a 3-slice color and depth
+ * array: i = 3 is past them and draws into slice 0; a shader that does
+ * not declare the index draws its sprites (at y = 20) into slice 0; a
+ * draw without a geometry shader too. Every slice holds exactly its
+ * primitives. */
+static void layered(kiln_exec_mode mode, uint32_t threads)
+{
+    kiln_device *dev = th_device(mode, threads);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    kiln_texture2d_desc td = {W, H, 1, SLICES, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT,
+                              KILN_BIND_RENDER_TARGET, 0};
+    kiln_texture color = {0}, depth = {0};
+    CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &color), KILN_OK);
+    td.format = KILN_FORMAT_D32_FLOAT;
+    td.bind_flags = KILN_BIND_DEPTH_STENCIL;
+    CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &depth), KILN_OK);
+    kiln_rtv rtv = {0};
+    kiln_dsv dsv = {0};
+    CHECK_RESULT(kiln_create_rtv(dev, color, &(kiln_rtv_desc){0, 0, 0, SLICES}, &rtv), KILN_OK);
+    CHECK_RESULT(kiln_create_dsv(dev, depth, &(kiln_dsv_desc){0, 0, 0, SLICES}, &dsv), KILN_OK);
+    const float zero[4] = {0, 0, 0, 0};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rtv, zero), KILN_OK);
+    CHECK_RESULT(kiln_clear_dsv(ctx, dsv, KILN_CLEAR_DEPTH, 1.0f, 0), KILN_OK);
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rtv, dsv), KILN_OK);
+    ru_set_viewport(ctx, 0, 0, W, H, 0, 1);
+    kiln_rasterizer_state rs = ru_rs(dev, (kiln_rasterizer_desc){.cull = KILN_CULL_NONE});
+    CHECK_RESULT(kiln_rs_set_state(ctx, rs), KILN_OK);
+    ru_pipe pipe = ru_make_pipe(dev, 1, RU_PS_VARY, 1, 0);
+    ru_bind_pipe(ctx, &pipe);
+    sprite_params sp = {2.0f, 0, 0};
+    kiln_geometry_shader_desc gd = {gs_layer, KILN_GS_INPUT_POINT, KILN_GS_OUTPUT_TRIANGLE_STRIP, 4, 1,
+                                    KILN_GS_WRITES_RT_ARRAY_INDEX, &sp};
+    kiln_geometry_shader declared = {0}, undeclared = {0};
+    CHECK_RESULT(kiln_create_geometry_shader(dev, &gd, &declared), KILN_OK);
+    gd.flags = 0;
+    CHECK_RESULT(kiln_create_geometry_shader(dev, &gd, &undeclared), KILN_OK);
+    static const float col[4][4] = {{1, 0, 0, 1}, {0, 1, 0, 1}, {0, 0, 1, 1}, {1, 1, 0, 1}};
+    float pts[4][2];
+    for (int i = 0; i < 4; i++) {
+        pts[i][0] = 8.0f + 12.0f * (float)i;
+        pts[i][1] = 8.0f;
+    }
+    CHECK_RESULT(kiln_gs_set_shader(ctx, declared), KILN_OK);
+    draw_points_ctx(dev, ctx, (const float(*)[2])pts, col, 4, -1.0f);
+    CHECK_RESULT(kiln_gs_set_shader(ctx, undeclared), KILN_OK);
+    draw_points_ctx(dev, ctx, (const float(*)[2])pts, col, 3, 20.0f);
+    CHECK_RESULT(kiln_gs_set_shader(ctx, (kiln_geometry_shader){0}), KILN_OK);
+    float tri[3 * 8];
+    static const float tx[3] = {2, 10, 2}, ty[3] = {26, 26, 31};
+    for (int k = 0; k < 3; k++) {
+        float *p = ru_vtx(tri + 8 * k, W, H, tx[k], ty[k], 0.5f);
+        p[0] = p[1] = p[2] = p[3] = 1.0f;
+    }
+    ru_draw(dev, ctx, tri, 3, 32, KILN_TOPOLOGY_TRIANGLE_LIST);
+    static uint8_t px[SLICES][W * H * 4];
+    for (uint32_t sl = 0; sl < SLICES; sl++)
+        ru_read(dev, color, sl, px[sl]);
+    for (uint32_t sl = 0; sl < SLICES; sl++) {
+        for (uint32_t i = 0; i < 4; i++) {
+            /* the first draw's sprite i: slice i, and 3 past them: 0 */
+            const uint8_t *p = px[sl] + 4 * (8 * W + (uint32_t)pts[i][0]);
+            bool here = i < SLICES ? i == sl : sl == 0;
+            bool colored = p[0] == (uint8_t)(col[i][0] * 255) && p[1] == (uint8_t)(col[i][1] * 255) &&
+                           p[2] == (uint8_t)(col[i][2] * 255) && p[3] == 255;
+            CHECK_EQ_INT(colored, here);
+            CHECK_EQ_INT(p[3], here ? 255 : 0);
+            /* the undeclared shader's sprites: slice 0 */
+            const uint8_t *q = px[sl] + 4 * (20 * W + (uint32_t)pts[i][0]);
+            CHECK_EQ_INT(q[3], i < 3 && sl == 0 ? 255 : 0);
+        }
+        /* written pixels: 16 a sprite, and the triangle in slice 0 */
+        uint32_t n = 0, tri_px = 0;
+        for (uint32_t i = 0; i < W * H; i++)
+            n += px[sl][4 * i + 3] != 0;
+        for (uint32_t y = 24; y < 32; y++)
+            for (uint32_t x = 0; x < 12; x++)
+                tri_px += px[sl][4 * (y * W + x) + 3] != 0;
+        CHECK_EQ_INT(n, (sl == 0 ? 2u + 3u : 1u) * 16u + tri_px);
+        CHECK(sl == 0 ? tri_px >= 16 : tri_px == 0);
+    }
+    kiln_destroy_geometry_shader(dev, declared);
+    kiln_destroy_geometry_shader(dev, undeclared);
+    ru_free_pipe(dev, &pipe);
+    kiln_destroy_rasterizer_state(dev, rs);
+    kiln_destroy_rtv(dev, rtv);
+    kiln_destroy_dsv(dev, dsv);
+    kiln_destroy_texture(dev, color);
+    kiln_destroy_texture(dev, depth);
+    kiln_device_destroy(dev);
+}
+
 /* ---- misuse ---- */
 
 static void gs_nothing(kiln_gs_args *a) { (void)a; }
@@ -526,8 +635,6 @@ static void misuse(void)
                                     1,
                                     KILN_GS_WRITES_RT_ARRAY_INDEX,
                                     NULL};
-    CHECK_FAILS(kiln_create_geometry_shader(e.dev, &d, &gs), KILN_E_UNSUPPORTED,
-                KILN_LOG_GS_RT_ARRAY_INDEX);
 
     /* draws */
     float v[6 * 8] = {0};
@@ -736,6 +843,9 @@ int main(void)
     primitive_ids();
     fprintf(stderr, "-- order\n");
     order_all_configs();
+    fprintf(stderr, "-- layered\n");
+    layered(KILN_EXEC_SERIAL, 0);
+    layered(KILN_EXEC_ASYNC, 4);
     fprintf(stderr, "-- misuse\n");
     misuse();
 #if KILN_HAVE_GL

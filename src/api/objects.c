@@ -101,8 +101,6 @@ static kiln_result create_geometry_shader(kiln_device *dev, const kiln_geometry_
         return FAIL(KILN_E_INVALID_ARG, GS_OUTPUT_LIMIT, "%u vertices x %u scalars = %llu (at most %d)",
                     desc->max_vertices, 4 + 4 * desc->num_varyings, (unsigned long long)scalars,
                     KILN_GS_MAX_OUTPUT_SCALARS);
-    if (desc->flags & KILN_GS_WRITES_RT_ARRAY_INDEX)
-        return FAIL(KILN_E_UNSUPPORTED, GS_RT_ARRAY_INDEX, "render-target array index output");
     if (!(dev->queue.backend->caps & KQ_BACKEND_GEOMETRY))
         return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no geometry shader stage",
                     dev->queue.backend->name);

@@ -623,6 +623,7 @@ static kd_state *build_state(kiln_context *ctx)
         s->gs_output = gs->output;
         s->gs_max_vertices = gs->max_vertices;
         s->gs_varyings = gs->num_varyings;
+        s->gs_flags = gs->flags;
     }
     const kiln_input_layout_desc *l = &p->layout->u.layout;
     s->nelems = l->num_elements;

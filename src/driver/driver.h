@@ -62,7 +62,7 @@ typedef struct kd_state {
     kiln_gs_fn gs;                 /* NULL: no geometry shader */
     void *gs_user;
     kiln_gs_output gs_output;
-    uint32_t gs_max_vertices, gs_varyings;
+    uint32_t gs_max_vertices, gs_varyings, gs_flags;
     /* input assembly */
     kd_element elems[KILN_MAX_INPUT_ELEMENTS];
     uint32_t nelems;

@@ -103,6 +103,10 @@ static uint32_t prim_weight(const kd_state *s)
 typedef struct exec_ctx {
     kr_geom_ctx g;
     kr_fb fb;
+    /* Layered rendering: the scene's views and their storages' bytes, for
+     * the fb of another slice (slice_fb); g.nslices > 1 only then. */
+    const kres_view *views[KILN_MAX_RENDER_TARGETS + 1]; /* targets, then depth */
+    uint8_t *view_data[KILN_MAX_RENDER_TARGETS + 1];
     kr_job *jobs;
     uint32_t first, count; /* the wave */
     uint64_t *tile_counts; /* per tile (kr_fb.counts), NULL: not counting */
@@ -137,11 +141,35 @@ static void prefetch_prim(const kr_prim *p)
 #endif
 }
 
-static void raster_batch(const kr_fb *fb, const kr_prim *const *batch, uint32_t n, int x0, int y0,
-                         int x1, int y1)
+/* The framebuffer of slice `slice` (< g.nslices) of the scene's array
+ * views: `fb` (slice 0's, with the tile's counters) moved to that slice. */
+static void slice_fb(const exec_ctx *e, const kr_fb *fb, uint32_t slice, kr_fb *out)
 {
-    for (uint32_t k = 0; k < n; k++)
-        kr_raster_prim(batch[k], fb, x0, y0, x1, y1);
+    *out = *fb;
+    for (uint32_t i = 0; i <= KILN_MAX_RENDER_TARGETS; i++) {
+        const kres_view *v = e->views[i];
+        if (!v)
+            continue;
+        size_t off = v->res->subs[v->first_mip + (v->first_slice + slice) * v->res->mip_levels].offset;
+        if (i < KILN_MAX_RENDER_TARGETS)
+            out->rt[i] = e->view_data[i] + off;
+        else
+            out->ds = e->view_data[i] + off;
+    }
+}
+
+static void raster_batch(const exec_ctx *e, const kr_fb *fb, const kr_prim *const *batch, uint32_t n,
+                         int x0, int y0, int x1, int y1)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        if (batch[k]->slice) {
+            kr_fb f;
+            slice_fb(e, fb, batch[k]->slice, &f);
+            kr_raster_prim(batch[k], &f, x0, y0, x1, y1);
+        } else {
+            kr_raster_prim(batch[k], fb, x0, y0, x1, y1);
+        }
+    }
 }
 
 static void tile_task(void *arg, uint32_t t)
@@ -166,7 +194,7 @@ static void tile_task(void *arg, uint32_t t)
         const kd_op *op = job->clear;
         if (op) {
             /* In order: what was gathered before the clear goes first. */
-            raster_batch(fb, batch, n, x0, y0, x1, y1);
+            raster_batch(e, fb, batch, n, x0, y0, x1, y1);
             n = 0;
             if (op->kind == KD_OP_CLEAR_RT)
                 kr_clear_rect(fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
@@ -179,7 +207,7 @@ static void tile_task(void *arg, uint32_t t)
         for (const kr_binchunk *c = job->bins[t].head; c; c = c->next) {
             for (uint32_t k = 0; k < c->n; k++) {
                 if (n == TILE_BATCH) {
-                    raster_batch(fb, batch, n, x0, y0, x1, y1);
+                    raster_batch(e, fb, batch, n, x0, y0, x1, y1);
                     n = 0;
                 }
                 prefetch_prim(c->p[k]);
@@ -187,7 +215,7 @@ static void tile_task(void *arg, uint32_t t)
             }
         }
     }
-    raster_batch(fb, batch, n, x0, y0, x1, y1);
+    raster_batch(e, fb, batch, n, x0, y0, x1, y1);
 }
 
 static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
@@ -200,6 +228,18 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     memset(&e, 0, sizeof e);
     build_fb(s, cmd, &e.fb);
     e.g.fb = &e.fb;
+    /* Slices a geometry shader may choose among: the fewest of any view. */
+    e.g.nslices = UINT32_MAX;
+    for (uint32_t i = 0; i <= KILN_MAX_RENDER_TARGETS; i++) {
+        const kres_view *v = i < s->nrt ? s->rtv[i] : i == KILN_MAX_RENDER_TARGETS ? s->dsv : NULL;
+        if (!v)
+            continue;
+        e.views[i] = v;
+        e.view_data[i] = kd_node_storage(cmd, v->res)->data;
+        e.g.nslices = KB_MIN(e.g.nslices, v->num_slices);
+    }
+    if (e.g.nslices == UINT32_MAX)
+        e.g.nslices = 1;
     e.g.tiles_x = (e.fb.width + KR_TILE - 1) / KR_TILE;
     e.g.tiles_y = (e.fb.height + KR_TILE - 1) / KR_TILE;
     uint32_t ntiles = e.g.tiles_x * e.g.tiles_y;

@@ -437,6 +437,7 @@ typedef struct setup_ctx {
     kr_job *job;
     int32_t rx0, ry0, rx1, ry1;   /* raster rect: viewport ∩ scissor ∩ target */
     uint32_t prim_id;             /* SV_PrimitiveID of what is set up now */
+    uint16_t slice;               /* and its render-target array slice */
 } setup_ctx;
 
 static int64_t floor_div(int64_t a, int64_t b)
@@ -580,6 +581,7 @@ static void setup_tri(setup_ctx *sc, const svert *v0, const svert *v1, const sve
     p->kind = KR_TRI;
     p->front = front;
     p->prim_id = sc->prim_id;
+    p->slice = sc->slice;
     p->dx = dx;
     p->minx = minx;
     p->miny = miny;
@@ -683,6 +685,7 @@ static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front
     p->kind = KR_LINE;
     p->front = front;
     p->prim_id = sc->prim_id;
+    p->slice = sc->slice;
     p->dx = dx;
     p->x0 = (float)a->X / KR_SUBPIXEL;
     p->y0 = (float)a->Y / KR_SUBPIXEL;
@@ -729,6 +732,7 @@ static void setup_point(setup_ctx *sc, const svert *a)
     p->kind = KR_POINT;
     p->front = 1;
     p->prim_id = sc->prim_id;
+    p->slice = sc->slice;
     p->dx = dx;
     p->minx = x;
     p->miny = y;
@@ -805,9 +809,8 @@ static bool setup_begin(const kr_geom_ctx *g, kr_job *job, const kr_drawx *dx, s
 }
 
 /* Clips and sets up one primitive of vpp (1..3) vertices. */
-static void clip_setup(setup_ctx *scp, const clip_ctx *ccp, const float *const *v, uint32_t vpp)
+static inline void clip_setup(setup_ctx *sc, const clip_ctx *ccp, const float *const *v, uint32_t vpp)
 {
-    setup_ctx *sc = scp;
     const clip_ctx cc = *ccp;
     const kd_state *s = sc->dx->s;
     sc->job->c_invocations++;
@@ -884,6 +887,8 @@ static void run_gs(setup_ctx *sc, const clip_ctx *cc, const float *const *v, uin
         }
         sc->job->gs_primitives++;
         sc->prim_id = out.prim_id[first];
+        /* An index past the views' slices draws into slice 0. */
+        sc->slice = out.rt_index[first] < sc->g->nslices ? (uint16_t)out.rt_index[first] : 0;
         clip_setup(sc, cc, pv, vpp);
     }
 }

@@ -81,6 +81,7 @@ typedef struct kr_job {
 typedef struct kr_geom_ctx {
     const kr_fb *fb;
     uint32_t tiles_x, tiles_y;
+    uint32_t nslices;             /* array slices of the targets (layered) */
 } kr_geom_ctx;
 
 /* What one geometry shader call emitted: n vertices of `stride` floats,
@@ -88,6 +89,7 @@ typedef struct kr_geom_ctx {
 typedef struct kr_gs_out {
     float v[KILN_GS_MAX_OUTPUT_SCALARS];
     uint32_t prim_id[KILN_GS_MAX_OUTPUT_SCALARS / 4];
+    uint32_t rt_index[KILN_GS_MAX_OUTPUT_SCALARS / 4]; /* 0 unless declared */
     bool restart[KILN_GS_MAX_OUTPUT_SCALARS / 4];
     uint32_t n, max, stride;
 } kr_gs_out;

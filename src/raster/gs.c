@@ -8,6 +8,7 @@
 struct kiln_gs_stream {
     kr_gs_out *out;
     uint32_t stride; /* floats per emitted vertex */
+    bool rt_index;   /* the desc declares the render-target array index */
     bool cut;        /* the next vertex starts a strip */
 };
 
@@ -21,6 +22,7 @@ void kiln_gs_emit(kiln_gs_args *a, const float *vertex)
         return; /* past max_vertices: dropped, as in D3D10 */
     memcpy(o->v + (size_t)o->n * s->stride, vertex, sizeof(float) * s->stride);
     o->prim_id[o->n] = a->out_primitive_id;
+    o->rt_index[o->n] = s->rt_index ? a->out_rt_array_index : 0;
     o->restart[o->n] = s->cut || o->n == 0;
     s->cut = false;
     o->n++;
@@ -43,7 +45,8 @@ void kr_gs_invoke(const kr_drawx *dx, const float *const *v, uint32_t nv, uint32
     out->n = 0;
     out->max = s->gs_max_vertices;
     out->stride = 4 + 4 * s->gs_varyings;
-    struct kiln_gs_stream st = {.out = out, .stride = out->stride};
+    struct kiln_gs_stream st = {
+        .out = out, .stride = out->stride, .rt_index = (s->gs_flags & KILN_GS_WRITES_RT_ARRAY_INDEX) != 0};
     kiln_gs_args a = {
         .primitive_id = prim_id,
         .instance_id = instance,

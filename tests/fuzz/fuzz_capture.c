@@ -190,6 +190,7 @@ static void fz_gs_pass(kiln_gs_args *a)
     }
     kiln_gs_cut(a);
     a->out_primitive_id = a->primitive_id * 3u + 1u;
+    a->out_rt_array_index = a->primitive_id % 5u; /* used when declared */
     kiln_gs_emit(a, v);
 }
 
