@@ -224,7 +224,10 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(QUERY_IS_PREDICATE, "begin or end on a query that a context uses as its predicate") \
     X(QUERY_TOO_MANY_ACTIVE, "too many queries active on one context (KILN_MAX_ACTIVE_QUERIES)") \
     X(PREDICATE_TYPE, "only an OCCLUSION_PREDICATE query can predicate") \
-    X(PREDICATE_NOT_ISSUED, "a predicate must have been ended, and not begun again since")
+    X(PREDICATE_NOT_ISSUED, "a predicate must have been ended, and not begun again since") \
+    X(GS_OUTPUT_LIMIT, "geometry shader: max_vertices x output scalars per vertex exceeds 1024 (D3D10's limit)") \
+    X(DRAW_ADJACENCY_NO_GS, "an adjacency topology needs a geometry shader bound") \
+    X(DRAW_GS_INPUT_MISMATCH, "the geometry shader's input primitive does not match the topology")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -838,9 +841,16 @@ typedef struct kiln_query_data_timestamp_disjoint {
  *                   of a 1,024-primitive segment of a draw, an indexed
  *                   draw's repeated indices within a segment shaded once,
  *                   a strip's vertices shared by two segments twice
- *   gs_invocations, gs_primitives: 0 (no geometry shader)
+ *   gs_invocations  geometry shader calls: one per primitive of a draw
+ *                   with a geometry shader that reached the geometry
+ *                   stage (as c_invocations below; 0 without one)
+ *   gs_primitives   primitives the geometry shader emitted: points, the
+ *                   lines of a line strip, the triangles of a triangle
+ *                   strip (a strip cut by kiln_gs_cut or ended with fewer
+ *                   vertices than a primitive makes none)
  *   c_invocations   primitives that reached clipping: assembled primitives
- *                   not touching a strip cut, of draws whose viewport,
+ *                   not touching a strip cut (with a geometry shader: the
+ *                   primitives it emitted), of draws whose viewport,
  *                   scissor and target leave pixels to draw
  *   c_primitives    primitives the clipper output: 0 for one wholly
  *                   outside a clip plane, 1 for one inside every plane, the
@@ -905,10 +915,11 @@ KILN_API kiln_result kiln_set_predication(kiln_context *ctx, kiln_query query, i
 /* ---------------------------------------------------------------------------
  * Drawing
  *
- * The pipeline is D3D10's, without geometry shader or stream output:
- * input assembler (layout, vertex and index buffers, topology) -> vertex
- * shader -> clipping and viewport -> rasterizer state -> pixel shader ->
- * depth-stencil test -> blending into up to 4 render targets.
+ * The pipeline is D3D10's, without stream output: input assembler
+ * (layout, vertex and index buffers, topology) -> vertex shader ->
+ * geometry shader (optional; soft backend only) -> clipping and viewport
+ * -> rasterizer state -> pixel shader -> depth-stencil test -> blending
+ * into up to 4 render targets.
  *
  * Rasterization follows D3D10: pixel centers at +0.5, vertices snapped to
  * 16.8 fixed point, the top-left fill rule (edges shared by two triangles
@@ -936,6 +947,7 @@ KILN_API kiln_result kiln_set_predication(kiln_context *ctx, kiln_query query, i
 typedef struct kiln_input_layout { uint32_t id; } kiln_input_layout;
 typedef struct kiln_vertex_shader { uint32_t id; } kiln_vertex_shader;
 typedef struct kiln_pixel_shader { uint32_t id; } kiln_pixel_shader;
+typedef struct kiln_geometry_shader { uint32_t id; } kiln_geometry_shader;
 typedef struct kiln_rasterizer_state { uint32_t id; } kiln_rasterizer_state;
 typedef struct kiln_depth_stencil_state { uint32_t id; } kiln_depth_stencil_state;
 typedef struct kiln_blend_state { uint32_t id; } kiln_blend_state;
@@ -1011,6 +1023,11 @@ typedef struct kiln_ps_args {
     const uint32_t *cb_size;
     const struct kiln_ps_textures *textures; /* for kiln_ps_sample */
     void *user;
+    /* SV_PrimitiveID: without a geometry shader, the primitive's index
+     * within its draw (per instance: each instance counts from 0); with
+     * one, the out_primitive_id it emitted the primitive's first vertex
+     * with. The triangles a clipped primitive became share it. */
+    uint32_t primitive_id;
 } kiln_ps_args;
 
 #define KILN_PS_VARYING(a, k, c) ((a)->varyings + ((k) * 4 + (c)) * KILN_PS_BLOCK)
@@ -1071,6 +1088,127 @@ KILN_API kiln_result kiln_create_pixel_shader(kiln_device *device, const kiln_pi
 KILN_API kiln_result kiln_destroy_vertex_shader(kiln_device *device, kiln_vertex_shader shader);
 KILN_API kiln_result kiln_destroy_pixel_shader(kiln_device *device, kiln_pixel_shader shader);
 
+/* ---- geometry shader ----
+ *
+ * D3D10's geometry stage, as a C function: it runs once per input
+ * primitive (after the vertex shader), reads the primitive's shaded
+ * vertices and emits vertices of an output strip with kiln_gs_emit,
+ * restarting the strip with kiln_gs_cut. Emitted primitives continue down
+ * the pipeline in input primitive order, then emission order, whatever the
+ * number of workers: the image is the same for any thread count. Like the
+ * other shaders it runs on worker threads, concurrently with itself.
+ *
+ * Worked example: point sprites, a quad of half-size s (varying 0's w
+ * component) around each point, as a 4-vertex triangle strip:
+ *
+ *     static void gs_sprite(kiln_gs_args *a)
+ *     {
+ *         const float *p = a->in;  // position, then varying 0
+ *         float s = p[7], v[8];
+ *         for (int k = 0; k < 4; k++) {
+ *             v[0] = p[0] + (k & 1 ? s : -s) * p[3];
+ *             v[1] = p[1] + (k & 2 ? -s : s) * p[3];
+ *             v[2] = p[2];
+ *             v[3] = p[3];
+ *             v[4] = (float)(k & 1); v[5] = (float)(k >> 1); v[6] = 0; v[7] = 1;
+ *             kiln_gs_emit(a, v);
+ *         }
+ *     }
+ *
+ * with input KILN_GS_INPUT_POINT, output KILN_GS_OUTPUT_TRIANGLE_STRIP,
+ * max_vertices 4, num_varyings 1. Layered rendering: a shader declaring
+ * KILN_GS_WRITES_RT_ARRAY_INDEX picks each primitive's slice of the bound
+ * array views (out_rt_array_index). Not there: stream output, constant
+ * buffers and shader resources for the geometry stage (the desc's `user`
+ * carries parameters). The osmesa backend has no geometry stage: it
+ * refuses creating a geometry shader and adjacency draws
+ * (KILN_E_UNSUPPORTED, BACKEND_FEATURE). */
+
+typedef enum kiln_gs_input {
+    KILN_GS_INPUT_UNDEFINED = 0,  /* refused */
+    KILN_GS_INPUT_POINT,          /* 1 vertex: POINT_LIST */
+    KILN_GS_INPUT_LINE,           /* 2: LINE_LIST, LINE_STRIP */
+    KILN_GS_INPUT_TRIANGLE,       /* 3: TRIANGLE_LIST, TRIANGLE_STRIP */
+    KILN_GS_INPUT_LINE_ADJ,       /* 4: LINE_LIST_ADJ, LINE_STRIP_ADJ */
+    KILN_GS_INPUT_TRIANGLE_ADJ    /* 6: TRIANGLE_LIST_ADJ, TRIANGLE_STRIP_ADJ */
+} kiln_gs_input;
+
+typedef enum kiln_gs_output {
+    KILN_GS_OUTPUT_UNDEFINED = 0, /* refused */
+    KILN_GS_OUTPUT_POINT_LIST,
+    KILN_GS_OUTPUT_LINE_STRIP,
+    KILN_GS_OUTPUT_TRIANGLE_STRIP
+} kiln_gs_output;
+
+/* D3D10: max_vertices x output scalars per vertex (4 for the position, 4
+ * per varying) is at most this. */
+#define KILN_GS_MAX_OUTPUT_SCALARS 1024
+
+typedef enum kiln_gs_flags {
+    /* The shader writes out_rt_array_index (SV_RenderTargetArrayIndex):
+     * layered rendering into the slices of array views. */
+    KILN_GS_WRITES_RT_ARRAY_INDEX = 1u << 0
+} kiln_gs_flags;
+
+struct kiln_gs_stream;
+
+typedef struct kiln_gs_args {
+    /* SV_PrimitiveID: the input primitive's index within its draw, per
+     * instance (each instance counts from 0, as D3D10 defines). */
+    uint32_t primitive_id;
+    uint32_t instance_id;
+    /* Input vertices: 1, 2, 3, 4 or 6 by the input primitive, in D3D10's
+     * order (adjacency: LINE_ADJ 0 and 3 are adjacent, 1-2 the line;
+     * TRIANGLE_ADJ 0, 2, 4 the triangle, 1, 3, 5 adjacent). Vertex v is
+     * in[v * in_stride + 0..3], the clip-space position, then 4 floats per
+     * varying the vertex shader wrote. */
+    uint32_t num_vertices;
+    const float *in;
+    uint32_t in_stride;
+    void *user;                 /* the desc's user pointer */
+    /* SV_PrimitiveID for the pixel shader: kiln_gs_emit records it with
+     * each vertex; a primitive takes its first vertex's. Starts as
+     * primitive_id. */
+    uint32_t out_primitive_id;
+    /* SV_RenderTargetArrayIndex, with KILN_GS_WRITES_RT_ARRAY_INDEX (else
+     * ignored: slice 0): recorded with each vertex like out_primitive_id;
+     * the primitive draws into that slice of every bound render-target
+     * and depth-stencil view (views made with array_size > 1), counted
+     * from the view's first_array_slice. An index past the fewest slices
+     * of the bound views draws into slice 0. Starts at 0. */
+    uint32_t out_rt_array_index;
+    struct kiln_gs_stream *stream; /* the library's: for emit and cut */
+} kiln_gs_args;
+
+typedef void (*kiln_gs_fn)(kiln_gs_args *args);
+
+/* Appends a vertex to the output strip: the clip-space position, then 4
+ * floats per output varying (4 + 4 * num_varyings floats). Vertices past
+ * the desc's max_vertices are dropped, as in D3D10. */
+KILN_API void kiln_gs_emit(kiln_gs_args *args, const float *vertex);
+/* Ends the current strip: the next vertex starts a new one (RestartStrip).
+ * A strip with too few vertices for a primitive makes none. */
+KILN_API void kiln_gs_cut(kiln_gs_args *args);
+
+typedef struct kiln_geometry_shader_desc {
+    kiln_gs_fn fn;
+    kiln_gs_input input;
+    kiln_gs_output output;
+    uint32_t max_vertices;      /* 1..; x (4 + 4 * num_varyings) <= 1024
+                                   (GS_OUTPUT_LIMIT) */
+    uint32_t num_varyings;      /* float4 outputs after position, 0..KILN_MAX_VARYINGS */
+    uint32_t flags;             /* kiln_gs_flags */
+    void *user;
+} kiln_geometry_shader_desc;
+
+/* KILN_E_INVALID_ARG (SHADER_DESC) for a NULL fn, enums out of range or
+ * undefined, max_vertices 0, varyings out of range or unknown flags;
+ * (GS_OUTPUT_LIMIT) past D3D10's output limit; on the osmesa backend
+ * KILN_E_UNSUPPORTED (BACKEND_FEATURE). */
+KILN_API kiln_result kiln_create_geometry_shader(kiln_device *device, const kiln_geometry_shader_desc *desc,
+                                                 kiln_geometry_shader *out_shader);
+KILN_API kiln_result kiln_destroy_geometry_shader(kiln_device *device, kiln_geometry_shader shader);
+
 /* ---- input assembler ---- */
 
 typedef struct kiln_input_element {
@@ -1098,7 +1236,21 @@ typedef enum kiln_topology {
     KILN_TOPOLOGY_LINE_LIST,
     KILN_TOPOLOGY_LINE_STRIP,
     KILN_TOPOLOGY_TRIANGLE_LIST,
-    KILN_TOPOLOGY_TRIANGLE_STRIP
+    KILN_TOPOLOGY_TRIANGLE_STRIP,
+    /* With adjacency, D3D10's orders; drawn only through a geometry shader
+     * (without one: KILN_E_INVALID_CALL, DRAW_ADJACENCY_NO_GS).
+     * LINE_LIST_ADJ: 4 vertices a line (a, v0, v1, b). LINE_STRIP_ADJ:
+     * line j is vertices j .. j + 3. TRIANGLE_LIST_ADJ: 6 a triangle,
+     * 0, 2, 4 the triangle and 1, 3, 5 adjacent. TRIANGLE_STRIP_ADJ: n
+     * vertices make (n - 4) / 2 triangles (none below 6); the shader gets
+     * triangle j of m as (corner, adjacent) x 3: even j (2j, 2j - 2,
+     * 2j + 2, 2j + 6, 2j + 4, 2j + 3), odd j (2j + 2, 2j - 2, 2j, 2j + 3,
+     * 2j + 4, 2j + 6); the first has 1 for 2j - 2, the last 2j + 5 for
+     * 2j + 6; one alone is (0, 1, 2, 5, 4, 3). */
+    KILN_TOPOLOGY_LINE_LIST_ADJ,
+    KILN_TOPOLOGY_LINE_STRIP_ADJ,
+    KILN_TOPOLOGY_TRIANGLE_LIST_ADJ,
+    KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ
 } kiln_topology;
 
 typedef enum kiln_index_format {
@@ -1267,6 +1419,8 @@ KILN_API kiln_result kiln_ia_set_topology(kiln_context *ctx, kiln_topology topol
 KILN_API kiln_result kiln_vs_set_shader(kiln_context *ctx, kiln_vertex_shader shader);
 KILN_API kiln_result kiln_vs_set_constant_buffers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
                                                   const kiln_buffer *buffers);
+/* {0} unbinds (no geometry stage). */
+KILN_API kiln_result kiln_gs_set_shader(kiln_context *ctx, kiln_geometry_shader shader);
 KILN_API kiln_result kiln_ps_set_shader(kiln_context *ctx, kiln_pixel_shader shader);
 KILN_API kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
                                                   const kiln_buffer *buffers);
@@ -1470,7 +1624,7 @@ KILN_API int kiln_winsys_x11_available(void);
  * its `fn` and `user`) is recorded by that name; the built-in effects are
  * registered already, as "kiln.vertex_color", "kiln.texture",
  * "kiln.texture_color" and "kiln.lit" (one vertex and one pixel shader
- * each). A shader created from a desc registered under no name is recorded
+ * each; geometry shaders have their own names, none built in). A shader created from a desc registered under no name is recorded
  * unnamed, with one warning (CAPTURE_SHADER_UNNAMED); a replay stops there
  * and says so. A replay recreates a named shader from the desc registered
  * under that name on the replaying device (kiln_replay knows the built-in
@@ -1507,6 +1661,8 @@ KILN_API kiln_result kiln_capture_register_vertex_shader(kiln_device *device, co
                                                          const kiln_vertex_shader_desc *desc);
 KILN_API kiln_result kiln_capture_register_pixel_shader(kiln_device *device, const char *name,
                                                         const kiln_pixel_shader_desc *desc);
+KILN_API kiln_result kiln_capture_register_geometry_shader(kiln_device *device, const char *name,
+                                                           const kiln_geometry_shader_desc *desc);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-# The capture tests (tests/test_capture_*.c, and test_queries' capture;
+# The capture tests (tests/test_capture_*.c, and test_queries' and test_gs' captures;
 # tests/CMakeLists.txt makes the targets) replay through kiln_replay_core
 # (src/capture/replay.c).
 # test_capture_replay and test_capture_files also run the example scenes
@@ -10,7 +10,7 @@ include(${PROJECT_SOURCE_DIR}/examples/sources.cmake)
 include(${PROJECT_SOURCE_DIR}/examples/stb.cmake)
 
 foreach(t test_capture_api test_capture_streams test_capture_decode test_capture_replay
-          test_capture_files test_queries)
+          test_capture_files test_queries test_gs)
   if(TARGET ${t})
     target_link_libraries(${t} PRIVATE kiln_replay_core)
   endif()

@@ -674,7 +674,7 @@ static void test_state_descs(void)
     };
     for (size_t i = 0; i < sizeof bad_vp / sizeof bad_vp[0]; i++)
         CHECK_FAILS(kiln_rs_set_viewport(ctx, &bad_vp[i]), KILN_E_INVALID_ARG, KILN_LOG_STATE_DESC);
-    CHECK_FAILS(kiln_ia_set_topology(ctx, (kiln_topology)6), KILN_E_INVALID_ARG,
+    CHECK_FAILS(kiln_ia_set_topology(ctx, (kiln_topology)(KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ + 1)), KILN_E_INVALID_ARG,
                 KILN_LOG_DESC_INVALID_ENUM);
     CHECK_FAILS(kiln_rs_set_viewport(ctx, NULL), KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER);
 }

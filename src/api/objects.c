@@ -83,6 +83,39 @@ kiln_result kiln_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_d
     return r;
 }
 
+static kiln_result create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_desc *desc,
+                                          kiln_geometry_shader *out)
+{
+    static const char api[] = "kiln_create_geometry_shader";
+    PREAMBLE(out);
+    if (!desc->fn || desc->input == KILN_GS_INPUT_UNDEFINED || (unsigned)desc->input > KILN_GS_INPUT_TRIANGLE_ADJ ||
+        desc->output == KILN_GS_OUTPUT_UNDEFINED || (unsigned)desc->output > KILN_GS_OUTPUT_TRIANGLE_STRIP ||
+        desc->max_vertices == 0 || desc->num_varyings > KILN_MAX_VARYINGS ||
+        (desc->flags & ~(uint32_t)KILN_GS_WRITES_RT_ARRAY_INDEX))
+        return FAIL(KILN_E_INVALID_ARG, SHADER_DESC,
+                    "fn %s, input %d, output %d, max_vertices %u (1..), %u varyings (0..%d), flags 0x%x",
+                    desc->fn ? "set" : "NULL", (int)desc->input, (int)desc->output, desc->max_vertices,
+                    desc->num_varyings, KILN_MAX_VARYINGS, desc->flags);
+    uint64_t scalars = (uint64_t)desc->max_vertices * (4 + 4 * desc->num_varyings);
+    if (scalars > KILN_GS_MAX_OUTPUT_SCALARS)
+        return FAIL(KILN_E_INVALID_ARG, GS_OUTPUT_LIMIT, "%u vertices x %u scalars = %llu (at most %d)",
+                    desc->max_vertices, 4 + 4 * desc->num_varyings, (unsigned long long)scalars,
+                    KILN_GS_MAX_OUTPUT_SCALARS);
+    if (!(dev->queue.backend->caps & KQ_BACKEND_GEOMETRY))
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no geometry shader stage",
+                    dev->queue.backend->name);
+    return make(dev, api, KRES_TYPE_GS, desc, sizeof *desc, &out->id);
+}
+
+kiln_result kiln_create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_desc *desc,
+                                        kiln_geometry_shader *out)
+{
+    kiln_result r = create_geometry_shader(dev, desc, out);
+    if (dev && dev->capture)
+        kcap_create_geometry_shader(dev, desc, out ? *out : (kiln_geometry_shader){0}, r);
+    return r;
+}
+
 static bool vertex_format(kiln_format f)
 {
     return f == KILN_FORMAT_R32_FLOAT || f == KILN_FORMAT_R32G32_FLOAT || f == KILN_FORMAT_R32G32B32_FLOAT ||
@@ -241,6 +274,13 @@ kiln_result kiln_destroy_pixel_shader(kiln_device *dev, kiln_pixel_shader s)
     kiln_result r = destroy(dev, "kiln_destroy_pixel_shader", s.id, KRES_TYPE_PS, "pixel shader");
     if (dev && dev->capture)
         kcap_object(dev, KCAP_OP_DESTROY_PIXEL_SHADER, s.id, r);
+    return r;
+}
+kiln_result kiln_destroy_geometry_shader(kiln_device *dev, kiln_geometry_shader s)
+{
+    kiln_result r = destroy(dev, "kiln_destroy_geometry_shader", s.id, KRES_TYPE_GS, "geometry shader");
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_DESTROY_GEOMETRY_SHADER, s.id, r);
     return r;
 }
 kiln_result kiln_destroy_input_layout(kiln_device *dev, kiln_input_layout l)

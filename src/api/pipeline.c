@@ -14,7 +14,7 @@
     kiln_device *dev = ctx->dev
 
 typedef struct ka_pipeline {
-    kres_pipe *layout, *vs, *ps, *rs, *dss, *bs;
+    kres_pipe *layout, *vs, *gs, *ps, *rs, *dss, *bs;
     kres_resource *vb[KILN_MAX_VERTEX_BUFFERS];
     uint32_t vb_stride[KILN_MAX_VERTEX_BUFFERS], vb_offset[KILN_MAX_VERTEX_BUFFERS];
     kres_resource *ib;
@@ -83,6 +83,7 @@ void ka_pipeline_fini(kiln_context *ctx)
     }
     SET(p->layout, NULL);
     SET(p->vs, NULL);
+    SET(p->gs, NULL);
     SET(p->ps, NULL);
     SET(p->rs, NULL);
     SET(p->dss, NULL);
@@ -179,6 +180,22 @@ kiln_result kiln_vs_set_shader(kiln_context *ctx, kiln_vertex_shader s)
     return r;
 }
 
+static kiln_result gs_set_shader(kiln_context *ctx, kiln_geometry_shader s)
+{
+    static const char api[] = "kiln_gs_set_shader";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_pipe(ctx, api, s.id, KRES_TYPE_GS, "geometry shader", &ctx->pipe->gs);
+}
+
+kiln_result kiln_gs_set_shader(kiln_context *ctx, kiln_geometry_shader s)
+{
+    kiln_result r = gs_set_shader(ctx, s);
+    if (ctx && ctx->dev->capture)
+        kcap_context_object(ctx, KCAP_OP_GS_SET_SHADER, s.id, r);
+    return r;
+}
+
 static kiln_result ps_set_shader(kiln_context *ctx, kiln_pixel_shader s)
 {
     static const char api[] = "kiln_ps_set_shader";
@@ -254,7 +271,7 @@ static kiln_result ia_set_topology(kiln_context *ctx, kiln_topology t)
 {
     static const char api[] = "kiln_ia_set_topology";
     CTX_PREAMBLE();
-    if ((unsigned)t > KILN_TOPOLOGY_TRIANGLE_STRIP)
+    if ((unsigned)t > KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ)
         return FAIL(KILN_E_INVALID_ARG, DESC_INVALID_ENUM, "topology %d", (int)t);
     ctx->pipe->topology = t;
     dirty(ctx->pipe);
@@ -599,6 +616,15 @@ static kd_state *build_state(kiln_context *ctx)
     s->ps_flags = ps->flags;
     s->vs_glsl = vs->glsl;
     s->ps_glsl = ps->glsl;
+    if (p->gs) {
+        const kiln_geometry_shader_desc *gs = &p->gs->u.gs;
+        s->gs = gs->fn;
+        s->gs_user = gs->user;
+        s->gs_output = gs->output;
+        s->gs_max_vertices = gs->max_vertices;
+        s->gs_varyings = gs->num_varyings;
+        s->gs_flags = gs->flags;
+    }
     const kiln_input_layout_desc *l = &p->layout->u.layout;
     s->nelems = l->num_elements;
     for (uint32_t i = 0; i < l->num_elements; i++)
@@ -848,7 +874,29 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
      * buffers and shader resources (the shader may read any), targets.
      * A destroyed sampler is harmless (its desc is captured), and so is a
      * destroyed buffer in a slot nothing reads. */
-    bool dead = destroyed_pipe(p->vs) || destroyed_pipe(p->ps) || destroyed_pipe(p->layout) ||
+    bool adj = p->topology >= KILN_TOPOLOGY_LINE_LIST_ADJ;
+    if ((adj || p->gs) && !(dev->queue.backend->caps & KQ_BACKEND_GEOMETRY))
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no geometry stage (%s)",
+                    dev->queue.backend->name, p->gs ? "a geometry shader is bound" : "adjacency topology");
+    if (adj && !p->gs)
+        return FAIL(KILN_E_INVALID_CALL, DRAW_ADJACENCY_NO_GS, "topology %d without a geometry shader", (int)p->topology);
+    if (p->gs) {
+        static const kiln_gs_input need[] = {
+            [KILN_TOPOLOGY_POINT_LIST] = KILN_GS_INPUT_POINT,
+            [KILN_TOPOLOGY_LINE_LIST] = KILN_GS_INPUT_LINE,
+            [KILN_TOPOLOGY_LINE_STRIP] = KILN_GS_INPUT_LINE,
+            [KILN_TOPOLOGY_TRIANGLE_LIST] = KILN_GS_INPUT_TRIANGLE,
+            [KILN_TOPOLOGY_TRIANGLE_STRIP] = KILN_GS_INPUT_TRIANGLE,
+            [KILN_TOPOLOGY_LINE_LIST_ADJ] = KILN_GS_INPUT_LINE_ADJ,
+            [KILN_TOPOLOGY_LINE_STRIP_ADJ] = KILN_GS_INPUT_LINE_ADJ,
+            [KILN_TOPOLOGY_TRIANGLE_LIST_ADJ] = KILN_GS_INPUT_TRIANGLE_ADJ,
+            [KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ] = KILN_GS_INPUT_TRIANGLE_ADJ,
+        };
+        if (p->gs->u.gs.input != need[p->topology])
+            return FAIL(KILN_E_INVALID_CALL, DRAW_GS_INPUT_MISMATCH, "geometry shader input %d, topology %d",
+                        (int)p->gs->u.gs.input, (int)p->topology);
+    }
+    bool dead = destroyed_pipe(p->vs) || destroyed_pipe(p->gs) || destroyed_pipe(p->ps) || destroyed_pipe(p->layout) ||
                 destroyed_pipe(p->rs) || destroyed_pipe(p->dss) || destroyed_pipe(p->bs) ||
                 (indexed && destroyed_res(p->ib)) || destroyed_view(p->dsv);
     for (uint32_t e = 0; e < p->layout->u.layout.num_elements; e++)
@@ -864,9 +912,10 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
     if (p->layout->u.layout.num_elements != p->vs->u.vs.num_inputs)
         return FAIL(KILN_E_INVALID_CALL, LAYOUT_SHADER_MISMATCH, "the layout has %u elements, the shader reads %u",
                     p->layout->u.layout.num_elements, p->vs->u.vs.num_inputs);
-    if (p->ps->u.ps.num_varyings > p->vs->u.vs.num_varyings)
-        return FAIL(KILN_E_INVALID_CALL, DRAW_VARYINGS_MISMATCH, "the pixel shader reads %u varyings, the vertex shader writes %u",
-                    p->ps->u.ps.num_varyings, p->vs->u.vs.num_varyings);
+    uint32_t written = p->gs ? p->gs->u.gs.num_varyings : p->vs->u.vs.num_varyings;
+    if (p->ps->u.ps.num_varyings > written)
+        return FAIL(KILN_E_INVALID_CALL, DRAW_VARYINGS_MISMATCH, "the pixel shader reads %u varyings, the %s shader writes %u",
+                    p->ps->u.ps.num_varyings, p->gs ? "geometry" : "vertex", written);
     if (indexed && !p->ib)
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_INDEX_BUFFER, "no index buffer bound");
     const kiln_input_layout_desc *l = &p->layout->u.layout;

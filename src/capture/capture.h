@@ -44,7 +44,7 @@
 #define KCAP_MAGIC "KILNCAP"  /* 7 characters + NUL: the first 8 bytes */
 #define KCAP_VERSION_MAJOR 1u /* records change: older readers refuse */
 #define KCAP_VERSION_MINOR                                                                         \
-    1u                       /* records added: older readers refuse                                \
+    2u                       /* records added: older readers refuse                                \
                                 captures that use them, by op */
 #define KCAP_HEADER_SIZE 16u /* magic, u16 major, u16 minor, u32 size */
 #define KCAP_NAME_MAX 63u    /* shader names */
@@ -144,7 +144,10 @@
     X(SWAPCHAIN_RESIZE, "kiln_swapchain_resize")                                                   \
     X(SWAPCHAIN_GET_STATS, "kiln_swapchain_get_stats")                                             \
     X(SWAPCHAIN_WAIT_IDLE, "kiln_swapchain_wait_idle")                                             \
-    X(SET_PREDICATION, "kiln_set_predication") /* 1.1 */
+    X(SET_PREDICATION, "kiln_set_predication") /* 1.1 */                                      \
+    X(CREATE_GEOMETRY_SHADER, "kiln_create_geometry_shader") /* 1.2 */                         \
+    X(DESTROY_GEOMETRY_SHADER, "kiln_destroy_geometry_shader") /* 1.2 */                       \
+    X(GS_SET_SHADER, "kiln_gs_set_shader") /* 1.2 */
 
 typedef enum kcap_op {
     KCAP_OP_NONE = 0, /* never in a file */
@@ -306,6 +309,7 @@ typedef struct kcap_call {
         struct {
             char name[KCAP_NAME_MAX + 1]; /* "" when the desc had none */
             uint32_t num_inputs, num_varyings, num_outputs, flags, has_glsl;
+            uint32_t gs_input, gs_output, max_vertices; /* geometry shaders */
         } shader;
         struct {
             uint32_t vs;
@@ -409,6 +413,8 @@ const char *kcap_registry_vs_name(kiln_device *dev, const kiln_vertex_shader_des
 const char *kcap_registry_ps_name(kiln_device *dev, const kiln_pixel_shader_desc *d);
 bool kcap_registry_vs(kiln_device *dev, const char *name, kiln_vertex_shader_desc *out);
 bool kcap_registry_ps(kiln_device *dev, const char *name, kiln_pixel_shader_desc *out);
+const char *kcap_registry_gs_name(kiln_device *dev, const kiln_geometry_shader_desc *d);
+bool kcap_registry_gs(kiln_device *dev, const char *name, kiln_geometry_shader_desc *out);
 void kcap_registry_free(kiln_device *dev);
 
 /* Writer entry points for hooks.c. kcap_lock returns the running writer
@@ -532,6 +538,8 @@ void kcap_create_vertex_shader(kiln_device *dev, const kiln_vertex_shader_desc *
                                kiln_vertex_shader out, kiln_result r);
 void kcap_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_desc *d,
                               kiln_pixel_shader out, kiln_result r);
+void kcap_create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_desc *d,
+                                 kiln_geometry_shader out, kiln_result r);
 void kcap_create_input_layout(kiln_device *dev, const kiln_input_layout_desc *d,
                               kiln_vertex_shader vs, kiln_input_layout out, kiln_result r);
 /* State objects and samplers: desc is the op's kiln_*_desc. */

@@ -430,7 +430,7 @@ static void fields(kcap_io *io, kcap_call *c)
         break;
     case KCAP_OP_CONTEXT_STATE:
         IO_ID(io, c->ctx);
-        IO_ENUM(io, c->u.state.topology, KILN_TOPOLOGY_TRIANGLE_STRIP);
+        IO_ENUM(io, c->u.state.topology, KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ);
         IO_BOOL(io, c->u.state.viewport_set);
         io_floats(io, &c->u.state.viewport.x, 1);
         io_floats(io, &c->u.state.viewport.y, 1);
@@ -781,7 +781,7 @@ static void fields(kcap_io *io, kcap_call *c)
         break;
     case KCAP_OP_IA_SET_TOPOLOGY:
         IO_ID(io, c->ctx);
-        IO_ENUM(io, c->u.topology.topology, KILN_TOPOLOGY_TRIANGLE_STRIP);
+        IO_ENUM(io, c->u.topology.topology, KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ);
         break;
     case KCAP_OP_VS_SET_CONSTANT_BUFFERS:
     case KCAP_OP_PS_SET_CONSTANT_BUFFERS:
@@ -863,6 +863,22 @@ static void fields(kcap_io *io, kcap_call *c)
         IO_ID(io, c->ctx);
         IO_ID(io, c->u.pred.query);
         IO_BOOL(io, c->u.pred.value);
+        break;
+    case KCAP_OP_CREATE_GEOMETRY_SHADER:
+        IO_ID(io, c->out[0]);
+        io_str(io, c->u.shader.name, sizeof c->u.shader.name);
+        IO_ENUM(io, c->u.shader.gs_input, KILN_GS_INPUT_TRIANGLE_ADJ);
+        IO_ENUM(io, c->u.shader.gs_output, KILN_GS_OUTPUT_TRIANGLE_STRIP);
+        io_u32(io, &c->u.shader.max_vertices, KILN_GS_MAX_OUTPUT_SCALARS);
+        io_u32(io, &c->u.shader.num_varyings, KILN_MAX_VARYINGS);
+        io_u32(io, &c->u.shader.flags, KILN_GS_WRITES_RT_ARRAY_INDEX);
+        break;
+    case KCAP_OP_DESTROY_GEOMETRY_SHADER:
+        IO_ID(io, c->u.obj.id);
+        break;
+    case KCAP_OP_GS_SET_SHADER:
+        IO_ID(io, c->ctx);
+        IO_ID(io, c->u.obj.id);
         break;
     case KCAP_OP_SWAPCHAIN_GET_BACK_BUFFER:
         IO_ID(io, c->swapchain);

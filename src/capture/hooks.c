@@ -575,6 +575,24 @@ void kcap_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_desc *d,
     done(w, &c);
 }
 
+void kcap_create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_desc *d,
+                                 kiln_geometry_shader out, kiln_result r)
+{
+    const char *name = r == KILN_OK ? kcap_registry_gs_name(dev, d) : NULL;
+    kcap_call c;
+    struct kcap_writer *w = start(dev, KCAP_OP_CREATE_GEOMETRY_SHADER, r, &c);
+    if (!w)
+        return;
+    c.out[0] = out.id;
+    shader_name(w, &c, name, "kiln_create_geometry_shader");
+    c.u.shader.gs_input = d->input;
+    c.u.shader.gs_output = d->output;
+    c.u.shader.max_vertices = d->max_vertices;
+    c.u.shader.num_varyings = d->num_varyings;
+    c.u.shader.flags = d->flags;
+    done(w, &c);
+}
+
 void kcap_create_input_layout(kiln_device *dev, const kiln_input_layout_desc *d,
                               kiln_vertex_shader vs, kiln_input_layout out, kiln_result r)
 {

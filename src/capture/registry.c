@@ -12,12 +12,26 @@
 
 #include <string.h>
 
+typedef enum kind { KIND_VS = 0, KIND_PS, KIND_GS } kind;
+
 typedef struct entry {
     char name[KCAP_NAME_MAX + 1];
-    bool pixel;
+    kind kind;
     kiln_vertex_shader_desc vs;
     kiln_pixel_shader_desc ps;
+    kiln_geometry_shader_desc gs;
 } entry;
+
+/* Whether an entry is the shader of kind k with this (fn, user): the
+ * function pointers are compared as the one of the entry's kind. */
+static bool same_fn(const entry *e, kind k, kiln_vs_fn vfn, kiln_ps_fn pfn, kiln_gs_fn gfn, void *user)
+{
+    switch (k) {
+    case KIND_VS: return e->vs.fn == vfn && e->vs.user == user;
+    case KIND_PS: return e->ps.fn == pfn && e->ps.user == user;
+    default: return e->gs.fn == gfn && e->gs.user == user;
+    }
+}
 
 typedef struct kcap_registry {
     pthread_mutex_t mu;
@@ -67,8 +81,9 @@ void kcap_registry_free(kiln_device *dev)
     dev->capture_registry = NULL;
 }
 
-static kiln_result add(kiln_device *dev, const char *api, const char *name, bool pixel,
-                       const kiln_vertex_shader_desc *vs, const kiln_pixel_shader_desc *ps)
+static kiln_result add(kiln_device *dev, const char *api, const char *name, kind pixel,
+                       const kiln_vertex_shader_desc *vs, const kiln_pixel_shader_desc *ps,
+                       const kiln_geometry_shader_desc *gs)
 {
     if (!name || !name_ok(name))
         return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_CAPTURE_SHADER_NAME, api,
@@ -81,11 +96,12 @@ static kiln_result add(kiln_device *dev, const char *api, const char *name, bool
     pthread_mutex_lock(&r->mu);
     entry *e = NULL;
     for (uint32_t i = 0; i < r->count && !e; i++)
-        if (r->entries[i].pixel == pixel && strcmp(r->entries[i].name, name) == 0)
+        if (r->entries[i].kind == pixel && strcmp(r->entries[i].name, name) == 0)
             e = &r->entries[i];
     if (e) {
-        bool same = pixel ? e->ps.fn == ps->fn && e->ps.user == ps->user
-                          : e->vs.fn == vs->fn && e->vs.user == vs->user;
+        bool same = pixel == KIND_PS   ? e->ps.fn == ps->fn && e->ps.user == ps->user
+                    : pixel == KIND_VS ? e->vs.fn == vs->fn && e->vs.user == vs->user
+                                       : e->gs.fn == gs->fn && e->gs.user == gs->user;
         if (!same)
             res = kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_CAPTURE_SHADER_NAME, api,
                           "\"%s\" is registered with another function or user pointer", name);
@@ -109,11 +125,13 @@ static kiln_result add(kiln_device *dev, const char *api, const char *name, bool
     e = &r->entries[r->count++];
     memset(e, 0, sizeof *e);
     strcpy(e->name, name);
-    e->pixel = pixel;
-    if (pixel)
+    e->kind = pixel;
+    if (pixel == KIND_PS)
         e->ps = *ps;
-    else
+    else if (pixel == KIND_VS)
         e->vs = *vs;
+    else
+        e->gs = *gs;
     pthread_mutex_unlock(&r->mu);
     return KILN_OK;
 }
@@ -128,7 +146,7 @@ kiln_result kiln_capture_register_vertex_shader(kiln_device *dev, const char *na
     if (!desc || !desc->fn)
         return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
                        "desc or desc->fn is NULL");
-    return add(dev, api, name, false, desc, NULL);
+    return add(dev, api, name, KIND_VS, desc, NULL, NULL);
 }
 
 kiln_result kiln_capture_register_pixel_shader(kiln_device *dev, const char *name,
@@ -141,15 +159,28 @@ kiln_result kiln_capture_register_pixel_shader(kiln_device *dev, const char *nam
     if (!desc || !desc->fn)
         return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
                        "desc or desc->fn is NULL");
-    return add(dev, api, name, true, NULL, desc);
+    return add(dev, api, name, KIND_PS, NULL, desc, NULL);
+}
+
+kiln_result kiln_capture_register_geometry_shader(kiln_device *dev, const char *name,
+                                                  const kiln_geometry_shader_desc *desc)
+{
+    static const char api[] = "kiln_capture_register_geometry_shader";
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
+                       "device is NULL");
+    if (!desc || !desc->fn)
+        return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
+                       "desc or desc->fn is NULL");
+    return add(dev, api, name, KIND_GS, NULL, NULL, desc);
 }
 
 /* The registered entry matching a desc's (fn, user); the name is copied
  * out because the entry array may move once the mutex is released. */
-static const char *find_name(kiln_device *dev, bool pixel, kiln_vs_fn vfn, kiln_ps_fn pfn,
-                             void *user, char out[KCAP_NAME_MAX + 1])
+static const char *find_name(kiln_device *dev, kind pixel, kiln_vs_fn vfn, kiln_ps_fn pfn,
+                             kiln_gs_fn gfn, void *user, char out[KCAP_NAME_MAX + 1])
 {
-    for (int e = 0; e < KILN_EFFECT_COUNT; e++) {
+    for (int e = 0; e < KILN_EFFECT_COUNT && pixel != KIND_GS; e++) {
         kiln_vertex_shader_desc vs;
         kiln_pixel_shader_desc ps;
         kiln_effect_get((kiln_effect)e, &vs, &ps);
@@ -163,8 +194,7 @@ static const char *find_name(kiln_device *dev, bool pixel, kiln_vs_fn vfn, kiln_
     pthread_mutex_lock(&r->mu);
     for (uint32_t i = 0; i < r->count && !found; i++) {
         const entry *e = &r->entries[i];
-        if (e->pixel == pixel && (pixel ? e->ps.fn == pfn && e->ps.user == user
-                                        : e->vs.fn == vfn && e->vs.user == user)) {
+        if (e->kind == pixel && same_fn(e, pixel, vfn, pfn, gfn, user)) {
             strcpy(out, e->name);
             found = out;
         }
@@ -178,18 +208,23 @@ static _Thread_local char name_buf[KCAP_NAME_MAX + 1];
 
 const char *kcap_registry_vs_name(kiln_device *dev, const kiln_vertex_shader_desc *d)
 {
-    return find_name(dev, false, d->fn, NULL, d->user, name_buf);
+    return find_name(dev, KIND_VS, d->fn, NULL, NULL, d->user, name_buf);
 }
 
 const char *kcap_registry_ps_name(kiln_device *dev, const kiln_pixel_shader_desc *d)
 {
-    return find_name(dev, true, NULL, d->fn, d->user, name_buf);
+    return find_name(dev, KIND_PS, NULL, d->fn, NULL, d->user, name_buf);
 }
 
-static bool find_desc(kiln_device *dev, const char *name, bool pixel, kiln_vertex_shader_desc *vs,
-                      kiln_pixel_shader_desc *ps)
+const char *kcap_registry_gs_name(kiln_device *dev, const kiln_geometry_shader_desc *d)
 {
-    for (int e = 0; e < KILN_EFFECT_COUNT; e++)
+    return find_name(dev, KIND_GS, NULL, NULL, d->fn, d->user, name_buf);
+}
+
+static bool find_desc(kiln_device *dev, const char *name, kind pixel, kiln_vertex_shader_desc *vs,
+                      kiln_pixel_shader_desc *ps, kiln_geometry_shader_desc *gs)
+{
+    for (int e = 0; e < KILN_EFFECT_COUNT && pixel != KIND_GS; e++)
         if (strcmp(name, effect_names[e]) == 0)
             return kiln_effect_get((kiln_effect)e, vs, ps) == KILN_OK;
     kcap_registry *r = registry(dev, false);
@@ -199,11 +234,13 @@ static bool find_desc(kiln_device *dev, const char *name, bool pixel, kiln_verte
     pthread_mutex_lock(&r->mu);
     for (uint32_t i = 0; i < r->count && !found; i++) {
         const entry *e = &r->entries[i];
-        if (e->pixel == pixel && strcmp(e->name, name) == 0) {
+        if (e->kind == pixel && strcmp(e->name, name) == 0) {
             if (vs)
                 *vs = e->vs;
             if (ps)
                 *ps = e->ps;
+            if (gs)
+                *gs = e->gs;
             found = true;
         }
     }
@@ -213,10 +250,15 @@ static bool find_desc(kiln_device *dev, const char *name, bool pixel, kiln_verte
 
 bool kcap_registry_vs(kiln_device *dev, const char *name, kiln_vertex_shader_desc *out)
 {
-    return find_desc(dev, name, false, out, NULL);
+    return find_desc(dev, name, KIND_VS, out, NULL, NULL);
 }
 
 bool kcap_registry_ps(kiln_device *dev, const char *name, kiln_pixel_shader_desc *out)
 {
-    return find_desc(dev, name, true, NULL, out);
+    return find_desc(dev, name, KIND_PS, NULL, out, NULL);
+}
+
+bool kcap_registry_gs(kiln_device *dev, const char *name, kiln_geometry_shader_desc *out)
+{
+    return find_desc(dev, name, KIND_GS, NULL, NULL, out);
 }

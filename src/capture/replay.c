@@ -246,6 +246,30 @@ static void ignore_fence(kiln_fence f, kiln_result status, void *user)
     (void)user;
 }
 
+static bool run_geometry_shader(krp_replayer *r, const kcap_call *c)
+{
+    if (!c->u.shader.name[0])
+        return krp_refuse(r, KILN_E_UNSUPPORTED,
+                          "the shader was unnamed when captured (its desc was not registered with "
+                          "kiln_capture_register_geometry_shader): %s cannot be replayed",
+                          kcap_op_name(c->op));
+    kiln_geometry_shader_desc gd;
+    if (!kcap_registry_gs(r->dev, c->u.shader.name, &gd))
+        return krp_refuse(r, KILN_E_UNSUPPORTED,
+                          "geometry shader \"%s\" is not registered in this replay (kiln_replay "
+                          "knows the built-in effects only)",
+                          c->u.shader.name);
+    gd.input = (kiln_gs_input)c->u.shader.gs_input;
+    gd.output = (kiln_gs_output)c->u.shader.gs_output;
+    gd.max_vertices = c->u.shader.max_vertices;
+    gd.num_varyings = c->u.shader.num_varyings;
+    gd.flags = c->u.shader.flags;
+    uint32_t id = 0;
+    expect_ok(r, kiln_create_geometry_shader(r->dev, &gd, (kiln_geometry_shader *)&id));
+    bind_id(r, c->out[0], id, K_GS);
+    return true;
+}
+
 static bool run_shader(krp_replayer *r, const kcap_call *c)
 {
     bool vs = c->op == KCAP_OP_CREATE_VERTEX_SHADER;
@@ -623,6 +647,15 @@ static void run(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_DESTROY_PIXEL_SHADER:
         got = kiln_destroy_pixel_shader(dev, (kiln_pixel_shader){xl(r, c->u.obj.id)});
         break;
+    case KCAP_OP_CREATE_GEOMETRY_SHADER:
+        run_geometry_shader(r, c);
+        return;
+    case KCAP_OP_DESTROY_GEOMETRY_SHADER:
+        got = kiln_destroy_geometry_shader(dev, (kiln_geometry_shader){xl(r, c->u.obj.id)});
+        break;
+    case KCAP_OP_GS_SET_SHADER:
+        got = kiln_gs_set_shader(ctx, (kiln_geometry_shader){xl(r, c->u.obj.id)});
+        break;
     case KCAP_OP_CREATE_INPUT_LAYOUT:
         got = kiln_create_input_layout(dev, &c->u.layout.desc,
                                        (kiln_vertex_shader){xl(r, c->u.layout.vs)},
@@ -816,6 +849,7 @@ static bool is_destroy(kcap_op op)
     case KCAP_OP_DESTROY_QUERY:
     case KCAP_OP_DESTROY_VERTEX_SHADER:
     case KCAP_OP_DESTROY_PIXEL_SHADER:
+    case KCAP_OP_DESTROY_GEOMETRY_SHADER:
     case KCAP_OP_DESTROY_INPUT_LAYOUT:
     case KCAP_OP_DESTROY_RASTERIZER_STATE:
     case KCAP_OP_DESTROY_DEPTH_STENCIL_STATE:

@@ -41,6 +41,7 @@ enum krp_kind {
     K_TIMELINE,
     K_FENCE,
     K_QUERY,
+    K_GS,
     K_RESOURCE /* a buffer or a texture */
 };
 

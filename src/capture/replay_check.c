@@ -31,7 +31,10 @@ static const char *const kind_names[] = {"object",
                                          "timeline",
                                          "fence",
                                          "query",
+                                         "geometry shader",
                                          "resource"};
+/* One name per kind: a kind added to enum krp_kind needs its name here. */
+_Static_assert(sizeof kind_names / sizeof kind_names[0] == K_RESOURCE + 1, "kind_names");
 
 static uint32_t hash(uint32_t k)
 {
@@ -456,6 +459,12 @@ static bool check(krp_replayer *r, const kcap_call *c)
         return destroy(r, c->u.obj.id, K_VS);
     case KCAP_OP_DESTROY_PIXEL_SHADER:
         return destroy(r, c->u.obj.id, K_PS);
+    case KCAP_OP_CREATE_GEOMETRY_SHADER:
+        return create(r, c->out[0], K_GS) != NULL;
+    case KCAP_OP_DESTROY_GEOMETRY_SHADER:
+        return destroy(r, c->u.obj.id, K_GS);
+    case KCAP_OP_GS_SET_SHADER:
+        return use_ctx(r, c->ctx) && use(r, c->u.obj.id, K_GS, true);
     case KCAP_OP_CREATE_INPUT_LAYOUT:
         return use(r, c->u.layout.vs, K_VS, false) && create(r, c->out[0], K_LAYOUT);
     case KCAP_OP_DESTROY_INPUT_LAYOUT:

@@ -59,6 +59,10 @@ typedef struct kd_state {
     void *ps_user;
     uint32_t ps_varyings, ps_outputs, ps_flags;
     const char *vs_glsl, *ps_glsl; /* the descs' GLSL (osmesa), or NULL */
+    kiln_gs_fn gs;                 /* NULL: no geometry shader */
+    void *gs_user;
+    kiln_gs_output gs_output;
+    uint32_t gs_max_vertices, gs_varyings, gs_flags;
     /* input assembly */
     kd_element elems[KILN_MAX_INPUT_ELEMENTS];
     uint32_t nelems;

@@ -317,6 +317,10 @@ uint32_t kd_prim_count(kiln_topology t, uint32_t n)
     case KILN_TOPOLOGY_LINE_STRIP: return n >= 2 ? n - 1 : 0;
     case KILN_TOPOLOGY_TRIANGLE_LIST: return n / 3;
     case KILN_TOPOLOGY_TRIANGLE_STRIP: return n >= 3 ? n - 2 : 0;
+    case KILN_TOPOLOGY_LINE_LIST_ADJ: return n / 4;
+    case KILN_TOPOLOGY_LINE_STRIP_ADJ: return n >= 4 ? n - 3 : 0;
+    case KILN_TOPOLOGY_TRIANGLE_LIST_ADJ: return n / 6;
+    case KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ: return n >= 6 ? (n - 4) / 2 : 0;
     default: return 0;
     }
 }

@@ -400,6 +400,7 @@ void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
                                     pipeline statistics work */
 #define KQ_BACKEND_TEXEL_FORMATS 4u /* the formats of texel.c (R8G8_UNORM
                                        and after) */
+#define KQ_BACKEND_GEOMETRY 8u   /* runs geometry shaders and adjacency draws */
 typedef struct kq_backend {
     const char *name; /* "soft", "osmesa": for logs and progress lines */
     uint32_t caps;    /* KQ_BACKEND_* bits */

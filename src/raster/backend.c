@@ -92,9 +92,23 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_dra
     x->block = counting ? NULL : kr_block_select(x, fb);
 }
 
+/* What one input primitive weighs in a job: 1, or with a geometry shader
+ * the triangles it may emit at most (a job of 1,024 input primitives
+ * that emit 254 triangles each would bin a quarter million), so a job
+ * holds at most about JOB_PRIMS output primitives either way. */
+static uint32_t prim_weight(const kd_state *s)
+{
+    uint32_t w = s->gs && s->gs_max_vertices > 2 ? s->gs_max_vertices - 2 : 1;
+    return KB_MIN(w, JOB_PRIMS);
+}
+
 typedef struct exec_ctx {
     kr_geom_ctx g;
     kr_fb fb;
+    /* Layered rendering: the scene's views and their storages' bytes, for
+     * the fb of another slice (slice_fb); g.nslices > 1 only then. */
+    const kres_view *views[KILN_MAX_RENDER_TARGETS + 1]; /* targets, then depth */
+    uint8_t *view_data[KILN_MAX_RENDER_TARGETS + 1];
     kr_job *jobs;
     uint32_t first, count; /* the wave */
     uint64_t *tile_counts; /* per tile (kr_fb.counts), NULL: not counting */
@@ -129,11 +143,35 @@ static void prefetch_prim(const kr_prim *p)
 #endif
 }
 
-static void raster_batch(const kr_fb *fb, const kr_prim *const *batch, uint32_t n, int x0, int y0,
-                         int x1, int y1)
+/* The framebuffer of slice `slice` (< g.nslices) of the scene's array
+ * views: `fb` (slice 0's, with the tile's counters) moved to that slice. */
+static void slice_fb(const exec_ctx *e, const kr_fb *fb, uint32_t slice, kr_fb *out)
 {
-    for (uint32_t k = 0; k < n; k++)
-        kr_raster_prim(batch[k], fb, x0, y0, x1, y1);
+    *out = *fb;
+    for (uint32_t i = 0; i <= KILN_MAX_RENDER_TARGETS; i++) {
+        const kres_view *v = e->views[i];
+        if (!v)
+            continue;
+        size_t off = v->res->subs[v->first_mip + (v->first_slice + slice) * v->res->mip_levels].offset;
+        if (i < KILN_MAX_RENDER_TARGETS)
+            out->rt[i] = e->view_data[i] + off;
+        else
+            out->ds = e->view_data[i] + off;
+    }
+}
+
+static void raster_batch(const exec_ctx *e, const kr_fb *fb, const kr_prim *const *batch, uint32_t n,
+                         int x0, int y0, int x1, int y1)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        if (batch[k]->slice) {
+            kr_fb f;
+            slice_fb(e, fb, batch[k]->slice, &f);
+            kr_raster_prim(batch[k], &f, x0, y0, x1, y1);
+        } else {
+            kr_raster_prim(batch[k], fb, x0, y0, x1, y1);
+        }
+    }
 }
 
 static void tile_task(void *arg, uint32_t t)
@@ -158,7 +196,7 @@ static void tile_task(void *arg, uint32_t t)
         const kd_op *op = job->clear;
         if (op) {
             /* In order: what was gathered before the clear goes first. */
-            raster_batch(fb, batch, n, x0, y0, x1, y1);
+            raster_batch(e, fb, batch, n, x0, y0, x1, y1);
             n = 0;
             if (op->kind == KD_OP_CLEAR_RT)
                 kr_clear_rect(fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
@@ -171,7 +209,7 @@ static void tile_task(void *arg, uint32_t t)
         for (const kr_binchunk *c = job->bins[t].head; c; c = c->next) {
             for (uint32_t k = 0; k < c->n; k++) {
                 if (n == TILE_BATCH) {
-                    raster_batch(fb, batch, n, x0, y0, x1, y1);
+                    raster_batch(e, fb, batch, n, x0, y0, x1, y1);
                     n = 0;
                 }
                 prefetch_prim(c->p[k]);
@@ -179,7 +217,7 @@ static void tile_task(void *arg, uint32_t t)
             }
         }
     }
-    raster_batch(fb, batch, n, x0, y0, x1, y1);
+    raster_batch(e, fb, batch, n, x0, y0, x1, y1);
 }
 
 static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
@@ -192,6 +230,18 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     memset(&e, 0, sizeof e);
     build_fb(s, cmd, &e.fb);
     e.g.fb = &e.fb;
+    /* Slices a geometry shader may choose among: the fewest of any view. */
+    e.g.nslices = UINT32_MAX;
+    for (uint32_t i = 0; i <= KILN_MAX_RENDER_TARGETS; i++) {
+        const kres_view *v = i < s->nrt ? s->rtv[i] : i == KILN_MAX_RENDER_TARGETS ? s->dsv : NULL;
+        if (!v)
+            continue;
+        e.views[i] = v;
+        e.view_data[i] = kd_node_storage(cmd, v->res)->data;
+        e.g.nslices = KB_MIN(e.g.nslices, v->num_slices);
+    }
+    if (e.g.nslices == UINT32_MAX)
+        e.g.nslices = 1;
     e.g.tiles_x = (e.fb.width + KR_TILE - 1) / KR_TILE;
     e.g.tiles_y = (e.fb.height + KR_TILE - 1) / KR_TILE;
     uint32_t ntiles = e.g.tiles_x * e.g.tiles_y;
@@ -231,9 +281,10 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             dx_first = dw;
         }
         uint32_t np = kd_prim_count(dw->state->topology, dw->count);
+        uint32_t w = prim_weight(dw->state), len = JOB_PRIMS / w;
         for (uint32_t inst = 0; inst < dw->instances; inst++)
-            for (uint32_t f = 0; f < np; f += JOB_PRIMS) {
-                uint32_t n = KB_MIN(JOB_PRIMS, np - f);
+            for (uint32_t f = 0; f < np; f += len) {
+                uint32_t n = KB_MIN(len, np - f) * w;
                 if (!job_open || open_prims + n > JOB_PRIMS) {
                     njobs++;
                     job_open = true;
@@ -280,22 +331,23 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         uint32_t np = kd_prim_count(op->draw->state->topology, op->draw->count);
         kiln_topology topo = dw->state->topology;
         bool cuts = dw->indexed && (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP);
+        uint32_t w = prim_weight(dw->state), len = JOB_PRIMS / w;
         for (uint32_t inst = 0; inst < op->draw->instances; inst++) {
             uint32_t strip = 0, scanned = 0; /* one pass over the indices */
-            for (uint32_t f = 0; f < np; f += JOB_PRIMS) {
+            for (uint32_t f = 0; f < np; f += len) {
                 if (cuts) {
                     for (; scanned < f; scanned++)
                         if (kr_is_cut(dx, dw, scanned))
                             strip = scanned + 1;
                 }
                 kr_seg *sg = &segs[ns++];
-                *sg = (kr_seg){dx, dw, inst, f, KB_MIN(JOB_PRIMS, np - f), strip};
-                if (!open || open->prims + sg->count > JOB_PRIMS) {
+                *sg = (kr_seg){dx, dw, inst, f, KB_MIN(len, np - f), strip};
+                if (!open || open->prims + sg->count * w > JOB_PRIMS) {
                     open = &e.jobs[nj++];
                     *open = (kr_job){.segs = sg, .arena = {.env = env, .pool = q->backend_data}};
                 }
                 open->nsegs++;
-                open->prims += sg->count;
+                open->prims += sg->count * w;
             }
         }
     }
@@ -331,6 +383,8 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         }
         for (uint32_t j = first; j < first + count; j++) {
             counts[KQ_Q_VS_INVOCATIONS] += e.jobs[j].vs_invocations;
+            counts[KQ_Q_GS_INVOCATIONS] += e.jobs[j].gs_invocations;
+            counts[KQ_Q_GS_PRIMITIVES] += e.jobs[j].gs_primitives;
             counts[KQ_Q_C_INVOCATIONS] += e.jobs[j].c_invocations;
             counts[KQ_Q_C_PRIMITIVES] += e.jobs[j].c_primitives;
             kr_arena_free(&e.jobs[j].arena);
@@ -380,7 +434,7 @@ static void soft_destroy(void *data) { kr_pool_destroy(data); }
 
 const kq_backend kr_soft_backend = {
     .name = "soft",
-    .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS,
+    .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS | KQ_BACKEND_GEOMETRY,
     .create = soft_create,
     .destroy = soft_destroy,
     .scene = scene_exec,

@@ -117,19 +117,72 @@ void kr_pool_destroy(kr_pool *p)
 
 static uint32_t verts_per_prim(kiln_topology t)
 {
-    return t == KILN_TOPOLOGY_POINT_LIST ? 1
-           : (t == KILN_TOPOLOGY_LINE_LIST || t == KILN_TOPOLOGY_LINE_STRIP) ? 2
-                                                                              : 3;
+    switch (t) {
+    case KILN_TOPOLOGY_POINT_LIST: return 1;
+    case KILN_TOPOLOGY_LINE_LIST:
+    case KILN_TOPOLOGY_LINE_STRIP: return 2;
+    case KILN_TOPOLOGY_LINE_LIST_ADJ:
+    case KILN_TOPOLOGY_LINE_STRIP_ADJ: return 4;
+    case KILN_TOPOLOGY_TRIANGLE_LIST_ADJ:
+    case KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ: return 6;
+    default: return 3;
+    }
 }
 
-/* Positions (in the draw's vertex/index sequence) of primitive j. */
-static void prim_positions(kiln_topology t, uint32_t j, uint32_t pos[3])
+/* Triangle j of a TRIANGLE_STRIP_ADJ of n triangles, in the geometry
+ * shader's input order (corner, adjacent, corner, adjacent, corner,
+ * adjacent), as D3D10 (and GL) define it: the first and the last
+ * triangle take their outer adjacent vertices from the strip's ends, odd
+ * triangles swap their first two corners to keep the winding. */
+static void tri_strip_adj(uint32_t j, uint32_t n, uint32_t pos[6])
+{
+    uint32_t b = 2 * j;
+    if (n == 1) {
+        pos[0] = 0; pos[1] = 1; pos[2] = 2; pos[3] = 5; pos[4] = 4; pos[5] = 3;
+        return;
+    }
+    if (j == 0) {
+        pos[0] = 0; pos[1] = 1; pos[2] = 2; pos[3] = 6; pos[4] = 4; pos[5] = 3;
+        return;
+    }
+    bool last = j == n - 1;
+    pos[1] = b - 2;
+    pos[4] = b + 4;
+    if (j & 1) {
+        pos[0] = b + 2;
+        pos[2] = b;
+        pos[3] = b + 3;
+        pos[5] = last ? b + 5 : b + 6;
+    } else {
+        pos[0] = b;
+        pos[2] = b + 2;
+        pos[3] = last ? b + 5 : b + 6;
+        pos[5] = b + 3;
+    }
+}
+
+/* Positions (in the draw's vertex/index sequence) of primitive j of a
+ * draw of n primitives. */
+static void prim_positions(kiln_topology t, uint32_t j, uint32_t n, uint32_t pos[6])
 {
     switch (t) {
     case KILN_TOPOLOGY_POINT_LIST: pos[0] = j; break;
     case KILN_TOPOLOGY_LINE_LIST: pos[0] = 2 * j; pos[1] = 2 * j + 1; break;
     case KILN_TOPOLOGY_LINE_STRIP: pos[0] = j; pos[1] = j + 1; break;
     case KILN_TOPOLOGY_TRIANGLE_LIST: pos[0] = 3 * j; pos[1] = 3 * j + 1; pos[2] = 3 * j + 2; break;
+    case KILN_TOPOLOGY_LINE_LIST_ADJ:
+        for (uint32_t k = 0; k < 4; k++)
+            pos[k] = 4 * j + k;
+        break;
+    case KILN_TOPOLOGY_LINE_STRIP_ADJ:
+        for (uint32_t k = 0; k < 4; k++)
+            pos[k] = j + k;
+        break;
+    case KILN_TOPOLOGY_TRIANGLE_LIST_ADJ:
+        for (uint32_t k = 0; k < 6; k++)
+            pos[k] = 6 * j + k;
+        break;
+    case KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ: tri_strip_adj(j, n, pos); break;
     default: /* strip: odd triangles swap their first two to keep the winding */
         pos[0] = (j & 1) ? j + 1 : j;
         pos[1] = (j & 1) ? j : j + 1;
@@ -383,6 +436,8 @@ typedef struct setup_ctx {
     const kr_drawx *dx;
     kr_job *job;
     int32_t rx0, ry0, rx1, ry1;   /* raster rect: viewport ∩ scissor ∩ target */
+    uint32_t prim_id;             /* SV_PrimitiveID of what is set up now */
+    uint16_t slice;               /* and its render-target array slice */
 } setup_ctx;
 
 static int64_t floor_div(int64_t a, int64_t b)
@@ -525,6 +580,8 @@ static void setup_tri(setup_ctx *sc, const svert *v0, const svert *v1, const sve
     p->x0 = p->y0 = p->x1 = p->y1 = 0.0f;
     p->kind = KR_TRI;
     p->front = front;
+    p->prim_id = sc->prim_id;
+    p->slice = sc->slice;
     p->dx = dx;
     p->minx = minx;
     p->miny = miny;
@@ -627,6 +684,8 @@ static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front
     memset(p, 0, sizeof *p);
     p->kind = KR_LINE;
     p->front = front;
+    p->prim_id = sc->prim_id;
+    p->slice = sc->slice;
     p->dx = dx;
     p->x0 = (float)a->X / KR_SUBPIXEL;
     p->y0 = (float)a->Y / KR_SUBPIXEL;
@@ -672,6 +731,8 @@ static void setup_point(setup_ctx *sc, const svert *a)
     memset(p, 0, sizeof *p);
     p->kind = KR_POINT;
     p->front = 1;
+    p->prim_id = sc->prim_id;
+    p->slice = sc->slice;
     p->dx = dx;
     p->minx = x;
     p->miny = y;
@@ -690,10 +751,25 @@ static void seg_range(const kr_seg *seg, uint32_t *p0, uint32_t *p1)
 {
     kiln_topology topo = seg->dx->s->topology;
     uint32_t vpp = verts_per_prim(topo);
-    uint32_t pos[3];
-    prim_positions(topo, seg->first, pos);
+    uint32_t np = kd_prim_count(topo, seg->d->count);
+    uint32_t pos[6];
+    if (topo >= KILN_TOPOLOGY_LINE_LIST_ADJ) {
+        /* Positions grow with the primitive: the first one's smallest to
+         * the last one's largest. */
+        uint32_t lo = UINT32_MAX, hi = 0;
+        prim_positions(topo, seg->first, np, pos);
+        for (uint32_t k = 0; k < vpp; k++)
+            lo = pos[k] < lo ? pos[k] : lo;
+        prim_positions(topo, seg->first + seg->count - 1, np, pos);
+        for (uint32_t k = 0; k < vpp; k++)
+            hi = pos[k] > hi ? pos[k] : hi;
+        *p0 = lo;
+        *p1 = hi + 1;
+        return;
+    }
+    prim_positions(topo, seg->first, np, pos);
     *p0 = pos[0] < pos[1] || vpp == 1 ? pos[0] : pos[1];
-    prim_positions(topo, seg->first + seg->count - 1, pos);
+    prim_positions(topo, seg->first + seg->count - 1, np, pos);
     *p1 = pos[vpp - 1] + 1;
     if (topo == KILN_TOPOLOGY_TRIANGLE_STRIP)
         *p1 = seg->first + seg->count + 2;
@@ -732,6 +808,91 @@ static bool setup_begin(const kr_geom_ctx *g, kr_job *job, const kr_drawx *dx, s
     return true;
 }
 
+/* Clips and sets up one primitive of vpp (1..3) vertices. */
+static inline void clip_setup(setup_ctx *sc, const clip_ctx *ccp, const float *const *v, uint32_t vpp)
+{
+    const clip_ctx cc = *ccp;
+    const kd_state *s = sc->dx->s;
+    sc->job->c_invocations++;
+    uint32_t codes_or = 0, codes_and = 0x7f;
+    for (uint32_t k = 0; k < vpp; k++) {
+        uint32_t c = outcode(&cc, v[k]);
+        codes_or |= c;
+        codes_and &= c;
+    }
+    if (codes_and)
+        return; /* all outside one plane */
+    if (vpp == 1) {
+        sc->job->c_primitives++;
+        svert a;
+        to_screen(s, v[0], &a);
+        setup_point(sc, &a);
+        return;
+    }
+    svert sv[MAX_POLY];
+    uint32_t n = vpp;
+    float poly[MAX_POLY][MAX_ATTR];
+    if (!codes_or) { /* inside every plane: no copy, no clip */
+        for (uint32_t k = 0; k < vpp; k++)
+            to_screen(s, v[k], &sv[k]);
+    } else {
+        for (uint32_t k = 0; k < vpp; k++)
+            memcpy(poly[k], v[k], sizeof(float) * cc.nf);
+        n = clip_poly(&cc, codes_or, poly, n, vpp == 3);
+        for (uint32_t k = 0; k < n; k++)
+            to_screen(s, poly[k], &sv[k]);
+    }
+    if (vpp == 2) {
+        if (n == 2) {
+            sc->job->c_primitives++;
+            setup_line(sc, &sv[0], &sv[1], true);
+        }
+        return;
+    }
+    if (n >= 3)
+        sc->job->c_primitives += n - 2;
+    for (uint32_t k = 1; k + 1 < n; k++)
+        setup_tri(sc, &sv[0], &sv[k], &sv[k + 1]);
+}
+
+/* Runs the geometry shader on one input primitive and sends what it
+ * emitted on, in emission order: points, the lines of each line strip,
+ * the triangles of each triangle strip (odd ones with their first two
+ * vertices swapped, as in an input strip). A primitive's SV_PrimitiveID
+ * is its first vertex's in strip order. */
+static void run_gs(setup_ctx *sc, const clip_ctx *cc, const float *const *v, uint32_t nv, uint32_t prim_id,
+                   uint32_t instance)
+{
+    const kd_state *s = sc->dx->s;
+    kr_gs_out out;
+    kr_gs_invoke(sc->dx, v, nv, prim_id, instance, &out);
+    sc->job->gs_invocations++;
+    uint32_t vpp = s->gs_output == KILN_GS_OUTPUT_POINT_LIST  ? 1
+                   : s->gs_output == KILN_GS_OUTPUT_LINE_STRIP ? 2
+                                                               : 3;
+    uint32_t start = 0; /* the current strip's first vertex */
+    for (uint32_t i = 0; i < out.n; i++) {
+        if (out.restart[i])
+            start = i;
+        if (i - start + 1 < vpp)
+            continue;
+        uint32_t first = i + 1 - vpp; /* strip order */
+        const float *pv[3];
+        for (uint32_t k = 0; k < vpp; k++)
+            pv[k] = out.v + (size_t)(first + k) * out.stride;
+        if (vpp == 3 && ((first - start) & 1)) {
+            const float *t = pv[0];
+            pv[0] = pv[1];
+            pv[1] = t;
+        }
+        sc->job->gs_primitives++;
+        sc->prim_id = out.prim_id[first];
+        /* An index past the views' slices draws into slice 0. */
+        sc->slice = out.rt_index[first] < sc->g->nslices ? (uint16_t)out.rt_index[first] : 0;
+        clip_setup(sc, cc, pv, vpp);
+    }
+}
+
 /* Assembles, clips and sets up a segment's primitives from shaded rows:
  * vertex position p is row slot[p - p0]. */
 static void emit_prims(setup_ctx *scp, const clip_ctx *ccp, const kr_seg *seg, const float *rows,
@@ -743,78 +904,45 @@ static void emit_prims(setup_ctx *scp, const clip_ctx *ccp, const kr_seg *seg, c
     const kd_state *s = dx->s;
     kiln_topology topo = s->topology;
     uint32_t vpp = verts_per_prim(topo);
-    uint32_t pos[3];
+    uint32_t np = kd_prim_count(topo, seg->d->count);
+    uint32_t pos[6];
     uint32_t os = dx->out_stride;
     /* Indexed strips restart after a cut index (D3D10): primitives that
-     * touch one are skipped, and the winding parity counts from the cut. */
+     * touch one are skipped, and the winding parity counts from the cut.
+     * (A TRIANGLE_STRIP_ADJ is not restarted: its primitives that read a
+     * cut index are skipped.) */
     bool cuts = seg->d->indexed &&
-                (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP);
+                (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP ||
+                 topo == KILN_TOPOLOGY_LINE_STRIP_ADJ || topo == KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ);
     uint32_t strip = seg->strip_start;
     for (uint32_t j = seg->first; j < seg->first + seg->count; j++) {
+        prim_positions(topo, j, np, pos);
         if (cuts) {
             bool cut = false;
-            for (uint32_t k = 0; k < vpp && !cut; k++)
-                if (kr_is_cut(dx, seg->d, j + k)) {
+            for (uint32_t k = 0; k < vpp; k++)
+                if (kr_is_cut(dx, seg->d, pos[k])) {
                     cut = true;
-                    if (j + k + 1 > strip)
-                        strip = j + k + 1;
+                    if (pos[k] + 1 > strip)
+                        strip = pos[k] + 1;
                 }
             if (cut)
                 continue;
-            prim_positions(topo, j, pos);
             if (topo == KILN_TOPOLOGY_TRIANGLE_STRIP && ((j - strip) & 1) != (j & 1)) {
                 uint32_t t = pos[0]; /* parity from the strip's start, not the draw's */
                 pos[0] = pos[1];
                 pos[1] = t;
             }
-        } else {
-            prim_positions(topo, j, pos);
         }
-        sc.job->c_invocations++;
-        const float *v[3];
-        uint32_t codes_or = 0, codes_and = 0x7f;
-        for (uint32_t k = 0; k < vpp; k++) {
+        const float *v[6];
+        for (uint32_t k = 0; k < vpp; k++)
             v[k] = rows + (size_t)slot[pos[k] - p0] * os;
-            uint32_t c = outcode(&cc, v[k]);
-            codes_or |= c;
-            codes_and &= c;
-        }
-        if (codes_and)
-            continue; /* all outside one plane */
-        if (vpp == 1) {
-            sc.job->c_primitives++;
-            svert a;
-            to_screen(s, v[0], &a);
-            setup_point(&sc, &a);
-            continue;
-        }
-        svert sv[MAX_POLY];
-        uint32_t n = vpp;
-        float poly[MAX_POLY][MAX_ATTR];
-        if (!codes_or) { /* inside every plane: no copy, no clip */
-            for (uint32_t k = 0; k < vpp; k++)
-                to_screen(s, v[k], &sv[k]);
-        } else {
-            for (uint32_t k = 0; k < vpp; k++)
-                memcpy(poly[k], v[k], sizeof(float) * cc.nf);
-            n = clip_poly(&cc, codes_or, poly, n, vpp == 3);
-            for (uint32_t k = 0; k < n; k++)
-                to_screen(s, poly[k], &sv[k]);
-        }
-        if (vpp == 2) {
-            if (n == 2) {
-                sc.job->c_primitives++;
-                setup_line(&sc, &sv[0], &sv[1], true);
-            }
-            continue;
-        }
-        if (n >= 3)
-            sc.job->c_primitives += n - 2;
-        for (uint32_t k = 1; k + 1 < n; k++)
-            setup_tri(&sc, &sv[0], &sv[k], &sv[k + 1]);
+        sc.prim_id = j;
+        if (s->gs)
+            run_gs(&sc, &cc, v, vpp, j, seg->instance);
+        else
+            clip_setup(&sc, &cc, v, vpp);
     }
 }
-
 
 static void run_segment(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, const kr_seg *seg)
 {

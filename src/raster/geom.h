@@ -72,6 +72,8 @@ typedef struct kr_job {
     kr_bin *bins;                 /* [tiles_x * tiles_y], NULL if none */
     /* Pipeline statistics of the job (summed per scene for queries): */
     uint64_t vs_invocations;      /* vertices shaded */
+    uint64_t gs_invocations;      /* geometry shader calls */
+    uint64_t gs_primitives;       /* primitives they emitted */
     uint64_t c_invocations;       /* primitives that reached clipping */
     uint64_t c_primitives;        /* primitives the clipper output */
 } kr_job;
@@ -79,7 +81,23 @@ typedef struct kr_job {
 typedef struct kr_geom_ctx {
     const kr_fb *fb;
     uint32_t tiles_x, tiles_y;
+    uint32_t nslices;             /* array slices of the targets (layered) */
 } kr_geom_ctx;
+
+/* What one geometry shader call emitted: n vertices of `stride` floats,
+ * each with its SV_PrimitiveID and whether it starts a strip. */
+typedef struct kr_gs_out {
+    float v[KILN_GS_MAX_OUTPUT_SCALARS];
+    uint32_t prim_id[KILN_GS_MAX_OUTPUT_SCALARS / 4];
+    uint32_t rt_index[KILN_GS_MAX_OUTPUT_SCALARS / 4]; /* 0 unless declared */
+    bool restart[KILN_GS_MAX_OUTPUT_SCALARS / 4];
+    uint32_t n, max, stride;
+} kr_gs_out;
+
+/* Runs the draw's geometry shader on one input primitive (nv shaded
+ * vertices of dx->out_stride floats) into *out (gs.c). */
+void kr_gs_invoke(const kr_drawx *dx, const float *const *v, uint32_t nv, uint32_t prim_id,
+                  uint32_t instance, kr_gs_out *out);
 
 /* Shades, clips, sets up and bins the job's primitives. */
 void kr_geom_run(const kr_geom_ctx *g, kr_job *job);

@@ -45,6 +45,8 @@ typedef enum kr_prim_kind { KR_TRI = 0, KR_LINE, KR_POINT } kr_prim_kind;
 typedef struct kr_prim {
     uint8_t kind;
     uint8_t front;
+    uint16_t slice;                   /* render-target array slice */
+    uint32_t prim_id;                 /* SV_PrimitiveID */
     const kr_drawx *dx;
     int32_t minx, miny, maxx, maxy;   /* pixels, [min, max) */
     /* Triangles: edge i is E = a*px + b*py + c over 16.8 pixel-center

@@ -704,7 +704,7 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     kiln_ps_args a = {
         .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = z,
         .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = &dx->tex,
-        .user = s->ps_user,
+        .user = s->ps_user, .primitive_id = p->prim_id,
     };
     s->ps(&a);
     if (fb->counts)

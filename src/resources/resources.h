@@ -54,6 +54,7 @@ typedef enum kres_type {
     KRES_TYPE_DSS,
     KRES_TYPE_BS,
     KRES_TYPE_SAMPLER,
+    KRES_TYPE_GS,
     KRES_TYPE_COUNT
 } kres_type;
 
@@ -206,7 +207,7 @@ kiln_result kres_view_create(const kb_env *env, kres_type type, kres_resource *r
 /* Immutable once created; `destroyed` is set when the handle is destroyed
  * (a context that still has it bound then refuses to draw). */
 typedef struct kres_pipe {
-    kres_object base; /* VS .. SAMPLER */
+    kres_object base; /* VS .. SAMPLER, GS */
     atomic_bool destroyed;
     union {
         kiln_vertex_shader_desc vs;
@@ -216,6 +217,7 @@ typedef struct kres_pipe {
         kiln_depth_stencil_desc dss;
         kiln_blend_desc bs;
         kiln_sampler_desc sampler;
+        kiln_geometry_shader_desc gs;
     } u;
 } kres_pipe;
 

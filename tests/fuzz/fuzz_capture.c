@@ -175,6 +175,57 @@ static void create_shader(fz *f, const kcap_call *c, bool vertex)
     }
 }
 
+/* Geometry shaders for any desc: they read the vertices the call hands
+ * them and emit vertices of the most floats a desc can declare (extra
+ * floats are not read), past max_vertices too (dropped by kiln). */
+#define FZ_GS_FLOATS (4 + 4 * KILN_MAX_VARYINGS)
+
+static void fz_gs_pass(kiln_gs_args *a)
+{
+    float v[FZ_GS_FLOATS] = {0};
+    uint32_t n = a->in_stride < FZ_GS_FLOATS ? a->in_stride : FZ_GS_FLOATS;
+    for (uint32_t k = 0; k < a->num_vertices; k++) {
+        memcpy(v, a->in + (size_t)k * a->in_stride, sizeof(float) * n);
+        kiln_gs_emit(a, v);
+    }
+    kiln_gs_cut(a);
+    a->out_primitive_id = a->primitive_id * 3u + 1u;
+    a->out_rt_array_index = a->primitive_id % 5u; /* used when declared */
+    kiln_gs_emit(a, v);
+}
+
+static void fz_gs_expand(kiln_gs_args *a)
+{
+    float v[FZ_GS_FLOATS] = {0};
+    uint32_t n = a->in_stride < FZ_GS_FLOATS ? a->in_stride : FZ_GS_FLOATS;
+    for (uint32_t e = 0; e < 300; e++) {
+        memcpy(v, a->in + (size_t)(e % a->num_vertices) * a->in_stride, sizeof(float) * n);
+        v[0] += (e & 1 ? 0.05f : -0.05f) * v[3];
+        v[1] += (e & 2 ? 0.05f : -0.05f) * v[3];
+        kiln_gs_emit(a, v);
+        if (e % 7 == 6)
+            kiln_gs_cut(a);
+    }
+}
+
+static void create_geometry_shader(fz *f, const kcap_call *c)
+{
+    uint32_t h = 2166136261u;
+    for (const char *s = c->u.shader.name; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    kiln_geometry_shader_desc d = {
+        .fn = h & 1 ? fz_gs_expand : fz_gs_pass,
+        .input = (kiln_gs_input)c->u.shader.gs_input,
+        .output = (kiln_gs_output)c->u.shader.gs_output,
+        .max_vertices = c->u.shader.max_vertices,
+        .num_varyings = c->u.shader.num_varyings,
+        .flags = c->u.shader.flags,
+    };
+    kiln_geometry_shader out = {0};
+    kiln_create_geometry_shader(f->dev, &d, &out);
+    bind(f, c->out[0], out.id);
+}
+
 static void create_texture(fz *f, const kcap_call *c)
 {
     kiln_texture2d_desc d = c->u.texture.desc;
@@ -515,6 +566,15 @@ static void run(fz *f, const kcap_call *c)
         break;
     case KCAP_OP_DESTROY_PIXEL_SHADER:
         kiln_destroy_pixel_shader(dev, (kiln_pixel_shader){ID(c->u.obj.id)});
+        break;
+    case KCAP_OP_CREATE_GEOMETRY_SHADER:
+        create_geometry_shader(f, c);
+        break;
+    case KCAP_OP_DESTROY_GEOMETRY_SHADER:
+        kiln_destroy_geometry_shader(dev, (kiln_geometry_shader){ID(c->u.obj.id)});
+        break;
+    case KCAP_OP_GS_SET_SHADER:
+        kiln_gs_set_shader(ctx, (kiln_geometry_shader){ID(c->u.obj.id)});
         break;
     case KCAP_OP_CREATE_INPUT_LAYOUT: {
         kiln_input_layout out = {0};
