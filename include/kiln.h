@@ -1026,7 +1026,9 @@ typedef struct kiln_ps_args {
     /* SV_PrimitiveID: without a geometry shader, the primitive's index
      * within its draw (per instance: each instance counts from 0); with
      * one, the out_primitive_id it emitted the primitive's first vertex
-     * with. The triangles a clipped primitive became share it. */
+     * with. The triangles a clipped primitive became share it. In an
+     * indexed strip with cut indices the index counts strip positions,
+     * the cut ones included (docs/raster.md). */
     uint32_t primitive_id;
 } kiln_ps_args;
 
@@ -1154,7 +1156,8 @@ struct kiln_gs_stream;
 
 typedef struct kiln_gs_args {
     /* SV_PrimitiveID: the input primitive's index within its draw, per
-     * instance (each instance counts from 0, as D3D10 defines). */
+     * instance (each instance counts from 0, as D3D10 defines; in an
+     * indexed strip with cut indices, strip positions, cut ones included). */
     uint32_t primitive_id;
     uint32_t instance_id;
     /* Input vertices: 1, 2, 3, 4 or 6 by the input primitive, in D3D10's
@@ -1442,8 +1445,9 @@ KILN_API kiln_result kiln_om_set_depth_stencil_state(kiln_context *ctx, kiln_dep
 
 /* ---- draws ----
  *
- * kiln's limit: one draw makes at most 2^28 vertices (count x instances)
- * and 2^20 instances (DRAW_TOO_LARGE); bigger draws are split by the app.
+ * kiln's limit: one draw makes at most 2^28 vertices (count x instances,
+ * times the bound geometry shader's max_vertices) and 2^20 instances
+ * (DRAW_TOO_LARGE); bigger draws are split by the app.
  * A count or instance count of 0 draws nothing and returns KILN_OK. */
 
 KILN_API kiln_result kiln_draw(kiln_context *ctx, uint32_t vertex_count, uint32_t start_vertex);

@@ -657,6 +657,14 @@ static void misuse(void)
     CHECK_FAILS(kiln_draw(e.ctx, 4, 0), KILN_E_INVALID_CALL, KILN_LOG_DRAW_GS_INPUT_MISMATCH);
     CHECK_RESULT(kiln_ia_set_topology(e.ctx, KILN_TOPOLOGY_POINT_LIST), KILN_OK);
     CHECK_RESULT(kiln_draw(e.ctx, 3, 0), KILN_OK);
+    /* The draw limit (2^28) counts what the shader may emit: 2^22 points
+     * x 128 vertices is refused before anything is allocated. */
+    kiln_geometry_shader amp =
+        make_gs(e.dev, gs_nothing, KILN_GS_INPUT_POINT, KILN_GS_OUTPUT_POINT_LIST, 128, 1, NULL);
+    CHECK_RESULT(kiln_gs_set_shader(e.ctx, amp), KILN_OK);
+    CHECK_FAILS(kiln_draw(e.ctx, 1u << 22, 0), KILN_E_INVALID_ARG, KILN_LOG_DRAW_TOO_LARGE);
+    CHECK_RESULT(kiln_gs_set_shader(e.ctx, pt), KILN_OK);
+    kiln_destroy_geometry_shader(e.dev, amp);
     /* the pixel shader reads 1 varying; this one writes none */
     kiln_geometry_shader none =
         make_gs(e.dev, gs_nothing, KILN_GS_INPUT_POINT, KILN_GS_OUTPUT_POINT_LIST, 1, 0, NULL);

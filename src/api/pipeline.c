@@ -991,9 +991,12 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
     if (instances == 0 || count == 0)
         return KILN_OK; /* nothing to draw, as in D3D10 */
     /* Bounds the memory a scene's jobs take (one segment per instance and
-     * 1,024 primitives at most). */
-    if ((uint64_t)count * instances > (1ull << 28) || instances > (1u << 20))
-        return FAIL(KILN_E_INVALID_ARG, DRAW_TOO_LARGE, "%u vertices x %u instances", count, instances);
+     * about 1,024 output primitives at most; a geometry shader's input
+     * primitive weighs the vertices it may emit). */
+    uint64_t amplify = p->gs ? p->gs->u.gs.max_vertices : 1;
+    if ((uint64_t)count * instances * amplify > (1ull << 28) || instances > (1u << 20))
+        return FAIL(KILN_E_INVALID_ARG, DRAW_TOO_LARGE, "%u vertices x %u instances%s", count, instances,
+                    p->gs ? " x the geometry shader's max_vertices" : "");
     kiln_result r = validate(ctx, api, indexed, count, start, instances, start_instance);
     if (r != KILN_OK)
         return r;

@@ -93,12 +93,13 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_dra
 }
 
 /* What one input primitive weighs in a job: 1, or with a geometry shader
- * the triangles it may emit at most (a job of 1,024 input primitives
- * that emit 254 triangles each would bin a quarter million), so a job
- * holds at most about JOB_PRIMS output primitives either way. */
+ * the vertices it may emit (a bound on the primitives of any output
+ * topology: a job of 1,024 input primitives that emit 256 points each
+ * would bin a quarter million), so a job holds at most about JOB_PRIMS
+ * output primitives either way. */
 static uint32_t prim_weight(const kd_state *s)
 {
-    uint32_t w = s->gs && s->gs_max_vertices > 2 ? s->gs_max_vertices - 2 : 1;
+    uint32_t w = s->gs && s->gs_max_vertices > 1 ? s->gs_max_vertices : 1;
     return KB_MIN(w, JOB_PRIMS);
 }
 
