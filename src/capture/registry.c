@@ -81,18 +81,10 @@ void kcap_registry_free(kiln_device *dev)
     dev->capture_registry = NULL;
 }
 
-/* `no_fn`: the caller's desc, or its fn, is NULL (checked after the device,
- * as each public wrapper's first refusals). */
-static kiln_result add(kiln_device *dev, const char *api, const char *name, kind pixel, bool no_fn,
+static kiln_result add(kiln_device *dev, const char *api, const char *name, kind pixel,
                        const kiln_vertex_shader_desc *vs, const kiln_pixel_shader_desc *ps,
                        const kiln_geometry_shader_desc *gs)
 {
-    if (!dev)
-        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
-                       "device is NULL");
-    if (no_fn)
-        return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
-                       "desc or desc->fn is NULL");
     if (!name || !name_ok(name))
         return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_CAPTURE_SHADER_NAME, api,
                        "name \"%.80s\": 1..%u of A-Z a-z 0-9 _ . - :, not starting with \"kiln.\"",
@@ -147,19 +139,40 @@ static kiln_result add(kiln_device *dev, const char *api, const char *name, kind
 kiln_result kiln_capture_register_vertex_shader(kiln_device *dev, const char *name,
                                                 const kiln_vertex_shader_desc *desc)
 {
-    return add(dev, "kiln_capture_register_vertex_shader", name, KIND_VS, !desc || !desc->fn, desc, NULL, NULL);
+    static const char api[] = "kiln_capture_register_vertex_shader";
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
+                       "device is NULL");
+    if (!desc || !desc->fn)
+        return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
+                       "desc or desc->fn is NULL");
+    return add(dev, api, name, KIND_VS, desc, NULL, NULL);
 }
 
 kiln_result kiln_capture_register_pixel_shader(kiln_device *dev, const char *name,
                                                const kiln_pixel_shader_desc *desc)
 {
-    return add(dev, "kiln_capture_register_pixel_shader", name, KIND_PS, !desc || !desc->fn, NULL, desc, NULL);
+    static const char api[] = "kiln_capture_register_pixel_shader";
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
+                       "device is NULL");
+    if (!desc || !desc->fn)
+        return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
+                       "desc or desc->fn is NULL");
+    return add(dev, api, name, KIND_PS, NULL, desc, NULL);
 }
 
 kiln_result kiln_capture_register_geometry_shader(kiln_device *dev, const char *name,
                                                   const kiln_geometry_shader_desc *desc)
 {
-    return add(dev, "kiln_capture_register_geometry_shader", name, KIND_GS, !desc || !desc->fn, NULL, NULL, desc);
+    static const char api[] = "kiln_capture_register_geometry_shader";
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
+                       "device is NULL");
+    if (!desc || !desc->fn)
+        return kb_fail(&dev->env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api,
+                       "desc or desc->fn is NULL");
+    return add(dev, api, name, KIND_GS, NULL, NULL, desc);
 }
 
 /* The registered entry matching a desc's (fn, user); the name is copied
