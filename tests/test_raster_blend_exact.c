@@ -35,6 +35,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "raster_util.h"
+#include "raster/effects.h"
+#include "raster/prim.h"
 
 #include <float.h>
 #include <stdio.h>
@@ -693,6 +695,33 @@ static void test_reference(void)
     CHECK_EQ_INT(q[2], 217); /* (0.25 + 0.8 * 0.75) * 255 = 216.75 -> 217 */
 }
 
+/* The AVX2 blend's byte / 255.0f (a reciprocal product and one corrected
+ * step, no divide) is the table's division for every byte. */
+static void test_unorm8_avx2(void)
+{
+#if KR_EFFECTS_X86
+    if (!kr_effects_kernels(KR_SIMD_AVX2)) {
+        printf("byte / 255 at the AVX2 level: no AVX2 + FMA here, not run\n");
+        return;
+    }
+    int bad = 0;
+    for (int i = 0; i < 256; i += 8) {
+        uint8_t in[8];
+        float out[8];
+        for (int k = 0; k < 8; k++)
+            in[k] = (uint8_t)(i + k);
+        kr_unorm8_avx2(in, out);
+        for (int k = 0; k < 8; k++) {
+            volatile float want = (float)(i + k) / 255.0f;
+            bad += memcmp(&out[k], (const void *)&want, 4) != 0;
+            bad += memcmp(&out[k], &kr_unorm8_float[i + k], 4) != 0;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    printf("byte / 255 at the AVX2 level: 256 bytes, %d differ\n", bad);
+#endif
+}
+
 int main(void)
 {
     struct timespec t0, t1;
@@ -708,7 +737,20 @@ int main(void)
     static batch b;
     static const kiln_format fmts[3] = {KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_B8G8R8A8_UNORM,
                                         KILN_FORMAT_R8_UNORM};
-    for (int f = 0; f < 3; f++) {
+    /* RGBA8 and BGRA8 blend four lanes at a time at the SSE2 level and
+     * eight (pixel_avx2.c) at the AVX2 level: every case at each level
+     * this CPU has (R8 takes the scalar loop at any level). */
+    test_unorm8_avx2();
+    kr_simd lv[2];
+    int nlv = kr_effects_vector_levels(lv);
+    int runs = nlv ? 2 * nlv + 1 : 3;
+    for (int run = 0; run < runs; run++) {
+        int f = nlv ? (run < 2 * nlv ? run / nlv : 2) : run;
+        if (nlv) {
+            kr_simd level = run < 2 * nlv ? lv[run % nlv] : lv[nlv - 1];
+            CHECK_RESULT(kr_effects_force_level(level), KILN_OK);
+            printf("[%s] ", level == KR_SIMD_AVX2 ? "avx2" : "sse2");
+        }
         th_rng r = {0x9e3779b97f4a7c15ull ^ (uint64_t)(f + 1) * 0x100000001b3ull};
         cover cv;
         memset(&cv, 0, sizeof cv);

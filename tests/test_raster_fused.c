@@ -101,12 +101,7 @@ static void ps_texture_general(kiln_ps_args *a)
 /* The SIMD levels to run (available on this build and CPU). */
 static int levels(kr_simd out[2])
 {
-    int n = 0;
-    if (kr_effects_kernels(KR_SIMD_SSE2))
-        out[n++] = KR_SIMD_SSE2;
-    if (kr_effects_kernels(KR_SIMD_AVX2))
-        out[n++] = KR_SIMD_AVX2;
-    return n;
+    return kr_effects_vector_levels(out);
 }
 
 static const char *level_name(kr_simd l)

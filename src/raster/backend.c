@@ -1,6 +1,7 @@
 /* The soft backend's commands: a scene runs its geometry jobs on all
  * workers, then rasterizes every tile on all workers, each tile processing
  * its jobs in submission order, in waves of bounded size. */
+#include "effects.h"
 #include "geom.h"
 
 #include <assert.h>
@@ -87,6 +88,7 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_dra
     x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f
                  : fb->ds_format == KILN_FORMAT_D16_UNORM       ? 1.0f / 65536.0f
                                                                  : 0.0f;
+    x->wide = kr_effects_active_level() == KR_SIMD_AVX2;
     /* The specialized block paths do not count: a counted scene takes the
      * general one (the same pixels). */
     x->block = counting ? NULL : kr_block_select(x, fb);

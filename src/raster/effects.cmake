@@ -4,8 +4,9 @@
 # - No floating-point contraction in any of them: every SIMD level must give
 #   the bit-identical result of the scalar reference, and a fused
 #   multiply-add rounds once where the others round twice.
-# - effects_avx2.c and fused_avx2.c alone are compiled for AVX2 + FMA;
-#   effects.c and sample.c run them only on CPUs that have both. On other
+# - effects_avx2.c, fused_avx2.c and pixel_avx2.c alone are compiled for
+#   AVX2 + FMA; effects.c, sample.c and tile.c run them only on CPUs that
+#   have both. On other
 #   targets the files compile to nothing.
 
 set(KILN_EFFECTS_DIR ${CMAKE_CURRENT_LIST_DIR})
@@ -18,9 +19,11 @@ set_source_files_properties(
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86|x86)$")
   set_source_files_properties(${KILN_EFFECTS_DIR}/effects_avx2.c
     ${KILN_EFFECTS_DIR}/fused_avx2.c
+    ${KILN_EFFECTS_DIR}/pixel_avx2.c
     PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
 else()
   set_source_files_properties(${KILN_EFFECTS_DIR}/effects_avx2.c
     ${KILN_EFFECTS_DIR}/fused_avx2.c
+    ${KILN_EFFECTS_DIR}/pixel_avx2.c
     PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 endif()

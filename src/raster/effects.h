@@ -78,6 +78,18 @@ void kr_ps_texture(kiln_ps_args *a);
 /* The kernels of `level`, or NULL when this build or this CPU lacks it. */
 const kr_effect_kernels *kr_effects_kernels(kr_simd level);
 
+/* The vector levels (SSE2, AVX2) this build and CPU have, in that order,
+ * into out; their count. Tests run a path at each and compare. */
+static inline int kr_effects_vector_levels(kr_simd out[2])
+{
+    int n = 0;
+    if (kr_effects_kernels(KR_SIMD_SSE2))
+        out[n++] = KR_SIMD_SSE2;
+    if (kr_effects_kernels(KR_SIMD_AVX2))
+        out[n++] = KR_SIMD_AVX2;
+    return n;
+}
+
 /* The level chosen for a KILN_SIMD value (NULL: unset): the best the CPU
  * has, or SSE2 when the value is "sse2" and the CPU has SSE2. Other values
  * are ignored. */

@@ -35,6 +35,7 @@ typedef struct kr_drawx {
     uint32_t nvary;                /* varyings interpolated: the PS's count */
     uint32_t out_stride;           /* floats per shaded vertex */
     bool early_z;
+    bool wide;                     /* the AVX2 level is chosen: pixel_avx2.c */
     float depth_r;                 /* depth bias unit of the depth format */
     kr_block_fn block;             /* specialized pixel path, or NULL */
     _Alignas(16) unsigned char block_data[96]; /* its per-draw constants */
@@ -88,6 +89,18 @@ static inline void kr_store_row4(uint8_t *dst, const uint32_t px[4], uint32_t m)
         if (m >> k & 1)
             memcpy(dst + 4 * k, &px[k], 4);
 }
+
+/* tile.c's blending into an 8-bit RGBA or BGRA target (blending on or a
+ * partial write mask) for the whole block, two rows per AVX2 vector, the
+ * same bytes (pixel_avx2.c; only when kr_drawx.wide). kr_unorm8_avx2 is
+ * its byte / 255.0f for eight bytes, exposed for the exhaustive test. */
+void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
+                         bool bgra, int x, int y, const float *col, uint32_t mask);
+void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
+/* shade_block's varyings of a triangle (ncomp components, B floats
+ * each, into vary), two rows per AVX2 vector, the same floats
+ * (pixel_avx2.c; only when kr_drawx.wide). */
+void kr_varyings_avx2(const struct kr_prim *p, int x, int y, uint32_t ncomp, float *vary);
 
 /* The specialized pixel path for a draw into `fb`, or NULL when the
  * draw's state has none (sample.c); fills dx->block_data for it. */

@@ -1,0 +1,209 @@
+/*
+ * Parts of tile.c's per-block pixel pipeline at the AVX2 level, two rows of
+ * a block (8 pixels) per vector: the varyings' interpolation
+ * (kr_varyings_avx2) and blending into 8-bit RGBA / BGRA targets
+ * (kr_blend_rgba8_avx2, tile.c's output_rgba8_blend). Each
+ * lane does the SSE2 row code's IEEE operations in the same order (the
+ * selects keep each comparison's unordered result, max and min return
+ * their second operand for NaN as the SSE2 ones do), so the bytes are the
+ * same; test_raster_blend_exact runs every blend combination at both
+ * levels against the scalar formula. Compiled with -mavx2 -mfma
+ * (effects.cmake); tile.c calls it only when the chosen SIMD level is
+ * AVX2 (kr_drawx.wide). No contraction: the only fused multiply-adds are
+ * the explicit ones of unorm8_8.
+ */
+#include "effects.h"
+#include "prim.h"
+
+#if KR_EFFECTS_X86
+
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <immintrin.h>
+#include <string.h>
+
+#define B KILN_PS_BLOCK
+
+typedef __m256 v8;
+
+static inline v8 v8_set1(float f) { return _mm256_set1_ps(f); }
+/* a < b (ordered: false for NaN), as SSE2's cmplt */
+static inline v8 v8_lt(v8 a, v8 b) { return _mm256_cmp_ps(a, b, _CMP_LT_OS); }
+static inline v8 v8_sel(v8 m, v8 a, v8 b) { return _mm256_blendv_ps(b, a, m); }
+
+/* byte / 255.0f for eight bytes: the rounded reciprocal's product and one
+ * exact-residual correction, which gives the correctly rounded quotient
+ * for every byte (kr_unorm8_float's bits: test_raster_blend_exact checks
+ * all 256 through kr_unorm8_avx2). */
+static inline v8 unorm8_8(__m256i bytes)
+{
+    const v8 k = v8_set1(255.0f), r = v8_set1(1.0f / 255.0f);
+    v8 f = _mm256_cvtepi32_ps(bytes);
+    v8 y = _mm256_mul_ps(f, r);
+    return _mm256_fmadd_ps(_mm256_fnmadd_ps(y, k, f), r, y);
+}
+
+void kr_unorm8_avx2(const uint8_t in[8], float out[8])
+{
+    _mm256_storeu_ps(out, unorm8_8(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)in))));
+}
+
+/* tile.c's factor4 and blend_op4, eight lanes. */
+static inline v8 factor8(kiln_blend_factor f, int c, const v8 s[4], const v8 d[4], const float k[4])
+{
+    const v8 one = v8_set1(1.0f);
+    switch (f) {
+    case KILN_BLEND_ZERO: return v8_set1(0.0f);
+    case KILN_BLEND_ONE: return one;
+    case KILN_BLEND_SRC_COLOR: return s[c];
+    case KILN_BLEND_INV_SRC_COLOR: return _mm256_sub_ps(one, s[c]);
+    case KILN_BLEND_SRC_ALPHA: return s[3];
+    case KILN_BLEND_INV_SRC_ALPHA: return _mm256_sub_ps(one, s[3]);
+    case KILN_BLEND_DEST_ALPHA: return d[3];
+    case KILN_BLEND_INV_DEST_ALPHA: return _mm256_sub_ps(one, d[3]);
+    case KILN_BLEND_DEST_COLOR: return d[c];
+    case KILN_BLEND_INV_DEST_COLOR: return _mm256_sub_ps(one, d[c]);
+    case KILN_BLEND_SRC_ALPHA_SAT: return c == 3 ? one : _mm256_min_ps(s[3], _mm256_sub_ps(one, d[3]));
+    case KILN_BLEND_BLEND_FACTOR: return v8_set1(k[c]);
+    case KILN_BLEND_INV_BLEND_FACTOR: return v8_set1(1.0f - k[c]);
+    default: return one;
+    }
+}
+
+static inline v8 blend_op8(kiln_blend_op op, v8 a, v8 b)
+{
+    switch (op) {
+    case KILN_BLEND_OP_SUBTRACT: return _mm256_sub_ps(a, b);
+    case KILN_BLEND_OP_REV_SUBTRACT: return _mm256_sub_ps(b, a);
+    case KILN_BLEND_OP_MIN: return _mm256_min_ps(a, b);
+    case KILN_BLEND_OP_MAX: return _mm256_max_ps(a, b);
+    default: return _mm256_add_ps(a, b);
+    }
+}
+
+/* One channel: tile.c's blend_known for ADD of (ONE, ONE) and of
+ * (SRC_ALPHA, INV_SRC_ALPHA), else the general formula. */
+static inline v8 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend_op op, int c,
+                         const v8 s[4], const v8 d[4], const float k[4])
+{
+    const v8 one = v8_set1(1.0f);
+    if (op == KILN_BLEND_OP_ADD && fs == KILN_BLEND_ONE && fd == KILN_BLEND_ONE)
+        return _mm256_add_ps(_mm256_mul_ps(s[c], one), _mm256_mul_ps(d[c], one));
+    if (op == KILN_BLEND_OP_ADD && fs == KILN_BLEND_SRC_ALPHA && fd == KILN_BLEND_INV_SRC_ALPHA)
+        return _mm256_add_ps(_mm256_mul_ps(s[c], s[3]), _mm256_mul_ps(d[c], _mm256_sub_ps(one, s[3])));
+    if (op == KILN_BLEND_OP_MIN || op == KILN_BLEND_OP_MAX) /* D3D10: no factors */
+        return blend_op8(op, s[c], d[c]);
+    return blend_op8(op, _mm256_mul_ps(s[c], factor8(fs, c, s, d, k)),
+                     _mm256_mul_ps(d[c], factor8(fd, c, s, d, k)));
+}
+
+/* The block's rows 2h and 2h + 1: their covered pixels' words, the
+ * others 0 (a row may end past the target: only covered pixels are read). */
+static inline __m256i load_rows(const uint8_t *row0, size_t pitch, uint32_t m8)
+{
+    if (m8 == 0xffu)
+        return _mm256_loadu2_m128i((const __m128i *)(const void *)(row0 + pitch),
+                                   (const __m128i *)(const void *)row0);
+    uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < 8; i++)
+        if (m8 >> i & 1)
+            memcpy(&w[i], row0 + (i >> 2) * pitch + 4 * (i & 3), 4);
+    return _mm256_loadu_si256((const __m256i *)(const void *)w);
+}
+
+void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
+                         bool bgra, int x, int y, const float *col, uint32_t mask)
+{
+    /* channel c lives in byte pos[c] of a pixel's word */
+    const int pos[4] = {bgra ? 2 : 0, 1, bgra ? 0 : 2, 3};
+    uint32_t keep = 0; /* bytes the write mask leaves alone */
+    for (int c = 0; c < 4; c++)
+        if (!(bl->write_mask >> c & 1))
+            keep |= 0xffu << (8 * pos[c]);
+    const __m256i keepv = _mm256_set1_epi32((int)keep), lo8 = _mm256_set1_epi32(0xff);
+    const v8 zero = v8_set1(0.0f), one = v8_set1(1.0f), k255 = v8_set1(255.0f), half = v8_set1(0.5f);
+    for (int h = 0; h < 2; h++) {
+        uint32_t m8 = mask >> (8 * h) & 0xffu;
+        if (!m8)
+            continue;
+        uint8_t *dst = base + (size_t)(y + 2 * h) * pitch + (size_t)x * 4;
+        __m256i old = load_rows(dst, pitch, m8);
+        v8 src[4], out[4];
+        for (int c = 0; c < 4; c++)
+            src[c] = _mm256_loadu_ps(col + c * B + 8 * h);
+        if (bl->enable) {
+            v8 d[4];
+            for (int c = 0; c < 4; c++) {
+                d[c] = unorm8_8(_mm256_and_si256(_mm256_srli_epi32(old, 8 * pos[c]), lo8));
+                /* src < 0 ? 0 : src > 1 ? 1 : src (NaN stays) */
+                src[c] = v8_sel(v8_lt(src[c], zero), zero, v8_sel(v8_lt(one, src[c]), one, src[c]));
+            }
+            for (int c = 0; c < 3; c++)
+                out[c] = channel(bl->src, bl->dst, bl->op, c, src, d, k);
+            out[3] = channel(bl->src_a, bl->dst_a, bl->op_a, 3, src, d, k);
+        } else {
+            memcpy(out, src, sizeof out);
+        }
+        /* unorm8: c > 0 ? c : 0 (NaN gives 0), then c < 1 ? c : 1, then
+         * (int)(c * 255 + 0.5) */
+        __m256i ch[4];
+        for (int c = 0; c < 4; c++) {
+            v8 v = _mm256_min_ps(_mm256_max_ps(out[c], zero), one);
+            ch[c] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v, k255), half));
+        }
+        __m256i px = _mm256_or_si256(
+            _mm256_or_si256(_mm256_slli_epi32(ch[0], 8 * pos[0]), _mm256_slli_epi32(ch[1], 8)),
+            _mm256_or_si256(_mm256_slli_epi32(ch[2], 8 * pos[2]), _mm256_slli_epi32(ch[3], 24)));
+        px = _mm256_or_si256(_mm256_andnot_si256(keepv, px), _mm256_and_si256(old, keepv));
+        uint32_t w[8];
+        _mm256_storeu_si256((__m256i *)(void *)w, px);
+        if (m8 & 15u)
+            kr_store_row4(dst, w, m8 & 15u);
+        if (m8 >> 4)
+            kr_store_row4(dst + pitch, w + 4, m8 >> 4);
+    }
+}
+
+/* shade_block's perspective-correct varyings of a triangle, two rows per
+ * vector: per row 1 / (q0 + q1 * fx + q2 * fy) (one divide for all when
+ * q1 = q2 = 0, as there), then per component ((a0 + a1 * fx) + a2 * fy) * w
+ * with a2 * fy a product of two scalars there too. */
+void kr_varyings_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, float *vary)
+{
+    const v8 fx = _mm256_sub_ps(
+        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),
+                                                          _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
+                      v8_set1(0.5f)),
+        v8_set1(p->ox));
+    v8 fy[2], w[2];
+    for (int h = 0; h < 2; h++)
+        fy[h] = _mm256_setr_m128(_mm_set1_ps((float)(y + 2 * h) + 0.5f - p->oy),
+                                 _mm_set1_ps((float)(y + 2 * h + 1) + 0.5f - p->oy));
+    const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
+    if (q1 == 0.0f && q2 == 0.0f) {
+        w[0] = w[1] = v8_set1(1.0f / q0);
+    } else {
+        for (int h = 0; h < 2; h++)
+            w[h] = _mm256_div_ps(v8_set1(1.0f),
+                                 _mm256_add_ps(_mm256_add_ps(v8_set1(q0), _mm256_mul_ps(v8_set1(q1), fx)),
+                                               _mm256_mul_ps(v8_set1(q2), fy[h])));
+    }
+    for (uint32_t k = 0; k < ncomp; k++) {
+        const v8 a2 = v8_set1(p->attr[3 * k + 2]);
+        const v8 a01 = _mm256_add_ps(v8_set1(p->attr[3 * k]), _mm256_mul_ps(v8_set1(p->attr[3 * k + 1]), fx));
+        for (int h = 0; h < 2; h++)
+            _mm256_storeu_ps(vary + k * B + 8 * h,
+                             _mm256_mul_ps(_mm256_add_ps(a01, _mm256_mul_ps(a2, fy[h])), w[h]));
+    }
+}
+
+#else
+
+/* Non-x86 builds never call it (an empty file is not ISO C). */
+typedef int kr_pixel_avx2_unused;
+
+#endif
