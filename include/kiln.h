@@ -1044,6 +1044,81 @@ typedef struct kiln_ps_args {
 KILN_API void kiln_ps_sample(const kiln_ps_args *args, uint32_t srv_slot, uint32_t sampler_slot,
                              const float *u, const float *v, float *rgba);
 
+/* D3D10's other sampling calls, on the same views and samplers, for the
+ * 16 pixels of the block (arrays of 16, one value per pixel; results as
+ * kiln_ps_sample writes them, an empty slot reads zeros). The LOD below
+ * is the one kiln_ps_sample computes per 2x2 quad, log2 of the longer
+ * derivative in texels of the view's first mip, plus the sampler's
+ * mip_lod_bias, then clamped to [min_lod, max_lod]; each pixel is then
+ * filtered on its own LOD (lod <= 0 magnifies).
+ *
+ * kiln_ps_sample_level (SampleLevel): lod[i] instead of the derivatives'
+ *   LOD (mip_lod_bias and the clamps still apply, as D3D10's sample_l).
+ * kiln_ps_sample_bias (SampleBias): kiln_ps_sample's LOD plus bias[i],
+ *   limited to D3D10's [-16, 15.99]; a bias of 0 gives kiln_ps_sample's
+ *   result exactly.
+ * kiln_ps_sample_grad (SampleGrad): the LOD of the given derivatives of u
+ *   and v along x and y at each pixel; passing each quad's own
+ *   differences (u[i + 1] - u[i], u[i + 4] - u[i] at its top-left pixel)
+ *   gives kiln_ps_sample's result exactly.
+ *
+ * A worked example, a pixel shader that blurs its texture by reading one
+ * mip coarser than the derivatives ask for, and shows level 2 where
+ * varying 1's x is negative:
+ *
+ *     static void ps(kiln_ps_args *a)
+ *     {
+ *         const float *u = KILN_PS_VARYING(a, 0, 0), *v = KILN_PS_VARYING(a, 0, 1);
+ *         float bias[16], lod[16], blur[64], fixed[64];
+ *         for (int i = 0; i < 16; i++) {
+ *             bias[i] = 1.0f;
+ *             lod[i] = 2.0f;
+ *         }
+ *         kiln_ps_sample_bias(a, 0, 0, u, v, bias, blur);
+ *         kiln_ps_sample_level(a, 0, 0, u, v, lod, fixed);
+ *         for (int c = 0; c < 4; c++)
+ *             for (int i = 0; i < 16; i++)
+ *                 KILN_PS_COLOR(a, 0, c)[i] = KILN_PS_VARYING(a, 1, 0)[i] < 0.0f
+ *                                                  ? fixed[c * 16 + i] : blur[c * 16 + i];
+ *     }
+ *
+ * The GLSL of such a shader (osmesa) uses textureLod, texture's bias
+ * argument and textureGrad. */
+KILN_API void kiln_ps_sample_level(const kiln_ps_args *args, uint32_t srv_slot,
+                                   uint32_t sampler_slot, const float *u, const float *v,
+                                   const float *lod, float *rgba);
+KILN_API void kiln_ps_sample_bias(const kiln_ps_args *args, uint32_t srv_slot,
+                                  uint32_t sampler_slot, const float *u, const float *v,
+                                  const float *bias, float *rgba);
+KILN_API void kiln_ps_sample_grad(const kiln_ps_args *args, uint32_t srv_slot,
+                                  uint32_t sampler_slot, const float *u, const float *v,
+                                  const float *dudx, const float *dvdx, const float *dudy,
+                                  const float *dvdy, float *rgba);
+
+/* Load (D3D10's ld): texel (x[i], y[i]) of mip mip[i] of the view (0 is
+ * the view's first mip) for each of the 16 pixels, unfiltered, converted
+ * as kiln_ps_sample converts texels; a coordinate or mip out of range
+ * reads (0, 0, 0, 0), as does an empty slot. No sampler is involved.
+ * GLSL: texelFetch.
+ *
+ *     int32_t x[16], y[16], mip[16];
+ *     for (int i = 0; i < 16; i++) {
+ *         x[i] = a->x + i % 4;      // the pixel's own texel: a 1:1 copy
+ *         y[i] = a->y + i / 4;
+ *         mip[i] = 0;
+ *     }
+ *     kiln_ps_load(a, 0, x, y, mip, KILN_PS_COLOR(a, 0, 0));
+ */
+KILN_API void kiln_ps_load(const kiln_ps_args *args, uint32_t srv_slot, const int32_t *x,
+                           const int32_t *y, const int32_t *mip, float *rgba);
+
+/* GetDimensions: the width and height of mip `mip` of the view in
+ * srv_slot (0 is the view's first mip) and the view's number of mips; 0
+ * for an empty slot, and width and height 0 for a mip past the view's.
+ * Any pointer may be NULL. GLSL: textureSize, textureQueryLevels. */
+KILN_API void kiln_ps_get_dimensions(const kiln_ps_args *args, uint32_t srv_slot, uint32_t mip,
+                                     uint32_t *width, uint32_t *height, uint32_t *levels);
+
 typedef void (*kiln_vs_fn)(const kiln_vs_args *args);
 typedef void (*kiln_ps_fn)(kiln_ps_args *args);
 

@@ -419,7 +419,28 @@ static void ps_sample(kiln_ps_args *a)
             KILN_PS_COLOR(a, 0, c)[i] = rgba[c * KILN_PS_BLOCK + i];
 }
 
-/* Draws the W x H target with u, v running over [u0, u1] x [v0, v1]. */
+/* Load: each pixel reads its own texel of mip 0 (and GetDimensions must
+ * report the W x H view of one mip, or the pixel reads -1). */
+static void ps_load(kiln_ps_args *a)
+{
+    int32_t x[KILN_PS_BLOCK], y[KILN_PS_BLOCK], mip[KILN_PS_BLOCK];
+    for (int i = 0; i < KILN_PS_BLOCK; i++) {
+        x[i] = a->x + i % 4;
+        y[i] = a->y + i / 4;
+        mip[i] = 0;
+    }
+    kiln_ps_load(a, 0, x, y, mip, KILN_PS_COLOR(a, 0, 0));
+    uint32_t w, h, n;
+    kiln_ps_get_dimensions(a, 0, 0, &w, &h, &n);
+    if (w != W || h != H || n != 1)
+        for (int i = 0; i < 4 * KILN_PS_BLOCK; i++)
+            KILN_PS_COLOR(a, 0, 0)[i] = -1.0f;
+}
+
+static kiln_ps_fn g_ps = ps_sample;
+
+/* Draws the W x H target with u, v running over [u0, u1] x [v0, v1]
+ * through g_ps. */
 static float *sample_into(kiln_device *dev, kiln_context *ctx, kiln_srv srv, kiln_filter filter,
                           float u0, float v0, float u1, float v1)
 {
@@ -427,7 +448,7 @@ static float *sample_into(kiln_device *dev, kiln_context *ctx, kiln_srv srv, kil
     kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
     ru_pipe pipe = ru_make_pipe(dev, 1, RU_PS_VARY, 1, 0);
     kiln_pixel_shader ps;
-    kiln_pixel_shader_desc pd = {.fn = ps_sample, .num_outputs = 1, .num_varyings = 1};
+    kiln_pixel_shader_desc pd = {.fn = g_ps, .num_outputs = 1, .num_varyings = 1};
     CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
     ru_bind_pipe(ctx, &pipe);
     CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
@@ -509,9 +530,11 @@ static int close_to(float a, float b)
     return (a != a && b != b) || a == b || fabsf(a - b) <= 1e-6f * (1.0f + fabsf(b));
 }
 
-/* Point sampling at texel centers returns every texel's decode. */
-static void test_sampling(void)
+/* Point sampling at texel centers, and Load (kiln_ps_load) at each
+ * pixel's texel, return every texel's decode. */
+static void test_sampling(kiln_ps_fn fn)
 {
+    g_ps = fn;
     kiln_device *dev = th_device(KILN_EXEC_ASYNC, 0);
     kiln_context *ctx = kiln_device_immediate_context(dev);
     for (size_t k = 0; k < sizeof FORMATS / sizeof FORMATS[0]; k++) {
@@ -538,6 +561,8 @@ static void test_sampling(void)
                 ok = ok && close_to(out[4 * i + c], want[c]);
         }
         th_check(ok, fc->name, __FILE__, __LINE__);
+        if (!ok)
+            fprintf(stderr, "    (%s)\n", fn == ps_load ? "kiln_ps_load" : "kiln_ps_sample");
         free(out);
         kiln_destroy_srv(dev, srv);
         kiln_destroy_texture(dev, tex);
@@ -687,7 +712,9 @@ int main(void)
     test_writes(KILN_EXEC_ASYNC);
     test_writes(KILN_EXEC_SERIAL);
     test_srgb_blend();
-    test_sampling();
+    test_sampling(ps_sample);
+    test_sampling(ps_load);
+    g_ps = ps_sample;
     test_srgb_filtering();
     test_d16(KILN_EXEC_ASYNC);
     test_d16(KILN_EXEC_SERIAL);

@@ -917,6 +917,299 @@ static void test_generated_chain_samples(void)
     tex_free(&m.x);
 }
 
+/* ---- SampleLevel, SampleBias, SampleGrad, Load, GetDimensions ---- */
+
+static kiln_ps_args args_for(struct kiln_ps_textures *pt, const tex *x, const kd_sampler *samp)
+{
+    memset(pt, 0, sizeof *pt);
+    pt->tex[0] = x->t;
+    pt->samp[0] = samp;
+    kiln_ps_args a;
+    memset(&a, 0, sizeof a);
+    a.textures = pt;
+    return a;
+}
+
+/* SampleLevel on make_levels' chain (level L solid L, so a read returns
+ * the LOD it used): each pixel its own LOD in one block (the per-pixel
+ * plans), the sampler's bias added and its clamps applied, POINT mips
+ * rounding; on RGBA8 levels of distinct solid colors the uniform case
+ * (the RGBA8 kernel) gives lw0 * b0 + lw1 * b1 over 255 in float exactly. */
+static void test_sample_level(void)
+{
+    tex x;
+    make_levels(&x);
+    kd_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+                                KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
+    struct kiln_ps_textures pt;
+    kiln_ps_args a = args_for(&pt, &x, &s);
+    float u[16], v[16], lod[16], o[64];
+    static const float want_lin[16] = {0.0f, 0.0f, 0.25f, 0.5f, 1.0f, 1.75f, 2.0f, 3.0f,
+                                       3.0f, 0.0f, 2.5f,  1.125f, 0.0f, 3.0f, 0.75f, 2.25f};
+    static const float lods[16] = {-3.0f, 0.0f, 0.25f, 0.5f, 1.0f, 1.75f, 2.0f, 3.0f,
+                                   9.0f,  -0.0f, 2.5f, 1.125f, -100.0f, 100.0f, 0.75f, 2.25f};
+    for (int i = 0; i < 16; i++) {
+        u[i] = 0.1f + 0.37f * (float)(i % 4); /* derivatives that would ask for ~lod 1.6 */
+        v[i] = 0.3f;
+        lod[i] = lods[i];
+    }
+    kiln_ps_sample_level(&a, 0, 0, u, v, lod, o);
+    for (int i = 0; i < 16; i++)
+        CHECK_NEAR(R(o, i), want_lin[i], 0.0);
+    /* NaN LOD: min_lod (0) */
+    for (int i = 0; i < 16; i++)
+        lod[i] = NAN;
+    kiln_ps_sample_level(&a, 0, 0, u, v, lod, o);
+    CHECK_NEAR(R(o, 5), 0.0, 0.0);
+
+    /* the sampler's bias, then its clamp [1, 2.5] */
+    kiln_sampler_desc d = {0};
+    d.mip_filter = KILN_FILTER_LINEAR;
+    d.mip_lod_bias = 0.5f;
+    d.lod_clamp_enable = 1;
+    d.min_lod = 1.0f;
+    d.max_lod = 2.5f;
+    kd_sampler sb;
+    kd_sampler_resolve(&d, &sb);
+    a = args_for(&pt, &x, &sb);
+    static const float in_b[4] = {0.0f, 1.0f, 1.25f, 3.0f}, want_b[4] = {1.0f, 1.5f, 1.75f, 2.5f};
+    for (int i = 0; i < 16; i++)
+        lod[i] = in_b[i % 4];
+    kiln_ps_sample_level(&a, 0, 0, u, v, lod, o);
+    for (int i = 0; i < 16; i++)
+        CHECK_NEAR(R(o, i), want_b[i % 4], 0.0);
+
+    /* POINT mips round to the nearest level */
+    kd_sampler sp = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_POINT,
+                                 KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
+    a = args_for(&pt, &x, &sp);
+    static const float in_p[8] = {0.4f, 0.6f, 1.49f, 1.51f, 2.2f, 2.7f, 5.0f, -1.0f};
+    static const float want_p[8] = {0.0f, 1.0f, 1.0f, 2.0f, 2.0f, 3.0f, 3.0f, 0.0f};
+    for (int i = 0; i < 16; i++)
+        lod[i] = in_p[i % 8];
+    kiln_ps_sample_level(&a, 0, 0, u, v, lod, o);
+    for (int i = 0; i < 16; i++)
+        CHECK_NEAR(R(o, i), want_p[i % 8], 0.0);
+    tex_free(&x);
+
+    /* RGBA8, level L solid (10 + 40 L, 200 - 30 L, 3 L, 255 - 50 L) */
+    tex y;
+    tex_init(&y, KILN_FORMAT_R8G8B8A8_UNORM, 16, 16, 5, 1);
+    for (uint32_t m = 0; m < 5; m++)
+        for (uint32_t py = 0; py < (16u >> m); py++)
+            for (uint32_t px = 0; px < (16u >> m); px++) {
+                uint8_t *p = texel(&y, m, 0, px, py);
+                p[0] = (uint8_t)(10 + 40 * m);
+                p[1] = (uint8_t)(200 - 30 * m);
+                p[2] = (uint8_t)(3 * m);
+                p[3] = (uint8_t)(255 - 50 * m);
+            }
+    a = args_for(&pt, &y, &s);
+    static const float uni[5] = {0.0f, 1.0f, 1.3f, 2.625f, 3.9f};
+    for (int k = 0; k < 5; k++) {
+        for (int i = 0; i < 16; i++)
+            lod[i] = uni[k];
+        kiln_ps_sample_level(&a, 0, 0, u, v, lod, o);
+        int l0 = (int)floorf(uni[k]);
+        volatile float lw1 = uni[k] - (float)l0, lw0 = 1.0f - lw1;
+        int bad = 0;
+        for (int c = 0; c < 4; c++) {
+            float b0 = (float)texel(&y, (uint32_t)l0, 0, 0, 0)[c];
+            float b1 = l0 + 1 < 5 ? (float)texel(&y, (uint32_t)l0 + 1, 0, 0, 0)[c] : 0.0f;
+            volatile float p0 = lw0 * b0, p1 = lw1 * b1;
+            volatile float acc = lw1 != 0.0f ? p0 + p1 : b0;
+            volatile float want = acc / 255.0f;
+            for (int i = 0; i < 16; i++)
+                bad += o[c * 16 + i] != want;
+        }
+        CHECK_EQ_INT(bad, 0);
+    }
+    tex_free(&y);
+}
+
+/* A random RGBA8 texture with a full mip chain and random samplers. */
+static void random_mips(tex *x, th_rng *r, kiln_format f)
+{
+    uint32_t w = 4u << th_below(r, 4), h = 4u << th_below(r, 4), mips = 1;
+    while ((w >> mips) || (h >> mips))
+        mips++;
+    tex_init(x, f, w, h, mips, 1);
+    for (uint32_t m = 0; m < mips; m++) {
+        const kres_subresource *sub = &x->subs[m];
+        for (uint32_t py = 0; py < sub->height; py++)
+            for (uint32_t px = 0; px < sub->width; px++)
+                for (uint32_t b = 0; b < x->bpp; b++)
+                    texel(x, m, 0, px, py)[b] = (uint8_t)th_next(r);
+    }
+}
+
+/* SampleBias with a bias of 0 and SampleGrad with each quad's own
+ * differences are kiln_ps_sample bit for bit (random textures, samplers,
+ * coordinates: minified, magnified, trilinear, point); a bias shifts the
+ * LOD by exactly itself (make_levels' chain reads the LOD). */
+static void test_sample_bias_grad(void)
+{
+    th_rng r = {0xb1a5ull};
+    static const kiln_address modes[4] = {KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP,
+                                          KILN_ADDRESS_MIRROR, KILN_ADDRESS_BORDER};
+    int bad_bias = 0, bad_grad = 0, n = 0;
+    for (int k = 0; k < 300; k++) {
+        tex x;
+        random_mips(&x, &r, th_below(&r, 3) == 0 ? KILN_FORMAT_R32_FLOAT : KILN_FORMAT_R8G8B8A8_UNORM);
+        if (x.t.format == KILN_FORMAT_R32_FLOAT)
+            for (uint32_t m = 0; m < x.t.num_mips; m++)
+                fill_level_f(&x, m, (float)th_below(&r, 1000) / 7.0f);
+        kd_sampler s = make_sampler(th_below(&r, 2) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
+                                    th_below(&r, 2) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
+                                    th_below(&r, 2) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
+                                    modes[th_below(&r, 4)], modes[th_below(&r, 4)]);
+        s.mip_lod_bias = th_below(&r, 2) ? 0.0f : (float)th_below(&r, 9) * 0.25f - 1.0f;
+        struct kiln_ps_textures pt;
+        kiln_ps_args a = args_for(&pt, &x, &s);
+        float u[16], v[16], zero[16], dudx[16], dvdx[16], dudy[16], dvdy[16];
+        float o1[64], o2[64], o3[64];
+        float su = (float)th_below(&r, 4000) / 1000.0f / (float)x.subs[0].width;
+        float sv = (float)th_below(&r, 4000) / 1000.0f / (float)x.subs[0].height;
+        for (int i = 0; i < 16; i++) {
+            u[i] = -0.3f + su * (float)(i % 4) + 0.01f * (float)th_below(&r, 3) + 0.2f * (float)(i / 4) * su;
+            v[i] = 0.2f + sv * (float)(i / 4) + 0.05f * su * (float)(i % 4);
+            zero[i] = 0.0f;
+        }
+        for (int q = 0; q < 4; q++) {
+            static const int tl[4] = {0, 2, 8, 10};
+            for (int j = 0; j < 4; j++) {
+                int i = tl[q] + (j & 1) + (j >> 1) * 4, t0 = tl[q];
+                dudx[i] = u[t0 + 1] - u[t0];
+                dvdx[i] = v[t0 + 1] - v[t0];
+                dudy[i] = u[t0 + 4] - u[t0];
+                dvdy[i] = v[t0 + 4] - v[t0];
+            }
+        }
+        kiln_ps_sample(&a, 0, 0, u, v, o1);
+        kiln_ps_sample_bias(&a, 0, 0, u, v, zero, o2);
+        kiln_ps_sample_grad(&a, 0, 0, u, v, dudx, dvdx, dudy, dvdy, o3);
+        bad_bias += memcmp(o1, o2, sizeof o1) != 0;
+        bad_grad += memcmp(o1, o3, sizeof o1) != 0;
+        n++;
+        tex_free(&x);
+    }
+    CHECK_EQ_INT(bad_bias, 0);
+    CHECK_EQ_INT(bad_grad, 0);
+    printf("SampleBias(0) and SampleGrad(quad differences) against Sample: %d blocks, %d and %d "
+           "differ\n",
+           n, bad_bias, bad_grad);
+
+    /* on the LOD-reading chain: u steps of du_for_lod(1, 8) ask for LOD 1 */
+    tex y;
+    make_levels(&y);
+    kd_sampler s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+                                KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
+    struct kiln_ps_textures pt;
+    kiln_ps_args a = args_for(&pt, &y, &s);
+    float u[16], v[16], bias[16], o[64], g0[16], g1[16];
+    static const float biases[8] = {0.0f, 0.5f, 1.25f, -0.5f, -4.0f, 30.0f, -30.0f, 0.75f};
+    static const float want[8] = {1.0f, 1.5f, 2.25f, 0.5f, 0.0f, 3.0f, 0.0f, 1.75f};
+    for (int i = 0; i < 16; i++) {
+        u[i] = 0.3f + (float)((i % 4) * du_for_lod(1.0, 8));
+        v[i] = 0.4f;
+        bias[i] = biases[i % 8];
+    }
+    kiln_ps_sample_bias(&a, 0, 0, u, v, bias, o);
+    for (int i = 0; i < 16; i++)
+        CHECK_NEAR(R(o, i), want[i % 8], 1e-5); /* the derivative LOD: log2 of a float */
+    /* explicit gradients: 4 texels per pixel along y asks for LOD 2,
+     * 0.5 along x for LOD -1 (magnified: level 0) */
+    for (int i = 0; i < 16; i++) {
+        g0[i] = i < 8 ? 0.0f : 0.5f / 8.0f;
+        g1[i] = i < 8 ? 4.0f / 8.0f : 0.0f;
+    }
+    kiln_ps_sample_grad(&a, 0, 0, u, v, g0, g0, g1, g0, o);
+    for (int i = 0; i < 16; i++)
+        CHECK_NEAR(R(o, i), i < 8 ? 2.0 : 0.0, 0.0);
+    tex_free(&y);
+}
+
+/* Load: exact texels at any mip of the view (first_mip shifts level 0),
+ * 0 for every coordinate or mip out of range; GetDimensions. */
+static void test_load_and_dimensions(void)
+{
+    th_rng r = {0x10adull};
+    tex x;
+    random_mips(&x, &r, KILN_FORMAT_B8G8R8A8_UNORM);
+    while (x.t.num_mips < 3) {
+        tex_free(&x);
+        random_mips(&x, &r, KILN_FORMAT_B8G8R8A8_UNORM);
+    }
+    x.t.first_mip = 1;
+    x.t.num_mips = x.t.res_mip_levels - 1;
+    struct kiln_ps_textures pt;
+    kiln_ps_args a = args_for(&pt, &x, NULL);
+    int32_t px[16], py[16], mip[16];
+    float o[64];
+    int bad = 0, zeros = 0;
+    for (int round = 0; round < 200; round++) {
+        for (int i = 0; i < 16; i++) {
+            mip[i] = (int32_t)th_below(&r, x.t.num_mips + 2) - 1; /* -1 .. num_mips */
+            px[i] = (int32_t)th_below(&r, 40) - 4;
+            py[i] = (int32_t)th_below(&r, 40) - 4;
+        }
+        kiln_ps_load(&a, 0, px, py, mip, o);
+        for (int i = 0; i < 16; i++) {
+            float want[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (mip[i] >= 0 && (uint32_t)mip[i] < x.t.num_mips) {
+                const kres_subresource *sub = &x.subs[1 + mip[i]];
+                if (px[i] >= 0 && py[i] >= 0 && (uint32_t)px[i] < sub->width &&
+                    (uint32_t)py[i] < sub->height) {
+                    const uint8_t *b = texel(&x, 1 + (uint32_t)mip[i], 0, (uint32_t)px[i], (uint32_t)py[i]);
+                    /* BGRA bytes to RGBA */
+                    want[0] = (float)b[2] / 255.0f;
+                    want[1] = (float)b[1] / 255.0f;
+                    want[2] = (float)b[0] / 255.0f;
+                    want[3] = (float)b[3] / 255.0f;
+                }
+            }
+            zeros += want[3] == 0.0f;
+            for (int c = 0; c < 4; c++)
+                bad += o[c * 16 + i] != want[c];
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(zeros > 100); /* the out-of-range reads were exercised */
+
+    uint32_t w = 9, h = 9, n = 9;
+    kiln_ps_get_dimensions(&a, 0, 0, &w, &h, &n);
+    CHECK_EQ_INT(w, x.subs[1].width);
+    CHECK_EQ_INT(h, x.subs[1].height);
+    CHECK_EQ_INT(n, x.t.res_mip_levels - 1);
+    kiln_ps_get_dimensions(&a, 0, 1, &w, NULL, NULL);
+    CHECK_EQ_INT(w, x.subs[2].width);
+    kiln_ps_get_dimensions(&a, 0, n, &w, &h, &n);
+    CHECK(w == 0 && h == 0 && n == x.t.res_mip_levels - 1);
+    kiln_ps_get_dimensions(&a, 1, 0, &w, &h, &n); /* empty slot */
+    CHECK(w == 0 && h == 0 && n == 0);
+    kiln_ps_get_dimensions(&a, KILN_MAX_SHADER_RESOURCES, 0, &w, &h, &n);
+    CHECK(w == 0 && h == 0 && n == 0);
+    /* empty slots read zeros in every call */
+    float lod[16] = {0}, g[16] = {0}, uu[16] = {0};
+    for (int i = 0; i < 64; i++)
+        o[i] = 5.0f;
+    kiln_ps_sample_level(&a, 3, 0, uu, uu, lod, o);
+    int nz = 0;
+    for (int i = 0; i < 64; i++)
+        nz += o[i] != 0.0f;
+    kiln_ps_sample_bias(&a, 3, 0, uu, uu, lod, o);
+    for (int i = 0; i < 64; i++)
+        nz += o[i] != 0.0f;
+    kiln_ps_sample_grad(&a, 3, 0, uu, uu, g, g, g, g, o);
+    for (int i = 0; i < 64; i++)
+        nz += o[i] != 0.0f;
+    kiln_ps_load(&a, 3, px, py, mip, o);
+    for (int i = 0; i < 64; i++)
+        nz += o[i] != 0.0f;
+    CHECK_EQ_INT(nz, 0);
+    tex_free(&x);
+}
+
 int main(void)
 {
     test_sampler_resolve_defaults();
@@ -937,5 +1230,8 @@ int main(void)
     test_generate_mips_unorm_rounding();
     test_generate_mips_float_and_ranges();
     test_generated_chain_samples();
+    test_sample_level();
+    test_sample_bias_grad();
+    test_load_and_dimensions();
     return th_exit();
 }

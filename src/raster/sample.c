@@ -238,19 +238,14 @@ static inline float quad_rho2_1(const float *u, const float *v, int i0, float fw
  *   filter is the same either side of lod = 0.
  * A view with one level and min_filter == mag_filter needs no LOD at all
  * (kiln_ps_sample). */
-static void plan_quad(const kd_sampler *s, uint32_t nl, float rho2, int lo_ok, int pt_ok,
-                      quad_plan *qp)
+/* The plan for a LOD with its biases added (not yet clamped): clamped to
+ * [min_lod, max_lod], the filter chosen (lod <= 0 magnifies), then the
+ * level(s) among the view's nl. */
+static void plan_lod(const kd_sampler *s, uint32_t nl, float lod, quad_plan *qp)
 {
     qp->passes = 1;
     qp->lw[0] = 1.0f;
     qp->lw[1] = 0.0f;
-    if (lo_ok && (rho2 <= 1.0f || (pt_ok && rho2 <= 1.9f))) {
-        qp->filter = rho2 <= 1.0f ? s->mag_filter : s->min_filter;
-        qp->level[0] = qp->level[1] = 0;
-        return;
-    }
-    /* log2(sqrt(rho2)); rho2 == 0 gives -inf, which the clamp catches. */
-    float lod = 0.5f * log2f(rho2) + s->mip_lod_bias;
     if (!(lod >= s->min_lod)) /* also NaN */
         lod = s->min_lod;
     if (lod > s->max_lod)
@@ -276,6 +271,21 @@ static void plan_quad(const kd_sampler *s, uint32_t nl, float rho2, int lo_ok, i
         }
     }
     qp->level[1] = qp->passes == 2 ? qp->level[1] : qp->level[0];
+}
+
+static void plan_quad(const kd_sampler *s, uint32_t nl, float rho2, int lo_ok, int pt_ok,
+                      quad_plan *qp)
+{
+    if (lo_ok && (rho2 <= 1.0f || (pt_ok && rho2 <= 1.9f))) {
+        qp->passes = 1;
+        qp->lw[0] = 1.0f;
+        qp->lw[1] = 0.0f;
+        qp->filter = rho2 <= 1.0f ? s->mag_filter : s->min_filter;
+        qp->level[0] = qp->level[1] = 0;
+        return;
+    }
+    /* log2(sqrt(rho2)); rho2 == 0 gives -inf, which the clamp catches. */
+    plan_lod(s, nl, 0.5f * log2f(rho2) + s->mip_lod_bias, qp);
 }
 
 static int same_plan(const quad_plan *a, const quad_plan *b)
@@ -339,13 +349,15 @@ static inline void gather_linear(taps *t, int i, int pass, const level *L, float
         }
 }
 
-static void gather(taps *t, const quad_plan *qp, const level *lv, const float *u, const float *v,
-                   kiln_address au, kiln_address av, uint32_t bpp)
+/* Each pixel's taps under its own plan pp[i] (Sample's quads share one;
+ * SampleLevel, SampleBias and SampleGrad have one per pixel). */
+static void gather(taps *t, const quad_plan *const *pp, const level *lv, const float *u,
+                   const float *v, kiln_address au, kiln_address av, uint32_t bpp)
 {
     for (int q = 0; q < 4; q++) {
-        const quad_plan *p = &qp[q];
         for (int j = 0; j < 4; j++) {
             int i = quad_px[q][j];
+            const quad_plan *p = pp[i];
             t->passes[i] = (uint8_t)p->passes;
             t->bw[i] = 0.0f;
             for (uint32_t pass = 0; pass < p->passes; pass++) {
@@ -877,12 +889,23 @@ static inline void set_level(level *L, const uint8_t *data, const kres_subresour
     L->fh = (float)sub->height;
 }
 
-/* The general path: taps, then one read loop per format. */
-KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s, const quad_plan *qp,
-                                const level *lv, const float *u, const float *v, float *rgba)
+/* Each pixel's plan: its quad's. */
+static const quad_plan *const *quad_plans(const quad_plan qp[4], const quad_plan *pp[BLOCK])
+{
+    for (int q = 0; q < 4; q++)
+        for (int j = 0; j < 4; j++)
+            pp[quad_px[q][j]] = &qp[q];
+    return pp;
+}
+
+/* The general path: taps, then one read loop per format; pp[i] is pixel
+ * i's plan. */
+KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s,
+                                const quad_plan *const *pp, const level *lv, const float *u,
+                                const float *v, float *rgba)
 {
     taps tp;
-    gather(&tp, qp, lv, u, v, s->address_u, s->address_v, kres_format(t->format)->size);
+    gather(&tp, pp, lv, u, v, s->address_u, s->address_v, kres_format(t->format)->size);
     static const int rgba_bytes[4] = {0, 1, 2, 3}, bgra_bytes[4] = {2, 1, 0, 3};
     switch (t->format) {
     case KILN_FORMAT_R8G8B8A8_UNORM:
@@ -940,6 +963,7 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
     set_level(&lv[0], t->data, &subs[0]);
 
     quad_plan qp[4];
+    const quad_plan *pp[BLOCK];
     if (nl == 1 && s->min_filter == s->mag_filter) {
         /* one level: level 0 in one pass, and the filter is the same for any
          * lod (plan_quad's result whatever rho2 is, NaN included) */
@@ -954,7 +978,7 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
             qp[q].lw[0] = 1.0f;
             qp[q].lw[1] = 0.0f;
         }
-        sample_general(t, s, qp, lv, u, v, rgba);
+        sample_general(t, s, quad_plans(qp, pp), lv, u, v, rgba);
         return;
     }
 
@@ -977,7 +1001,180 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
             rgba8_block(qp, uniform, lv, u, v, au, av, swap, rgba);
         return;
     }
-    sample_general(t, s, qp, lv, u, v, rgba);
+    sample_general(t, s, quad_plans(qp, pp), lv, u, v, rgba);
+}
+
+/* ---- SampleLevel, SampleBias, SampleGrad: a LOD per pixel ---- */
+
+/* The view in srv_slot and the sampler in sampler_slot (the default one
+ * when empty), or NULL, with rgba zeroed, when the slot reads zeros
+ * (empty, or a format that cannot be sampled). */
+static const kr_texture *bound(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
+                               const kd_sampler **s, float *rgba)
+{
+    const kr_texture *t = NULL;
+    if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
+        t = &a->textures->tex[srv_slot];
+    if (!t || !t->data || !t->subs || t->num_mips == 0 || !format_sampleable(t->format) ||
+        !kres_format(t->format)) {
+        memset(rgba, 0, sizeof(float) * 4 * BLOCK);
+        return NULL;
+    }
+    *s = sampler_slot < KILN_MAX_SAMPLERS ? a->textures->samp[sampler_slot] : NULL;
+    if (!*s)
+        *s = &default_sampler;
+    return t;
+}
+
+/* Mip `mip` of the view (0: its first) in its slice. */
+static inline const kres_subresource *view_level(const kr_texture *t, uint32_t mip)
+{
+    return &t->subs[t->first_mip + mip + t->slice * t->res_mip_levels];
+}
+
+/* Samples with pixel i's LOD lod[i] (biases added, not clamped): each
+ * pixel planned on its own (plan_lod, as Sample's quads are), then the
+ * general path, which gives the RGBA8 kernel's bits; when all 16 plans
+ * agree on LINEAR over RGBA8/BGRA8 without BORDER, the kernel itself. */
+static void sample_lods(const kr_texture *t, const kd_sampler *s, const float *u, const float *v,
+                        const float *lod, float *rgba)
+{
+    uint32_t nl = t->num_mips < MAX_LEVELS ? t->num_mips : MAX_LEVELS;
+    const kres_subresource *subs = view_level(t, 0);
+    quad_plan pl[BLOCK];
+    const quad_plan *pp[BLOCK];
+    uint32_t top = 0;
+    int same = 1;
+    for (int i = 0; i < BLOCK; i++) {
+        plan_lod(s, nl, lod[i], &pl[i]);
+        pp[i] = &pl[i];
+        top = pl[i].level[1] > top ? pl[i].level[1] : top;
+        same &= same_plan(&pl[i], &pl[0]);
+    }
+    level lv[MAX_LEVELS];
+    for (uint32_t l = 0; l <= top; l++)
+        set_level(&lv[l], t->data, &subs[l]);
+    kiln_address au = s->address_u, av = s->address_v;
+    if (same && pl[0].filter == KILN_FILTER_LINEAR && au != KILN_ADDRESS_BORDER &&
+        av != KILN_ADDRESS_BORDER &&
+        (t->format == KILN_FORMAT_R8G8B8A8_UNORM || t->format == KILN_FORMAT_B8G8R8A8_UNORM)) {
+        int swap = t->format == KILN_FORMAT_B8G8R8A8_UNORM;
+        if (pl[0].passes == 1) {
+            rgba8_level(&lv[pl[0].level[0]], u, v, au, av, swap, rgba);
+        } else {
+            const quad_plan qp[4] = {pl[0], pl[0], pl[0], pl[0]};
+            rgba8_block(qp, 1, lv, u, v, au, av, swap, rgba);
+        }
+        return;
+    }
+    sample_general(t, s, pp, lv, u, v, rgba);
+}
+
+KILN_API void kiln_ps_sample_level(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
+                                   const float *u, const float *v, const float *lod, float *rgba)
+{
+    const kd_sampler *s;
+    const kr_texture *t = bound(a, srv_slot, sampler_slot, &s, rgba);
+    if (!t)
+        return;
+    /* D3D10's sample_l: the sampler's MipLODBias and LOD clamps apply */
+    float l[BLOCK];
+    for (int i = 0; i < BLOCK; i++)
+        l[i] = lod[i] + s->mip_lod_bias;
+    sample_lods(t, s, u, v, l, rgba);
+}
+
+KILN_API void kiln_ps_sample_bias(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
+                                  const float *u, const float *v, const float *bias, float *rgba)
+{
+    const kd_sampler *s;
+    const kr_texture *t = bound(a, srv_slot, sampler_slot, &s, rgba);
+    if (!t)
+        return;
+    /* Sample's LOD per quad (the same operations, so a bias of 0 gives
+     * Sample's plans), then each pixel's bias, limited to D3D10's
+     * [-16, 15.99] (NaN: 0) */
+    const kres_subresource *l0 = view_level(t, 0);
+    float rho2[4];
+    quad_rho2(u, v, (float)l0->width, (float)l0->height, rho2);
+    float l[BLOCK];
+    for (int q = 0; q < 4; q++) {
+        float base = 0.5f * log2f(rho2[q]) + s->mip_lod_bias;
+        for (int j = 0; j < 4; j++) {
+            int i = quad_px[q][j];
+            float b = bias[i] >= -16.0f ? bias[i] : bias[i] < -16.0f ? -16.0f : 0.0f;
+            b = b <= 15.99f ? b : 15.99f;
+            l[i] = base + b;
+        }
+    }
+    sample_lods(t, s, u, v, l, rgba);
+}
+
+KILN_API void kiln_ps_sample_grad(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
+                                  const float *u, const float *v, const float *dudx,
+                                  const float *dvdx, const float *dudy, const float *dvdy,
+                                  float *rgba)
+{
+    const kd_sampler *s;
+    const kr_texture *t = bound(a, srv_slot, sampler_slot, &s, rgba);
+    if (!t)
+        return;
+    /* Sample's LOD formula on the given derivatives, per pixel: passing a
+     * quad's own differences gives Sample's result */
+    const kres_subresource *l0 = view_level(t, 0);
+    float fw = (float)l0->width, fh = (float)l0->height, l[BLOCK];
+    for (int i = 0; i < BLOCK; i++) {
+        float ux = dudx[i] * fw, vx = dvdx[i] * fh, uy = dudy[i] * fw, vy = dvdy[i] * fh;
+        float lx = ux * ux + vx * vx, ly = uy * uy + vy * vy;
+        float rho2 = lx > ly ? lx : ly;
+        l[i] = 0.5f * log2f(rho2) + s->mip_lod_bias;
+    }
+    sample_lods(t, s, u, v, l, rgba);
+}
+
+/* ---- Load and GetDimensions ---- */
+
+KILN_API void kiln_ps_load(const kiln_ps_args *a, uint32_t srv_slot, const int32_t *x,
+                           const int32_t *y, const int32_t *mip, float *rgba)
+{
+    const kr_texture *t = NULL;
+    if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
+        t = &a->textures->tex[srv_slot];
+    for (int i = 0; i < BLOCK; i++) {
+        float px[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        /* D3D10's ld: any coordinate or level out of range reads 0 */
+        if (t && t->data && t->subs && mip[i] >= 0 && (uint32_t)mip[i] < t->num_mips) {
+            const kres_subresource *sub = view_level(t, (uint32_t)mip[i]);
+            if (x[i] >= 0 && y[i] >= 0 && (uint32_t)x[i] < sub->width &&
+                (uint32_t)y[i] < sub->height)
+                kr_texel_fetch(t, t->first_mip + (uint32_t)mip[i], (uint32_t)x[i], (uint32_t)y[i], px);
+        }
+        for (int c = 0; c < 4; c++)
+            rgba[c * BLOCK + i] = px[c];
+    }
+}
+
+KILN_API void kiln_ps_get_dimensions(const kiln_ps_args *a, uint32_t srv_slot, uint32_t mip,
+                                     uint32_t *width, uint32_t *height, uint32_t *levels)
+{
+    const kr_texture *t = NULL;
+    if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
+        t = &a->textures->tex[srv_slot];
+    uint32_t w = 0, h = 0, n = 0;
+    if (t && t->data && t->subs) {
+        n = t->num_mips;
+        if (mip < n) {
+            const kres_subresource *sub = view_level(t, mip);
+            w = sub->width;
+            h = sub->height;
+        }
+    }
+    if (width)
+        *width = w;
+    if (height)
+        *height = h;
+    if (levels)
+        *levels = n;
 }
 
 /* ---- generate_mips ---- */
