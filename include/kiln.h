@@ -227,7 +227,8 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(PREDICATE_NOT_ISSUED, "a predicate must have been ended, and not begun again since") \
     X(GS_OUTPUT_LIMIT, "geometry shader: max_vertices x output scalars per vertex exceeds 1024 (D3D10's limit)") \
     X(DRAW_ADJACENCY_NO_GS, "an adjacency topology needs a geometry shader bound") \
-    X(DRAW_GS_INPUT_MISMATCH, "the geometry shader's input primitive does not match the topology")
+    X(DRAW_GS_INPUT_MISMATCH, "the geometry shader's input primitive does not match the topology") \
+    X(MIPS_FORMAT, "generate_mips cannot filter this format (integer formats)")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -441,6 +442,22 @@ typedef enum kiln_format {
     KILN_FORMAT_R16G16B16A16_UNORM,
     KILN_FORMAT_D16_UNORM,         /* depth, no stencil; may also be a shader
                                       resource (read as R16_UNORM) */
+    /* Integer textures (render target and shader resource; D3D10 neither
+     * filters nor blends them). kiln's pixel shaders write floats: into an
+     * integer target (and for a clear's color) each channel converts as
+     * D3D10's ftoi / ftou do, NaN to 0, then toward zero, then clamped to
+     * the channel's range, so integers up to 2^24 in magnitude are exact;
+     * blending is ignored for these targets. kiln_ps_load reads them as
+     * floats (the integer's value, rounded beyond 2^24); kiln_ps_sample
+     * and its variants read zeros (D3D10 cannot sample them);
+     * generate_mips refuses them (MIPS_FORMAT). Not vertex elements; not
+     * on the osmesa backend. */
+    KILN_FORMAT_R8G8B8A8_UINT,
+    KILN_FORMAT_R8G8B8A8_SINT,
+    KILN_FORMAT_R16_UINT,
+    KILN_FORMAT_R32_UINT,
+    KILN_FORMAT_R32_SINT,
+    KILN_FORMAT_R32G32B32A32_UINT,
     KILN_FORMAT_COUNT
 } kiln_format;
 

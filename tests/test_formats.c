@@ -19,6 +19,11 @@
  *    linear values; point sampling returns the reference decode of every
  *    texel, bilinear sampling of an sRGB texture filters linear values,
  *    and generate_mips on sRGB averages linear values;
+ *  - integer formats (UINT, SINT): float -> integer against a second
+ *    implementation on every width's edges and 200,000 random floats;
+ *    clears and draws write them, Load reads them (Sample reads zeros),
+ *    blending is ignored on them and generate_mips refuses them;
+ *  - Load (kiln_ps_load) through a draw returns every texel's decode;
  *  - the osmesa backend refuses the formats (BACKEND_FEATURE).
  */
 #include "harness.h"
@@ -242,7 +247,42 @@ static const fmt_case FORMATS[] = {
     {KILN_FORMAT_R16G16_FLOAT, 4, "R16G16_FLOAT"},
     {KILN_FORMAT_R16G16B16A16_FLOAT, 8, "R16G16B16A16_FLOAT"},
     {KILN_FORMAT_R16G16B16A16_UNORM, 8, "R16G16B16A16_UNORM"},
+    {KILN_FORMAT_R8G8B8A8_UINT, 4, "R8G8B8A8_UINT"},
+    {KILN_FORMAT_R8G8B8A8_SINT, 4, "R8G8B8A8_SINT"},
+    {KILN_FORMAT_R16_UINT, 2, "R16_UINT"},
+    {KILN_FORMAT_R32_UINT, 4, "R32_UINT"},
+    {KILN_FORMAT_R32_SINT, 4, "R32_SINT"},
+    {KILN_FORMAT_R32G32B32A32_UINT, 16, "R32G32B32A32_UINT"},
 };
+
+static int is_int(kiln_format f)
+{
+    return f >= KILN_FORMAT_R8G8B8A8_UINT && f <= KILN_FORMAT_R32G32B32A32_UINT;
+}
+
+/* FLOAT -> integer of `bits` bits as this file reads D3D10's ftou / ftoi:
+ * NaN 0, toward zero (C's conversion of an in-range value), clamped. */
+static uint32_t ref_ftou(float f, int bits)
+{
+    double top = ldexp(1.0, bits); /* 2^bits: the first value past the range */
+    if (f != f || f < 1.0f)
+        return 0;
+    if ((double)f >= top)
+        return (uint32_t)(top - 1.0);
+    return (uint32_t)(uint64_t)f;
+}
+
+static int32_t ref_ftoi(float f, int bits)
+{
+    double half = ldexp(1.0, bits - 1);
+    if (f != f)
+        return 0;
+    if ((double)f >= half)
+        return (int32_t)(half - 1.0);
+    if ((double)f < -half)
+        return (int32_t)-half;
+    return (int32_t)(int64_t)f;
+}
 
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
 static void put32(uint8_t *p, uint32_t v) { put16(p, v), put16(p + 2, v >> 16); }
@@ -303,6 +343,27 @@ static void ref_encode(kiln_format f, const float c[4], uint8_t *p)
         for (int i = 0; i < 4; i++)
             put16(p + 2 * i, kres_float_to_unorm(c[i], 16));
         break;
+    case KILN_FORMAT_R8G8B8A8_UINT:
+        for (int i = 0; i < 4; i++)
+            p[i] = (uint8_t)ref_ftou(c[i], 8);
+        break;
+    case KILN_FORMAT_R8G8B8A8_SINT:
+        for (int i = 0; i < 4; i++)
+            p[i] = (uint8_t)ref_ftoi(c[i], 8);
+        break;
+    case KILN_FORMAT_R16_UINT:
+        put16(p, ref_ftou(c[0], 16));
+        break;
+    case KILN_FORMAT_R32_UINT:
+        put32(p, ref_ftou(c[0], 32));
+        break;
+    case KILN_FORMAT_R32_SINT:
+        put32(p, (uint32_t)ref_ftoi(c[0], 32));
+        break;
+    case KILN_FORMAT_R32G32B32A32_UINT:
+        for (int i = 0; i < 4; i++)
+            put32(p + 4 * i, ref_ftou(c[i], 32));
+        break;
     default:
         break;
     }
@@ -319,35 +380,45 @@ static int all_texels(const uint8_t *px, const uint8_t *want, uint32_t size, uin
     return 1;
 }
 
+/* Covers the W x H target with the constant color c (the RU_PS_CB
+ * pipeline bound); the constant buffer is the caller's to destroy. */
+static kiln_buffer draw_color(kiln_device *dev, kiln_context *ctx, const float c[4])
+{
+    kiln_buffer cb = ru_cbuffer(dev, c, 4);
+    CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
+    float v[6 * 4], *p = v;
+    p = ru_vtx(p, W, H, 0, 0, 0.5f), p = ru_vtx(p, W, H, W, 0, 0.5f);
+    p = ru_vtx(p, W, H, 0, H, 0.5f), p = ru_vtx(p, W, H, W, 0, 0.5f);
+    p = ru_vtx(p, W, H, W, H, 0.5f), ru_vtx(p, W, H, 0, H, 0.5f);
+    ru_draw(dev, ctx, v, 6, 16, KILN_TOPOLOGY_TRIANGLE_LIST);
+    return cb;
+}
+
 /* Clear and a constant-color draw write the reference bytes. */
 static void test_writes(kiln_exec_mode mode)
 {
     kiln_device *dev = th_device(mode, 0);
     kiln_context *ctx = kiln_device_immediate_context(dev);
     ru_pipe pipe = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
-    static const float colors[3][4] = {
-        {0.25f, -0.5f, 0.75f, 1.5f}, {0.1f, 0.2f, 0.3f, 0.4f}, {70000.0f, 1e-6f, -0.0f, 0.6f}};
+    static const float colors[4][4] = {{0.25f, -0.5f, 0.75f, 1.5f},
+                                       {0.1f, 0.2f, 0.3f, 0.4f},
+                                       {70000.0f, 1e-6f, -0.0f, 0.6f},
+                                       {200.7f, -3.9f, 1e10f, -70000.5f}};
     for (size_t k = 0; k < sizeof FORMATS / sizeof FORMATS[0]; k++) {
         const fmt_case *fc = &FORMATS[k];
         CHECK_EQ_INT(kiln_format_size(fc->f), fc->size);
         ru_tex rt = ru_rt(dev, W, H, fc->f);
         kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
         ru_bind_pipe(ctx, &pipe);
-        for (int ci = 0; ci < 3; ci++) {
+        for (int ci = 0; ci < 4; ci++) {
             uint8_t want[16] = {0};
             ref_encode(fc->f, colors[ci], want);
             CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, colors[ci]), KILN_OK);
             uint8_t *px = ru_read_bytes(dev, &rt);
             int ok = all_texels(px, want, fc->size, W * H);
             free(px);
-            kiln_buffer cb = ru_cbuffer(dev, colors[(ci + 1) % 3], 4);
-            CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
-            float v[6 * 4], *p = v;
-            p = ru_vtx(p, W, H, 0, 0, 0.5f), p = ru_vtx(p, W, H, W, 0, 0.5f);
-            p = ru_vtx(p, W, H, 0, H, 0.5f), p = ru_vtx(p, W, H, W, 0, 0.5f);
-            p = ru_vtx(p, W, H, W, H, 0.5f), ru_vtx(p, W, H, 0, H, 0.5f);
-            ru_draw(dev, ctx, v, 6, 16, KILN_TOPOLOGY_TRIANGLE_LIST);
-            ref_encode(fc->f, colors[(ci + 1) % 3], want);
+            kiln_buffer cb = draw_color(dev, ctx, colors[(ci + 1) % 4]);
+            ref_encode(fc->f, colors[(ci + 1) % 4], want);
             px = ru_read_bytes(dev, &rt);
             ok = ok && all_texels(px, want, fc->size, W * H);
             free(px);
@@ -482,7 +553,7 @@ static float *sample_into(kiln_device *dev, kiln_context *ctx, kiln_srv srv, kil
 static void ref_decode(kiln_format f, const uint8_t *p, float o[4])
 {
     uint32_t x = p[0] | (uint32_t)p[1] << 8 | (f == KILN_FORMAT_R8G8_UNORM || f == KILN_FORMAT_R16_UNORM ||
-                                                       f == KILN_FORMAT_R16_FLOAT
+                                                       f == KILN_FORMAT_R16_FLOAT || f == KILN_FORMAT_R16_UINT
                                                    ? 0u
                                                    : (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
     o[0] = o[1] = o[2] = 0.0f;
@@ -520,6 +591,22 @@ static void ref_decode(kiln_format f, const uint8_t *p, float o[4])
         for (int c = 0; c < 4; c++)
             o[c] = (p[2 * c] | p[2 * c + 1] << 8) / 65535.0f;
         break;
+    case KILN_FORMAT_R8G8B8A8_UINT:
+        for (int c = 0; c < 4; c++)
+            o[c] = (float)p[c];
+        break;
+    case KILN_FORMAT_R8G8B8A8_SINT:
+        for (int c = 0; c < 4; c++)
+            o[c] = (float)(p[c] >= 128 ? (int)p[c] - 256 : (int)p[c]);
+        break;
+    case KILN_FORMAT_R16_UINT: o[0] = (float)(x & 0xFFFFu); break;
+    case KILN_FORMAT_R32_UINT: o[0] = (float)x; break;
+    case KILN_FORMAT_R32_SINT: o[0] = (float)(x >= 0x80000000u ? (double)x - 4294967296.0 : (double)x); break;
+    case KILN_FORMAT_R32G32B32A32_UINT:
+        for (int c = 0; c < 4; c++)
+            o[c] = (float)((uint32_t)p[4 * c] | (uint32_t)p[4 * c + 1] << 8 |
+                           (uint32_t)p[4 * c + 2] << 16 | (uint32_t)p[4 * c + 3] << 24);
+        break;
     default:
         break;
     }
@@ -539,7 +626,7 @@ static void test_sampling(kiln_ps_fn fn)
     kiln_context *ctx = kiln_device_immediate_context(dev);
     for (size_t k = 0; k < sizeof FORMATS / sizeof FORMATS[0]; k++) {
         const fmt_case *fc = &FORMATS[k];
-        uint8_t texels[W * H * 8];
+        uint8_t texels[W * H * 16];
         for (uint32_t i = 0; i < W * H * fc->size; i++)
             texels[i] = (uint8_t)next();
         if (fc->f == KILN_FORMAT_R11G11B10_FLOAT || fc->f == KILN_FORMAT_R16_FLOAT ||
@@ -555,8 +642,9 @@ static void test_sampling(kiln_ps_fn fn)
         float *out = sample_into(dev, ctx, srv, KILN_FILTER_POINT, 0, 0, 1, 1);
         int ok = 1;
         for (uint32_t i = 0; i < W * H; i++) {
-            float want[4];
-            ref_decode(fc->f, texels + i * fc->size, want);
+            float want[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (!is_int(fc->f) || fn == ps_load) /* D3D10 samples no integers: zeros */
+                ref_decode(fc->f, texels + i * fc->size, want);
             for (int c = 0; c < 4; c++)
                 ok = ok && close_to(out[4 * i + c], want[c]);
         }
@@ -687,6 +775,69 @@ static void test_d16(kiln_exec_mode mode)
     kiln_device_destroy(dev);
 }
 
+/* kres_float_to_uint / _sint (clears and writes into integer targets)
+ * against ref_ftou / ref_ftoi on the edges of every width and 200,000
+ * random bit patterns (NaN, INF, denormals and huge values included). */
+static void test_integer_conversions(void)
+{
+    static const int widths[3] = {8, 16, 32};
+    static const float edges[] = {0.0f, -0.0f, 0.5f, 0.999f, 1.0f, -0.999f, -1.0f, 126.9f, 127.0f,
+                                  127.5f, 128.0f, -128.0f, -128.9f, -129.0f, 254.99f, 255.0f,
+                                  255.5f, 256.0f, 32767.9f, 65535.0f, 65535.5f, 65536.0f,
+                                  16777216.0f, 16777218.0f, 2147483520.0f, 2147483648.0f,
+                                  -2147483648.0f, -2147483904.0f, 4294967040.0f, 4294967296.0f,
+                                  1e30f, -1e30f, INFINITY, -INFINITY, NAN, 1e-40f, -1e-40f};
+    int bad = 0, n = 0;
+    for (int w = 0; w < 3; w++) {
+        for (size_t k = 0; k < sizeof edges / sizeof edges[0] + 200000 / 3; k++) {
+            float f = k < sizeof edges / sizeof edges[0] ? edges[k] : from_bits(next());
+            uint32_t bits = (uint32_t)widths[w];
+            bad += kres_float_to_uint(f, bits) != ref_ftou(f, widths[w]);
+            bad += kres_float_to_sint(f, bits) != ref_ftoi(f, widths[w]);
+            n += 2;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    printf("float -> 8/16/32-bit UINT and SINT: %d conversions, %d differ\n", n, bad);
+}
+
+/* Blending is ignored on integer targets (ONE, ONE over a cleared target
+ * writes the source alone), and generate_mips refuses integer formats. */
+static void test_integer_rules(void)
+{
+    kiln_device *dev = th_device(KILN_EXEC_ASYNC, 0);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    ru_pipe pipe = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
+    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UINT);
+    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    ru_bind_pipe(ctx, &pipe);
+    kiln_blend_state add = ru_bs_add(dev);
+    CHECK_RESULT(kiln_om_set_blend_state(ctx, add, NULL), KILN_OK);
+    const float clear[4] = {10.0f, 20.0f, 30.0f, 40.0f}, src[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, clear), KILN_OK);
+    kiln_buffer cb = draw_color(dev, ctx, src);
+    uint8_t *px = ru_read_bytes(dev, &rt);
+    const uint8_t want[4] = {1, 2, 3, 4};
+    th_check(all_texels(px, want, 4, W * H), "integer target: blending ignored", __FILE__, __LINE__);
+    free(px);
+    kiln_destroy_buffer(dev, cb);
+    kiln_destroy_blend_state(dev, add);
+
+    kiln_texture2d_desc td = {8, 8, 0, 1, KILN_FORMAT_R32_UINT, KILN_USAGE_DEFAULT,
+                              KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET, 0};
+    kiln_texture tex;
+    kiln_srv srv;
+    CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_OK);
+    CHECK_RESULT(kiln_create_srv(dev, tex, NULL, &srv), KILN_OK);
+    CHECK_FAILS(kiln_generate_mips(ctx, srv), KILN_E_INVALID_ARG, KILN_LOG_MIPS_FORMAT);
+    kiln_destroy_srv(dev, srv);
+    kiln_destroy_texture(dev, tex);
+    kiln_destroy_rasterizer_state(dev, rs);
+    ru_free_tex(dev, &rt);
+    ru_free_pipe(dev, &pipe);
+    kiln_device_destroy(dev);
+}
+
 static void test_osmesa_refuses(void)
 {
 #ifdef KILN_HAVE_GL
@@ -699,6 +850,8 @@ static void test_osmesa_refuses(void)
     kiln_texture2d_desc td = {4, 4, 1, 1, KILN_FORMAT_R16G16B16A16_FLOAT, KILN_USAGE_DEFAULT,
                               KILN_BIND_SHADER_RESOURCE, 0};
     kiln_texture tex;
+    CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
+    td.format = KILN_FORMAT_R32_UINT;
     CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
     kiln_device_destroy(dev);
 #endif
@@ -718,6 +871,8 @@ int main(void)
     test_srgb_filtering();
     test_d16(KILN_EXEC_ASYNC);
     test_d16(KILN_EXEC_SERIAL);
+    test_integer_conversions();
+    test_integer_rules();
     test_osmesa_refuses();
     return th_exit();
 }

@@ -2,6 +2,7 @@
  * captured into an immutable state block, gathered into a scene), and the
  * scene's submission as one command. */
 #include "api.h"
+#include "../resources/texel.h"
 #include "../capture/capture.h"
 #include "../driver/driver.h"
 
@@ -1140,6 +1141,11 @@ static kiln_result generate_mips(kiln_context *ctx, kiln_srv view)
     if ((v->res->bind_flags & need) != need) {
         kres_unref(&v->base);
         return FAIL(KILN_E_INVALID_ARG, MIPS_NO_RT, "the texture needs render-target and shader-resource binds");
+    }
+    if (kres_format_integer(v->format)) {
+        kiln_format f = v->format;
+        kres_unref(&v->base);
+        return FAIL(KILN_E_INVALID_ARG, MIPS_FORMAT, "format %d is an integer format, which D3D10 cannot filter", (int)f);
     }
     if ((r = ka_flush_scene(ctx, api)) == KILN_OK && v->num_mips > 1) {
         kq_cmd *cmd;

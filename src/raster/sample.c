@@ -77,8 +77,8 @@ static int format_sampleable(kiln_format f)
     case KILN_FORMAT_D32_FLOAT:
     case KILN_FORMAT_D24_UNORM_S8_UINT:
         return 1;
-    default:
-        return kres_texel_generic(f);
+    default: /* integer formats: Load only (kr_texel_fetch) */
+        return kres_texel_generic(f) && !kres_format_integer(f);
     }
 }
 
@@ -142,7 +142,7 @@ static void decode_texel(kiln_format f, const uint8_t *p, float o[4])
 void kr_texel_fetch(const kr_texture *t, uint32_t level, uint32_t x, uint32_t y, float rgba[4])
 {
     const kres_format_info *fi = kres_format(t->format);
-    if (!t->data || !t->subs || !fi || !format_sampleable(t->format)) {
+    if (!t->data || !t->subs || !fi || !(format_sampleable(t->format) || kres_format_integer(t->format))) {
         rgba[0] = rgba[1] = rgba[2] = rgba[3] = 0.0f;
         return;
     }

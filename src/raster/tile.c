@@ -603,6 +603,7 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
         }
         uint32_t bpp = kres_format(f)->size;
         bool unorm = kres_format_unorm(f), snorm = f == KILN_FORMAT_R8G8B8A8_SNORM;
+        bool blend = bl->enable && !kres_format_integer(f); /* D3D10 blends no integers */
         for (uint32_t i = 0; i < B; i++) {
             if (!(mask >> i & 1))
                 continue;
@@ -611,7 +612,7 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
             float src[4], out[4];
             for (int c = 0; c < 4; c++)
                 src[c] = color[(r * 4 + c) * B + i];
-            if (bl->enable) {
+            if (blend) {
                 float dst[4];
                 load_dst(f, px, dst);
                 if (unorm) /* UNORM targets blend with sources clamped to [0, 1] */

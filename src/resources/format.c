@@ -28,6 +28,12 @@ static const kres_format_info formats[KILN_FORMAT_COUNT] = {
     [KILN_FORMAT_R16G16B16A16_FLOAT] = {8, 4, 0, 0, 0},
     [KILN_FORMAT_R16G16B16A16_UNORM] = {8, 4, 0, 0, 0},
     [KILN_FORMAT_D16_UNORM] = {2, 1, 1, 0, 0},
+    [KILN_FORMAT_R8G8B8A8_UINT] = {4, 4, 0, 0, 0},
+    [KILN_FORMAT_R8G8B8A8_SINT] = {4, 4, 0, 0, 0},
+    [KILN_FORMAT_R16_UINT] = {2, 1, 0, 0, 0},
+    [KILN_FORMAT_R32_UINT] = {4, 1, 0, 0, 0},
+    [KILN_FORMAT_R32_SINT] = {4, 1, 0, 0, 0},
+    [KILN_FORMAT_R32G32B32A32_UINT] = {16, 4, 0, 0, 0},
 };
 
 const kres_format_info *kres_format(kiln_format f)

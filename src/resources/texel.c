@@ -194,6 +194,31 @@ bool kres_format_unorm(kiln_format f)
     }
 }
 
+bool kres_format_integer(kiln_format f)
+{
+    return f >= KILN_FORMAT_R8G8B8A8_UINT && f <= KILN_FORMAT_R32G32B32A32_UINT;
+}
+
+/* ---- integers ---- */
+
+uint32_t kres_float_to_uint(float f, uint32_t bits)
+{
+    double max = bits >= 32 ? 4294967295.0 : (double)((1u << bits) - 1u);
+    if (!(f > 0.0f)) /* NaN, negatives and -0 */
+        return 0;
+    double t = trunc((double)f); /* exact: a float's integer part fits a double */
+    return t >= max ? (uint32_t)max : (uint32_t)t;
+}
+
+int32_t kres_float_to_sint(float f, uint32_t bits)
+{
+    double max = bits >= 32 ? 2147483647.0 : (double)((1u << (bits - 1)) - 1u), min = -max - 1.0;
+    if (f != f)
+        return 0;
+    double t = trunc((double)f);
+    return t >= max ? (int32_t)max : t <= min ? (int32_t)min : (int32_t)t;
+}
+
 void kres_decode_texel(kiln_format f, const uint8_t *p, float o[4])
 {
     o[0] = o[1] = o[2] = 0.0f;
@@ -251,6 +276,28 @@ void kres_decode_texel(kiln_format f, const uint8_t *p, float o[4])
     case KILN_FORMAT_R16G16B16A16_UNORM:
         for (int c = 0; c < 4; c++)
             o[c] = kres_unorm_to_float(ld16(p + 2 * c), 16);
+        break;
+    /* integers: their values (rounded to float beyond 2^24) */
+    case KILN_FORMAT_R8G8B8A8_UINT:
+        for (int c = 0; c < 4; c++)
+            o[c] = (float)p[c];
+        break;
+    case KILN_FORMAT_R8G8B8A8_SINT:
+        for (int c = 0; c < 4; c++)
+            o[c] = (float)(int8_t)p[c];
+        break;
+    case KILN_FORMAT_R16_UINT:
+        o[0] = (float)ld16(p);
+        break;
+    case KILN_FORMAT_R32_UINT:
+        o[0] = (float)ld32(p);
+        break;
+    case KILN_FORMAT_R32_SINT:
+        o[0] = (float)(int32_t)ld32(p);
+        break;
+    case KILN_FORMAT_R32G32B32A32_UINT:
+        for (int c = 0; c < 4; c++)
+            o[c] = (float)ld32(p + 4 * c);
         break;
     default:
         break;
@@ -325,6 +372,33 @@ void kres_encode_texel(kiln_format f, const float v[4], uint8_t *p, uint32_t wm)
         for (int c = 0; c < 4; c++)
             if (wm >> c & 1)
                 st16(p + 2 * c, (uint16_t)kres_float_to_unorm(v[c], 16));
+        break;
+    case KILN_FORMAT_R8G8B8A8_UINT:
+        for (int c = 0; c < 4; c++)
+            if (wm >> c & 1)
+                p[c] = (uint8_t)kres_float_to_uint(v[c], 8);
+        break;
+    case KILN_FORMAT_R8G8B8A8_SINT:
+        for (int c = 0; c < 4; c++)
+            if (wm >> c & 1)
+                p[c] = (uint8_t)kres_float_to_sint(v[c], 8);
+        break;
+    case KILN_FORMAT_R16_UINT:
+        if (wm & 1)
+            st16(p, (uint16_t)kres_float_to_uint(v[0], 16));
+        break;
+    case KILN_FORMAT_R32_UINT:
+        if (wm & 1)
+            st32(p, kres_float_to_uint(v[0], 32));
+        break;
+    case KILN_FORMAT_R32_SINT:
+        if (wm & 1)
+            st32(p, (uint32_t)kres_float_to_sint(v[0], 32));
+        break;
+    case KILN_FORMAT_R32G32B32A32_UINT:
+        for (int c = 0; c < 4; c++)
+            if (wm >> c & 1)
+                st32(p + 4 * c, kres_float_to_uint(v[c], 32));
         break;
     default:
         break;

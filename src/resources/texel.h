@@ -30,6 +30,12 @@ bool kres_texel_generic(kiln_format f);
 bool kres_format_srgb(kiln_format f);
 /* UNORM and UNORM_SRGB formats (blend sources are clamped to [0, 1]). */
 bool kres_format_unorm(kiln_format f);
+/* UINT and SINT formats: no filtering, no blending, no mip generation. */
+bool kres_format_integer(kiln_format f);
+/* FLOAT -> integer of `bits` bits (D3D10's ftou / ftoi, then the
+ * channel's range): NaN 0, toward zero, clamped. */
+uint32_t kres_float_to_uint(float f, uint32_t bits);
+int32_t kres_float_to_sint(float f, uint32_t bits);
 
 /* One texel as RGBA (missing channels 0, alpha 1); sRGB decoded to linear. */
 void kres_decode_texel(kiln_format f, const uint8_t *p, float out[4]);
