@@ -458,6 +458,11 @@ typedef enum kiln_format {
     KILN_FORMAT_R32_UINT,
     KILN_FORMAT_R32_SINT,
     KILN_FORMAT_R32G32B32A32_UINT,
+    /* Depth and stencil, 64-bit texels: float depth in bytes 0..3, the
+     * stencil in byte 4, bytes 5..7 unused (kept as they are). A
+     * depth-stencil only (no typeless formats: not a shader resource, as
+     * D24_UNORM_S8_UINT); not on the osmesa backend. */
+    KILN_FORMAT_D32_FLOAT_S8X24_UINT,
     KILN_FORMAT_COUNT
 } kiln_format;
 

@@ -838,6 +838,128 @@ static void test_integer_rules(void)
     kiln_device_destroy(dev);
 }
 
+/* D32_FLOAT_S8X24_UINT against D24_UNORM_S8_UINT: 300 random full-target
+ * and partial rects, each with a random depth-stencil state (depth
+ * functions, writes, stencil functions, the three ops per face, masks,
+ * reference) and depths on a 1/16 grid (no two closer than D24 resolves),
+ * drawn front- or back-facing, with clears of depth alone or stencil
+ * alone in between: the color image and every stencil byte must be the
+ * same for both formats, each D32S8 depth one of the values drawn or
+ * cleared, and bytes 5..7 of every texel untouched. */
+static void test_d32s8(kiln_exec_mode mode)
+{
+    enum { DW = 16, DH = 8, NDRAW = 300 };
+    kiln_device *dev = th_device(mode, 0);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    ru_pipe pipe = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
+    static const kiln_format dfmt[2] = {KILN_FORMAT_D24_UNORM_S8_UINT,
+                                        KILN_FORMAT_D32_FLOAT_S8X24_UINT};
+    uint8_t *color[2], *depth[2];
+    for (int k = 0; k < 2; k++) {
+        uint32_t seed = 0xd32u;
+        ru_tex rt = ru_rt(dev, DW, DH, KILN_FORMAT_R8G8B8A8_UNORM);
+        /* D32S8 starts with bytes 5..7 marked: no operation may write them */
+        static uint8_t init[DW * DH * 8];
+        for (int i = 0; i < DW * DH; i++)
+            init[8 * i + 5] = 0xa5, init[8 * i + 6] = 0x5a, init[8 * i + 7] = (uint8_t)i;
+        ru_tex ds;
+        memset(&ds, 0, sizeof ds);
+        kiln_texture2d_desc dd = {DW, DH, 1, 1, dfmt[k], KILN_USAGE_DEFAULT, KILN_BIND_DEPTH_STENCIL, 0};
+        kiln_subresource_data dinit = {init, DW * 8};
+        CHECK_RESULT(kiln_create_texture2d(dev, &dd, k == 1 ? &dinit : NULL, &ds.tex), KILN_OK);
+        CHECK_RESULT(kiln_create_dsv(dev, ds.tex, NULL, &ds.dsv), KILN_OK);
+        kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+        ru_bind_pipe(ctx, &pipe);
+        CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, ds.dsv), KILN_OK);
+        const float black[4] = {0, 0, 0, 0};
+        CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+        CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, KILN_CLEAR_DEPTH | KILN_CLEAR_STENCIL, 0.5f, 0x40),
+                     KILN_OK);
+        for (int n = 0; n < NDRAW; n++) {
+            seed = seed * 1664525u + 1013904223u;
+            uint32_t r = seed;
+            if ((r & 31u) == 0) {
+                float z = (float)((r >> 8) & 15u) / 16.0f;
+                CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, (r >> 5 & 1) ? KILN_CLEAR_DEPTH : KILN_CLEAR_STENCIL, z,
+                                            (uint8_t)(r >> 12)),
+                             KILN_OK);
+                continue;
+            }
+            kiln_depth_stencil_desc d = {0};
+            d.depth_func = (kiln_compare)(1 + (r >> 3) % 8);
+            d.depth_write_disable = r >> 6 & 1;
+            d.depth_disable = (r >> 7 & 7) == 0;
+            d.stencil_enable = (r >> 10 & 3) != 0;
+            seed = seed * 1664525u + 1013904223u;
+            uint32_t q = seed;
+            kiln_stencil_face f[2];
+            for (int fc = 0; fc < 2; fc++) {
+                f[fc].fail_op = (kiln_stencil_op)(1 + (q >> (fc * 12)) % 8);
+                f[fc].depth_fail_op = (kiln_stencil_op)(1 + (q >> (fc * 12 + 3)) % 8);
+                f[fc].pass_op = (kiln_stencil_op)(1 + (q >> (fc * 12 + 6)) % 8);
+                f[fc].func = (kiln_compare)(1 + (q >> (fc * 12 + 9)) % 8);
+            }
+            d.front = f[0];
+            d.back = f[1];
+            d.stencil_read_mask = (r >> 12 & 1) ? 0xf7 : KILN_MASK_DEFAULT;
+            d.stencil_write_mask = (r >> 13 & 1) ? 0x7e : KILN_MASK_DEFAULT;
+            kiln_depth_stencil_state dss = ru_dss(dev, d);
+            CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, dss, (r >> 14) & 0xff), KILN_OK);
+            const float c[4] = {(float)(n % 7) / 7.0f, (float)(n % 5) / 5.0f, (float)(n % 3) / 3.0f, 1.0f};
+            kiln_buffer cb = ru_cbuffer(dev, c, 4);
+            CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
+            float z = (float)(1 + (r >> 22) % 15) / 16.0f;
+            int x0 = (int)(q >> 24) % 8, y0 = (int)(q >> 27) % 4, ccw = q >> 31;
+            float v[6 * 4], *p = v;
+            /* clockwise (front) or the reverse (back) */
+            p = ru_vtx(p, DW, DH, x0, y0, z), p = ru_vtx(p, DW, DH, ccw ? x0 : DW, ccw ? DH : y0, z);
+            p = ru_vtx(p, DW, DH, ccw ? DW : x0, ccw ? y0 : DH, z), p = ru_vtx(p, DW, DH, DW, y0, z);
+            p = ru_vtx(p, DW, DH, ccw ? x0 : DW, DH, z), ru_vtx(p, DW, DH, ccw ? DW : x0, ccw ? DH : DH, z);
+            ru_draw(dev, ctx, v, 6, 16, KILN_TOPOLOGY_TRIANGLE_LIST);
+            kiln_destroy_buffer(dev, cb);
+            kiln_destroy_depth_stencil_state(dev, dss);
+        }
+        color[k] = ru_read_bytes(dev, &rt);
+        depth[k] = malloc((size_t)DW * DH * 8);
+        ru_read(dev, ds.tex, 0, depth[k]);
+        kiln_destroy_rasterizer_state(dev, rs);
+        ru_free_tex(dev, &rt);
+        ru_free_tex(dev, &ds);
+    }
+    th_check(memcmp(color[0], color[1], (size_t)DW * DH * 4) == 0, "D32S8: the image of D24S8",
+             __FILE__, __LINE__);
+    int bad_st = 0, bad_z = 0, bad_x = 0, distinct = 0;
+    uint32_t seen = 0;
+    for (int i = 0; i < DW * DH; i++) {
+        uint32_t w24;
+        memcpy(&w24, depth[0] + 4 * i, 4);
+        const uint8_t *t = depth[1] + 8 * i;
+        bad_st += (w24 >> 24) != t[4];
+        float z;
+        memcpy(&z, t, 4);
+        float k16 = z * 16.0f;
+        bad_z += !(k16 >= 0.0f && k16 <= 16.0f && k16 == (float)(int)k16);
+        if (k16 == (float)(int)k16 && k16 >= 0.0f && k16 < 32.0f && !(seen >> (int)k16 & 1)) {
+            seen |= 1u << (int)k16;
+            distinct++;
+        }
+        bad_x += t[5] != 0xa5 || t[6] != 0x5a || t[7] != (uint8_t)i;
+    }
+    CHECK_EQ_INT(bad_st, 0);
+    CHECK_EQ_INT(bad_z, 0);
+    CHECK_EQ_INT(bad_x, 0);
+    CHECK(distinct > 2); /* the depths were really written */
+    for (int k = 0; k < 2; k++)
+        free(color[k]), free(depth[k]);
+    /* not a shader resource (no typeless formats), and osmesa refuses it */
+    kiln_texture2d_desc td = {4, 4, 1, 1, KILN_FORMAT_D32_FLOAT_S8X24_UINT, KILN_USAGE_DEFAULT,
+                              KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture tex;
+    CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_UNSUPPORTED, KILN_LOG_FORMAT_BIND_MISMATCH);
+    ru_free_pipe(dev, &pipe);
+    kiln_device_destroy(dev);
+}
+
 static void test_osmesa_refuses(void)
 {
 #ifdef KILN_HAVE_GL
@@ -852,6 +974,9 @@ static void test_osmesa_refuses(void)
     kiln_texture tex;
     CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
     td.format = KILN_FORMAT_R32_UINT;
+    CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
+    td.format = KILN_FORMAT_D32_FLOAT_S8X24_UINT;
+    td.bind_flags = KILN_BIND_DEPTH_STENCIL;
     CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
     kiln_device_destroy(dev);
 #endif
@@ -873,6 +998,8 @@ int main(void)
     test_d16(KILN_EXEC_SERIAL);
     test_integer_conversions();
     test_integer_rules();
+    test_d32s8(KILN_EXEC_ASYNC);
+    test_d32s8(KILN_EXEC_SERIAL);
     test_osmesa_refuses();
     return th_exit();
 }

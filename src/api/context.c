@@ -141,6 +141,12 @@ static kiln_result clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, f
             kres_unref(&v->base);
             return KILN_OK;
         }
+    } else if (v->format == KILN_FORMAT_D32_FLOAT_S8X24_UINT) {
+        /* float depth, then the stencil byte; the mask as D24's (kres_fill) */
+        memcpy(texel, &d, 4);
+        texel[4] = stencil;
+        mask = ((flags & KILN_CLEAR_DEPTH) ? 0x00ffffffu : 0) |
+               ((flags & KILN_CLEAR_STENCIL) ? 0xff000000u : 0);
     } else {
         uint32_t word = ((uint32_t)stencil << 24) | (uint32_t)lrint((double)d * 16777215.0);
         memcpy(texel, &word, 4);

@@ -167,7 +167,7 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
                     dev->queue.backend->name, (int)desc->format);
     if (fi->has_stencil && (bind & KILN_BIND_SHADER_RESOURCE))
         return FAIL(KILN_E_UNSUPPORTED, FORMAT_BIND_MISMATCH,
-                    "D24_UNORM_S8_UINT cannot be a shader resource (kiln has no typeless formats)");
+                    "a depth-stencil format with stencil cannot be a shader resource (kiln has no typeless formats)");
     kiln_result r = check_usage(dev, api, desc->usage, bind, &cpu, init != NULL);
     if (r != KILN_OK)
         return r;

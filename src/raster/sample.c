@@ -77,6 +77,8 @@ static int format_sampleable(kiln_format f)
     case KILN_FORMAT_D32_FLOAT:
     case KILN_FORMAT_D24_UNORM_S8_UINT:
         return 1;
+    case KILN_FORMAT_D32_FLOAT_S8X24_UINT: /* never a shader resource */
+        return 0;
     default: /* integer formats: Load only (kr_texel_fetch) */
         return kres_texel_generic(f) && !kres_format_integer(f);
     }

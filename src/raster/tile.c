@@ -251,6 +251,48 @@ static uint32_t depth_d16(const kd_state *s, const kr_fb *fb, int x, int y, cons
     return out;
 }
 
+/* D32_FLOAT_S8X24_UINT: the float depth test of D32_FLOAT and D24's
+ * stencil, the stencil in byte 4 of 8-byte texels (bytes 5..7 untouched). */
+static uint32_t depth_d32s8(const kr_prim *p, const kr_fb *fb, int x, int y, const float *z,
+                            uint32_t mask)
+{
+    const kd_state *s = p->dx->s;
+    const kd_stencil_face *face = p->front ? &s->front : &s->back;
+    bool sten = s->stencil_enable != 0;
+    uint32_t ref = s->stencil_ref & 0xff, rmask = s->stencil_read, wmask = s->stencil_write;
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < B; i++) {
+        if (!(mask >> i & 1))
+            continue;
+        uint8_t *px = fb->ds + (size_t)(y + (int)(i >> 2)) * fb->ds_pitch + (size_t)(x + (int)(i & 3)) * 8;
+        uint32_t st = px[4], nst = st;
+        bool pass = true;
+        if (sten && !compare_u(face->func, ref & rmask, st & rmask)) {
+            nst = stencil_op(face->fail, st, ref);
+            pass = false;
+        }
+        if (pass && s->depth_enable) {
+            float d;
+            memcpy(&d, px, 4);
+            if (!compare_f(s->depth_func, z[i], d)) {
+                if (sten)
+                    nst = stencil_op(face->zfail, st, ref);
+                pass = false;
+            } else if (s->depth_write) {
+                memcpy(px, &z[i], 4);
+            }
+        }
+        if (pass) {
+            if (sten)
+                nst = stencil_op(face->pass, st, ref);
+            out |= 1u << i;
+        }
+        if (sten)
+            px[4] = (uint8_t)((st & ~wmask) | (nst & wmask));
+    }
+    return out;
+}
+
 static uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, const float *z,
                               uint32_t mask)
 {
@@ -261,6 +303,8 @@ static uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, c
         return depth_d32(s, fb, x, y, z, mask);
     if (fb->ds_format == KILN_FORMAT_D16_UNORM)
         return depth_d16(s, fb, x, y, z, mask);
+    if (fb->ds_format == KILN_FORMAT_D32_FLOAT_S8X24_UINT)
+        return depth_d32s8(p, fb, x, y, z, mask);
     const kd_stencil_face *face = p->front ? &s->front : &s->back;
     bool d24 = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT;
     bool sten = s->stencil_enable && d24;
@@ -957,6 +1001,12 @@ void kr_clear_rect(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask,
     if (rt < 0) {
         if (!fb->ds)
             return;
+        if (fb->ds_format == KILN_FORMAT_D32_FLOAT_S8X24_UINT) {
+            for (int y = y0; y < y1; y++)
+                for (int x = x0; x < x1; x++)
+                    kres_clear_d32s8(fb->ds + (size_t)y * fb->ds_pitch + (size_t)x * 8, texel, mask);
+            return;
+        }
         if (fb->ds_format == KILN_FORMAT_D16_UNORM) { /* no stencil: the depth or nothing */
             if (mask & 0xffffu)
                 for (int y = y0; y < y1; y++)

@@ -34,6 +34,7 @@ static const kres_format_info formats[KILN_FORMAT_COUNT] = {
     [KILN_FORMAT_R32_UINT] = {4, 1, 0, 0, 0},
     [KILN_FORMAT_R32_SINT] = {4, 1, 0, 0, 0},
     [KILN_FORMAT_R32G32B32A32_UINT] = {16, 4, 0, 0, 0},
+    [KILN_FORMAT_D32_FLOAT_S8X24_UINT] = {8, 2, 1, 1, 0},
 };
 
 const kres_format_info *kres_format(kiln_format f)

@@ -54,6 +54,14 @@ void kres_fill(kres_resource *dst, kres_storage *st, uint32_t first_mip, uint32_
         for (uint32_t mip = first_mip; mip < first_mip + num_mips; mip++) {
             const kres_subresource *s = &dst->subs[mip + slice * dst->mip_levels];
             uint8_t *base = st->data + s->offset;
+            if (dst->format == KILN_FORMAT_D32_FLOAT_S8X24_UINT && mask32 != 0xffffffffu) {
+                /* Partial clear of D32S8 texels: mask32 as D24's, its
+                 * depth bits for bytes 0..3, its stencil bits for byte 4. */
+                for (uint32_t y = 0; y < s->height; y++)
+                    for (uint32_t x = 0; x < s->width; x++)
+                        kres_clear_d32s8(base + (size_t)y * s->row_pitch + (size_t)x * 8, texel, mask32);
+                continue;
+            }
             if (mask32 != 0xffffffffu) {
                 /* Partial depth/stencil clear of 32-bit texels. */
                 uint32_t v;

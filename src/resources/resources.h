@@ -19,6 +19,7 @@
 
 #include "../base/base.h"
 #include <pthread.h>
+#include <string.h>
 #include "../queue/lock.h"
 
 /* ---- formats ---- */
@@ -32,6 +33,17 @@ typedef struct kres_format_info {
 } kres_format_info;
 
 const kres_format_info *kres_format(kiln_format f); /* NULL if invalid */
+/* One D32_FLOAT_S8X24_UINT texel cleared from `texel` under a D24-style
+ * mask: the depth (bytes 0..3) when any of bits 0..23 is set, the
+ * stencil byte (4) when any of 24..31 is. */
+static inline void kres_clear_d32s8(uint8_t *px, const uint8_t *texel, uint32_t mask)
+{
+    if (mask & 0x00ffffffu)
+        memcpy(px, texel, 4);
+    if (mask & 0xff000000u)
+        px[4] = texel[4];
+}
+
 /* Packs an RGBA color into one texel of `f` (D3D10 float->format rules). */
 void kres_pack_color(kiln_format f, const float rgba[4], uint8_t out[16]);
 
