@@ -165,15 +165,24 @@ typedef struct level {
 /* Texel index i on an axis of `size` texels, or -1 for a border read. */
 static inline int32_t address(int32_t i, int32_t size, kiln_address mode)
 {
+    /* A power-of-two size (the usual texture) wraps with a mask: in two's
+     * complement i & (n - 1) is the non-negative remainder, with no divide. */
+    int pow2 = (size & (size - 1)) == 0;
     switch (mode) {
     case KILN_ADDRESS_WRAP:
+        if (pow2)
+            return i & (size - 1);
         i %= size;
         return i < 0 ? i + size : i;
     case KILN_ADDRESS_MIRROR: {
         int32_t period = 2 * size;
-        i %= period;
-        if (i < 0)
-            i += period;
+        if (pow2) {
+            i &= period - 1;
+        } else {
+            i %= period;
+            if (i < 0)
+                i += period;
+        }
         return i >= size ? period - 1 - i : i;
     }
     case KILN_ADDRESS_BORDER:
