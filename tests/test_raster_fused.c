@@ -146,7 +146,29 @@ static void test_premise(void)
     CHECK_EQ_INT((max_s + 32768u) >> 16, 255);
 }
 
-/* ==== 5. kiln_ps_sample's single-level kernel at every level ==== */
+/* ==== 5. kiln_ps_sample's kernels at every level ==== */
+
+/* Samples slot 0 of `a` at each SIMD level; true when the floats differ
+ * (the first differing one printed when `report`, with `what`). */
+static bool sample_differs(const kr_simd *lv, int nlv, const kiln_ps_args *a, const float *u,
+                           const float *v, bool report, const char *what)
+{
+    _Alignas(32) float out[2][64];
+    for (int l = 0; l < nlv; l++) {
+        CHECK_RESULT(kr_effects_force_level(lv[l]), KILN_OK);
+        kiln_ps_sample(a, 0, 0, u, v, out[l]);
+    }
+    if (nlv < 2 || !memcmp(out[0], out[1], sizeof out[0]))
+        return false;
+    for (int i = 0; report && i < 64; i++)
+        if (memcmp(&out[0][i], &out[1][i], 4)) {
+            fprintf(stderr, "    %s: channel %d pixel %d: sse2 %.9g, avx2 %.9g (u %.9g v %.9g)\n",
+                    what, i / 16, i % 16, out[0][i], out[1][i], u[i % 16], v[i % 16]);
+            break;
+        }
+    return true;
+}
+
 
 /* The bilinear RGBA8 / BGRA8 kernel kiln_ps_sample runs for a view of one
  * level (sample.c's rgba8_level: SSE2 rows, or fused_avx2.c's eight-lane
@@ -192,7 +214,7 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
         memset(&a, 0, sizeof a);
         a.mask = 0xffff;
         a.textures = &tx;
-        _Alignas(32) float u[16], v[16], out[2][64];
+        _Alignas(32) float u[16], v[16];
         for (int i = 0; i < 16; i++) {
             uint64_t k = th_below(&r, 4);
             /* texel edges and centers exactly, seams of WRAP, or anywhere */
@@ -204,28 +226,95 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
                           : k == 1 ? (float)(h - 1) / (float)h + (float)th_below(&r, 64) / (64.0f * h)
                                    : frand(&r, -2.5f, 3.5f);
         }
-        for (int l = 0; l < nlv; l++) {
-            CHECK_RESULT(kr_effects_force_level(lv[l]), KILN_OK);
-            kiln_ps_sample(&a, 0, 0, u, v, out[l]);
-        }
-        if (nlv == 2) {
-            compared++;
-            if (memcmp(out[0], out[1], sizeof out[0])) {
-                if (bad++ < 3)
-                    for (int i = 0; i < 64; i++)
-                        if (memcmp(&out[0][i], &out[1][i], 4)) {
-                            fprintf(stderr,
-                                    "    sample case %d (%ux%u pitch %u, modes %d/%d): channel %d "
-                                    "pixel %d: sse2 %.9g, avx2 %.9g (u %.9g v %.9g)\n",
-                                    n, w, h, sub.row_pitch, (int)sm.address_u, (int)sm.address_v,
-                                    i / 16, i % 16, out[0][i], out[1][i], u[i % 16], v[i % 16]);
-                            break;
-                        }
-            }
-        }
+        char what[96];
+        snprintf(what, sizeof what, "sample case %d (%ux%u pitch %u, modes %d/%d)", n, w, h,
+                 sub.row_pitch, (int)sm.address_u, (int)sm.address_v);
+        compared += nlv == 2;
+        bad += sample_differs(lv, nlv, &a, u, v, bad < 3, what);
     }
     CHECK_EQ_INT(bad, 0);
     printf("kiln_ps_sample, one level, sse2 against avx2: %llu blocks compared, %llu differ\n",
+           (unsigned long long)compared, (unsigned long long)bad);
+}
+
+/* kiln_ps_sample on mip chains (trilinear and bilinear with a LOD per
+ * quad: rgba8_block, whose AVX2 level takes two quads per vector) must
+ * give every float bit for bit at both levels: random RGBA8/BGRA8 chains
+ * (power-of-two and other sizes, padded rows), CLAMP / WRAP / MIRROR,
+ * LINEAR or POINT between mips, biases, and coordinates whose steps
+ * differ per quad so that the quads' LODs and level weights differ. */
+static void test_sample_mips(const kr_simd *lv, int nlv)
+{
+    enum { NCASE = 600, MAXW = 64 };
+    static uint8_t mem[2 * MAXW * (MAXW * 4 + 12)];
+    th_rng r = {0x3a11e7ull};
+    uint64_t compared = 0, bad = 0;
+    static const kiln_address modes[3] = {KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP,
+                                          KILN_ADDRESS_MIRROR};
+    for (int n = 0; n < NCASE; n++) {
+        uint32_t w = 8u << th_below(&r, 4), h = 8u << th_below(&r, 4);
+        if (th_below(&r, 8) == 0)
+            w = 3 + (uint32_t)th_below(&r, 60);
+        kres_subresource sub[8];
+        memset(sub, 0, sizeof sub);
+        uint32_t mips = 0;
+        size_t off = 0;
+        while (mips < 8) {
+            uint32_t mw = w >> mips ? w >> mips : 1, mh = h >> mips ? h >> mips : 1;
+            sub[mips].width = mw;
+            sub[mips].height = mh;
+            sub[mips].row_pitch = mw * 4 + 4 * (uint32_t)th_below(&r, 3);
+            sub[mips].size = (size_t)sub[mips].row_pitch * mh;
+            sub[mips].offset = off;
+            off += sub[mips].size;
+            mips++;
+            if (mw == 1 && mh == 1)
+                break;
+        }
+        for (size_t i = 0; i < off; i++)
+            mem[i] = (uint8_t)th_next(&r);
+        struct kiln_ps_textures tx;
+        memset(&tx, 0, sizeof tx);
+        kr_texture *t = &tx.tex[0];
+        t->data = mem;
+        t->subs = sub;
+        t->format = th_below(&r, 2) ? KILN_FORMAT_R8G8B8A8_UNORM : KILN_FORMAT_B8G8R8A8_UNORM;
+        t->res_mip_levels = mips;
+        t->num_mips = mips;
+        /* mostly CLAMP and WRAP (the levels the AVX2 kernel reads directly) */
+        kiln_address au = modes[th_below(&r, 5) % 3 == 2 && th_below(&r, 2) ? 2 : th_below(&r, 2)];
+        kiln_address av = modes[th_below(&r, 5) % 3 == 2 && th_below(&r, 2) ? 2 : th_below(&r, 2)];
+        kd_sampler sm = {KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
+                         th_below(&r, 4) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT, au, av,
+                         th_below(&r, 3) ? 0.0f : frand(&r, -1.0f, 1.0f), 0.0f, 1000.0f,
+                         {0, 0, 0, 0}};
+        tx.samp[0] = &sm;
+        kiln_ps_args a;
+        memset(&a, 0, sizeof a);
+        a.mask = 0xffff;
+        a.textures = &tx;
+        _Alignas(32) float u[16], v[16];
+        /* per quad: an origin and steps from magnified to 8 texels a pixel */
+        for (int q = 0; q < 4; q++) {
+            float u0 = th_below(&r, 4) ? frand(&r, 0.0f, 0.8f) : frand(&r, -1.5f, 2.5f);
+            float v0 = th_below(&r, 4) ? frand(&r, 0.0f, 0.8f) : frand(&r, -1.5f, 2.5f);
+            float su = frand(&r, 0.05f, 4.0f) / (float)w, sv = frand(&r, 0.05f, 4.0f) / (float)h;
+            float cu = frand(&r, -0.5f, 0.5f) * su, cv = frand(&r, -0.5f, 0.5f) * sv;
+            static const int tl[4] = {0, 2, 8, 10};
+            for (int j = 0; j < 4; j++) {
+                int i = tl[q] + (j & 1) + (j >> 1) * 4, dx = j & 1, dy = j >> 1;
+                u[i] = u0 + su * (float)dx + cu * (float)dy;
+                v[i] = v0 + sv * (float)dy + cv * (float)dx;
+            }
+        }
+        char what[96];
+        snprintf(what, sizeof what, "mips case %d (%ux%u, %u mips, modes %d/%d)", n, w, h, mips,
+                 (int)au, (int)av);
+        compared += nlv == 2;
+        bad += sample_differs(lv, nlv, &a, u, v, bad < 3, what);
+    }
+    CHECK_EQ_INT(bad, 0);
+    printf("kiln_ps_sample, mip chains, sse2 against avx2: %llu blocks compared, %llu differ\n",
            (unsigned long long)compared, (unsigned long long)bad);
 }
 
@@ -973,6 +1062,7 @@ int main(void)
         printf("level %s: %.2f s\n", level_name(lv[l]), now_s() - ts);
     }
     test_sample_levels(lv, nlv);
+    test_sample_mips(lv, nlv);
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
     CHECK(kr_effects_active_level() == initial);
 

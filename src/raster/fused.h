@@ -56,4 +56,20 @@ bool kr_fused_block_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x,
 bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v, float *o0,
                          float *o1, float *o2, float *o3);
 
+/* One quad's plan for kr_sample_quads_avx2: its level per pass (L[1] is
+ * L[0] with one pass) and their weights. */
+typedef struct kr_fused_quad {
+    const kr_fused_level *L[2];
+    float lw[2];
+    int passes;
+} kr_fused_quad;
+
+/* kiln_ps_sample's bilinear or trilinear RGBA8 block (sample.c's
+ * rgba8_block) when every quad filters LINEAR on levels read directly,
+ * each quad with its own plan q[quad]: two quads per vector, one per
+ * 128-bit lane, each lane rgba8_plan4's operations, so the same floats.
+ * out[b] receives texel byte b of the 16 pixels. False (nothing
+ * reliable written) where a pixel's texel pair wraps around a WRAP axis. */
+bool kr_sample_quads_avx2(const kr_fused_quad q[4], const float *u, const float *v, float *out[4]);
+
 #endif

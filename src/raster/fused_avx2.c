@@ -40,20 +40,23 @@ static inline __m256i split8(__m256 c, __m256i *frac)
     return i;
 }
 
-/* The constants of a level, broadcast to both lanes. */
+/* The constants of a level, broadcast to both lanes (or, for
+ * kr_sample_quads_avx2, one level per lane: baseB and base2B are lane 1's
+ * rows). */
 typedef struct lvk8 {
-    const uint8_t *base, *base2;
+    const uint8_t *base, *base2, *baseB, *base2B;
     __m256 fw, fh;
     __m256i mx, my, hi, seam, mul;
 } lvk8;
 
-/* 8 bytes at each of base + a, b (lane 0) and base + c, d (lane 1). */
-static inline __m256i pairs(const uint8_t *base, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+/* 8 bytes at each of base + a, b (lane 0) and baseB + c, d (lane 1). */
+static inline __m256i pairs(const uint8_t *base, const uint8_t *baseB, uint32_t a, uint32_t b,
+                            uint32_t c, uint32_t d)
 {
     __m128d lo = _mm_loadh_pd(_mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)(const void *)(base + a))),
                               (const double *)(const void *)(base + b));
-    __m128d hi = _mm_loadh_pd(_mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)(const void *)(base + c))),
-                              (const double *)(const void *)(base + d));
+    __m128d hi = _mm_loadh_pd(_mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)(const void *)(baseB + c))),
+                              (const double *)(const void *)(baseB + d));
     return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_castpd_si128(lo)), _mm_castpd_si128(hi), 1);
 }
 
@@ -85,10 +88,10 @@ FUSED_INLINE bool sums8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, __m256i
      * [R0 R1 R2 R3] */
     _Alignas(32) uint32_t o[8];
     _mm256_store_si256((__m256i *)(void *)o, off);
-    __m256i ta = _mm256_shuffle_epi32(pairs(k->base, o[0], o[1], o[4], o[5]), _MM_SHUFFLE(3, 1, 2, 0));
-    __m256i tb = _mm256_shuffle_epi32(pairs(k->base, o[2], o[3], o[6], o[7]), _MM_SHUFFLE(3, 1, 2, 0));
-    __m256i ba = _mm256_shuffle_epi32(pairs(k->base2, o[0], o[1], o[4], o[5]), _MM_SHUFFLE(3, 1, 2, 0));
-    __m256i bb = _mm256_shuffle_epi32(pairs(k->base2, o[2], o[3], o[6], o[7]), _MM_SHUFFLE(3, 1, 2, 0));
+    __m256i ta = _mm256_shuffle_epi32(pairs(k->base, k->baseB, o[0], o[1], o[4], o[5]), _MM_SHUFFLE(3, 1, 2, 0));
+    __m256i tb = _mm256_shuffle_epi32(pairs(k->base, k->baseB, o[2], o[3], o[6], o[7]), _MM_SHUFFLE(3, 1, 2, 0));
+    __m256i ba = _mm256_shuffle_epi32(pairs(k->base2, k->base2B, o[0], o[1], o[4], o[5]), _MM_SHUFFLE(3, 1, 2, 0));
+    __m256i bb = _mm256_shuffle_epi32(pairs(k->base2, k->base2B, o[2], o[3], o[6], o[7]), _MM_SHUFFLE(3, 1, 2, 0));
     __m256i t0 = _mm256_unpacklo_epi64(ta, tb), t1 = _mm256_unpackhi_epi64(ta, tb);
     __m256i t2 = _mm256_unpacklo_epi64(ba, bb), t3 = _mm256_unpackhi_epi64(ba, bb);
 
@@ -177,8 +180,8 @@ FUSED_INLINE void uv8(const kr_prim *p, __m256 fx, int y, int r, __m256 *u, __m2
 
 static inline void lvk8_init(lvk8 *k, const kr_fused_level *L)
 {
-    k->base = L->base;
-    k->base2 = L->base + L->pitch;
+    k->base = k->baseB = L->base;
+    k->base2 = k->base2B = L->base + L->pitch;
     k->fw = _mm256_set1_ps(L->fw);
     k->fh = _mm256_set1_ps(L->fh);
     k->mx = _mm256_set1_epi32(L->mx);
@@ -220,6 +223,93 @@ bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v
                          float *o1, float *o2, float *o3)
 {
     return L->clamp2 ? rows8(L, u, v, 1, o0, o1, o2, o3) : rows8(L, u, v, 0, o0, o1, o2, o3);
+}
+
+/* Level A's constants in lane 0, B's in lane 1. */
+static inline void lvk8_pair(lvk8 *k, const kr_fused_level *A, const kr_fused_level *B)
+{
+    k->base = A->base;
+    k->base2 = A->base + A->pitch;
+    k->baseB = B->base;
+    k->base2B = B->base + B->pitch;
+    k->fw = _mm256_setr_m128(_mm_set1_ps(A->fw), _mm_set1_ps(B->fw));
+    k->fh = _mm256_setr_m128(_mm_set1_ps(A->fh), _mm_set1_ps(B->fh));
+    k->mx = _mm256_setr_m128i(_mm_set1_epi32(A->mx), _mm_set1_epi32(B->mx));
+    k->my = _mm256_setr_m128i(_mm_set1_epi32(A->my), _mm_set1_epi32(B->my));
+    k->hi = _mm256_setr_epi16(A->hx, A->hx, A->hx, A->hx, A->hy, A->hy, A->hy, A->hy, B->hx, B->hx,
+                              B->hx, B->hx, B->hy, B->hy, B->hy, B->hy);
+    k->seam = _mm256_setr_epi16(A->sx, A->sx, A->sx, A->sx, A->sy, A->sy, A->sy, A->sy, B->sx,
+                                B->sx, B->sx, B->sx, B->sy, B->sy, B->sy, B->sy);
+    k->mul = _mm256_setr_m128i(_mm_set1_epi32((int32_t)((uint32_t)A->pitch << 16 | 4u)),
+                               _mm_set1_epi32((int32_t)((uint32_t)B->pitch << 16 | 4u)));
+}
+
+/* The sums as exact floats, per texel byte b: s[b] holds byte b of each
+ * lane's four pixels (sample.c's rgba8_4px, per lane). */
+static inline void planar8(const __m256i sum[4], __m256 s[4])
+{
+    const __m256i unbias = _mm256_set1_epi32(32768 * 256);
+    __m256 se01 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[0], unbias));
+    __m256 se23 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[1], unbias));
+    __m256 so01 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[2], unbias));
+    __m256 so23 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[3], unbias));
+    s[0] = _mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(2, 0, 2, 0));
+    s[2] = _mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(3, 1, 3, 1));
+    s[1] = _mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(2, 0, 2, 0));
+    s[3] = _mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+/* Two quads side by side: rows 2h and 2h + 1 of a block, [r0 r1 r2 r3 |
+ * r4 r5 r6 r7], as [quad 2h: r0 r1 r4 r5 | quad 2h + 1: r2 r3 r6 r7]
+ * (and back: the same permutation). */
+static inline __m256 quads_of_rows(__m256 x)
+{
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(x), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+bool kr_sample_quads_avx2(const kr_fused_quad q[4], const float *u, const float *v, float *out[4])
+{
+    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f), inv = _mm256_set1_ps(1.0f / 65536.0f),
+                 k255 = _mm256_set1_ps(255.0f);
+    __m256 res[2][4];
+    for (int h = 0; h < 2; h++) {
+        const kr_fused_quad *A = &q[2 * h], *B = &q[2 * h + 1];
+        __m256 us = quads_of_rows(_mm256_loadu_ps(u + 8 * h));
+        __m256 vs = quads_of_rows(_mm256_loadu_ps(v + 8 * h));
+        lvk8 k;
+        lvk8_pair(&k, A->L[0], B->L[0]);
+        __m256i sum[4];
+        if (!sums8(&k, us, vs, 0, sum))
+            return false;
+        __m256 s[4];
+        planar8(sum, s);
+        /* one level (lw = 1): S / (255 * 65536), as rgba8_plan4 */
+        for (int b = 0; b < 4; b++)
+            res[h][b] = _mm256_div_ps(s[b], d);
+        if (A->passes == 2 || B->passes == 2) {
+            /* two: (lw0 * (S0 / 65536) + lw1 * (S1 / 65536)) / 255, lane by
+             * lane; a one-level quad's lane reads its level again and keeps
+             * the first result */
+            lvk8_pair(&k, A->L[1], B->L[1]);
+            if (!sums8(&k, us, vs, 0, sum))
+                return false;
+            __m256 s1[4];
+            planar8(sum, s1);
+            const __m256 lw0 = _mm256_setr_m128(_mm_set1_ps(A->lw[0]), _mm_set1_ps(B->lw[0]));
+            const __m256 lw1 = _mm256_setr_m128(_mm_set1_ps(A->lw[1]), _mm_set1_ps(B->lw[1]));
+            const __m256 two = _mm256_castsi256_ps(
+                _mm256_setr_m128i(_mm_set1_epi32(A->passes == 2 ? -1 : 0), _mm_set1_epi32(B->passes == 2 ? -1 : 0)));
+            for (int b = 0; b < 4; b++) {
+                __m256 acc = _mm256_mul_ps(lw0, _mm256_mul_ps(s[b], inv));
+                __m256 r2 = _mm256_div_ps(_mm256_add_ps(acc, _mm256_mul_ps(lw1, _mm256_mul_ps(s1[b], inv))), k255);
+                res[h][b] = _mm256_blendv_ps(res[h][b], r2, two);
+            }
+        }
+    }
+    for (int h = 0; h < 2; h++)
+        for (int b = 0; b < 4; b++)
+            _mm256_storeu_ps(out[b] + 8 * h, quads_of_rows(res[h][b]));
+    return true;
 }
 
 FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y, int clamp2,

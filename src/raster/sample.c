@@ -769,6 +769,36 @@ static void rgba8_level(const level *L, const float *u, const float *v, kiln_add
         rgba8_rows(&k, u, v, au, av, 0, o0, o2, out);
 }
 
+/* rgba8_block at the AVX2 level: every level the quads read set up once
+ * (fused_level_init) and two quads per vector (kr_sample_quads_avx2).
+ * False when a level cannot be read directly or a WRAP seam is crossed:
+ * the SSE2 code then does the block. */
+static int rgba8_quads_avx2(const quad_plan *qp, const level *lv, const float *u, const float *v,
+                            kiln_address au, kiln_address av, int b0, int b2, float *out)
+{
+    kr_fused_level fl[MAX_LEVELS];
+    uint32_t ready = 0;
+    kr_fused_quad fq[4];
+    for (int q = 0; q < 4; q++) {
+        for (uint32_t pass = 0; pass < qp[q].passes; pass++) {
+            uint32_t l = qp[q].level[pass];
+            if (!(ready >> l & 1u)) {
+                if (!level_direct(&lv[l], au, av))
+                    return 0;
+                fused_level_init(&fl[l], &lv[l], au, av);
+                ready |= 1u << l;
+            }
+        }
+        fq[q].L[0] = &fl[qp[q].level[0]];
+        fq[q].L[1] = &fl[qp[q].level[qp[q].passes - 1]];
+        fq[q].lw[0] = qp[q].lw[0];
+        fq[q].lw[1] = qp[q].lw[1];
+        fq[q].passes = (int)qp[q].passes;
+    }
+    float *o[4] = {out + b0 * BLOCK, out + BLOCK, out + b2 * BLOCK, out + 3 * BLOCK};
+    return kr_sample_quads_avx2(fq, u, v, o);
+}
+
 /* The block: by rows of four pixels when every quad has the same plan
  * (then the loads and stores are plain vectors), else by quads. */
 static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const float *u,
@@ -776,6 +806,8 @@ static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const
 {
     /* output channel ch reads texel byte (b0, 1, b2, 3)[ch] */
     const int b0 = swap ? 2 : 0, b2 = swap ? 0 : 2;
+    if (kr_effects_active_level() == KR_SIMD_AVX2 && rgba8_quads_avx2(qp, lv, u, v, au, av, b0, b2, out))
+        return;
     lvk k[2];
     if (uniform) {
         const quad_plan *p = &qp[0];
