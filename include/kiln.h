@@ -1117,6 +1117,30 @@ KILN_API void kiln_ps_sample_grad(const kiln_ps_args *args, uint32_t srv_slot,
                                   const float *dudx, const float *dvdx, const float *dudy,
                                   const float *dvdy, float *rgba);
 
+/* SampleCmp and SampleCmpLevelZero: percentage-closer filtering with the
+ * comparison sampler in sampler_slot. Each texel the filters read counts
+ * 1 where (ref[i] comparison_func texel) holds and 0 elsewhere (BORDER
+ * reads compare against the border color's red), and the weighted sum is
+ * the result: out[i], one value per pixel, in [0, 1]. The texel is the
+ * view's first channel (R32_FLOAT, R16_UNORM, D32_FLOAT or D16_UNORM are
+ * the usual ones); for UNORM formats ref is clamped to [0, 1] first, as
+ * D3D10 does. kiln_ps_sample_cmp takes the LOD as kiln_ps_sample does;
+ * kiln_ps_sample_cmp_level_zero reads the view's first mip with the
+ * magnification filter. A sampler whose comparison_func is DEFAULT, or an
+ * empty slot, reads 0. GLSL: texture on a sampler2DShadow (the osmesa
+ * backend sets the sampler's compare mode and function).
+ *
+ *     // shadow: the light-space depth in varying 1's z, the shadow map in slot 1
+ *     float lit[16];
+ *     kiln_ps_sample_cmp(a, 1, 1, KILN_PS_VARYING(a, 1, 0), KILN_PS_VARYING(a, 1, 1),
+ *                        KILN_PS_VARYING(a, 1, 2), lit);   // LESS_EQUAL sampler
+ */
+KILN_API void kiln_ps_sample_cmp(const kiln_ps_args *args, uint32_t srv_slot, uint32_t sampler_slot,
+                                 const float *u, const float *v, const float *ref, float *out);
+KILN_API void kiln_ps_sample_cmp_level_zero(const kiln_ps_args *args, uint32_t srv_slot,
+                                            uint32_t sampler_slot, const float *u, const float *v,
+                                            const float *ref, float *out);
+
 /* Load (D3D10's ld): texel (x[i], y[i]) of mip mip[i] of the view (0 is
  * the view's first mip) for each of the 16 pixels, unfiltered, converted
  * as kiln_ps_sample converts texels; a coordinate or mip out of range
@@ -1484,6 +1508,12 @@ typedef struct kiln_sampler_desc {
     uint32_t lod_clamp_enable;  /* 0: no clamp (D3D10's 0..FLT_MAX) */
     float min_lod, max_lod;
     float border_color[4];
+    /* A comparison sampler (D3D10's COMPARISON_* filters, for
+     * kiln_ps_sample_cmp): each texel read is replaced by 1 where
+     * (reference comparison_func texel) holds and 0 elsewhere, then
+     * filtered as the filters above say. DEFAULT (0): not a comparison
+     * sampler; kiln_ps_sample ignores the function. */
+    kiln_compare comparison_func;
 } kiln_sampler_desc;
 
 KILN_API kiln_result kiln_create_rasterizer_state(kiln_device *device, const kiln_rasterizer_desc *desc,

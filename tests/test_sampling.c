@@ -1210,6 +1210,112 @@ static void test_load_and_dimensions(void)
     tex_free(&x);
 }
 
+/* SampleCmp: texel values v(x, y) = (x + 4y) / 16 of a 4x4 R32_FLOAT;
+ * POINT reads compare one texel (every function), LINEAR at a texel
+ * corner averages four comparisons, BORDER compares the border's red,
+ * UNORM formats clamp the reference, level zero ignores the LOD, and a
+ * plain sampler reads 0. */
+static void test_sample_cmp_pcf(void)
+{
+    tex x;
+    tex_init(&x, KILN_FORMAT_R32_FLOAT, 4, 4, 2, 1);
+    for (uint32_t py = 0; py < 4; py++)
+        for (uint32_t px = 0; px < 4; px++) {
+            float f = (float)(px + 4 * py) / 16.0f;
+            put_f(&x, 0, 0, px, py, &f, 1);
+        }
+    fill_level_f(&x, 1, 2.0f); /* level 1: above every reference */
+    kd_sampler s = make_sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_FILTER_POINT,
+                                KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
+    struct kiln_ps_textures pt;
+    kiln_ps_args a = args_for(&pt, &x, &s);
+    float u[16], v[16], ref[16], o[16];
+    for (int i = 0; i < 16; i++) { /* pixel i at texel i's center, 1:1 */
+        u[i] = ((float)(i % 4) + 0.5f) / 4.0f;
+        v[i] = ((float)(i / 4) + 0.5f) / 4.0f;
+        ref[i] = 7.0f / 16.0f;
+    }
+    int bad = 0;
+    for (int f = KILN_COMPARE_NEVER; f <= KILN_COMPARE_ALWAYS; f++) {
+        s.cmp = (kiln_compare)f;
+        kiln_ps_sample_cmp(&a, 0, 0, u, v, ref, o);
+        for (int i = 0; i < 16; i++) {
+            float t = (float)i / 16.0f, r = ref[i];
+            int want = f == KILN_COMPARE_NEVER ? 0 : f == KILN_COMPARE_LESS ? r < t
+                     : f == KILN_COMPARE_EQUAL ? r == t : f == KILN_COMPARE_LESS_EQUAL ? r <= t
+                     : f == KILN_COMPARE_GREATER ? r > t : f == KILN_COMPARE_NOT_EQUAL ? r != t
+                     : f == KILN_COMPARE_GREATER_EQUAL ? r >= t : 1;
+            bad += o[i] != (float)want;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+
+    /* LINEAR at the corner of texels (1,1), (2,1), (1,2), (2,2) = 5, 6, 9,
+     * 10 sixteenths: a reference of 8/16 with LESS passes two of four */
+    s = make_sampler(KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP,
+                     KILN_ADDRESS_CLAMP);
+    s.cmp = KILN_COMPARE_LESS;
+    a = args_for(&pt, &x, &s);
+    for (int i = 0; i < 16; i++) {
+        u[i] = 0.5f;
+        v[i] = 0.5f;
+        ref[i] = 8.0f / 16.0f;
+    }
+    kiln_ps_sample_cmp(&a, 0, 0, u, v, ref, o);
+    CHECK_NEAR(o[0], 0.5, 0.0);
+    ref[0] = 4.0f / 16.0f; /* below all four */
+    ref[1] = 10.0f / 16.0f; /* none above it */
+    kiln_ps_sample_cmp(&a, 0, 0, u, v, ref, o);
+    CHECK_NEAR(o[0], 1.0, 0.0);
+    CHECK_NEAR(o[1], 0.0, 0.0);
+
+    /* BORDER: outside reads compare the border's red (0.25) */
+    s = make_sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_BORDER,
+                     KILN_ADDRESS_BORDER);
+    s.cmp = KILN_COMPARE_LESS;
+    a = args_for(&pt, &x, &s);
+    for (int i = 0; i < 16; i++) {
+        u[i] = -0.5f;
+        ref[i] = i < 8 ? 0.2f : 0.3f;
+    }
+    kiln_ps_sample_cmp(&a, 0, 0, u, v, ref, o);
+    CHECK(o[0] == 1.0f && o[15] == 0.0f);
+
+    /* level zero: a minified block would read level 1 (2.0 passes LESS) */
+    s = make_sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP,
+                     KILN_ADDRESS_CLAMP);
+    s.cmp = KILN_COMPARE_LESS;
+    a = args_for(&pt, &x, &s);
+    for (int i = 0; i < 16; i++) {
+        u[i] = 0.1f + 0.5f * (float)(i % 4); /* two texels a pixel: LOD 1 */
+        v[i] = 0.1f + 0.5f * (float)(i / 4);
+        ref[i] = 0.99f;
+    }
+    kiln_ps_sample_cmp(&a, 0, 0, u, v, ref, o);
+    CHECK_NEAR(o[0], 1.0, 0.0);
+    kiln_ps_sample_cmp_level_zero(&a, 0, 0, u, v, ref, o);
+    CHECK_NEAR(o[0], 0.0, 0.0);
+
+    /* a plain sampler compares nothing */
+    s.cmp = KILN_COMPARE_DEFAULT;
+    kiln_ps_sample_cmp(&a, 0, 0, u, v, ref, o);
+    CHECK_NEAR(o[0], 0.0, 0.0);
+    tex_free(&x);
+
+    /* UNORM: the reference is clamped to [0, 1] (1.5 <= 1.0 passes) */
+    tex y;
+    tex_init(&y, KILN_FORMAT_R16_UNORM, 4, 4, 1, 1);
+    for (uint32_t py = 0; py < 4; py++)
+        memset(texel(&y, 0, 0, 0, py), 0xff, 8);
+    s.cmp = KILN_COMPARE_LESS_EQUAL;
+    a = args_for(&pt, &y, &s);
+    for (int i = 0; i < 16; i++)
+        ref[i] = 1.5f;
+    kiln_ps_sample_cmp(&a, 0, 0, u, v, ref, o);
+    CHECK_NEAR(o[0], 1.0, 0.0);
+    tex_free(&y);
+}
+
 int main(void)
 {
     test_sampler_resolve_defaults();
@@ -1233,5 +1339,6 @@ int main(void)
     test_sample_level();
     test_sample_bias_grad();
     test_load_and_dimensions();
+    test_sample_cmp_pcf();
     return th_exit();
 }

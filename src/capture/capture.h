@@ -44,7 +44,7 @@
 #define KCAP_MAGIC "KILNCAP"  /* 7 characters + NUL: the first 8 bytes */
 #define KCAP_VERSION_MAJOR 1u /* records change: older readers refuse */
 #define KCAP_VERSION_MINOR                                                                         \
-    2u                       /* records added: older readers refuse                                \
+    3u                       /* records added: older readers refuse                                \
                                 captures that use them, by op */
 #define KCAP_HEADER_SIZE 16u /* magic, u16 major, u16 minor, u32 size */
 #define KCAP_NAME_MAX 63u    /* shader names */
@@ -147,7 +147,8 @@
     X(SET_PREDICATION, "kiln_set_predication") /* 1.1 */                                      \
     X(CREATE_GEOMETRY_SHADER, "kiln_create_geometry_shader") /* 1.2 */                         \
     X(DESTROY_GEOMETRY_SHADER, "kiln_destroy_geometry_shader") /* 1.2 */                       \
-    X(GS_SET_SHADER, "kiln_gs_set_shader") /* 1.2 */
+    X(GS_SET_SHADER, "kiln_gs_set_shader") /* 1.2 */                                           \
+    X(CREATE_SAMPLER_CMP, "kiln_create_sampler") /* 1.3: a comparison sampler */
 
 typedef enum kcap_op {
     KCAP_OP_NONE = 0, /* never in a file */

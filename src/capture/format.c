@@ -748,7 +748,8 @@ static void fields(kcap_io *io, kcap_call *c)
             io_u32(io, &t->write_mask, KILN_COLOR_WRITE_NONE);
         }
         break;
-    case KCAP_OP_CREATE_SAMPLER: {
+    case KCAP_OP_CREATE_SAMPLER:
+    case KCAP_OP_CREATE_SAMPLER_CMP: { /* 1.3: the same, and the comparison function */
         kiln_sampler_desc *d = &c->u.sampler;
         IO_ID(io, c->out[0]);
         IO_ENUM(io, d->min_filter, KILN_FILTER_LINEAR);
@@ -761,6 +762,8 @@ static void fields(kcap_io *io, kcap_call *c)
         io_f32(io, &d->min_lod);
         io_f32(io, &d->max_lod);
         io_floats(io, d->border_color, 4);
+        if (c->op == KCAP_OP_CREATE_SAMPLER_CMP)
+            IO_ENUM(io, d->comparison_func, KILN_COMPARE_ALWAYS);
         break;
     }
     case KCAP_OP_IA_SET_VERTEX_BUFFERS:

@@ -679,6 +679,7 @@ static void run(krp_replayer *r, const kcap_call *c)
         bind_id(r, c->out[0], id, K_BS);
         break;
     case KCAP_OP_CREATE_SAMPLER:
+    case KCAP_OP_CREATE_SAMPLER_CMP:
         got = kiln_create_sampler(dev, &c->u.sampler, (kiln_sampler *)&id);
         bind_id(r, c->out[0], id, K_SAMPLER);
         break;

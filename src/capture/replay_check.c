@@ -476,6 +476,7 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_CREATE_BLEND_STATE:
         return create(r, c->out[0], K_BS) != NULL;
     case KCAP_OP_CREATE_SAMPLER:
+    case KCAP_OP_CREATE_SAMPLER_CMP:
         return create(r, c->out[0], K_SAMPLER) != NULL;
     case KCAP_OP_DESTROY_RASTERIZER_STATE:
         return destroy(r, c->u.obj.id, K_RS);

@@ -26,6 +26,7 @@ typedef struct kd_sampler {
     kiln_address address_u, address_v;
     float mip_lod_bias, min_lod, max_lod;
     float border[4];
+    kiln_compare cmp; /* DEFAULT: not a comparison sampler */
 } kd_sampler;
 
 /* Resolves a sampler desc's defaults (NULL: the default sampler). */

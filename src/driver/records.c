@@ -345,6 +345,7 @@ void kd_sampler_resolve(const kiln_sampler_desc *d, kd_sampler *out)
     }
     for (int c = 0; c < 4; c++)
         out->border[c] = d->border_color[c];
+    out->cmp = d->comparison_func;
 }
 
 kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res)

@@ -380,6 +380,10 @@ static void apply_sampler(kg_device *d, uint32_t unit, const kd_sampler *sm)
     gl->SamplerParameterf(o, GL_TEXTURE_MIN_LOD, sm->min_lod);
     gl->SamplerParameterf(o, GL_TEXTURE_MAX_LOD, sm->max_lod);
     gl->SamplerParameterfv(o, GL_TEXTURE_BORDER_COLOR, sm->border);
+    /* a comparison sampler: GLSL's shadow samplers compare (ref func texel) */
+    gl->SamplerParameteri(o, GL_TEXTURE_COMPARE_MODE, sm->cmp ? GL_COMPARE_REF_TO_TEXTURE : GL_NONE);
+    if (sm->cmp)
+        gl->SamplerParameteri(o, GL_TEXTURE_COMPARE_FUNC, (GLint)compare(sm->cmp));
     gl->BindSampler(unit, o);
 }
 

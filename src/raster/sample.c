@@ -60,6 +60,7 @@ static const kd_sampler default_sampler = {
     0.0f,
     1000.0f,
     {0.0f, 0.0f, 0.0f, 0.0f},
+    KILN_COMPARE_DEFAULT,
 };
 
 
@@ -1173,6 +1174,106 @@ KILN_API void kiln_ps_sample_grad(const kiln_ps_args *a, uint32_t srv_slot, uint
         l[i] = 0.5f * log2f(rho2) + s->mip_lod_bias;
     }
     sample_lods(t, s, u, v, l, rgba);
+}
+
+/* ---- SampleCmp: percentage-closer filtering ---- */
+
+static inline int cmp_pass(kiln_compare f, float ref, float texel)
+{
+    switch (f) {
+    case KILN_COMPARE_NEVER: return 0;
+    case KILN_COMPARE_LESS: return ref < texel;
+    case KILN_COMPARE_EQUAL: return ref == texel;
+    case KILN_COMPARE_LESS_EQUAL: return ref <= texel;
+    case KILN_COMPARE_GREATER: return ref > texel;
+    case KILN_COMPARE_NOT_EQUAL: return ref != texel;
+    case KILN_COMPARE_GREATER_EQUAL: return ref >= texel;
+    default: return 1; /* ALWAYS */
+    }
+}
+
+/* Each pixel's taps (gather) read as 1 or 0 by the comparison with its
+ * reference, weighted as read_f32 weights texels; border reads compare
+ * the border's red. */
+static void sample_cmp_taps(const kr_texture *t, const kd_sampler *s, const quad_plan *const *pp,
+                            const level *lv, const float *u, const float *v, const float *ref,
+                            float *out)
+{
+    taps tp;
+    gather(&tp, pp, lv, u, v, s->address_u, s->address_v, kres_format(t->format)->size);
+    int unorm = kres_format_unorm(t->format) || t->format == KILN_FORMAT_D16_UNORM;
+    for (int i = 0; i < BLOCK; i++) {
+        float r = ref[i];
+        if (unorm) /* D3D10 clamps the reference to a UNORM format's range */
+            r = r > 0.0f ? (r < 1.0f ? r : 1.0f) : r < 0.0f ? 0.0f : r;
+        float acc = 0.0f;
+        for (uint32_t pass = 0; pass < tp.passes[i]; pass++) {
+            float ls = 0.0f;
+            for (uint32_t k = 0; k < tp.n[i][pass]; k++) {
+                float texel[4];
+                decode_texel(t->format, tp.p[i][pass][k], texel);
+                ls += tp.w[i][pass][k] * (float)cmp_pass(s->cmp, r, texel[0]);
+            }
+            acc += tp.lw[i][pass] * ls;
+        }
+        if (tp.bw[i] != 0.0f)
+            acc += tp.bw[i] * (float)cmp_pass(s->cmp, r, s->border[0]);
+        out[i] = acc;
+    }
+}
+
+/* The comparison sampler's view, or NULL (out zeroed) when the slot or
+ * the sampler does not compare. */
+static const kr_texture *bound_cmp(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
+                                   const kd_sampler **s, float *out)
+{
+    float rgba[4 * BLOCK];
+    const kr_texture *t = bound(a, srv_slot, sampler_slot, s, rgba);
+    if (!t || (*s)->cmp == KILN_COMPARE_DEFAULT) {
+        memset(out, 0, sizeof(float) * BLOCK);
+        return NULL;
+    }
+    return t;
+}
+
+KILN_API void kiln_ps_sample_cmp(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
+                                 const float *u, const float *v, const float *ref, float *out)
+{
+    const kd_sampler *s;
+    const kr_texture *t = bound_cmp(a, srv_slot, sampler_slot, &s, out);
+    if (!t)
+        return;
+    /* kiln_ps_sample's plans: the LOD per quad */
+    uint32_t nl = t->num_mips < MAX_LEVELS ? t->num_mips : MAX_LEVELS;
+    const kres_subresource *subs = view_level(t, 0);
+    level lv[MAX_LEVELS];
+    set_level(&lv[0], t->data, &subs[0]);
+    quad_plan qp[4];
+    const quad_plan *pp[BLOCK];
+    plan_block(s, nl, u, v, lv[0].fw, lv[0].fh, qp);
+    uint32_t top = 0;
+    for (int q = 0; q < 4; q++)
+        top = qp[q].level[1] > top ? qp[q].level[1] : top;
+    for (uint32_t l = 1; l <= top; l++)
+        set_level(&lv[l], t->data, &subs[l]);
+    sample_cmp_taps(t, s, quad_plans(qp, pp), lv, u, v, ref, out);
+}
+
+KILN_API void kiln_ps_sample_cmp_level_zero(const kiln_ps_args *a, uint32_t srv_slot,
+                                            uint32_t sampler_slot, const float *u, const float *v,
+                                            const float *ref, float *out)
+{
+    const kd_sampler *s;
+    const kr_texture *t = bound_cmp(a, srv_slot, sampler_slot, &s, out);
+    if (!t)
+        return;
+    level lv[1];
+    set_level(&lv[0], t->data, view_level(t, 0));
+    const quad_plan p0 = {s->mag_filter, 1, {0, 0}, {1.0f, 0.0f}};
+    const quad_plan *pp[BLOCK];
+    for (int i = 0; i < BLOCK; i++)
+        pp[i] = &p0;
+    sample_cmp_taps(t, s, pp, lv, u, v, ref, out);
 }
 
 /* ---- Load and GetDimensions ---- */
