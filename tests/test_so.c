@@ -7,10 +7,14 @@
  * draw_auto drawing exactly what was written, SO_STATISTICS and
  * SO_OVERFLOW_PREDICATE in closed form, predication on overflow, a draw
  * that both streams out and rasterizes, a draw with rasterization off.
+ * Dependencies (test gates): a command reading the buffer waits for the
+ * draw that streams into it; the targets of a draw with rasterization off
+ * and unrelated resources do not.
  * Every case runs SERIAL and ASYNC with 1 and 3 workers (the same bytes).
  * Misuse: one log id each; the osmesa backend refuses. A capture of an
  * SO scene replays ASYNC and SERIAL to the live image.
  */
+#include "api/test_hooks.h"
 #include "capture_util.h"
 #include "raster_util.h"
 
@@ -515,6 +519,62 @@ static void with_raster(kiln_exec_mode mode, uint32_t threads)
     env_free(&e);
 }
 
+/* ---- what waits for a stream-out draw ---- */
+
+static void dependencies(void)
+{
+    env e;
+    env_init(&e, KILN_EXEC_ASYNC, 2);
+    const kiln_so_element el[] = {{1, 0, 4, 0}};
+    kiln_geometry_shader gs = so_shader(e.dev, NULL, el, 1, 0);
+    CHECK_RESULT(kiln_gs_set_shader(e.ctx, gs), KILN_OK);
+    ru_tex rt = ru_rt(e.dev, 8, 8, KILN_FORMAT_R8G8B8A8_UNORM);
+    CHECK_RESULT(kiln_om_set_render_targets(e.ctx, 1, &rt.rtv, (kiln_dsv){0}), KILN_OK);
+    kiln_buffer vb = vertex_buffer(&e, 4), so = so_buffer(&e, 64, 0);
+    bind_vb(&e, vb, 32);
+    so_targets(&e, 1, &so, NULL);
+    CHECK_RESULT(kiln_ia_set_topology(e.ctx, KILN_TOPOLOGY_POINT_LIST), KILN_OK);
+    kiln_test_gate *input = NULL, *reader = NULL, *target = NULL;
+    CHECK_RESULT(kiln_test_gate_create(e.dev, &input), KILN_OK);
+    CHECK_RESULT(kiln_test_gate_create(e.dev, &reader), KILN_OK);
+    CHECK_RESULT(kiln_test_gate_create(e.dev, &target), KILN_OK);
+    /* The draw waits for its input, held for writing. */
+    kiln_resource r_vb = kiln_buffer_resource(vb), r_so = kiln_buffer_resource(so),
+                  r_rt = kiln_texture_resource(rt.tex);
+    int w = 1, rd = 0;
+    CHECK_RESULT(kiln_test_hold(e.ctx, input, &r_vb, &w, 1), KILN_OK);
+    CHECK_RESULT(kiln_draw(e.ctx, 4, 0), KILN_OK); /* no pixel shader: streams out only */
+    CHECK_RESULT(kiln_test_hold(e.ctx, reader, &r_so, &rd, 1), KILN_OK);
+    CHECK_RESULT(kiln_test_hold(e.ctx, target, &r_rt, &w, 1), KILN_OK);
+    kiln_flush(e.ctx);
+    kiln_test_gate_wait_entered(input, 1);
+    /* The bound render target is not the draw's: its writer passes. */
+    kiln_test_gate_wait_entered(target, 1);
+    CHECK_EQ_INT(kiln_test_gate_entered(reader), 0); /* behind the draw */
+    kiln_test_gate_open(input);
+    kiln_test_gate_wait_entered(reader, 1); /* the draw ran */
+    kiln_test_gate_open(reader);
+    kiln_test_gate_open(target);
+    expect x;
+    expect_init(&x, 64);
+    for (uint32_t i = 0; i < 4; i++) {
+        float v[8];
+        vertex(i, v);
+        for (int c = 0; c < 4; c++)
+            expect_f(&x, v[4 + c]);
+    }
+    check_bytes(&e, so, &x, "the reader after the draw saw its bytes");
+    free(x.b);
+    kiln_test_gate_destroy(input);
+    kiln_test_gate_destroy(reader);
+    kiln_test_gate_destroy(target);
+    kiln_destroy_buffer(e.dev, vb);
+    kiln_destroy_buffer(e.dev, so);
+    kiln_destroy_geometry_shader(e.dev, gs);
+    ru_free_tex(e.dev, &rt);
+    env_free(&e);
+}
+
 static void all_configs(void)
 {
     static const struct {
@@ -830,6 +890,8 @@ int main(void)
 {
     th_logs.quiet = 1;
     all_configs();
+    fprintf(stderr, "-- dependencies\n");
+    dependencies();
     fprintf(stderr, "-- misuse\n");
     misuse();
 #if KILN_HAVE_GL
