@@ -575,6 +575,15 @@ void kcap_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_desc *d,
     done(w, &c);
 }
 
+static void gs_desc(kcap_call *c, const kiln_geometry_shader_desc *d)
+{
+    c->u.shader.gs_input = d->input;
+    c->u.shader.gs_output = d->output;
+    c->u.shader.max_vertices = d->max_vertices;
+    c->u.shader.num_varyings = d->num_varyings;
+    c->u.shader.flags = d->flags;
+}
+
 void kcap_create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_desc *d,
                                  kiln_geometry_shader out, kiln_result r)
 {
@@ -585,11 +594,7 @@ void kcap_create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_de
         return;
     c.out[0] = out.id;
     shader_name(w, &c, name, "kiln_create_geometry_shader");
-    c.u.shader.gs_input = d->input;
-    c.u.shader.gs_output = d->output;
-    c.u.shader.max_vertices = d->max_vertices;
-    c.u.shader.num_varyings = d->num_varyings;
-    c.u.shader.flags = d->flags;
+    gs_desc(&c, d);
     done(w, &c);
 }
 
@@ -605,11 +610,7 @@ void kcap_create_geometry_shader_so(kiln_device *dev, const kiln_geometry_shader
     c.u.shader.has_gs = gs != NULL;
     if (gs) {
         shader_name(w, &c, name, "kiln_create_geometry_shader_with_so");
-        c.u.shader.gs_input = gs->input;
-        c.u.shader.gs_output = gs->output;
-        c.u.shader.max_vertices = gs->max_vertices;
-        c.u.shader.num_varyings = gs->num_varyings;
-        c.u.shader.flags = gs->flags;
+        gs_desc(&c, gs);
     }
     /* A successful call had a valid declaration. */
     c.u.shader.so_count = so->num_elements;
