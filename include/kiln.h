@@ -1268,6 +1268,8 @@ KILN_API kiln_result kiln_destroy_geometry_shader(kiln_device *device, kiln_geom
  *
  * Dependencies: a draw writes the buffers bound as targets, so a later
  * draw, copy or Map that reads one waits for it, and nothing else does.
+ * Targets are DEFAULT buffers, which are not mapped: the CPU reads what
+ * was written through a copy into a STAGING buffer (the copy waits).
  * The osmesa backend has no stream output: it refuses creating such a
  * shader, binding a target, draw_auto and the SO queries
  * (KILN_E_UNSUPPORTED, BACKEND_FEATURE / QUERY_NO_STREAM_OUTPUT). */
@@ -1531,8 +1533,8 @@ KILN_API kiln_result kiln_gs_set_shader(kiln_context *ctx, kiln_geometry_shader 
  * KILN_E_INVALID_ARG, SO_TARGET_DUPLICATE (where writes go and end would
  * be ambiguous). A draw streams out only
  * when the bound geometry shader has a declaration: every slot it
- * declares must have a buffer, and no buffer may also be bound as a
- * vertex or index buffer of the draw (KILN_E_INVALID_CALL,
+ * declares must have a buffer, and no target may also be bound in a
+ * vertex-buffer slot or as the index buffer (KILN_E_INVALID_CALL,
  * DRAW_SO_MISMATCH / DRAW_HAZARD). Binding a buffer on the osmesa
  * backend: KILN_E_UNSUPPORTED (BACKEND_FEATURE). */
 KILN_API kiln_result kiln_so_set_targets(kiln_context *ctx, uint32_t count, const kiln_buffer *buffers,

@@ -512,6 +512,7 @@ static void with_raster(kiln_exec_mode mode, uint32_t threads)
         for (int c = 0; c < 4; c++)
             expect_f(&x, v[8 * i + 4 + c]);
     check_bytes(&e, so, &x, "a draw that rasterizes streams out too");
+    free(x.b);
     kiln_destroy_buffer(e.dev, so);
     kiln_destroy_geometry_shader(e.dev, gs);
     kiln_destroy_rasterizer_state(e.dev, rs);

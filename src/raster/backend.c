@@ -435,9 +435,13 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     }
     bool failed = false;
     uint64_t counts[KQ_Q_COUNT] = {0};
-    so_writer so;
-    if (s->streams)
-        so_begin(s, cmd, &s->ops[0].draw->state->so, &so);
+    so_writer so = {0};
+    if (s->streams) /* its one draw's declaration */
+        for (uint32_t i = 0; i < s->nops; i++)
+            if (s->ops[i].kind == KD_OP_DRAW) {
+                so_begin(s, cmd, &s->ops[i].draw->state->so, &so);
+                break;
+            }
     for (uint32_t first = 0; first < nj;) {
         uint32_t prims = 0, count = 0;
         while (first + count < nj && (count == 0 || prims + e.jobs[first + count].prims <= WAVE_PRIMS))
