@@ -1,7 +1,8 @@
 /*
  * Stream output on the soft backend, byte for byte against the bytes the
  * CPU computes from D3D10's rules: a vertex-shader pass-through (strips
- * become lists, odd triangles keep their winding), a geometry shader with
+ * become lists, odd triangles keep their winding, an indexed strip's cut
+ * restarts it), a geometry shader with
  * strips, cuts and amplification over several geometry jobs into two
  * buffers, offsets and append, overflow dropping whole primitives,
  * draw_auto drawing exactly what was written, SO_STATISTICS and
@@ -192,6 +193,38 @@ static void vs_pass_through(kiln_exec_mode mode, uint32_t threads)
     }
     check_bytes(&e, so, &x, "pass-through strip and lines, byte for byte");
     free(x.b);
+
+    /* An indexed strip with a cut: each strip's winding counts from its
+     * start, the primitives touching the cut are not streamed. */
+    const uint16_t idx[8] = {0, 1, 2, 3, 0xffff, 4, 5, 6};
+    kiln_buffer ib = ru_buffer(e.dev, KILN_BIND_INDEX_BUFFER, idx, sizeof idx);
+    CHECK_RESULT(kiln_ia_set_index_buffer(e.ctx, ib, KILN_INDEX_UINT16, 0), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_topology(e.ctx, KILN_TOPOLOGY_TRIANGLE_STRIP), KILN_OK);
+    uint32_t zero = 0;
+    so_targets(&e, 1, &so, &zero);
+    CHECK_RESULT(kiln_draw_indexed(e.ctx, 8, 0, 0), KILN_OK);
+    expect_init(&x, 512);
+    const uint32_t cut[9] = {0, 1, 2, 2, 1, 3, 4, 5, 6};
+    for (int p = 0; p < 9; p++) {
+        float v[8];
+        vertex(cut[p], v);
+        for (int c = 0; c < 4; c++)
+            expect_f(&x, v[c]);
+        expect_f(&x, v[5]);
+        expect_f(&x, v[6]);
+    }
+    /* Offset 0 again: the lines written before stay after these. */
+    for (int p = 0; p < 4; p++) {
+        float v[8];
+        vertex(line[p], v);
+        for (int c = 0; c < 4; c++)
+            expect_f(&x, v[c]);
+        expect_f(&x, v[5]);
+        expect_f(&x, v[6]);
+    }
+    check_bytes(&e, so, &x, "pass-through indexed strip with a cut");
+    free(x.b);
+    kiln_destroy_buffer(e.dev, ib);
     kiln_destroy_buffer(e.dev, vb);
     kiln_destroy_buffer(e.dev, so);
     kiln_destroy_geometry_shader(e.dev, gs);
