@@ -12,6 +12,7 @@
  *                   "objects", "particles"
  *   scenes_occlusion.c draw scene "occlusion": occlusion queries and
  *                   predication
+ *   scenes_so.c     draw scene "swirl": particles stepped by stream output
  *   mat4.h          the little matrix math the draw scenes need
  *
  * A scene records one frame into the runner's canvas texture with kiln
@@ -175,6 +176,7 @@ extern const size_t demo_num_scenes;
 extern const scene demo_scene_triangle, demo_scene_cube, demo_scene_rtt;
 extern const scene demo_scene_objects, demo_scene_particles;
 extern const scene demo_scene_occlusion; /* scenes_occlusion.c */
+extern const scene demo_scene_swirl;     /* scenes_so.c */
 
 /* Scenes without a CPU reference are the golden-image scenes. */
 static inline int demo_scene_is_golden(const scene *sc) { return sc->expect == NULL; }

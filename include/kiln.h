@@ -218,16 +218,22 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(CAPTURE_SHADER_UNNAMED, "a shader was created from a desc registered under no name: the capture records it, a replay cannot recreate it") \
     X(CONTEXT_IN_USE, "a swapchain still renders through this context: destroy it first") \
     X(SYNC_TOKEN_INVALID, "a sync token or fence names a point of a context's own timeline that the context has not handed out") \
-    X(QUERY_NO_STREAM_OUTPUT, "SO_STATISTICS and SO_OVERFLOW_PREDICATE queries need stream output, which kiln does not have") \
+    X(QUERY_NO_STREAM_OUTPUT, "SO_STATISTICS and SO_OVERFLOW_PREDICATE queries need stream output, which this backend does not have") \
     X(QUERY_ACTIVE, "begin on a query that is already active (between its begin and end)") \
     X(QUERY_NOT_ACTIVE, "end without a begin on this context, for a query type that needs one") \
     X(QUERY_IS_PREDICATE, "begin or end on a query that a context uses as its predicate") \
     X(QUERY_TOO_MANY_ACTIVE, "too many queries active on one context (KILN_MAX_ACTIVE_QUERIES)") \
-    X(PREDICATE_TYPE, "only an OCCLUSION_PREDICATE query can predicate") \
+    X(PREDICATE_TYPE, "only an OCCLUSION_PREDICATE or SO_OVERFLOW_PREDICATE query can predicate") \
     X(PREDICATE_NOT_ISSUED, "a predicate must have been ended, and not begun again since") \
     X(GS_OUTPUT_LIMIT, "geometry shader: max_vertices x output scalars per vertex exceeds 1024 (D3D10's limit)") \
     X(DRAW_ADJACENCY_NO_GS, "an adjacency topology needs a geometry shader bound") \
     X(DRAW_GS_INPUT_MISMATCH, "the geometry shader's input primitive does not match the topology") \
+    X(SO_DECL, "stream-output declaration: elements, registers, components, slots or stride invalid (D3D10's rules)") \
+    X(SO_OFFSET, "stream-output offset is not a multiple of 4 (nor -1, append)") \
+    X(DRAW_SO_MISMATCH, "the stream-output declaration does not fit the bound shaders or buffers") \
+    X(DRAW_AUTO_NO_SO, "draw_auto needs a stream-output buffer with a non-zero stride in vertex-buffer slot 0") \
+    X(DRAW_NO_RASTER, "a draw without a pixel shader needs stream output, and depth and stencil off") \
+    X(SO_TARGET_DUPLICATE, "one buffer is bound to two stream-output slots") \
     X(MIPS_FORMAT, "generate_mips cannot filter this format (integer formats)")
 
 typedef enum kiln_log_id {
@@ -398,6 +404,10 @@ typedef enum kiln_bind_flags {
     KILN_BIND_INDEX_BUFFER = 1u << 1,
     KILN_BIND_CONSTANT_BUFFER = 1u << 2, /* alone; size multiple of 16, <= 65536 */
     KILN_BIND_SHADER_RESOURCE = 1u << 3, /* textures (buffer views: UNSUPPORTED) */
+    KILN_BIND_STREAM_OUTPUT = 1u << 4,   /* buffers, DEFAULT usage only (the
+                                            renderer writes them); may be
+                                            combined with VERTEX_BUFFER and
+                                            INDEX_BUFFER, not CONSTANT_BUFFER */
     KILN_BIND_RENDER_TARGET = 1u << 5,   /* textures */
     KILN_BIND_DEPTH_STENCIL = 1u << 6    /* textures with a depth format */
 } kiln_bind_flags;
@@ -806,13 +816,18 @@ KILN_API kiln_result kiln_wait_sync_token(kiln_device *device, kiln_sync_token t
  *                         1e9 (timestamps are nanoseconds), disjoint 0.
  *   PIPELINE_STATISTICS   kiln_query_data_pipeline_statistics (below).
  *   OCCLUSION_PREDICATE   uint32_t: 1 if any sample passed (as OCCLUSION).
- *   SO_STATISTICS, SO_OVERFLOW_PREDICATE: kiln has no stream output;
- *                         creating one is refused (KILN_E_UNSUPPORTED,
- *                         QUERY_NO_STREAM_OUTPUT).
+ *   SO_STATISTICS         kiln_query_data_so_statistics: primitives the
+ *                         draws wrote to the stream-output buffers, and
+ *                         the primitives they would have written had the
+ *                         buffers been large enough (written included).
+ *   SO_OVERFLOW_PREDICATE uint32_t: 1 if a primitive was dropped because a
+ *                         stream-output buffer was full (storage needed
+ *                         exceeds written).
  *
  * OCCLUSION, OCCLUSION_PREDICATE and PIPELINE_STATISTICS count draws; on
  * the osmesa backend creating them is refused (KILN_E_UNSUPPORTED,
- * BACKEND_FEATURE). Counts are exact: the same for any worker count and
+ * BACKEND_FEATURE). The SO types count stream output; the osmesa backend
+ * has none and refuses them (KILN_E_UNSUPPORTED, QUERY_NO_STREAM_OUTPUT). Counts are exact: the same for any worker count and
  * for ASYNC and SERIAL devices. Draws are gathered into scenes; begin, end
  * and kiln_set_predication close the scene being gathered, so a draw
  * counts into exactly the queries active when it was called (the cost: a
@@ -839,8 +854,8 @@ typedef enum kiln_query_type {
     KILN_QUERY_TIMESTAMP_DISJOINT,
     KILN_QUERY_PIPELINE_STATISTICS,
     KILN_QUERY_OCCLUSION_PREDICATE,
-    KILN_QUERY_SO_STATISTICS,          /* refused: no stream output */
-    KILN_QUERY_SO_OVERFLOW_PREDICATE,  /* refused: no stream output */
+    KILN_QUERY_SO_STATISTICS,          /* soft backend only */
+    KILN_QUERY_SO_OVERFLOW_PREDICATE,  /* soft backend only */
     KILN_QUERY_TYPE_COUNT
 } kiln_query_type;
 
@@ -893,12 +908,19 @@ typedef struct kiln_query_data_pipeline_statistics {
     uint64_t ps_invocations;
 } kiln_query_data_pipeline_statistics;
 
+/* D3D10_QUERY_DATA_SO_STATISTICS's layout. A primitive is a point, line
+ * or triangle of the stream (strips count their primitives). */
+typedef struct kiln_query_data_so_statistics {
+    uint64_t primitives_written;
+    uint64_t primitives_storage_needed;
+} kiln_query_data_so_statistics;
+
 typedef enum kiln_get_data_flags {
     KILN_GET_DATA_DO_NOT_FLUSH = 1u << 0
 } kiln_get_data_flags;
 
-/* KILN_E_UNSUPPORTED for SO_* types (QUERY_NO_STREAM_OUTPUT) and, on the
- * osmesa backend, for the counting types (BACKEND_FEATURE). */
+/* On the osmesa backend KILN_E_UNSUPPORTED for the SO_* types
+ * (QUERY_NO_STREAM_OUTPUT) and the other counting types (BACKEND_FEATURE). */
 KILN_API kiln_result kiln_create_query(kiln_device *device, kiln_query_type type,
                                        kiln_query *out_query);
 KILN_API kiln_result kiln_destroy_query(kiln_device *device, kiln_query query);
@@ -928,7 +950,9 @@ KILN_API kiln_result kiln_query_get_data(kiln_context *ctx, kiln_query query, vo
  * end, read when each predicated command executes, in stream order: a
  * predicated command waits for that end's draws, and only predicated
  * commands wait for it. query {0} turns predication off (`value` is then
- * ignored). The query must be an OCCLUSION_PREDICATE (KILN_E_INVALID_ARG,
+ * ignored). An SO_OVERFLOW_PREDICATE predicates the same way on its
+ * result (1: a stream-output buffer overflowed). The query must be an
+ * OCCLUSION_PREDICATE or SO_OVERFLOW_PREDICATE (KILN_E_INVALID_ARG,
  * PREDICATE_TYPE) that was ended and not begun since (KILN_E_INVALID_CALL,
  * PREDICATE_NOT_ISSUED); while it is set, begin and end on it are refused
  * (QUERY_IS_PREDICATE). */
@@ -937,11 +961,11 @@ KILN_API kiln_result kiln_set_predication(kiln_context *ctx, kiln_query query, i
 /* ---------------------------------------------------------------------------
  * Drawing
  *
- * The pipeline is D3D10's, without stream output: input assembler
- * (layout, vertex and index buffers, topology) -> vertex shader ->
- * geometry shader (optional; soft backend only) -> clipping and viewport
- * -> rasterizer state -> pixel shader -> depth-stencil test -> blending
- * into up to 4 render targets.
+ * The pipeline is D3D10's: input assembler (layout, vertex and index
+ * buffers, topology) -> vertex shader -> geometry shader (optional; soft
+ * backend only) -> stream output (optional; soft backend only) ->
+ * clipping and viewport -> rasterizer state -> pixel shader ->
+ * depth-stencil test -> blending into up to 4 render targets.
  *
  * Rasterization follows D3D10: pixel centers at +0.5, vertices snapped to
  * 16.8 fixed point, the top-left fill rule (edges shared by two triangles
@@ -1241,11 +1265,12 @@ KILN_API kiln_result kiln_destroy_pixel_shader(kiln_device *device, kiln_pixel_s
  * with input KILN_GS_INPUT_POINT, output KILN_GS_OUTPUT_TRIANGLE_STRIP,
  * max_vertices 4, num_varyings 1. Layered rendering: a shader declaring
  * KILN_GS_WRITES_RT_ARRAY_INDEX picks each primitive's slice of the bound
- * array views (out_rt_array_index). Not there: stream output, constant
- * buffers and shader resources for the geometry stage (the desc's `user`
- * carries parameters). The osmesa backend has no geometry stage: it
- * refuses creating a geometry shader and adjacency draws
- * (KILN_E_UNSUPPORTED, BACKEND_FEATURE). */
+ * array views (out_rt_array_index). Stream output: see
+ * kiln_create_geometry_shader_with_so below. Not there: constant buffers
+ * and shader resources for the geometry stage (the desc's `user` carries
+ * parameters). The osmesa backend has no geometry stage: it refuses
+ * creating a geometry shader and adjacency draws (KILN_E_UNSUPPORTED,
+ * BACKEND_FEATURE). */
 
 typedef enum kiln_gs_input {
     KILN_GS_INPUT_UNDEFINED = 0,  /* refused */
@@ -1332,6 +1357,79 @@ typedef struct kiln_geometry_shader_desc {
 KILN_API kiln_result kiln_create_geometry_shader(kiln_device *device, const kiln_geometry_shader_desc *desc,
                                                  kiln_geometry_shader *out_shader);
 KILN_API kiln_result kiln_destroy_geometry_shader(kiln_device *device, kiln_geometry_shader shader);
+
+/* ---- stream output ----
+ *
+ * D3D10's stream output: the primitives leaving the geometry stage are
+ * also written, vertex by vertex, into up to 4 buffers bound with
+ * kiln_so_set_targets (created with KILN_BIND_STREAM_OUTPUT). Strips
+ * become lists: each point, line or triangle is written whole, in input
+ * primitive order then emission order, whatever the worker count (a
+ * strip's odd triangles with their first two vertices swapped, the
+ * winding kept, as they are rasterized). What each vertex writes is
+ * declared when the geometry shader is created: for each element, a
+ * register (0 the position, 1 + k varying k), components and the output
+ * buffer (slot) it goes to.
+ *
+ * As in D3D10 (CreateGeometryShaderWithStreamOutput) the shader may be a
+ * pass-through: with `gs` NULL, the object streams out the vertex
+ * shader's output, each primitive of the draw's topology (adjacency
+ * topologies still need a geometry shader function).
+ *
+ * Overflow (D3D10): a primitive that does not fit in every bound buffer
+ * is written to none; the ones after it are dropped too; the
+ * SO_STATISTICS query's storage-needed count keeps counting them, and an
+ * SO_OVERFLOW_PREDICATE turns 1.
+ *
+ * Rasterization may be off: a draw with no pixel shader bound is valid
+ * when the bound geometry shader streams out and depth and stencil are
+ * disabled (or no depth-stencil view is bound); it writes the buffers and
+ * does no raster work. Draws stream out whether or not render targets are
+ * bound and whatever the viewport.
+ *
+ * Dependencies: a draw writes the buffers bound as targets, so a later
+ * draw, copy or Map that reads one waits for it, and nothing else does.
+ * Targets are DEFAULT buffers, which are not mapped: the CPU reads what
+ * was written through a copy into a STAGING buffer (the copy waits).
+ * The osmesa backend has no stream output: it refuses creating such a
+ * shader, binding a target, draw_auto and the SO queries
+ * (KILN_E_UNSUPPORTED, BACKEND_FEATURE / QUERY_NO_STREAM_OUTPUT). */
+
+#define KILN_SO_BUFFER_SLOTS 4     /* D3D10_SO_BUFFER_SLOT_COUNT */
+#define KILN_SO_MAX_ELEMENTS 64    /* D3D10_SO_SINGLE_BUFFER_COMPONENT_LIMIT */
+#define KILN_SO_APPEND 0xffffffffu /* an offset: where the last write ended */
+
+typedef struct kiln_so_element {
+    uint32_t reg;             /* 0: the position; 1 + k: varying k */
+    uint32_t start_component; /* 0..3 (x, y, z, w) */
+    uint32_t component_count; /* 1..4, start + count <= 4 */
+    uint32_t slot;            /* output buffer, 0..3 */
+} kiln_so_element;
+
+/* D3D10's rules: 1..64 elements, at most 64 components in all; with one
+ * buffer slot used, elements are written side by side and `stride` (bytes,
+ * 0: the elements' size) may leave room after them (a multiple of 4, at
+ * least their size, at most 2048); with several slots each slot holds
+ * exactly one element (D3D10_SO_MULTIPLE_BUFFER_ELEMENTS_PER_BUFFER), its
+ * stride is the element's size, and `stride` must be 0. */
+typedef struct kiln_so_desc {
+    const kiln_so_element *elements; /* copied at creation */
+    uint32_t num_elements;
+    uint32_t stride;
+} kiln_so_desc;
+
+/* A geometry shader that streams out: `gs` as for
+ * kiln_create_geometry_shader, or NULL for a pass-through of the vertex
+ * shader's output. KILN_E_INVALID_ARG (SHADER_DESC) for a bad `gs`
+ * (GS_OUTPUT_LIMIT as above); (SO_DECL) for a declaration breaking the
+ * rules above or naming a register past the geometry shader's varyings
+ * (a pass-through's are checked against the vertex shader at each draw:
+ * DRAW_SO_MISMATCH); on the osmesa backend KILN_E_UNSUPPORTED
+ * (BACKEND_FEATURE). Destroyed with kiln_destroy_geometry_shader. */
+KILN_API kiln_result kiln_create_geometry_shader_with_so(kiln_device *device,
+                                                         const kiln_geometry_shader_desc *gs,
+                                                         const kiln_so_desc *so,
+                                                         kiln_geometry_shader *out_shader);
 
 /* ---- input assembler ---- */
 
@@ -1551,6 +1649,23 @@ KILN_API kiln_result kiln_vs_set_constant_buffers(kiln_context *ctx, uint32_t st
                                                   const kiln_buffer *buffers);
 /* {0} unbinds (no geometry stage). */
 KILN_API kiln_result kiln_gs_set_shader(kiln_context *ctx, kiln_geometry_shader shader);
+/* D3D10 SOSetTargets: binds buffers 0..count-1 (created with
+ * KILN_BIND_STREAM_OUTPUT, else KILN_E_INVALID_ARG, BIND_USAGE; {0}
+ * leaves a slot empty) and unbinds the slots after them; count 0 unbinds
+ * all. offsets[i] (NULL: all 0) is the byte offset where the next draw
+ * starts writing buffer i, or KILN_SO_APPEND to continue where the last
+ * write to that buffer ended (D3D10's -1); later draws continue where
+ * the previous one ended. Offsets are multiples of 4 (SO_OFFSET; the
+ * elements are 32-bit). count > 4: BIND_RANGE. One buffer in two slots:
+ * KILN_E_INVALID_ARG, SO_TARGET_DUPLICATE (where writes go and end would
+ * be ambiguous). A draw streams out only
+ * when the bound geometry shader has a declaration: every slot it
+ * declares must have a buffer, and no target may also be bound in a
+ * vertex-buffer slot or as the index buffer (KILN_E_INVALID_CALL,
+ * DRAW_SO_MISMATCH / DRAW_HAZARD). Binding a buffer on the osmesa
+ * backend: KILN_E_UNSUPPORTED (BACKEND_FEATURE). */
+KILN_API kiln_result kiln_so_set_targets(kiln_context *ctx, uint32_t count, const kiln_buffer *buffers,
+                                         const uint32_t *offsets);
 KILN_API kiln_result kiln_ps_set_shader(kiln_context *ctx, kiln_pixel_shader shader);
 KILN_API kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
                                                   const kiln_buffer *buffers);
@@ -1585,6 +1700,15 @@ KILN_API kiln_result kiln_draw_instanced(kiln_context *ctx, uint32_t vertex_coun
 KILN_API kiln_result kiln_draw_indexed_instanced(kiln_context *ctx, uint32_t index_count,
                                                  uint32_t instance_count, uint32_t start_index,
                                                  int32_t base_vertex, uint32_t start_instance);
+/* D3D10 DrawAuto: a non-indexed draw of the vertices stream output last
+ * wrote to the buffer in vertex-buffer slot 0: (where that write ended -
+ * the slot's offset) / the slot's stride, rounded down (0 if never
+ * written), known when the draw executes. Slot 0 must hold a buffer
+ * created with KILN_BIND_STREAM_OUTPUT and a non-zero stride
+ * (KILN_E_INVALID_CALL, DRAW_AUTO_NO_SO); DRAW_TOO_LARGE counts the
+ * vertices the whole buffer could hold. Otherwise validated as kiln_draw.
+ * On the osmesa backend KILN_E_UNSUPPORTED (BACKEND_FEATURE). */
+KILN_API kiln_result kiln_draw_auto(kiln_context *ctx);
 
 /* ---- built-in effects ----
  *

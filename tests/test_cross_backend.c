@@ -56,6 +56,7 @@ typedef struct budget {
 static const budget BUDGETS[] = {
     {"triangle", 0, 0.002, 0.0},  {"cube", 6, 0.03, 0.05},     {"rtt", 8, 0.05, 0.20},
     {"objects", 0, 0.002, 0.0},   {"particles", 4, 0.02, 0.02},  {"occlusion", 0, 0.002, 0.0},
+    {"swirl", 0, 0.002, 0.0},
 };
 static const budget RANDOM_BUDGET = {"random", 6, 0.005, 0.03};
 static const budget EXACT = {"exact", 0, 0.0, 0.0};

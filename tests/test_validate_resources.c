@@ -98,7 +98,7 @@ static void test_buffer_args(void)
     BUF_FAILS(&d, NULL, KILN_E_INVALID_ARG, KILN_LOG_BIND_FLAGS_INVALID);
     d.bind_flags = KILN_BIND_VERTEX_BUFFER | KILN_BIND_RENDER_TARGET;
     BUF_FAILS(&d, NULL, KILN_E_INVALID_ARG, KILN_LOG_BIND_FLAGS_INVALID);
-    d.bind_flags = 1u << 4; /* unused bit */
+    d.bind_flags = 1u << 7; /* unused bit */
     BUF_FAILS(&d, NULL, KILN_E_INVALID_ARG, KILN_LOG_BIND_FLAGS_INVALID);
     d.bind_flags = 1u << 31;
     BUF_FAILS(&d, NULL, KILN_E_INVALID_ARG, KILN_LOG_BIND_FLAGS_INVALID);

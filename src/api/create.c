@@ -12,6 +12,8 @@
 #define MAX_TEXTURE_BYTES ((size_t)4 << 30)
 #define CPU_ACCESS_ALL (KILN_CPU_ACCESS_READ | KILN_CPU_ACCESS_WRITE)
 #define RT_DS (KILN_BIND_RENDER_TARGET | KILN_BIND_DEPTH_STENCIL)
+/* What the renderer writes: only DEFAULT resources may be bound so. */
+#define GPU_WRITE (RT_DS | KILN_BIND_STREAM_OUTPUT)
 
 #define FAIL(code, id, ...) kb_fail(&dev->env, code, KILN_LOG_##id, api, __VA_ARGS__)
 
@@ -30,9 +32,9 @@ static kiln_result check_usage(kiln_device *dev, const char *api, kiln_usage usa
         if (cpu)
             return FAIL(KILN_E_INVALID_ARG, USAGE_CPU_ACCESS,
                         "DEFAULT and IMMUTABLE resources have no CPU access");
-        if (usage == KILN_USAGE_IMMUTABLE && (bind & RT_DS))
+        if (usage == KILN_USAGE_IMMUTABLE && (bind & GPU_WRITE))
             return FAIL(KILN_E_INVALID_ARG, USAGE_BIND,
-                        "IMMUTABLE resources cannot be render targets or depth-stencils");
+                        "IMMUTABLE resources cannot be render targets, depth-stencils or stream-output buffers");
         if (usage == KILN_USAGE_IMMUTABLE && !has_init)
             return FAIL(KILN_E_INVALID_ARG, USAGE_IMMUTABLE_NEEDS_DATA,
                         "IMMUTABLE resources need initial data");
@@ -43,9 +45,9 @@ static kiln_result check_usage(kiln_device *dev, const char *api, kiln_usage usa
         if (cpu != KILN_CPU_ACCESS_WRITE)
             return FAIL(KILN_E_INVALID_ARG, USAGE_CPU_ACCESS,
                         "DYNAMIC resources allow CPU write access only");
-        if (bind & RT_DS)
+        if (bind & GPU_WRITE)
             return FAIL(KILN_E_INVALID_ARG, USAGE_BIND,
-                        "DYNAMIC resources cannot be render targets or depth-stencils");
+                        "DYNAMIC resources cannot be render targets, depth-stencils or stream-output buffers");
         break;
     case KILN_USAGE_STAGING:
         if (!cpu)
@@ -90,7 +92,8 @@ static kiln_result create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
         return FAIL(KILN_E_INVALID_ARG, BUFFER_TOO_LARGE, "size %u exceeds 1 GiB", desc->size);
     if (bind & KILN_BIND_SHADER_RESOURCE)
         return FAIL(KILN_E_UNSUPPORTED, BIND_FLAGS_INVALID, "buffer shader-resource views are not supported");
-    if (bind & ~(uint32_t)(KILN_BIND_VERTEX_BUFFER | KILN_BIND_INDEX_BUFFER | KILN_BIND_CONSTANT_BUFFER))
+    if (bind & ~(uint32_t)(KILN_BIND_VERTEX_BUFFER | KILN_BIND_INDEX_BUFFER | KILN_BIND_CONSTANT_BUFFER |
+                           KILN_BIND_STREAM_OUTPUT))
         return FAIL(KILN_E_INVALID_ARG, BIND_FLAGS_INVALID, "bind flags 0x%x are not valid for a buffer", bind);
     if ((bind & KILN_BIND_CONSTANT_BUFFER) && bind != KILN_BIND_CONSTANT_BUFFER)
         return FAIL(KILN_E_INVALID_ARG, CONSTANT_BUFFER_BIND, "constant buffers take no other bind flag");

@@ -83,11 +83,10 @@ kiln_result kiln_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_d
     return r;
 }
 
-static kiln_result create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_desc *desc,
-                                          kiln_geometry_shader *out)
+/* The desc rules of a geometry shader (function, primitives, D3D10's
+ * output limit), shared by both creation calls. */
+static kiln_result check_gs_desc(kiln_device *dev, const char *api, const kiln_geometry_shader_desc *desc)
 {
-    static const char api[] = "kiln_create_geometry_shader";
-    PREAMBLE(out);
     if (!desc->fn || desc->input == KILN_GS_INPUT_UNDEFINED || (unsigned)desc->input > KILN_GS_INPUT_TRIANGLE_ADJ ||
         desc->output == KILN_GS_OUTPUT_UNDEFINED || (unsigned)desc->output > KILN_GS_OUTPUT_TRIANGLE_STRIP ||
         desc->max_vertices == 0 || desc->num_varyings > KILN_MAX_VARYINGS ||
@@ -104,7 +103,19 @@ static kiln_result create_geometry_shader(kiln_device *dev, const kiln_geometry_
     if (!(dev->queue.backend->caps & KQ_BACKEND_GEOMETRY))
         return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no geometry shader stage",
                     dev->queue.backend->name);
-    return make(dev, api, KRES_TYPE_GS, desc, sizeof *desc, &out->id);
+    return KILN_OK;
+}
+
+static kiln_result create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_desc *desc,
+                                          kiln_geometry_shader *out)
+{
+    static const char api[] = "kiln_create_geometry_shader";
+    PREAMBLE(out);
+    kiln_result r = check_gs_desc(dev, api, desc);
+    if (r != KILN_OK)
+        return r;
+    kres_gs g = {.d = *desc};
+    return make(dev, api, KRES_TYPE_GS, &g, sizeof g, &out->id);
 }
 
 kiln_result kiln_create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_desc *desc,
@@ -113,6 +124,88 @@ kiln_result kiln_create_geometry_shader(kiln_device *dev, const kiln_geometry_sh
     kiln_result r = create_geometry_shader(dev, desc, out);
     if (dev && dev->capture)
         kcap_create_geometry_shader(dev, desc, out ? *out : (kiln_geometry_shader){0}, r);
+    return r;
+}
+
+/* D3D10's stream-output declaration rules (CreateGeometryShaderWithStreamOutput):
+ * 1..64 entries and at most 64 components; each entry 1..4 components
+ * starting in 0..3 without passing w; slots 0..3; several slots: one
+ * entry each, and no stride (a slot's stride is its entry's size); one
+ * slot: the stride, if given, a multiple of 4 covering the entries, at
+ * most 2048 bytes (D3D10_SO_BUFFER_MAX_STRIDE_IN_BYTES). `varyings` is
+ * what the geometry shader writes, or UINT32_MAX for a pass-through
+ * (checked against the vertex shader at each draw). */
+static kiln_result check_so_desc(kiln_device *dev, const char *api, const kiln_so_desc *so, uint32_t varyings,
+                                 kres_so_decl *out)
+{
+    memset(out, 0, sizeof *out);
+    if (so->num_elements == 0 || so->num_elements > KILN_SO_MAX_ELEMENTS)
+        return FAIL(KILN_E_INVALID_ARG, SO_DECL, "%u elements (1..%d)", so->num_elements, KILN_SO_MAX_ELEMENTS);
+    if (!so->elements)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "so->elements is NULL");
+    uint32_t per_slot[KILN_SO_BUFFER_SLOTS] = {0}, comps = 0, slots = 0;
+    for (uint32_t i = 0; i < so->num_elements; i++) {
+        const kiln_so_element *e = &so->elements[i];
+        if (e->slot >= KILN_SO_BUFFER_SLOTS || e->start_component > 3 || e->component_count == 0 ||
+            e->component_count > 4 - e->start_component || e->reg > KILN_MAX_VARYINGS)
+            return FAIL(KILN_E_INVALID_ARG, SO_DECL,
+                        "element %u: register %u (0..%d), components %u + %u (within 4), slot %u (0..%d)", i, e->reg,
+                        KILN_MAX_VARYINGS, e->start_component, e->component_count, e->slot, KILN_SO_BUFFER_SLOTS - 1);
+        if (varyings != UINT32_MAX && e->reg > varyings)
+            return FAIL(KILN_E_INVALID_ARG, SO_DECL, "element %u reads varying %u, the geometry shader writes %u", i,
+                        e->reg - 1, varyings);
+        slots += per_slot[e->slot]++ == 0;
+        comps += e->component_count;
+        out->el[i] = (kres_so_el){(uint8_t)e->reg, (uint8_t)e->start_component, (uint8_t)e->component_count,
+                                  (uint8_t)e->slot};
+        out->stride[e->slot] += 4 * e->component_count;
+    }
+    if (comps > KILN_SO_MAX_ELEMENTS)
+        return FAIL(KILN_E_INVALID_ARG, SO_DECL, "%u components (at most %d)", comps, KILN_SO_MAX_ELEMENTS);
+    if (slots > 1) {
+        for (int k = 0; k < KILN_SO_BUFFER_SLOTS; k++)
+            if (per_slot[k] > 1)
+                return FAIL(KILN_E_INVALID_ARG, SO_DECL, "slot %d has %u elements: with several slots each holds one",
+                            k, per_slot[k]);
+        if (so->stride)
+            return FAIL(KILN_E_INVALID_ARG, SO_DECL, "stride %u: with several slots the stride is not given", so->stride);
+    } else if (so->stride) {
+        uint32_t k = so->elements[0].slot;
+        if (so->stride % 4 || so->stride < out->stride[k] || so->stride > 2048)
+            return FAIL(KILN_E_INVALID_ARG, SO_DECL, "stride %u: a multiple of 4, %u..2048", so->stride,
+                        out->stride[k]);
+        out->stride[k] = so->stride;
+    }
+    out->n = so->num_elements;
+    out->desc_stride = so->stride;
+    return KILN_OK;
+}
+
+static kiln_result create_geometry_shader_with_so(kiln_device *dev, const kiln_geometry_shader_desc *gs,
+                                                  const kiln_so_desc *desc, kiln_geometry_shader *out)
+{
+    static const char api[] = "kiln_create_geometry_shader_with_so";
+    PREAMBLE(out);
+    kres_gs g = {0};
+    kiln_result r;
+    if (gs && (r = check_gs_desc(dev, api, gs)) != KILN_OK)
+        return r;
+    if ((r = check_so_desc(dev, api, desc, gs ? gs->num_varyings : UINT32_MAX, &g.so)) != KILN_OK)
+        return r;
+    if (!(dev->queue.backend->caps & KQ_BACKEND_STREAM_OUTPUT))
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no stream output",
+                    dev->queue.backend->name);
+    if (gs)
+        g.d = *gs;
+    return make(dev, api, KRES_TYPE_GS, &g, sizeof g, &out->id);
+}
+
+kiln_result kiln_create_geometry_shader_with_so(kiln_device *dev, const kiln_geometry_shader_desc *gs,
+                                                const kiln_so_desc *so, kiln_geometry_shader *out)
+{
+    kiln_result r = create_geometry_shader_with_so(dev, gs, so, out);
+    if (dev && dev->capture)
+        kcap_create_geometry_shader_so(dev, gs, so, out ? *out : (kiln_geometry_shader){0}, r);
     return r;
 }
 

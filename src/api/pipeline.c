@@ -33,6 +33,11 @@ typedef struct ka_pipeline {
     kres_view *dsv;
     float blend_factor[4];
     uint32_t stencil_ref;
+    /* Stream-output targets, and where the next draw writes each: the
+     * offset given to kiln_so_set_targets until a draw streams out, then
+     * KILN_SO_APPEND (later draws continue where it ended). */
+    kres_resource *so[KILN_SO_BUFFER_SLOTS];
+    uint32_t so_offset[KILN_SO_BUFFER_SLOTS];
     kd_state *block; /* the last state block, reused while nothing changes */
     /* Draws re-check the bound objects only when something changed: bit 0
      * (non-indexed) and bit 1 (indexed) say the objects passed at
@@ -103,6 +108,8 @@ void ka_pipeline_fini(kiln_context *ctx)
     for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         SET(p->rtv[i], NULL);
     SET(p->dsv, NULL);
+    for (int i = 0; i < KILN_SO_BUFFER_SLOTS; i++)
+        SET(p->so[i], NULL);
     dirty(p);
     kb_free(&ctx->dev->env, p, sizeof *p);
     ctx->pipe = NULL;
@@ -194,6 +201,51 @@ kiln_result kiln_gs_set_shader(kiln_context *ctx, kiln_geometry_shader s)
     kiln_result r = gs_set_shader(ctx, s);
     if (ctx && ctx->dev->capture)
         kcap_context_object(ctx, KCAP_OP_GS_SET_SHADER, s.id, r);
+    return r;
+}
+
+static kiln_result get_buffers(kiln_device *dev, const char *api, uint32_t start, uint32_t count,
+                               uint32_t max, const kiln_buffer *bufs, uint32_t bind, kres_resource **out);
+
+static kiln_result so_set_targets(kiln_context *ctx, uint32_t count, const kiln_buffer *bufs, const uint32_t *offsets)
+{
+    static const char api[] = "kiln_so_set_targets";
+    CTX_PREAMBLE();
+    for (uint32_t i = 0; offsets && i < count && i < KILN_SO_BUFFER_SLOTS; i++)
+        if (offsets[i] != KILN_SO_APPEND && offsets[i] % 4)
+            return FAIL(KILN_E_INVALID_ARG, SO_OFFSET, "offset %u of slot %u", offsets[i], i);
+    kres_resource *got[KILN_SO_BUFFER_SLOTS] = {0};
+    kiln_result r = get_buffers(dev, api, 0, count, KILN_SO_BUFFER_SLOTS, bufs, KILN_BIND_STREAM_OUTPUT, got);
+    if (r != KILN_OK)
+        return r;
+    bool any = false, twice = false;
+    for (uint32_t i = 0; i < count; i++) {
+        any |= got[i] != NULL;
+        for (uint32_t k = 0; k < i; k++)
+            twice |= got[i] && got[i] == got[k];
+    }
+    if (twice || (any && !(dev->queue.backend->caps & KQ_BACKEND_STREAM_OUTPUT))) {
+        for (uint32_t i = 0; i < count; i++)
+            if (got[i])
+                kres_unref(&got[i]->base);
+        if (twice)
+            return FAIL(KILN_E_INVALID_ARG, SO_TARGET_DUPLICATE, "a buffer is bound to two slots");
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no stream output", dev->queue.backend->name);
+    }
+    ka_pipeline *p = ctx->pipe;
+    for (uint32_t i = 0; i < KILN_SO_BUFFER_SLOTS; i++) {
+        SET(p->so[i], i < count ? got[i] : NULL);
+        p->so_offset[i] = i < count && offsets ? offsets[i] : 0;
+    }
+    dirty(p);
+    return KILN_OK;
+}
+
+kiln_result kiln_so_set_targets(kiln_context *ctx, uint32_t count, const kiln_buffer *bufs, const uint32_t *offsets)
+{
+    kiln_result r = so_set_targets(ctx, count, bufs, offsets);
+    if (ctx && ctx->dev->capture)
+        kcap_so_set_targets(ctx, count, bufs, offsets, r);
     return r;
 }
 
@@ -605,7 +657,9 @@ static kd_state *build_state(kiln_context *ctx)
     atomic_init(&s->refs, 1);
     s->env = env;
     const kiln_vertex_shader_desc *vs = &p->vs->u.vs;
-    const kiln_pixel_shader_desc *ps = &p->ps->u.ps;
+    const kiln_pixel_shader_desc ps0 = {0}; /* none: rasterization off (stream output only) */
+    const kiln_pixel_shader_desc *ps = p->ps ? &p->ps->u.ps : &ps0;
+    s->raster = p->ps != NULL;
     s->vs = vs->fn;
     s->vs_user = vs->user;
     s->vs_inputs = vs->num_inputs;
@@ -618,8 +672,9 @@ static kd_state *build_state(kiln_context *ctx)
     s->vs_glsl = vs->glsl;
     s->ps_glsl = ps->glsl;
     if (p->gs) {
-        const kiln_geometry_shader_desc *gs = &p->gs->u.gs;
-        s->gs = gs->fn;
+        const kiln_geometry_shader_desc *gs = &p->gs->u.gs.d;
+        s->so = p->gs->u.gs.so;
+        s->gs = gs->fn; /* NULL: a stream-output pass-through */
         s->gs_user = gs->user;
         s->gs_output = gs->output;
         s->gs_max_vertices = gs->max_vertices;
@@ -746,7 +801,9 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
     return KILN_OK;
 }
 
-static kd_scene *open_scene(kiln_context *ctx)
+/* `targets` false: a stream-output draw with rasterization off, which
+ * names (and waits for) no target. */
+static kd_scene *open_scene(kiln_context *ctx, bool targets)
 {
     ka_pipeline *p = ctx->pipe;
     kd_scene *s = kd_scene_create(&ctx->dev->env, &ctx->dev->recycler);
@@ -754,6 +811,8 @@ static kd_scene *open_scene(kiln_context *ctx)
         return NULL;
     if (ctx->dev->queue.trace)
         s->trace_t0 = kt_now();
+    if (!targets)
+        goto queries;
     s->nrt = p->nrt;
     for (uint32_t i = 0; i < p->nrt; i++)
         if ((s->rtv[i] = p->rtv[i])) {
@@ -766,6 +825,7 @@ static kd_scene *open_scene(kiln_context *ctx)
         if (!kd_scene_use(s, s->dsv->res, s->dsv->res->current, KQ_WRITE))
             goto oom;
     }
+queries:
     if (!ka_scene_queries(ctx, s))
         goto oom;
     return s;
@@ -864,8 +924,14 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
 {
     kiln_device *dev = ctx->dev;
     ka_pipeline *p = ctx->pipe;
-    if (!p->vs || !p->ps)
+    bool so = p->gs && p->gs->u.gs.so.n;
+    if (!p->vs || (!p->ps && !so))
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_SHADER, "no %s shader bound", !p->vs ? "vertex" : "pixel");
+    if (!p->ps && p->dsv && p->dss && (!p->dss->u.dss.depth_disable || p->dss->u.dss.stencil_enable))
+        return FAIL(KILN_E_INVALID_CALL, DRAW_NO_RASTER,
+                    "no pixel shader, and the depth-stencil state tests a bound depth-stencil view");
+    if (!p->ps && p->dsv && !p->dss) /* the default state tests depth */
+        return FAIL(KILN_E_INVALID_CALL, DRAW_NO_RASTER, "no pixel shader, and the default depth test is on");
     if (!p->layout)
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "no input layout bound");
     if (p->topology == KILN_TOPOLOGY_UNDEFINED)
@@ -879,9 +945,11 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
     if ((adj || p->gs) && !(dev->queue.backend->caps & KQ_BACKEND_GEOMETRY))
         return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no geometry stage (%s)",
                     dev->queue.backend->name, p->gs ? "a geometry shader is bound" : "adjacency topology");
-    if (adj && !p->gs)
-        return FAIL(KILN_E_INVALID_CALL, DRAW_ADJACENCY_NO_GS, "topology %d without a geometry shader", (int)p->topology);
-    if (p->gs) {
+    bool gs_fn = p->gs && p->gs->u.gs.d.fn; /* a function runs (not a pass-through) */
+    if (adj && !gs_fn)
+        return FAIL(KILN_E_INVALID_CALL, DRAW_ADJACENCY_NO_GS, "topology %d without a geometry shader%s",
+                    (int)p->topology, p->gs ? " function (a stream-output pass-through)" : "");
+    if (gs_fn) {
         static const kiln_gs_input need[] = {
             [KILN_TOPOLOGY_POINT_LIST] = KILN_GS_INPUT_POINT,
             [KILN_TOPOLOGY_LINE_LIST] = KILN_GS_INPUT_LINE,
@@ -893,9 +961,9 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
             [KILN_TOPOLOGY_TRIANGLE_LIST_ADJ] = KILN_GS_INPUT_TRIANGLE_ADJ,
             [KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ] = KILN_GS_INPUT_TRIANGLE_ADJ,
         };
-        if (p->gs->u.gs.input != need[p->topology])
+        if (p->gs->u.gs.d.input != need[p->topology])
             return FAIL(KILN_E_INVALID_CALL, DRAW_GS_INPUT_MISMATCH, "geometry shader input %d, topology %d",
-                        (int)p->gs->u.gs.input, (int)p->topology);
+                        (int)p->gs->u.gs.d.input, (int)p->topology);
     }
     bool dead = destroyed_pipe(p->vs) || destroyed_pipe(p->gs) || destroyed_pipe(p->ps) || destroyed_pipe(p->layout) ||
                 destroyed_pipe(p->rs) || destroyed_pipe(p->dss) || destroyed_pipe(p->bs) ||
@@ -908,15 +976,40 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
         dead |= destroyed_view(p->srv[i]);
     for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         dead |= destroyed_view(p->rtv[i]);
+    for (int i = 0; so && i < KILN_SO_BUFFER_SLOTS; i++)
+        dead |= destroyed_res(p->so[i]);
     if (dead)
         return FAIL(KILN_E_INVALID_CALL, DRAW_BOUND_DESTROYED, "an object bound to the pipeline was destroyed");
     if (p->layout->u.layout.num_elements != p->vs->u.vs.num_inputs)
         return FAIL(KILN_E_INVALID_CALL, LAYOUT_SHADER_MISMATCH, "the layout has %u elements, the shader reads %u",
                     p->layout->u.layout.num_elements, p->vs->u.vs.num_inputs);
-    uint32_t written = p->gs ? p->gs->u.gs.num_varyings : p->vs->u.vs.num_varyings;
-    if (p->ps->u.ps.num_varyings > written)
+    uint32_t written = gs_fn ? p->gs->u.gs.d.num_varyings : p->vs->u.vs.num_varyings;
+    if (p->ps && p->ps->u.ps.num_varyings > written)
         return FAIL(KILN_E_INVALID_CALL, DRAW_VARYINGS_MISMATCH, "the pixel shader reads %u varyings, the %s shader writes %u",
-                    p->ps->u.ps.num_varyings, p->gs ? "geometry" : "vertex", written);
+                    p->ps->u.ps.num_varyings, gs_fn ? "geometry" : "vertex", written);
+    if (so) {
+        /* The declaration against what reaches it, and its buffers: D3D10
+         * links the declaration to the shader's output signature and
+         * writes nothing to a declared slot without a buffer (kiln refuses
+         * the draw instead); a buffer the draw reads cannot be a target
+         * too (D3D10 unbinds it as an input). */
+        const kres_so_decl *d = &p->gs->u.gs.so;
+        for (uint32_t i = 0; i < d->n; i++)
+            if (d->el[i].reg > written)
+                return FAIL(KILN_E_INVALID_CALL, DRAW_SO_MISMATCH, "element %u reads varying %u, the %s shader writes %u",
+                            i, d->el[i].reg - 1u, gs_fn ? "geometry" : "vertex", written);
+        for (int k = 0; k < KILN_SO_BUFFER_SLOTS; k++) {
+            if (d->stride[k] && !p->so[k])
+                return FAIL(KILN_E_INVALID_CALL, DRAW_SO_MISMATCH, "the declaration writes slot %d, which has no buffer", k);
+            if (!p->so[k])
+                continue;
+            bool input = p->so[k] == p->ib;
+            for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
+                input |= p->so[k] == p->vb[i];
+            if (input)
+                return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "stream-output buffer %d is also bound as an input", k);
+        }
+    }
     if (indexed && !p->ib)
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_INDEX_BUFFER, "no index buffer bound");
     const kiln_input_layout_desc *l = &p->layout->u.layout;
@@ -936,7 +1029,9 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
     return KILN_OK;
 }
 
-static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, uint32_t count,
+/* `is_auto`: draw_auto, whose vertex count is known only when it runs
+ * (its per-vertex reads are bounded then, as an indexed draw's). */
+static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, bool is_auto, uint32_t count,
                             uint32_t start, uint32_t instances, uint32_t start_instance)
 {
     kiln_device *dev = ctx->dev;
@@ -972,7 +1067,7 @@ static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, ui
         uint64_t last;
         if (el->per_instance)
             last = start_instance + (instances - 1) / (el->instance_step_rate ? el->instance_step_rate : 1);
-        else if (!indexed)
+        else if (!indexed && !is_auto)
             last = (uint64_t)start + count - 1;
         else
             continue;
@@ -984,8 +1079,28 @@ static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, ui
     return KILN_OK;
 }
 
-static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32_t count, uint32_t instances,
-                        uint32_t start, int32_t base_vertex, uint32_t start_instance)
+/* A draw that streams out is a scene of its own: its buffers are written
+ * nodes of that scene (later readers wait for it, nothing else does), and
+ * its primitives reach them in the serial order (backend: per-job lists
+ * written in job order). Rasterization off: the scene names no target. */
+static bool stream_scene(kiln_context *ctx, kd_scene *s)
+{
+    ka_pipeline *p = ctx->pipe;
+    s->streams = true;
+    for (int k = 0; k < KILN_SO_BUFFER_SLOTS; k++) {
+        kres_resource *res = p->so[k];
+        if (!res)
+            continue;
+        if (!kd_scene_use(s, res, res->current, KQ_WRITE))
+            return false;
+        s->so[k] = res; /* held by its node */
+        s->so_offset[k] = p->so_offset[k];
+    }
+    return true;
+}
+
+static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool is_auto, uint32_t count,
+                        uint32_t instances, uint32_t start, int32_t base_vertex, uint32_t start_instance)
 {
     kiln_device *dev = ctx->dev;
     ka_pipeline *p = ctx->pipe;
@@ -994,16 +1109,20 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
     /* Bounds the memory a scene's jobs take (one segment per instance and
      * about 1,024 output primitives at most; a geometry shader's input
      * primitive weighs the vertices it may emit). */
-    uint64_t amplify = p->gs ? p->gs->u.gs.max_vertices : 1;
+    bool gs_fn = p->gs && p->gs->u.gs.d.fn;
+    uint64_t amplify = gs_fn ? p->gs->u.gs.d.max_vertices : 1;
     if ((uint64_t)count * instances * amplify > (1ull << 28) || instances > (1u << 20))
-        return FAIL(KILN_E_INVALID_ARG, DRAW_TOO_LARGE, "%u vertices x %u instances%s", count, instances,
-                    p->gs ? " x the geometry shader's max_vertices" : "");
-    kiln_result r = validate(ctx, api, indexed, count, start, instances, start_instance);
+        return FAIL(KILN_E_INVALID_ARG, DRAW_TOO_LARGE, "%u vertices%s x %u instances%s", count,
+                    is_auto ? " (what the buffer can hold)" : "", instances,
+                    gs_fn ? " x the geometry shader's max_vertices" : "");
+    kiln_result r = validate(ctx, api, indexed, is_auto, count, start, instances, start_instance);
     if (r != KILN_OK)
         return r;
-    if (kd_prim_count(p->topology, count) == 0 || (p->nrt == 0 && !p->dsv))
+    bool so = p->gs && p->gs->u.gs.so.n;
+    bool raster = p->ps && (p->nrt || p->dsv);
+    if (kd_prim_count(p->topology, count) == 0 || (!raster && !so))
         return KILN_OK;
-    if (ctx->scene && (!same_views(ctx->scene, p) || ctx->scene->nops >= KD_SCENE_MAX_OPS ||
+    if (ctx->scene && (so || !same_views(ctx->scene, p) || ctx->scene->nops >= KD_SCENE_MAX_OPS ||
                        ctx->scene->vertices >= KD_SCENE_MAX_VERTICES))
         if ((r = ka_flush_scene(ctx, api)) != KILN_OK)
             return r;
@@ -1011,8 +1130,12 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
         return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "state block");
     kd_scene *s = ctx->scene;
     bool fresh = !s;
-    if (!s && !(s = open_scene(ctx)))
+    if (!s && !(s = open_scene(ctx, raster)))
         return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "scene");
+    if (so && !stream_scene(ctx, s)) {
+        kd_scene_free(s);
+        return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "stream-output scene");
+    }
     kd_draw *d = kd_scene_new_draw(s);
     bool ok = d && kd_scene_hold_state(s, p->block);
     if (ok) {
@@ -1023,6 +1146,7 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
         d->base_vertex = base_vertex;
         d->instances = instances;
         d->start_instance = start_instance;
+        d->is_auto = is_auto; /* its count is set when it runs */
         /* Consecutive draws binding the same storages share a record;
          * after a draw that captured or matched it, with no setter since,
          * without comparing. */
@@ -1054,6 +1178,13 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, uint32
     }
     s->vertices += (uint64_t)count * instances;
     ctx->scene = s;
+    if (so) {
+        /* Later draws continue where this one ends (D3D10: the offsets
+         * apply to the first draw after SOSetTargets). */
+        for (int k = 0; k < KILN_SO_BUFFER_SLOTS; k++)
+            p->so_offset[k] = KILN_SO_APPEND;
+        return ka_flush_scene(ctx, api);
+    }
     return KILN_OK;
 }
 
@@ -1061,7 +1192,7 @@ kiln_result kiln_draw(kiln_context *ctx, uint32_t count, uint32_t start)
 {
     static const char api[] = "kiln_draw";
     CTX_PREAMBLE();
-    kiln_result r = draw(ctx, api, false, count, 1, start, 0, 0);
+    kiln_result r = draw(ctx, api, false, false, count, 1, start, 0, 0);
     if (dev->capture)
         kcap_draw(ctx, KCAP_OP_DRAW, count, 1, start, 0, 0, r);
     return r;
@@ -1071,7 +1202,7 @@ kiln_result kiln_draw_indexed(kiln_context *ctx, uint32_t count, uint32_t start,
 {
     static const char api[] = "kiln_draw_indexed";
     CTX_PREAMBLE();
-    kiln_result r = draw(ctx, api, true, count, 1, start, base_vertex, 0);
+    kiln_result r = draw(ctx, api, true, false, count, 1, start, base_vertex, 0);
     if (dev->capture)
         kcap_draw(ctx, KCAP_OP_DRAW_INDEXED, count, 1, start, base_vertex, 0, r);
     return r;
@@ -1082,7 +1213,7 @@ kiln_result kiln_draw_instanced(kiln_context *ctx, uint32_t count, uint32_t inst
 {
     static const char api[] = "kiln_draw_instanced";
     CTX_PREAMBLE();
-    kiln_result r = draw(ctx, api, false, count, instances, start, 0, start_instance);
+    kiln_result r = draw(ctx, api, false, false, count, instances, start, 0, start_instance);
     if (dev->capture)
         kcap_draw(ctx, KCAP_OP_DRAW_INSTANCED, count, instances, start, 0, start_instance, r);
     return r;
@@ -1093,10 +1224,35 @@ kiln_result kiln_draw_indexed_instanced(kiln_context *ctx, uint32_t count, uint3
 {
     static const char api[] = "kiln_draw_indexed_instanced";
     CTX_PREAMBLE();
-    kiln_result r = draw(ctx, api, true, count, instances, start, base_vertex, start_instance);
+    kiln_result r = draw(ctx, api, true, false, count, instances, start, base_vertex, start_instance);
     if (dev->capture)
         kcap_draw(ctx, KCAP_OP_DRAW_INDEXED_INSTANCED, count, instances, start, base_vertex,
                   start_instance, r);
+    return r;
+}
+
+static kiln_result draw_auto(kiln_context *ctx, const char *api)
+{
+    kiln_device *dev = ctx->dev;
+    ka_pipeline *p = ctx->pipe;
+    if (!(dev->queue.backend->caps & KQ_BACKEND_STREAM_OUTPUT))
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no stream output", dev->queue.backend->name);
+    kres_resource *vb = p->vb[0];
+    if (!vb || !(vb->bind_flags & KILN_BIND_STREAM_OUTPUT) || p->vb_stride[0] == 0)
+        return FAIL(KILN_E_INVALID_CALL, DRAW_AUTO_NO_SO, "vertex-buffer slot 0 %s", !vb ? "is empty"
+                    : p->vb_stride[0] == 0 ? "has stride 0" : "holds a buffer without KILN_BIND_STREAM_OUTPUT");
+    /* The most it can draw: what the buffer holds past the offset. */
+    uint32_t most = vb->width > p->vb_offset[0] ? (vb->width - p->vb_offset[0]) / p->vb_stride[0] : 0;
+    return draw(ctx, api, false, true, most, 1, 0, 0, 0);
+}
+
+kiln_result kiln_draw_auto(kiln_context *ctx)
+{
+    static const char api[] = "kiln_draw_auto";
+    CTX_PREAMBLE();
+    kiln_result r = draw_auto(ctx, api);
+    if (dev->capture)
+        kcap_draw(ctx, KCAP_OP_DRAW_AUTO, 0, 0, 0, 0, 0, r);
     return r;
 }
 
@@ -1107,7 +1263,7 @@ bool ka_scene_clear(kiln_context *ctx, kres_view *v, bool depth, const uint8_t t
     ka_pipeline *p = ctx->pipe;
     kd_scene *s = ctx->scene;
     int slot = -1;
-    if (!s && ((depth && p->dsv == v) || (!depth && p->nrt && p->rtv[0] == v)) && (s = open_scene(ctx)))
+    if (!s && ((depth && p->dsv == v) || (!depth && p->nrt && p->rtv[0] == v)) && (s = open_scene(ctx, true)))
         ctx->scene = s;
     if (!s)
         return false;

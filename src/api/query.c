@@ -1,5 +1,6 @@
 /* Queries (D3D10): EVENT, OCCLUSION, TIMESTAMP, TIMESTAMP_DISJOINT,
- * PIPELINE_STATISTICS, OCCLUSION_PREDICATE; and predication.
+ * PIPELINE_STATISTICS, OCCLUSION_PREDICATE, SO_STATISTICS,
+ * SO_OVERFLOW_PREDICATE; and predication.
  *
  * Three mechanisms, by type (docs/queries.md):
  * - EVENT and TIMESTAMP_DISJOINT: end marks a point on the context's own
@@ -40,10 +41,15 @@ typedef struct ka_query {
     uint64_t stamp, stamp_end; /* TIMESTAMP: the clock, and the end it belongs to */
 } ka_query;
 
+static bool so_type(kiln_query_type t)
+{
+    return t == KILN_QUERY_SO_STATISTICS || t == KILN_QUERY_SO_OVERFLOW_PREDICATE;
+}
+
 static bool counting(kiln_query_type t)
 {
     return t == KILN_QUERY_OCCLUSION || t == KILN_QUERY_OCCLUSION_PREDICATE ||
-           t == KILN_QUERY_PIPELINE_STATISTICS;
+           t == KILN_QUERY_PIPELINE_STATISTICS || so_type(t);
 }
 
 static bool has_begin(kiln_query_type t)
@@ -61,7 +67,9 @@ static uint32_t data_size(kiln_query_type t)
         return sizeof(kiln_query_data_timestamp_disjoint);
     case KILN_QUERY_PIPELINE_STATISTICS:
         return sizeof(kiln_query_data_pipeline_statistics);
-    default: /* EVENT, OCCLUSION_PREDICATE */
+    case KILN_QUERY_SO_STATISTICS:
+        return sizeof(kiln_query_data_so_statistics);
+    default: /* EVENT, OCCLUSION_PREDICATE, SO_OVERFLOW_PREDICATE */
         return sizeof(uint32_t);
     }
 }
@@ -93,8 +101,9 @@ static kiln_result create_query(kiln_device *dev, kiln_query_type type, kiln_que
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_query is NULL");
     if ((unsigned)type >= KILN_QUERY_TYPE_COUNT)
         return FAIL(KILN_E_INVALID_ARG, QUERY_TYPE, "query type %d", (int)type);
-    if (type == KILN_QUERY_SO_STATISTICS || type == KILN_QUERY_SO_OVERFLOW_PREDICATE)
-        return FAIL(KILN_E_UNSUPPORTED, QUERY_NO_STREAM_OUTPUT, "query type %d", (int)type);
+    if (so_type(type) && !(dev->queue.backend->caps & KQ_BACKEND_STREAM_OUTPUT))
+        return FAIL(KILN_E_UNSUPPORTED, QUERY_NO_STREAM_OUTPUT, "the %s backend has no stream output (query type %d)",
+                    dev->queue.backend->name, (int)type);
     if (counting(type) && !(dev->queue.backend->caps & KQ_BACKEND_QUERIES))
         return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE,
                     "the %s backend does not count occlusion or pipeline statistics",
@@ -113,6 +122,9 @@ static kiln_result create_query(kiln_device *dev, kiln_query_type type, kiln_que
             kb_free(&dev->env, q, sizeof *q);
             return FAIL(KILN_E_OUT_OF_MEMORY, OUT_OF_MEMORY, "query");
         }
+        /* Nothing can use the storage yet: set before any command. */
+        ((kq_query_data *)(void *)q->res->current->data)->so_predicate =
+            type == KILN_QUERY_SO_OVERFLOW_PREDICATE;
     }
     q->base.type = KRES_TYPE_QUERY;
     q->base.env = &dev->dom->env;
@@ -182,7 +194,9 @@ static void begin_exec(kq_cmd *cmd)
 static void end_exec(kq_cmd *cmd)
 {
     kq_query_data *d = (kq_query_data *)(void *)cmd->acc[0].st->data;
-    d->passed = d->acc[KQ_Q_SAMPLES] != 0;
+    /* D3D10: an occlusion predicate is true when a sample passed, an
+     * overflow predicate when a primitive did not fit. */
+    d->passed = d->so_predicate ? d->acc[KQ_Q_SO_NEEDED] > d->acc[KQ_Q_SO_WRITTEN] : d->acc[KQ_Q_SAMPLES] != 0;
     ks_domain *dom = cmd->ctx->dev->dom;
     pthread_mutex_lock(&dom->mu); /* get_data reads the result under it */
     if (cmd->u.call.value > d->done_gen) { /* (ends run in call order; kept monotonic) */
@@ -387,6 +401,7 @@ static kiln_result query_get_data(kiln_context *ctx, kiln_query query, void *dat
         uint64_t u64;
         kiln_query_data_timestamp_disjoint disjoint;
         kiln_query_data_pipeline_statistics stats;
+        kiln_query_data_so_statistics so;
     } out;
     memset(&out, 0, sizeof out);
     bool ended, known = false;
@@ -411,6 +426,10 @@ static kiln_result query_get_data(kiln_context *ctx, kiln_query query, void *dat
             out.u64 = d->result[KQ_Q_SAMPLES];
         else if (q->type == KILN_QUERY_OCCLUSION_PREDICATE)
             out.u32 = d->result[KQ_Q_SAMPLES] != 0;
+        else if (q->type == KILN_QUERY_SO_OVERFLOW_PREDICATE)
+            out.u32 = d->result[KQ_Q_SO_NEEDED] > d->result[KQ_Q_SO_WRITTEN];
+        else if (q->type == KILN_QUERY_SO_STATISTICS)
+            out.so = (kiln_query_data_so_statistics){d->result[KQ_Q_SO_WRITTEN], d->result[KQ_Q_SO_NEEDED]};
         else
             memcpy(&out.stats, d->result, sizeof out.stats); /* KQ_Q_* follow its layout */
     }
@@ -449,7 +468,7 @@ static kiln_result set_predication(kiln_context *ctx, kiln_query query, int valu
         if (!(q = get_query(dev, query.id, api, &r)))
             return r;
         pthread_mutex_lock(&dev->dom->mu);
-        if (q->type != KILN_QUERY_OCCLUSION_PREDICATE)
+        if (q->type != KILN_QUERY_OCCLUSION_PREDICATE && q->type != KILN_QUERY_SO_OVERFLOW_PREDICATE)
             r = FAIL(KILN_E_INVALID_ARG, PREDICATE_TYPE, "query type %d", (int)q->type);
         else if (!q->ended)
             r = FAIL(KILN_E_INVALID_CALL, PREDICATE_NOT_ISSUED, "the query was %s",

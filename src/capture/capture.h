@@ -148,6 +148,9 @@
     X(CREATE_GEOMETRY_SHADER, "kiln_create_geometry_shader") /* 1.2 */                         \
     X(DESTROY_GEOMETRY_SHADER, "kiln_destroy_geometry_shader") /* 1.2 */                       \
     X(GS_SET_SHADER, "kiln_gs_set_shader") /* 1.2 */                                           \
+    X(CREATE_GEOMETRY_SHADER_SO, "kiln_create_geometry_shader_with_so") /* 1.3 */              \
+    X(SO_SET_TARGETS, "kiln_so_set_targets") /* 1.3 */                                         \
+    X(DRAW_AUTO, "kiln_draw_auto") /* 1.3 */                                                   \
     X(CREATE_SAMPLER_CMP, "kiln_create_sampler") /* 1.3: a comparison sampler */
 
 typedef enum kcap_op {
@@ -311,6 +314,10 @@ typedef struct kcap_call {
             char name[KCAP_NAME_MAX + 1]; /* "" when the desc had none */
             uint32_t num_inputs, num_varyings, num_outputs, flags, has_glsl;
             uint32_t gs_input, gs_output, max_vertices; /* geometry shaders */
+            /* CREATE_GEOMETRY_SHADER_SO: has_gs 0 is a pass-through (no
+             * name, no geometry shader fields); the declaration. */
+            uint32_t has_gs, so_count, so_stride;
+            kiln_so_element so[KILN_SO_MAX_ELEMENTS];
         } shader;
         struct {
             uint32_t vs;
@@ -323,6 +330,7 @@ typedef struct kcap_call {
         struct { /* vertex buffers, constant buffers, views, samplers */
             uint32_t start, count;
             uint32_t ids[8], strides[8], offsets[8];
+            uint32_t has_offsets; /* SO_SET_TARGETS: offsets given */
         } slots;
         struct {
             uint32_t buffer, format, offset;
@@ -541,6 +549,11 @@ void kcap_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_desc *d,
                               kiln_pixel_shader out, kiln_result r);
 void kcap_create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_desc *d,
                                  kiln_geometry_shader out, kiln_result r);
+void kcap_create_geometry_shader_so(kiln_device *dev, const kiln_geometry_shader_desc *gs,
+                                    const kiln_so_desc *so, kiln_geometry_shader out,
+                                    kiln_result r);
+void kcap_so_set_targets(kiln_context *ctx, uint32_t count, const kiln_buffer *buffers,
+                         const uint32_t *offsets, kiln_result r);
 void kcap_create_input_layout(kiln_device *dev, const kiln_input_layout_desc *d,
                               kiln_vertex_shader vs, kiln_input_layout out, kiln_result r);
 /* State objects and samplers: desc is the op's kiln_*_desc. */

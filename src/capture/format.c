@@ -414,6 +414,18 @@ static void io_draw(kcap_io *io, kcap_call *c, bool indexed, bool instanced)
         c->u.draw.instances = 1;
 }
 
+/* A geometry shader's name and desc fields (CREATE_GEOMETRY_SHADER, and
+ * CREATE_GEOMETRY_SHADER_SO with one). */
+static void io_gs_desc(kcap_io *io, kcap_call *c)
+{
+    io_str(io, c->u.shader.name, sizeof c->u.shader.name);
+    IO_ENUM(io, c->u.shader.gs_input, KILN_GS_INPUT_TRIANGLE_ADJ);
+    IO_ENUM(io, c->u.shader.gs_output, KILN_GS_OUTPUT_TRIANGLE_STRIP);
+    io_u32(io, &c->u.shader.max_vertices, KILN_GS_MAX_OUTPUT_SCALARS);
+    io_u32(io, &c->u.shader.num_varyings, KILN_MAX_VARYINGS);
+    io_u32(io, &c->u.shader.flags, KILN_GS_WRITES_RT_ARRAY_INDEX);
+}
+
 static void fields(kcap_io *io, kcap_call *c)
 {
     switch (c->op) {
@@ -869,12 +881,7 @@ static void fields(kcap_io *io, kcap_call *c)
         break;
     case KCAP_OP_CREATE_GEOMETRY_SHADER:
         IO_ID(io, c->out[0]);
-        io_str(io, c->u.shader.name, sizeof c->u.shader.name);
-        IO_ENUM(io, c->u.shader.gs_input, KILN_GS_INPUT_TRIANGLE_ADJ);
-        IO_ENUM(io, c->u.shader.gs_output, KILN_GS_OUTPUT_TRIANGLE_STRIP);
-        io_u32(io, &c->u.shader.max_vertices, KILN_GS_MAX_OUTPUT_SCALARS);
-        io_u32(io, &c->u.shader.num_varyings, KILN_MAX_VARYINGS);
-        io_u32(io, &c->u.shader.flags, KILN_GS_WRITES_RT_ARRAY_INDEX);
+        io_gs_desc(io, c);
         break;
     case KCAP_OP_DESTROY_GEOMETRY_SHADER:
         IO_ID(io, c->u.obj.id);
@@ -882,6 +889,34 @@ static void fields(kcap_io *io, kcap_call *c)
     case KCAP_OP_GS_SET_SHADER:
         IO_ID(io, c->ctx);
         IO_ID(io, c->u.obj.id);
+        break;
+    case KCAP_OP_CREATE_GEOMETRY_SHADER_SO:
+        IO_ID(io, c->out[0]);
+        IO_BOOL(io, c->u.shader.has_gs);
+        if (c->u.shader.has_gs)
+            io_gs_desc(io, c);
+        io_u32(io, &c->u.shader.so_count, KILN_SO_MAX_ELEMENTS);
+        for (uint32_t i = 0; i < c->u.shader.so_count; i++) {
+            kiln_so_element *e = &c->u.shader.so[i];
+            io_u32(io, &e->reg, KILN_MAX_VARYINGS);
+            io_u32(io, &e->start_component, 3);
+            io_u32(io, &e->component_count, 4);
+            io_u32(io, &e->slot, KILN_SO_BUFFER_SLOTS - 1);
+        }
+        io_u32(io, &c->u.shader.so_stride, 2048);
+        break;
+    case KCAP_OP_SO_SET_TARGETS:
+        IO_ID(io, c->ctx);
+        io_u32(io, &c->u.slots.count, KILN_SO_BUFFER_SLOTS);
+        for (uint32_t i = 0; i < c->u.slots.count; i++)
+            IO_ID(io, c->u.slots.ids[i]);
+        IO_BOOL(io, c->u.slots.has_offsets);
+        if (c->u.slots.has_offsets)
+            for (uint32_t i = 0; i < c->u.slots.count; i++)
+                io_u32(io, &c->u.slots.offsets[i], UINT32_MAX);
+        break;
+    case KCAP_OP_DRAW_AUTO:
+        IO_ID(io, c->ctx);
         break;
     case KCAP_OP_SWAPCHAIN_GET_BACK_BUFFER:
         IO_ID(io, c->swapchain);

@@ -575,6 +575,15 @@ void kcap_create_pixel_shader(kiln_device *dev, const kiln_pixel_shader_desc *d,
     done(w, &c);
 }
 
+static void gs_desc(kcap_call *c, const kiln_geometry_shader_desc *d)
+{
+    c->u.shader.gs_input = d->input;
+    c->u.shader.gs_output = d->output;
+    c->u.shader.max_vertices = d->max_vertices;
+    c->u.shader.num_varyings = d->num_varyings;
+    c->u.shader.flags = d->flags;
+}
+
 void kcap_create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_desc *d,
                                  kiln_geometry_shader out, kiln_result r)
 {
@@ -585,11 +594,28 @@ void kcap_create_geometry_shader(kiln_device *dev, const kiln_geometry_shader_de
         return;
     c.out[0] = out.id;
     shader_name(w, &c, name, "kiln_create_geometry_shader");
-    c.u.shader.gs_input = d->input;
-    c.u.shader.gs_output = d->output;
-    c.u.shader.max_vertices = d->max_vertices;
-    c.u.shader.num_varyings = d->num_varyings;
-    c.u.shader.flags = d->flags;
+    gs_desc(&c, d);
+    done(w, &c);
+}
+
+void kcap_create_geometry_shader_so(kiln_device *dev, const kiln_geometry_shader_desc *gs,
+                                    const kiln_so_desc *so, kiln_geometry_shader out, kiln_result r)
+{
+    const char *name = r == KILN_OK && gs ? kcap_registry_gs_name(dev, gs) : NULL;
+    kcap_call c;
+    struct kcap_writer *w = start(dev, KCAP_OP_CREATE_GEOMETRY_SHADER_SO, r, &c);
+    if (!w)
+        return;
+    c.out[0] = out.id;
+    c.u.shader.has_gs = gs != NULL;
+    if (gs) {
+        shader_name(w, &c, name, "kiln_create_geometry_shader_with_so");
+        gs_desc(&c, gs);
+    }
+    /* A successful call had a valid declaration. */
+    c.u.shader.so_count = so->num_elements;
+    c.u.shader.so_stride = so->stride;
+    memcpy(c.u.shader.so, so->elements, sizeof(kiln_so_element) * so->num_elements);
     done(w, &c);
 }
 
@@ -647,6 +673,23 @@ void kcap_set_slots(kiln_context *ctx, kcap_op op, uint32_t start_slot, uint32_t
         memcpy(&c.u.slots.ids[i], (const uint8_t *)handles + 4 * i, 4);
         if (strides)
             c.u.slots.strides[i] = strides[i];
+        if (offsets)
+            c.u.slots.offsets[i] = offsets[i];
+    }
+    done(w, &c);
+}
+
+void kcap_so_set_targets(kiln_context *ctx, uint32_t count, const kiln_buffer *buffers,
+                         const uint32_t *offsets, kiln_result r)
+{
+    kcap_call c;
+    struct kcap_writer *w = start_ctx(ctx, KCAP_OP_SO_SET_TARGETS, r, &c);
+    if (!w)
+        return;
+    c.u.slots.count = count;
+    c.u.slots.has_offsets = offsets != NULL;
+    for (uint32_t i = 0; i < count; i++) {
+        c.u.slots.ids[i] = buffers[i].id;
         if (offsets)
             c.u.slots.offsets[i] = offsets[i];
     }

@@ -246,8 +246,18 @@ static void ignore_fence(kiln_fence f, kiln_result status, void *user)
     (void)user;
 }
 
+/* CREATE_GEOMETRY_SHADER, and CREATE_GEOMETRY_SHADER_SO (a pass-through
+ * has no geometry shader to look up). */
 static bool run_geometry_shader(krp_replayer *r, const kcap_call *c)
 {
+    bool so = c->op == KCAP_OP_CREATE_GEOMETRY_SHADER_SO;
+    kiln_so_desc sd = {c->u.shader.so, c->u.shader.so_count, c->u.shader.so_stride};
+    uint32_t id = 0;
+    if (so && !c->u.shader.has_gs) {
+        expect_ok(r, kiln_create_geometry_shader_with_so(r->dev, NULL, &sd, (kiln_geometry_shader *)&id));
+        bind_id(r, c->out[0], id, K_GS);
+        return true;
+    }
     if (!c->u.shader.name[0])
         return krp_refuse(r, KILN_E_UNSUPPORTED,
                           "the shader was unnamed when captured (its desc was not registered with "
@@ -264,8 +274,8 @@ static bool run_geometry_shader(krp_replayer *r, const kcap_call *c)
     gd.max_vertices = c->u.shader.max_vertices;
     gd.num_varyings = c->u.shader.num_varyings;
     gd.flags = c->u.shader.flags;
-    uint32_t id = 0;
-    expect_ok(r, kiln_create_geometry_shader(r->dev, &gd, (kiln_geometry_shader *)&id));
+    expect_ok(r, so ? kiln_create_geometry_shader_with_so(r->dev, &gd, &sd, (kiln_geometry_shader *)&id)
+                    : kiln_create_geometry_shader(r->dev, &gd, (kiln_geometry_shader *)&id));
     bind_id(r, c->out[0], id, K_GS);
     return true;
 }
@@ -648,8 +658,16 @@ static void run(krp_replayer *r, const kcap_call *c)
         got = kiln_destroy_pixel_shader(dev, (kiln_pixel_shader){xl(r, c->u.obj.id)});
         break;
     case KCAP_OP_CREATE_GEOMETRY_SHADER:
+    case KCAP_OP_CREATE_GEOMETRY_SHADER_SO:
         run_geometry_shader(r, c);
         return;
+    case KCAP_OP_SO_SET_TARGETS: {
+        kiln_buffer b[KILN_SO_BUFFER_SLOTS];
+        for (uint32_t i = 0; i < c->u.slots.count; i++)
+            b[i] = (kiln_buffer){xl(r, c->u.slots.ids[i])};
+        got = kiln_so_set_targets(ctx, c->u.slots.count, b, c->u.slots.has_offsets ? c->u.slots.offsets : NULL);
+        break;
+    }
     case KCAP_OP_DESTROY_GEOMETRY_SHADER:
         got = kiln_destroy_geometry_shader(dev, (kiln_geometry_shader){xl(r, c->u.obj.id)});
         break;
@@ -783,6 +801,10 @@ static void run(krp_replayer *r, const kcap_call *c)
         got =
             kiln_draw_indexed_instanced(ctx, c->u.draw.count, c->u.draw.instances, c->u.draw.start,
                                         c->u.draw.base_vertex, c->u.draw.start_instance);
+        r->fs.draws++;
+        break;
+    case KCAP_OP_DRAW_AUTO:
+        got = kiln_draw_auto(ctx);
         r->fs.draws++;
         break;
     case KCAP_OP_GENERATE_MIPS:

@@ -460,7 +460,10 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_DESTROY_PIXEL_SHADER:
         return destroy(r, c->u.obj.id, K_PS);
     case KCAP_OP_CREATE_GEOMETRY_SHADER:
+    case KCAP_OP_CREATE_GEOMETRY_SHADER_SO:
         return create(r, c->out[0], K_GS) != NULL;
+    case KCAP_OP_SO_SET_TARGETS:
+        return use_ctx(r, c->ctx) && use_all(r, c->u.slots.ids, c->u.slots.count, K_BUFFER);
     case KCAP_OP_DESTROY_GEOMETRY_SHADER:
         return destroy(r, c->u.obj.id, K_GS);
     case KCAP_OP_GS_SET_SHADER:
@@ -511,6 +514,7 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_DRAW_INDEXED:
     case KCAP_OP_DRAW_INSTANCED:
     case KCAP_OP_DRAW_INDEXED_INSTANCED:
+    case KCAP_OP_DRAW_AUTO:
         return use_ctx(r, c->ctx);
     case KCAP_OP_OM_SET_RENDER_TARGETS:
         return use_ctx(r, c->ctx) && use_all(r, c->u.rts.rtv, c->u.rts.count, K_RTV) &&

@@ -64,6 +64,11 @@ typedef struct kd_state {
     void *gs_user;
     kiln_gs_output gs_output;
     uint32_t gs_max_vertices, gs_varyings, gs_flags;
+    /* Stream output: the bound geometry shader's declaration (so.n 0:
+     * none; with gs NULL a pass-through of the vertex shader's output). */
+    kres_so_decl so;
+    uint32_t raster;               /* 0: no pixel shader, rasterization
+                                      off: the draw only streams out */
     /* input assembly */
     kd_element elems[KILN_MAX_INPUT_ELEMENTS];
     uint32_t nelems;
@@ -117,6 +122,9 @@ typedef struct kd_draw {
     uint32_t start;               /* first vertex or index */
     int32_t base_vertex;
     uint32_t instances, start_instance;
+    /* draw_auto: `count` is set when the draw executes, from where stream
+     * output last ended in vertex-buffer slot 0's buffer. */
+    uint32_t is_auto;
 } kd_draw;
 
 typedef enum kd_op_kind { KD_OP_CLEAR_RT, KD_OP_CLEAR_DS, KD_OP_DRAW } kd_op_kind;
@@ -147,6 +155,12 @@ typedef struct kd_scene {
     uint32_t nqueries;
     kres_resource *pred_res;      /* NULL: not predicated */
     uint32_t pred_value;
+    /* Stream output: a draw that streams out is a scene of its own; its
+     * targets (written nodes of the scene, which hold them) and where it
+     * starts writing each (KILN_SO_APPEND: where the last write ended). */
+    kres_resource *so[KILN_SO_BUFFER_SLOTS];
+    uint32_t so_offset[KILN_SO_BUFFER_SLOTS];
+    bool streams;                 /* the scene's draw streams out */
     uint64_t trace_t0;            /* tracing: when its first op was recorded */
     /* Nodes for the command: one per storage (deduplicated through a small
      * open-addressing table of storage pointers -> node index + 1). */
@@ -216,6 +230,11 @@ void kd_scene_count(const kd_scene *s, const kq_cmd *cmd, const uint64_t counts[
 
 /* Number of primitives a draw makes per instance. */
 uint32_t kd_prim_count(kiln_topology t, uint32_t count);
+
+/* draw_auto: the vertices stream output last wrote to `vb` past `offset`,
+ * `stride` bytes each (bounded by the buffer's size). Read while the
+ * command holds the buffer. */
+uint32_t kd_auto_count(const kres_resource *vb, uint32_t offset, uint32_t stride);
 
 /* ---- the backends ---- */
 

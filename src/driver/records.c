@@ -203,6 +203,8 @@ void kd_scene_free(kd_scene *s)
     s->nqueries = 0;
     s->pred_res = NULL;
     s->pred_value = 0;
+    memset(s->so, 0, sizeof s->so);
+    s->streams = false;
     /* Nodes not handed to a command still hold their references. */
     for (uint32_t i = 0; i < s->nnodes; i++) {
         kres_storage_unref(s->nodes[i].st);
@@ -384,4 +386,10 @@ bool kd_draw_same_storages(const kd_draw *a, const kd_draw *b)
     return x == y ||
            (!memcmp(x->vb_st, y->vb_st, sizeof x->vb_st) && !memcmp(x->vs_cb_st, y->vs_cb_st, sizeof x->vs_cb_st) &&
             !memcmp(x->ps_cb_st, y->ps_cb_st, sizeof x->ps_cb_st) && !memcmp(x->srv_st, y->srv_st, sizeof x->srv_st));
+}
+
+uint32_t kd_auto_count(const kres_resource *vb, uint32_t offset, uint32_t stride)
+{
+    uint32_t end = vb->so_filled < vb->width ? vb->so_filled : vb->width;
+    return stride && end > offset ? (end - offset) / stride : 0;
 }

@@ -61,13 +61,17 @@ enum {
     KQ_Q_C_PRIMITIVES,
     KQ_Q_PS_INVOCATIONS,
     KQ_Q_SAMPLES,         /* occlusion: samples that passed */
+    KQ_Q_SO_WRITTEN,      /* stream output: primitives written */
+    KQ_Q_SO_NEEDED,       /* ... and those that would have been */
     KQ_Q_COUNT
 };
 
 typedef struct kq_query_data {
     /* Written by the commands that hold the storage's write grant: */
     uint64_t acc[KQ_Q_COUNT]; /* counts since the begin */
-    uint32_t passed;          /* the last end's predicate: acc[SAMPLES] != 0 */
+    uint32_t passed;          /* the last end's predicate: acc[SAMPLES] != 0,
+                                 or SO_NEEDED > SO_WRITTEN */
+    uint32_t so_predicate;    /* an SO_OVERFLOW_PREDICATE (set at creation) */
     /* Written by an end command and read by get_data, both under the
      * scheduler mutex: */
     uint64_t result[KQ_Q_COUNT];
@@ -401,6 +405,8 @@ void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
 #define KQ_BACKEND_TEXEL_FORMATS 4u /* the formats of texel.c (R8G8_UNORM
                                        and after) */
 #define KQ_BACKEND_GEOMETRY 8u   /* runs geometry shaders and adjacency draws */
+#define KQ_BACKEND_STREAM_OUTPUT 16u /* stream output, draw_auto and the SO
+                                        queries */
 typedef struct kq_backend {
     const char *name; /* "soft", "osmesa": for logs and progress lines */
     uint32_t caps;    /* KQ_BACKEND_* bits */

@@ -91,7 +91,74 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_dra
     x->wide = kr_effects_active_level() == KR_SIMD_AVX2;
     /* The specialized block paths do not count: a counted scene takes the
      * general one (the same pixels). */
-    x->block = counting ? NULL : kr_block_select(x, fb);
+    x->block = counting || !s->raster ? NULL : kr_block_select(x, fb);
+}
+
+/* Stream output of a scene (its one draw streams out): where each
+ * buffer's next vertex goes, and the counts for SO queries. */
+typedef struct so_writer {
+    uint8_t *data[KILN_SO_BUFFER_SLOTS]; /* NULL: slot unused by the declaration */
+    uint32_t size[KILN_SO_BUFFER_SLOTS], pos[KILN_SO_BUFFER_SLOTS];
+    uint32_t el_offset[KILN_SO_MAX_ELEMENTS]; /* bytes into its slot's vertex */
+    const kres_so_decl *decl;
+    uint64_t written, needed;
+} so_writer;
+
+static void so_begin(const kd_scene *s, const kq_cmd *cmd, const kres_so_decl *decl, so_writer *w)
+{
+    memset(w, 0, sizeof *w);
+    w->decl = decl;
+    uint32_t at[KILN_SO_BUFFER_SLOTS] = {0};
+    for (uint32_t i = 0; i < decl->n; i++) {
+        w->el_offset[i] = at[decl->el[i].slot];
+        at[decl->el[i].slot] += 4u * decl->el[i].count;
+    }
+    for (int k = 0; k < KILN_SO_BUFFER_SLOTS; k++) {
+        kres_resource *res = s->so[k];
+        if (!decl->stride[k] || !res) /* the API checked every declared slot has one */
+            continue;
+        w->data[k] = kd_node_storage(cmd, res)->data;
+        w->size[k] = res->width;
+        w->pos[k] = s->so_offset[k] == KILN_SO_APPEND ? res->so_filled : s->so_offset[k];
+    }
+}
+
+/* Writes a job's primitives, in order. D3D10: a primitive that does not
+ * fit whole in every declared buffer is written to none (and counted as
+ * needed, not written); writes never pass a buffer's end. */
+static void so_write(so_writer *w, const kr_job *job)
+{
+    const kres_so_decl *d = w->decl;
+    for (const kr_so_prim *p = job->so_head; p; p = p->next) {
+        w->needed++;
+        bool fits = true;
+        for (int k = 0; k < KILN_SO_BUFFER_SLOTS; k++)
+            if (w->data[k] && (uint64_t)w->pos[k] + (uint64_t)p->nv * d->stride[k] > w->size[k])
+                fits = false;
+        if (!fits)
+            continue;
+        w->written++;
+        for (uint32_t v = 0; v < p->nv; v++) {
+            const float *src = p->v + (size_t)v * p->stride;
+            for (uint32_t i = 0; i < d->n; i++) {
+                const kres_so_el *e = &d->el[i];
+                memcpy(w->data[e->slot] + w->pos[e->slot] + w->el_offset[i], src + 4 * e->reg + e->start,
+                       4u * e->count);
+            }
+            for (int k = 0; k < KILN_SO_BUFFER_SLOTS; k++)
+                if (w->data[k])
+                    w->pos[k] += d->stride[k];
+        }
+    }
+}
+
+/* Where the writes ended: the buffers' filled sizes (for append and
+ * draw_auto). The command holds every target for writing. */
+static void so_end(const kd_scene *s, const so_writer *w)
+{
+    for (int k = 0; k < KILN_SO_BUFFER_SLOTS; k++)
+        if (w->data[k])
+            s->so[k]->so_filled = w->pos[k];
 }
 
 /* What one input primitive weighs in a job: 1, or with a geometry shader
@@ -229,6 +296,13 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     const kb_env *env = s->env;
     kt_tracer *tr = q->trace;
     uint64_t t_phase = tr ? kt_now() : 0;
+    /* draw_auto: the count is what stream output wrote, known now (the
+     * draw holds the vertex buffer, after any draw that wrote it). */
+    for (uint32_t i = 0; i < s->nops; i++) {
+        kd_draw *d = s->ops[i].draw;
+        if (s->ops[i].kind == KD_OP_DRAW && d->is_auto)
+            d->count = kd_auto_count(d->state->vb[0], d->state->vb_offset[0], d->state->vb_stride[0]);
+    }
     exec_ctx e;
     memset(&e, 0, sizeof e);
     build_fb(s, cmd, &e.fb);
@@ -248,14 +322,14 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     e.g.tiles_x = (e.fb.width + KR_TILE - 1) / KR_TILE;
     e.g.tiles_y = (e.fb.height + KR_TILE - 1) / KR_TILE;
     uint32_t ntiles = e.g.tiles_x * e.g.tiles_y;
-    if (ntiles == 0) { /* no target: nothing is shaded; the draws still count as read */
+    if (ntiles == 0 && !s->streams) { /* no target: nothing is shaded; the draws still count as read */
         static const uint64_t none[KQ_Q_COUNT];
         kd_scene_count(s, cmd, none);
         return KQ_EXEC_DONE;
     }
     bool counting = s->nqueries != 0;
     size_t counts_size = sizeof(uint64_t) * 2 * ntiles;
-    if (counting && !(e.tile_counts = kb_calloc(env, counts_size))) {
+    if (counting && ntiles && !(e.tile_counts = kb_calloc(env, counts_size))) {
         cmd->fail_reason = "out of memory for the scene's query counters";
         return KQ_EXEC_FAILED;
     }
@@ -363,6 +437,13 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     }
     bool failed = false;
     uint64_t counts[KQ_Q_COUNT] = {0};
+    so_writer so = {0};
+    if (s->streams) /* its one draw's declaration */
+        for (uint32_t i = 0; i < s->nops; i++)
+            if (s->ops[i].kind == KD_OP_DRAW) {
+                so_begin(s, cmd, &s->ops[i].draw->state->so, &so);
+                break;
+            }
     for (uint32_t first = 0; first < nj;) {
         uint32_t prims = 0, count = 0;
         while (first + count < nj && (count == 0 || prims + e.jobs[first + count].prims <= WAVE_PRIMS))
@@ -377,7 +458,10 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         }
         for (uint32_t j = first; j < first + count; j++)
             failed |= e.jobs[j].arena.failed;
-        if (!failed)
+        if (!failed && s->streams) /* in job order: the serial order */
+            for (uint32_t j = first; j < first + count; j++)
+                so_write(&so, &e.jobs[j]);
+        if (!failed && ntiles)
             kq_parallel_for(q, ntiles, tile_task, &e, "tile");
         if (tr) {
             uint64_t now = kt_now();
@@ -399,15 +483,20 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     kb_free(env, dxs, dx_size);
     kb_free(env, segs, seg_size);
     kb_free(env, e.jobs, sizeof(kr_job) * job_cap);
+    if (s->streams) {
+        so_end(s, &so); /* what was written before a failure stays */
+        counts[KQ_Q_SO_WRITTEN] = so.written;
+        counts[KQ_Q_SO_NEEDED] = so.needed;
+    }
     if (e.tile_counts) {
         for (uint32_t t = 0; t < ntiles; t++) {
             counts[KQ_Q_PS_INVOCATIONS] += e.tile_counts[2 * (size_t)t];
             counts[KQ_Q_SAMPLES] += e.tile_counts[2 * (size_t)t + 1];
         }
         kb_free(env, e.tile_counts, counts_size);
-        if (!failed)
-            kd_scene_count(s, cmd, counts);
     }
+    if (counting && !failed)
+        kd_scene_count(s, cmd, counts);
     if (failed) {
         cmd->fail_reason = "out of memory for vertices or bins; the scene was not completed";
         return KQ_EXEC_FAILED;
@@ -437,7 +526,7 @@ static void soft_destroy(void *data) { kr_pool_destroy(data); }
 
 const kq_backend kr_soft_backend = {
     .name = "soft",
-    .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS | KQ_BACKEND_GEOMETRY,
+    .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS | KQ_BACKEND_GEOMETRY | KQ_BACKEND_STREAM_OUTPUT,
     .create = soft_create,
     .destroy = soft_destroy,
     .scene = scene_exec,

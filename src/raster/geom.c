@@ -438,6 +438,8 @@ typedef struct setup_ctx {
     int32_t rx0, ry0, rx1, ry1;   /* raster rect: viewport ∩ scissor ∩ target */
     uint32_t prim_id;             /* SV_PrimitiveID of what is set up now */
     uint16_t slice;               /* and its render-target array slice */
+    bool raster;                  /* primitives go on to clipping and setup
+                                     (false: stream output only) */
 } setup_ctx;
 
 static int64_t floor_div(int64_t a, int64_t b)
@@ -776,7 +778,8 @@ static void seg_range(const kr_seg *seg, uint32_t *p0, uint32_t *p1)
 }
 
 /* The raster rect and clip constants of a draw context; false when the
- * rect is empty (nothing can be drawn). */
+ * rect is empty or rasterization is off (nothing can be drawn; the
+ * contexts are filled anyway, for stream output). */
 static bool setup_begin(const kr_geom_ctx *g, kr_job *job, const kr_drawx *dx, setup_ctx *out_sc,
                         clip_ctx *out_cc)
 {
@@ -797,15 +800,34 @@ static bool setup_begin(const kr_geom_ctx *g, kr_job *job, const kr_drawx *dx, s
         if (sc.rx1 > s->scissor.right) sc.rx1 = s->scissor.right;
         if (sc.ry1 > s->scissor.bottom) sc.ry1 = s->scissor.bottom;
     }
-    if (sc.rx0 >= sc.rx1 || sc.ry0 >= sc.ry1)
-        return false;
+    sc.raster = s->raster && sc.rx0 < sc.rx1 && sc.ry0 < sc.ry1;
 
     float vmax = s->vp.width > s->vp.height ? s->vp.width : s->vp.height;
     clip_ctx cc = {.nf = 4 + 4 * dx->nvary, .guard = vmax > 0.0f ? 262144.0f / vmax : 1.0f,
                    .depth_clip = s->depth_clip != 0};
     *out_sc = sc;
     *out_cc = cc;
-    return true;
+    return sc.raster;
+}
+
+/* Keeps a copy of a primitive for stream output, at the end of the job's
+ * list (written to the buffers in order once the wave's jobs are done). */
+static void so_capture(setup_ctx *sc, const float *const *v, uint32_t nv, uint32_t stride)
+{
+    kr_job *job = sc->job;
+    kr_so_prim *p = kr_arena_alloc(&job->arena, sizeof *p + sizeof(float) * nv * stride);
+    if (!p)
+        return; /* the arena failed: the scene fails */
+    p->next = NULL;
+    p->nv = nv;
+    p->stride = stride;
+    for (uint32_t k = 0; k < nv; k++)
+        memcpy(p->v + k * stride, v[k], sizeof(float) * stride);
+    if (job->so_tail)
+        job->so_tail->next = p;
+    else
+        job->so_head = p;
+    job->so_tail = p;
 }
 
 /* Clips and sets up one primitive of vpp (1..3) vertices. */
@@ -886,6 +908,10 @@ static void run_gs(setup_ctx *sc, const clip_ctx *cc, const float *const *v, uin
             pv[1] = t;
         }
         sc->job->gs_primitives++;
+        if (s->so.n)
+            so_capture(sc, pv, vpp, out.stride);
+        if (!sc->raster)
+            continue;
         sc->prim_id = out.prim_id[first];
         /* An index past the views' slices draws into slice 0. */
         sc->slice = out.rt_index[first] < sc->g->nslices ? (uint16_t)out.rt_index[first] : 0;
@@ -937,9 +963,13 @@ static void emit_prims(setup_ctx *scp, const clip_ctx *ccp, const kr_seg *seg, c
         for (uint32_t k = 0; k < vpp; k++)
             v[k] = rows + (size_t)slot[pos[k] - p0] * os;
         sc.prim_id = j;
-        if (s->gs)
+        if (s->gs) {
             run_gs(&sc, &cc, v, vpp, j, seg->instance);
-        else
+            continue;
+        }
+        if (s->so.n) /* a pass-through: the draw's own primitives */
+            so_capture(&sc, v, vpp, os);
+        if (sc.raster)
             clip_setup(&sc, &cc, v, vpp);
     }
 }
@@ -955,7 +985,7 @@ static void run_segment(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, co
     job->vs_invocations += shaded;
     setup_ctx sc;
     clip_ctx cc;
-    if (setup_begin(g, job, seg->dx, &sc, &cc))
+    if (setup_begin(g, job, seg->dx, &sc, &cc) || seg->dx->s->so.n)
         emit_prims(&sc, &cc, seg, rows, slot, p0);
 }
 
@@ -997,7 +1027,7 @@ static void run_group(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, cons
     job->vs_invocations += nverts;
     setup_ctx sc;
     clip_ctx cc;
-    if (!setup_begin(g, job, segs[0].dx, &sc, &cc))
+    if (!setup_begin(g, job, segs[0].dx, &sc, &cc) && !segs[0].dx->s->so.n)
         return;
     k = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -1011,10 +1041,12 @@ static void run_group(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, cons
 void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
 {
     size_t nbins = (size_t)g->tiles_x * g->tiles_y;
-    job->bins = kr_arena_alloc(&job->arena, sizeof(kr_bin) * nbins);
-    if (!job->bins)
-        return;
-    memset(job->bins, 0, sizeof(kr_bin) * nbins);
+    if (nbins) { /* none: a stream-output scene without targets */
+        job->bins = kr_arena_alloc(&job->arena, sizeof(kr_bin) * nbins);
+        if (!job->bins)
+            return;
+        memset(job->bins, 0, sizeof(kr_bin) * nbins);
+    }
     /* Shaded vertices are needed only here: their chunks go back to the
      * pool at once, for the next job, instead of living with the bins
      * until the wave's tiles are done. */

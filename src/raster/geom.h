@@ -61,6 +61,14 @@ typedef struct kr_seg {
 /* Indexed strips: is the index at `pos` the strip-cut value? */
 bool kr_is_cut(const kr_drawx *dx, const kd_draw *d, uint32_t pos);
 
+/* A primitive a job streamed out: nv vertices of `stride` floats (the
+ * shaded or emitted vertex: position, then varyings), in the job's arena. */
+typedef struct kr_so_prim {
+    struct kr_so_prim *next;
+    uint32_t nv, stride;
+    float v[];
+} kr_so_prim;
+
 /* A job: one clear op, or consecutive segments (of one or many draws) whose
  * primitives are binned together, in order. */
 typedef struct kr_job {
@@ -76,6 +84,11 @@ typedef struct kr_job {
     uint64_t gs_primitives;       /* primitives they emitted */
     uint64_t c_invocations;       /* primitives that reached clipping */
     uint64_t c_primitives;        /* primitives the clipper output */
+    /* Stream output: the primitives the job's segments streamed out, in
+     * input then emission order. The scene writes the jobs' lists to the
+     * buffers in job order after each geometry wave (backend.c), so the
+     * buffers' bytes do not depend on which worker ran which job. */
+    kr_so_prim *so_head, *so_tail;
 } kr_job;
 
 typedef struct kr_geom_ctx {

@@ -181,6 +181,11 @@ typedef struct kres_resource {
     kres_storage *current; /* guarded by the scheduler mutex */
     atomic_bool destroyed;
     kres_map_state map;
+    /* STREAM_OUTPUT buffers: the byte where the last stream-output write
+     * ended (D3D10's BufferFilledSize), for KILN_SO_APPEND and draw_auto.
+     * Written and read only by commands holding the resource (a draw that
+     * streams into it writes it), so the lock lists order every access. */
+    uint32_t so_filled;
 } kres_resource;
 
 typedef struct kres_layout_desc {
@@ -218,6 +223,24 @@ kiln_result kres_view_create(const kb_env *env, kres_type type, kres_resource *r
 
 /* Immutable once created; `destroyed` is set when the handle is destroyed
  * (a context that still has it bound then refuses to draw). */
+/* A stream-output declaration, compacted (objects.c validated it). */
+typedef struct kres_so_el {
+    uint8_t reg, start, count, slot;
+} kres_so_el;
+typedef struct kres_so_decl {
+    uint32_t n;                            /* elements; 0: no stream output */
+    kres_so_el el[KILN_SO_MAX_ELEMENTS];
+    uint32_t stride[KILN_SO_BUFFER_SLOTS]; /* bytes per vertex; 0: slot unused */
+    uint32_t desc_stride;                  /* kiln_so_desc.stride as given */
+} kres_so_decl;
+
+/* A geometry shader object: the desc (fn NULL only with a declaration: a
+ * pass-through of the vertex shader's output) and its declaration. */
+typedef struct kres_gs {
+    kiln_geometry_shader_desc d;
+    kres_so_decl so;
+} kres_gs;
+
 typedef struct kres_pipe {
     kres_object base; /* VS .. SAMPLER, GS */
     atomic_bool destroyed;
@@ -229,7 +252,7 @@ typedef struct kres_pipe {
         kiln_depth_stencil_desc dss;
         kiln_blend_desc bs;
         kiln_sampler_desc sampler;
-        kiln_geometry_shader_desc gs;
+        kres_gs gs;
     } u;
 } kres_pipe;
 

@@ -208,6 +208,9 @@ static void fz_gs_expand(kiln_gs_args *a)
     }
 }
 
+/* CREATE_GEOMETRY_SHADER, and CREATE_GEOMETRY_SHADER_SO with or without
+ * a geometry shader (its declaration as the record holds it: kiln
+ * validates it). */
 static void create_geometry_shader(fz *f, const kcap_call *c)
 {
     uint32_t h = 2166136261u;
@@ -222,7 +225,12 @@ static void create_geometry_shader(fz *f, const kcap_call *c)
         .flags = c->u.shader.flags,
     };
     kiln_geometry_shader out = {0};
-    kiln_create_geometry_shader(f->dev, &d, &out);
+    if (c->op == KCAP_OP_CREATE_GEOMETRY_SHADER_SO) {
+        kiln_so_desc so = {c->u.shader.so, c->u.shader.so_count, c->u.shader.so_stride};
+        kiln_create_geometry_shader_with_so(f->dev, c->u.shader.has_gs ? &d : NULL, &so, &out);
+    } else {
+        kiln_create_geometry_shader(f->dev, &d, &out);
+    }
     bind(f, c->out[0], out.id);
 }
 
@@ -568,7 +576,18 @@ static void run(fz *f, const kcap_call *c)
         kiln_destroy_pixel_shader(dev, (kiln_pixel_shader){ID(c->u.obj.id)});
         break;
     case KCAP_OP_CREATE_GEOMETRY_SHADER:
+    case KCAP_OP_CREATE_GEOMETRY_SHADER_SO:
         create_geometry_shader(f, c);
+        break;
+    case KCAP_OP_SO_SET_TARGETS: {
+        kiln_buffer b[KILN_SO_BUFFER_SLOTS];
+        for (uint32_t i = 0; i < c->u.slots.count; i++)
+            b[i] = (kiln_buffer){ID(c->u.slots.ids[i])};
+        kiln_so_set_targets(ctx, c->u.slots.count, b, c->u.slots.has_offsets ? c->u.slots.offsets : NULL);
+        break;
+    }
+    case KCAP_OP_DRAW_AUTO:
+        kiln_draw_auto(ctx);
         break;
     case KCAP_OP_DESTROY_GEOMETRY_SHADER:
         kiln_destroy_geometry_shader(dev, (kiln_geometry_shader){ID(c->u.obj.id)});
