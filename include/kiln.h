@@ -965,7 +965,7 @@ KILN_API kiln_result kiln_set_predication(kiln_context *ctx, kiln_query query, i
  * buffers, topology) -> vertex shader -> geometry shader (optional; soft
  * backend only) -> stream output (optional; soft backend only) ->
  * clipping and viewport -> rasterizer state -> pixel shader ->
- * depth-stencil test -> blending into up to 4 render targets.
+ * depth-stencil test -> blending into up to 8 render targets (each with its own blend state).
  *
  * Rasterization follows D3D10: pixel centers at +0.5, vertices snapped to
  * 16.8 fixed point, the top-left fill rule (edges shared by two triangles
@@ -986,7 +986,7 @@ KILN_API kiln_result kiln_set_predication(kiln_context *ctx, kiln_query query, i
 #define KILN_MAX_CONSTANT_BUFFERS 4 /* per stage */
 #define KILN_MAX_SHADER_RESOURCES 8
 #define KILN_MAX_SAMPLERS 8
-#define KILN_MAX_RENDER_TARGETS 4
+#define KILN_MAX_RENDER_TARGETS 8   /* D3D10's 8, each with its own blend (D3D10.1's independent blend) */
 #define KILN_VS_BATCH 64           /* at most this many vertices per VS call */
 #define KILN_PS_BLOCK 16           /* pixels per PS call: a 4x4 block */
 

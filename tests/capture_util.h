@@ -106,6 +106,23 @@ static inline kiln_result cu_replay(const uint8_t *bytes, size_t len, kiln_exec_
     return kcap_replay(bytes, len, &d, rep);
 }
 
+/* How many records of `op` the capture holds (decoding stops at the
+ * first bad record). */
+static inline int cu_count_op(const uint8_t *bytes, size_t len, kcap_op op)
+{
+    int n = 0;
+    for (size_t off = KCAP_HEADER_SIZE; bytes && off < len;) {
+        kcap_call c;
+        kcap_error err;
+        size_t next;
+        if (!kcap_decode(bytes, len, off, 0, &c, &next, &err))
+            break;
+        n += c.op == op;
+        off = next;
+    }
+    return n;
+}
+
 static inline uint8_t *cu_read(const char *path, size_t *len)
 {
     kcap_error err;

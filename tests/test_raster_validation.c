@@ -698,9 +698,11 @@ static void test_setters(void)
     CHECK_FAILS(kiln_ps_set_shader_resources(ctx, 8, 1, &K.srv), KILN_E_INVALID_ARG,
                 KILN_LOG_BIND_RANGE);
     CHECK_FAILS(kiln_ps_set_samplers(ctx, 5, 4, &K.samp), KILN_E_INVALID_ARG, KILN_LOG_BIND_RANGE);
-    kiln_rtv rtvs[5] = {K.rtv, K.rtv, K.rtv, K.rtv, K.rtv};
-    CHECK_FAILS(kiln_om_set_render_targets(ctx, 5, rtvs, K.dsv), KILN_E_INVALID_ARG,
-                KILN_LOG_BIND_RANGE);
+    kiln_rtv rtvs[KILN_MAX_RENDER_TARGETS + 1];
+    for (int i = 0; i <= KILN_MAX_RENDER_TARGETS; i++)
+        rtvs[i] = K.rtv;
+    CHECK_FAILS(kiln_om_set_render_targets(ctx, KILN_MAX_RENDER_TARGETS + 1, rtvs, K.dsv),
+                KILN_E_INVALID_ARG, KILN_LOG_BIND_RANGE);
     CHECK_FAILS(kiln_ia_set_index_buffer(ctx, K.ib, KILN_INDEX_UINT32, 2), KILN_E_INVALID_ARG,
                 KILN_LOG_BIND_RANGE);
     CHECK_FAILS(kiln_ia_set_index_buffer(ctx, K.ib, KILN_INDEX_UINT16, 1), KILN_E_INVALID_ARG,

@@ -164,18 +164,7 @@ int main(void)
     size_t len;
     uint8_t *bytes = cu_read("sample_cmp.kcap", &len);
     CHECK(bytes != NULL);
-    int cmp_records = 0;
-    for (size_t off = KCAP_HEADER_SIZE; bytes && off < len;) {
-        kcap_call c;
-        kcap_error err;
-        size_t next;
-        if (!kcap_decode(bytes, len, off, 0, &c, &next, &err))
-            break;
-        if (c.op == KCAP_OP_CREATE_SAMPLER_CMP)
-            cmp_records += c.u.sampler.comparison_func == KILN_COMPARE_LESS_EQUAL;
-        off = next;
-    }
-    CHECK_EQ_INT(cmp_records, 1);
+    CHECK_EQ_INT(cu_count_op(bytes, len, KCAP_OP_CREATE_SAMPLER_CMP), 1);
     for (int m = 0; bytes && m < 2; m++) {
         cu_images out = {0};
         kcap_replay_report rep;

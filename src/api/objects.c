@@ -297,6 +297,17 @@ kiln_result kiln_create_depth_stencil_state(kiln_device *dev, const kiln_depth_s
     return r;
 }
 
+/* The capture record of a blend desc: the 1.0 one (4 targets) unless a
+ * target past them is set, so captures that use 4 stay 1.2-readable. */
+static kcap_op blend_record(const kiln_blend_desc *desc)
+{
+    static const kiln_blend_target unset;
+    for (uint32_t i = KCAP_BLEND_TARGETS_1_0; desc && i < KILN_MAX_RENDER_TARGETS; i++)
+        if (memcmp(&desc->rt[i], &unset, sizeof unset))
+            return KCAP_OP_CREATE_BLEND_STATE_8;
+    return KCAP_OP_CREATE_BLEND_STATE;
+}
+
 static kiln_result create_blend_state(kiln_device *dev, const kiln_blend_desc *desc, kiln_blend_state *out)
 {
     static const char api[] = "kiln_create_blend_state";
@@ -317,7 +328,7 @@ kiln_result kiln_create_blend_state(kiln_device *dev, const kiln_blend_desc *des
 {
     kiln_result r = create_blend_state(dev, desc, out);
     if (dev && dev->capture)
-        kcap_create_state(dev, KCAP_OP_CREATE_BLEND_STATE, desc, out ? out->id : 0, r);
+        kcap_create_state(dev, blend_record(desc), desc, out ? out->id : 0, r);
     return r;
 }
 

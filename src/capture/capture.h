@@ -47,6 +47,7 @@
     3u                       /* records added: older readers refuse                                \
                                 captures that use them, by op */
 #define KCAP_HEADER_SIZE 16u /* magic, u16 major, u16 minor, u32 size */
+#define KCAP_BLEND_TARGETS_1_0 4u /* CREATE_BLEND_STATE's targets (1.0: kiln had 4) */
 #define KCAP_NAME_MAX 63u    /* shader names */
 
 /* Every record, in op order: the op number is the position (1-based). New
@@ -151,7 +152,8 @@
     X(CREATE_GEOMETRY_SHADER_SO, "kiln_create_geometry_shader_with_so") /* 1.3 */              \
     X(SO_SET_TARGETS, "kiln_so_set_targets") /* 1.3 */                                         \
     X(DRAW_AUTO, "kiln_draw_auto") /* 1.3 */                                                   \
-    X(CREATE_SAMPLER_CMP, "kiln_create_sampler") /* 1.3: a comparison sampler */
+    X(CREATE_SAMPLER_CMP, "kiln_create_sampler") /* 1.3: a comparison sampler */          \
+    X(CREATE_BLEND_STATE_8, "kiln_create_blend_state") /* 1.3: targets 4..7 set */
 
 typedef enum kcap_op {
     KCAP_OP_NONE = 0, /* never in a file */

@@ -747,8 +747,11 @@ static void fields(kcap_io *io, kcap_call *c)
         break;
     }
     case KCAP_OP_CREATE_BLEND_STATE:
+    case KCAP_OP_CREATE_BLEND_STATE_8: /* 1.3: all 8 targets; the older record 4 (the rest default) */
         IO_ID(io, c->out[0]);
-        for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++) {
+        for (uint32_t i = 0; i < (c->op == KCAP_OP_CREATE_BLEND_STATE_8 ? KILN_MAX_RENDER_TARGETS
+                                                                      : KCAP_BLEND_TARGETS_1_0);
+             i++) {
             kiln_blend_target *t = &c->u.blend.rt[i];
             IO_BOOL(io, t->enable);
             IO_ENUM(io, t->src, KILN_BLEND_INV_BLEND_FACTOR);

@@ -647,6 +647,7 @@ void kcap_create_state(kiln_device *dev, kcap_op op, const void *desc, uint32_t 
         c.u.depth_stencil = *(const kiln_depth_stencil_desc *)desc;
         break;
     case KCAP_OP_CREATE_BLEND_STATE:
+    case KCAP_OP_CREATE_BLEND_STATE_8:
         c.u.blend = *(const kiln_blend_desc *)desc;
         break;
     default:

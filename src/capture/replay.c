@@ -693,6 +693,7 @@ static void run(krp_replayer *r, const kcap_call *c)
         bind_id(r, c->out[0], id, K_DSS);
         break;
     case KCAP_OP_CREATE_BLEND_STATE:
+    case KCAP_OP_CREATE_BLEND_STATE_8:
         got = kiln_create_blend_state(dev, &c->u.blend, (kiln_blend_state *)&id);
         bind_id(r, c->out[0], id, K_BS);
         break;

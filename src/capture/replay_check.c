@@ -477,6 +477,7 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_CREATE_DEPTH_STENCIL_STATE:
         return create(r, c->out[0], K_DSS) != NULL;
     case KCAP_OP_CREATE_BLEND_STATE:
+    case KCAP_OP_CREATE_BLEND_STATE_8:
         return create(r, c->out[0], K_BS) != NULL;
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:

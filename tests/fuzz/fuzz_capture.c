@@ -616,7 +616,8 @@ static void run(fz *f, const kcap_call *c)
         bind(f, c->out[0], out.id);
         break;
     }
-    case KCAP_OP_CREATE_BLEND_STATE: {
+    case KCAP_OP_CREATE_BLEND_STATE:
+    case KCAP_OP_CREATE_BLEND_STATE_8: {
         kiln_blend_state out = {0};
         kiln_create_blend_state(dev, &c->u.blend, &out);
         bind(f, c->out[0], out.id);
