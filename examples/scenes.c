@@ -529,5 +529,6 @@ const scene *const demo_scenes[] = {
     &scene_scroll,       &demo_scene_triangle,  &demo_scene_cube,
     &demo_scene_objects, &demo_scene_particles, &demo_scene_rtt,
     &demo_scene_occlusion,
+    &demo_scene_sprites, &demo_scene_skybox,
 };
 const size_t demo_num_scenes = sizeof demo_scenes / sizeof demo_scenes[0];
