@@ -6,7 +6,7 @@
  * 3,000 particles swirl around a pillar standing on a floor. Each is one
  * vertex of a POINT_LIST in an IMMUTABLE buffer: its orbit (radius, start
  * angle, height, phase), color and size, 8 bytes drawn from a fixed seed
- * (a hash of its index). Each
+ * (an xorshift stream). Each
  * frame:
  *
  *   1. the floor and the pillar are drawn opaque (the built-in vertex-color
@@ -78,31 +78,28 @@ typedef struct spr_scene {
     spr_vertex point[SPR_N]; /* the fallback's CPU positions */
 } spr_scene;
 
-static uint32_t spr_hash(uint32_t x)
+/* The particles' bytes come from one xorshift32 stream, from a fixed
+ * seed, particle after particle. */
+static uint8_t spr_byte(uint32_t *rng)
 {
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
+    uint32_t x = *rng;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *rng = x;
+    return (uint8_t)(x >> 24);
 }
 
-static uint8_t spr_byte(uint32_t i, uint32_t k)
-{
-    return (uint8_t)(spr_hash(i * 8u + k + 0x5eedu) >> 24);
-}
-
-static void make_particle(uint32_t i, spr_particle *p)
+static void make_particle(uint32_t *rng, spr_particle *p)
 {
     for (uint32_t k = 0; k < 4; k++)
-        p->orbit[k] = spr_byte(i, k);
+        p->orbit[k] = spr_byte(rng);
     /* warm near the pillar, cold outside, a little jitter */
-    float k = (float)p->orbit[0] / 255.0f, j = 0.25f * (float)spr_byte(i, 4) / 255.0f;
+    float k = (float)p->orbit[0] / 255.0f, j = 0.25f * (float)spr_byte(rng) / 255.0f;
     p->look[0] = (uint8_t)(255.0f * fminf(1.0f, 0.75f - 0.6f * k + j));
     p->look[1] = (uint8_t)(255.0f * (0.45f + 0.2f * k + j));
     p->look[2] = (uint8_t)(255.0f * (0.15f + 0.85f * k));
-    p->look[3] = spr_byte(i, 5);
+    p->look[3] = spr_byte(rng);
 }
 
 /* Where a particle with `orbit` (the bytes as [0, 1]) is at time t: the
@@ -208,8 +205,9 @@ static kiln_result sprites_register(kiln_device *dev)
 static int spr_setup(demo *d, void *state)
 {
     spr_scene *s = state;
+    uint32_t rng = 0x5eed5eedu;
     for (uint32_t i = 0; i < SPR_N; i++)
-        make_particle(i, &s->part[i]);
+        make_particle(&rng, &s->part[i]);
 
     static const float tint[6][4] = {
         {0.34f, 0.33f, 0.40f, 1}, {0.26f, 0.25f, 0.32f, 1}, {0.45f, 0.44f, 0.52f, 1},

@@ -272,14 +272,11 @@ static void create_all(run *R)
     kiln_blend_desc bd = {0};
     R->bs[0] = ru_bs(dev, &bd);
     R->bs[1] = ru_bs_add(dev);
-    bd.rt[0] = (kiln_blend_target){1,
-                                   KILN_BLEND_SRC_ALPHA,
-                                   KILN_BLEND_INV_SRC_ALPHA,
-                                   KILN_BLEND_OP_ADD,
-                                   KILN_BLEND_ONE,
-                                   KILN_BLEND_INV_SRC_ALPHA,
-                                   KILN_BLEND_OP_ADD,
-                                   0};
+    bd.rt[0] = (kiln_blend_target){.enable = 1,
+                                   .src = KILN_BLEND_SRC_ALPHA,
+                                   .dst = KILN_BLEND_INV_SRC_ALPHA,
+                                   .src_alpha = KILN_BLEND_ONE,
+                                   .dst_alpha = KILN_BLEND_INV_SRC_ALPHA};
     R->bs[2] = ru_bs(dev, &bd);
     R->dss[0] = ru_dss(dev, (kiln_depth_stencil_desc){.depth_func = KILN_COMPARE_LESS_EQUAL});
     R->dss[1] = ru_dss(dev, (kiln_depth_stencil_desc){.depth_disable = 1});
