@@ -6,8 +6,7 @@
  * 3,000 particles swirl around a pillar standing on a floor. Each is one
  * vertex of a POINT_LIST in an IMMUTABLE buffer: its orbit (radius, start
  * angle, height, phase), color and size, 8 bytes drawn from a fixed seed
- * (an xorshift stream). Each
- * frame:
+ * (an xorshift stream). Each frame:
  *
  *   1. the floor and the pillar are drawn opaque (the built-in vertex-color
  *      effect, depth writes on);
