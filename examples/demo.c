@@ -79,6 +79,24 @@ int demo_new_rtv(demo *d, kiln_texture t, uint32_t slice, kiln_rtv *out)
     return own(d, DEMO_OWNED_RTV, out->id);
 }
 
+int demo_new_rtv_desc(demo *d, kiln_texture t, const kiln_rtv_desc *desc, kiln_rtv *out)
+{
+    TRY(d, kiln_create_rtv(d->dev, t, desc, out));
+    return own(d, DEMO_OWNED_RTV, out->id);
+}
+
+int demo_new_dsv_desc(demo *d, kiln_texture t, const kiln_dsv_desc *desc, kiln_dsv *out)
+{
+    TRY(d, kiln_create_dsv(d->dev, t, desc, out));
+    return own(d, DEMO_OWNED_DSV, out->id);
+}
+
+int demo_new_srv_desc(demo *d, kiln_texture t, const kiln_srv_desc *desc, kiln_srv *out)
+{
+    TRY(d, kiln_create_srv(d->dev, t, desc, out));
+    return own(d, DEMO_OWNED_SRV, out->id);
+}
+
 int demo_new_dsv(demo *d, kiln_texture t, kiln_dsv *out)
 {
     TRY(d, kiln_create_dsv(d->dev, t, NULL, out));
@@ -138,25 +156,50 @@ int demo_new_sampler(demo *d, const kiln_sampler_desc *desc, kiln_sampler *out)
     return own(d, DEMO_OWNED_SAMPLER, out->id);
 }
 
-int demo_new_effect(demo *d, kiln_effect effect, const kiln_input_element *elements,
-                    uint32_t num_elements, demo_effect *out)
+int demo_new_vertex_shader(demo *d, const kiln_vertex_shader_desc *desc, kiln_vertex_shader *out)
 {
-    kiln_vertex_shader_desc vs;
-    kiln_pixel_shader_desc ps;
+    TRY(d, kiln_create_vertex_shader(d->dev, desc, out));
+    return own(d, DEMO_OWNED_VS, out->id);
+}
+
+int demo_new_pixel_shader(demo *d, const kiln_pixel_shader_desc *desc, kiln_pixel_shader *out)
+{
+    TRY(d, kiln_create_pixel_shader(d->dev, desc, out));
+    return own(d, DEMO_OWNED_PS, out->id);
+}
+
+int demo_new_geometry_shader(demo *d, const kiln_geometry_shader_desc *desc,
+                             kiln_geometry_shader *out)
+{
+    kiln_result r = kiln_create_geometry_shader(d->dev, desc, out);
+    if (r == KILN_E_UNSUPPORTED)
+        return 1; /* the backend has no geometry stage (osmesa) */
+    TRY(d, r);
+    return own(d, DEMO_OWNED_GS, out->id);
+}
+
+int demo_new_layout(demo *d, kiln_vertex_shader vs, const kiln_input_element *elements,
+                    uint32_t num_elements, kiln_input_layout *out)
+{
     kiln_input_layout_desc layout = {.num_elements = num_elements};
 
     if (num_elements > KILN_MAX_INPUT_ELEMENTS)
         return demo_fail(d, "an input layout of %u elements", num_elements);
     memcpy(layout.elements, elements, sizeof elements[0] * num_elements);
+    TRY(d, kiln_create_input_layout(d->dev, &layout, vs, out));
+    return own(d, DEMO_OWNED_LAYOUT, out->id);
+}
+
+int demo_new_effect(demo *d, kiln_effect effect, const kiln_input_element *elements,
+                    uint32_t num_elements, demo_effect *out)
+{
+    kiln_vertex_shader_desc vs;
+    kiln_pixel_shader_desc ps;
+
     TRY(d, kiln_effect_get(effect, &vs, &ps));
-    TRY(d, kiln_create_vertex_shader(d->dev, &vs, &out->vs));
-    if (own(d, DEMO_OWNED_VS, out->vs.id))
+    if (demo_new_vertex_shader(d, &vs, &out->vs) || demo_new_pixel_shader(d, &ps, &out->ps))
         return -1;
-    TRY(d, kiln_create_pixel_shader(d->dev, &ps, &out->ps));
-    if (own(d, DEMO_OWNED_PS, out->ps.id))
-        return -1;
-    TRY(d, kiln_create_input_layout(d->dev, &layout, out->vs, &out->layout));
-    return own(d, DEMO_OWNED_LAYOUT, out->layout.id);
+    return demo_new_layout(d, out->vs, elements, num_elements, &out->layout);
 }
 
 static kiln_result destroy_owned(kiln_device *dev, demo_owned_kind kind, uint32_t id)
@@ -176,6 +219,8 @@ static kiln_result destroy_owned(kiln_device *dev, demo_owned_kind kind, uint32_
         return kiln_destroy_vertex_shader(dev, (kiln_vertex_shader){id});
     case DEMO_OWNED_PS:
         return kiln_destroy_pixel_shader(dev, (kiln_pixel_shader){id});
+    case DEMO_OWNED_GS:
+        return kiln_destroy_geometry_shader(dev, (kiln_geometry_shader){id});
     case DEMO_OWNED_LAYOUT:
         return kiln_destroy_input_layout(dev, (kiln_input_layout){id});
     case DEMO_OWNED_RASTERIZER:
@@ -260,6 +305,17 @@ int demo_write_discard(demo *d, kiln_buffer b, const void *data, size_t size)
  * Running a scene
  * ------------------------------------------------------------------------- */
 
+kiln_result demo_register_shaders(kiln_device *dev)
+{
+    for (size_t i = 0; i < demo_num_scenes; i++) {
+        kiln_result r =
+            demo_scenes[i]->register_shaders ? demo_scenes[i]->register_shaders(dev) : KILN_OK;
+        if (r != KILN_OK)
+            return r;
+    }
+    return KILN_OK;
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -304,7 +360,16 @@ int demo_render(demo *d, const scene *sc, uint32_t frames, uint8_t *pixels,
                          KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE, 0, &canvas) ||
         demo_new_rtv(d, canvas, 0, &canvas_rtv) ||
         demo_new_texture(d, d->w, d->h, 1, KILN_USAGE_STAGING, 0, KILN_CPU_ACCESS_READ, &staging) ||
-        demo_reset_pipeline(d) || sc->setup(d, state))
+        demo_reset_pipeline(d))
+        goto done;
+    if (sc->register_shaders) {
+        kiln_result r = sc->register_shaders(d->dev);
+        if (r != KILN_OK) {
+            demo_fail_call(d, "sc->register_shaders(d->dev)", r, __FILE__, __LINE__);
+            goto done;
+        }
+    }
+    if (sc->setup(d, state))
         goto done;
 
     double t0 = now_ms();

@@ -13,6 +13,10 @@
  *   scenes_occlusion.c draw scene "occlusion": occlusion queries and
  *                   predication
  *   scenes_so.c     draw scene "swirl": particles stepped by stream output
+ *   scenes_sprites.c draw scene "sprites": point sprites a geometry
+ *                   shader expands
+ *   scenes_skybox.c draw scene "skybox": six faces rendered in one layered
+ *                   draw, then sampled as a sky
  *   mat4.h          the little matrix math the draw scenes need
  *
  * A scene records one frame into the runner's canvas texture with kiln
@@ -31,9 +35,10 @@
  * the result string and makes the enclosing function return -1, which stops
  * the run.
  *
- * The scenes draw with the built-in effects only, which a capture names
- * without help (kiln_capture_register_*_shader is for shaders of one's
- * own); demo_render marks each frame's end with kiln_capture_frame.
+ * Most scenes draw with the built-in effects only, which a capture names
+ * without help; the geometry-shader scenes have shaders of their own and
+ * register them by name (scene.register_shaders) so that their captures
+ * replay. demo_render marks each frame's end with kiln_capture_frame.
  *
  * Everything here runs on one thread (the one that owns the demo).
  */
@@ -63,6 +68,7 @@ typedef enum demo_owned_kind {
     DEMO_OWNED_SRV,
     DEMO_OWNED_VS,
     DEMO_OWNED_PS,
+    DEMO_OWNED_GS,
     DEMO_OWNED_LAYOUT,
     DEMO_OWNED_RASTERIZER,
     DEMO_OWNED_DEPTH_STENCIL,
@@ -112,6 +118,10 @@ int demo_new_rtv(demo *d, kiln_texture t, uint32_t slice, kiln_rtv *out);
 /* A depth-stencil view of mip 0; a shader-resource view of every mip. */
 int demo_new_dsv(demo *d, kiln_texture t, kiln_dsv *out);
 int demo_new_srv(demo *d, kiln_texture t, kiln_srv *out);
+/* Views of any desc (array views: layered rendering, single slices). */
+int demo_new_rtv_desc(demo *d, kiln_texture t, const kiln_rtv_desc *desc, kiln_rtv *out);
+int demo_new_dsv_desc(demo *d, kiln_texture t, const kiln_dsv_desc *desc, kiln_dsv *out);
+int demo_new_srv_desc(demo *d, kiln_texture t, const kiln_srv_desc *desc, kiln_srv *out);
 /* A W x H depth texture of `format` with its view. */
 int demo_new_depth(demo *d, uint32_t w, uint32_t h, kiln_format format, kiln_dsv *out);
 /* `data` may be NULL (zero-filled), except for IMMUTABLE. */
@@ -132,6 +142,17 @@ typedef struct demo_effect {
 
 int demo_new_effect(demo *d, kiln_effect effect, const kiln_input_element *elements,
                     uint32_t num_elements, demo_effect *out);
+
+/* Shaders of the scene's own (register their descs first: see
+ * scene.register_shaders) and an input layout for a vertex shader. */
+int demo_new_vertex_shader(demo *d, const kiln_vertex_shader_desc *desc, kiln_vertex_shader *out);
+int demo_new_pixel_shader(demo *d, const kiln_pixel_shader_desc *desc, kiln_pixel_shader *out);
+/* Returns 1, reporting nothing, when the backend has no geometry stage
+ * (KILN_E_UNSUPPORTED: osmesa): the scene then draws its fallback. */
+int demo_new_geometry_shader(demo *d, const kiln_geometry_shader_desc *desc,
+                             kiln_geometry_shader *out);
+int demo_new_layout(demo *d, kiln_vertex_shader vs, const kiln_input_element *elements,
+                    uint32_t num_elements, kiln_input_layout *out);
 
 /* ---- pipeline helpers ---- */
 
@@ -166,6 +187,11 @@ typedef struct scene {
      * for draw scenes, which tests/test_golden.c checks against
      * tests/golden/NAME.png instead. */
     void (*expect)(const demo *d, uint32_t f, uint8_t *img);
+    /* Registers the scene's own shader descs by name on `dev`
+     * (kiln_capture_register_*_shader), so that a capture of the scene
+     * names them and a replay can create them; NULL for scenes that use
+     * the built-in effects only. demo_render calls it before setup. */
+    kiln_result (*register_shaders)(kiln_device *dev);
 } scene;
 
 /* Every scene, in --list order (scenes.c). */
@@ -177,6 +203,13 @@ extern const scene demo_scene_triangle, demo_scene_cube, demo_scene_rtt;
 extern const scene demo_scene_objects, demo_scene_particles;
 extern const scene demo_scene_occlusion; /* scenes_occlusion.c */
 extern const scene demo_scene_swirl;     /* scenes_so.c */
+
+extern const scene demo_scene_sprites; /* scenes_sprites.c */
+extern const scene demo_scene_skybox;  /* scenes_skybox.c */
+
+/* Every scene's register_shaders on `dev`: what a replay of any scene's
+ * capture needs before its first record (a kcap_replay setup_fn). */
+kiln_result demo_register_shaders(kiln_device *dev);
 
 /* Scenes without a CPU reference are the golden-image scenes. */
 static inline int demo_scene_is_golden(const scene *sc) { return sc->expect == NULL; }

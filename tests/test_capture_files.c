@@ -37,6 +37,14 @@
 
 #ifndef KILN_CAPTURE_NO_STB
 
+/* The scenes' own shaders (sprites, skybox), by the names their captures
+ * recorded. */
+static void register_scene_shaders(kiln_device *dev, void *user)
+{
+    (void)user;
+    CHECK_RESULT(demo_register_shaders(dev), KILN_OK);
+}
+
 static int bless(const char *dir)
 {
     int rc = 0;
@@ -79,7 +87,7 @@ static void test_scene(const scene *sc)
         cu_images img = {0};
         kcap_replay_report rep;
         kiln_exec_mode mode = m ? KILN_EXEC_SERIAL : KILN_EXEC_ASYNC;
-        CHECK_RESULT(cu_replay(bytes, len, mode, 2, NULL, &img, &rep), KILN_OK);
+        CHECK_RESULT(cu_replay(bytes, len, mode, 2, register_scene_shaders, &img, &rep), KILN_OK);
         if (rep.result != KILN_OK)
             fprintf(stderr, "    %s: refused at offset %llu: %s\n", sc->name,
                     (unsigned long long)rep.error.offset, rep.error.message);

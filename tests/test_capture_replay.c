@@ -15,6 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The scenes' own shaders (sprites, skybox), by the names their captures
+ * recorded. */
+static void register_scene_shaders(kiln_device *dev, void *user)
+{
+    (void)user;
+    CHECK_RESULT(demo_register_shaders(dev), KILN_OK);
+}
+
 static void test_scene(const scene *sc)
 {
     size_t size = (size_t)DEMO_GOLDEN_W * DEMO_GOLDEN_H * 4;
@@ -50,6 +58,7 @@ static void test_scene(const scene *sc)
                                .finish_frames = runs[i].finish,
                                .image_fn = cu_collect,
                                .frame_fn = cu_count_frame,
+                               .setup_fn = register_scene_shaders,
                                .user = &img,
                                .log_fn = cu_quiet};
         CHECK_RESULT(kcap_replay(bytes, len, &rd, &rep), KILN_OK);
