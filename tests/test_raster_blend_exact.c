@@ -27,6 +27,9 @@
  *     (src, dst, op) and every (src_a, dst_a, op_a), DEFAULT values
  *     included, is drawn with blending on four times per format (a mask
  *     writing R and A), among random cases;
+ *   - whole-block batches: every (src, dst, op) and (src_a, dst_a, op_a)
+ *     once more, each on one whole 4x4 block (the only blocks the AVX2
+ *     level blends two rows at a time);
  *   - triangle batches: small random triangles (vertices on a 1/16 pixel
  *     grid, no pixel center on an edge, so coverage is the strict inside
  *     test), many crossing the target's edges, overlapping in draw order.
@@ -554,6 +557,35 @@ static void run_rects(kiln_format fmt, th_rng *r, batch *b, cover *cv)
     free(all);
 }
 
+/* Whole 4x4 blocks, one case each (the color and alpha cross products
+ * once more): at the AVX2 level only whole blocks blend two rows per
+ * vector (pixel_avx2.c). */
+static void run_blocks(kiln_format fmt, th_rng *r, batch *b, cover *cv)
+{
+    int next = 0, nb = 0;
+    while (next < NCOMBO) {
+        batch_begin(b, fmt, r);
+        for (int by = 0; by + 4 <= H && next < NCOMBO; by += 4)
+            for (int bx = 0; bx + 4 <= W && next < NCOMBO; bx += 4) {
+                bcase c = gen_case(r, next, (next * 7 + nb) % NCOMBO);
+                next++;
+                int ci = batch_add(b, &c);
+                kiln_blend_state bs;
+                apply_case(&c, &bs);
+                draw_rect(bx, by, bx + 4, by + 4);
+                kiln_destroy_blend_state(dev, bs);
+                for (int y = by; y < by + 4; y++)
+                    for (int x = bx; x < bx + 4; x++)
+                        batch_cover(b, ci, x, y);
+                cover_case(cv, fmt, &c, 16);
+            }
+        char what[64];
+        snprintf(what, sizeof what, "whole-block batch %d", nb);
+        batch_end(b, what);
+        nb++;
+    }
+}
+
 /* ---- triangle batches ---- */
 
 /* Edge function of (a, b) at p, exact for coordinates on a 1/16 grid. */
@@ -757,6 +789,7 @@ int main(void)
         long partial_blocks = 0;
         long before = g_mismatches;
         run_rects(fmts[f], &r, &b, &cv);
+        run_blocks(fmts[f], &r, &b, &cv);
         run_tris(fmts[f], &r, &b, &cv, &partial_blocks);
         int nc = count_ones(cv.color, NCOMBO), na = count_ones(cv.alpha, NCOMBO);
         char msg[128];

@@ -1,15 +1,16 @@
 /*
- * Parts of tile.c's per-block pixel pipeline at the AVX2 level, two rows of
- * a block (8 pixels) per vector: the varyings' interpolation
- * (kr_varyings_avx2) and blending into 8-bit RGBA / BGRA targets
- * (kr_blend_rgba8_avx2, tile.c's output_rgba8_blend). Each
+ * Part of tile.c's per-block pixel pipeline at the AVX2 level: blending
+ * into 8-bit RGBA / BGRA targets (kr_blend_rgba8_avx2, tile.c's
+ * output_rgba8_blend) for whole blocks, two rows (8 pixels) per vector.
+ * (Interpolating the varyings this way, and blending partly covered
+ * blocks, measured slower than the SSE2 rows and were dropped.) Each
  * lane does the SSE2 row code's IEEE operations in the same order (the
  * selects keep each comparison's unordered result, max and min return
  * their second operand for NaN as the SSE2 ones do), so the bytes are the
  * same; test_raster_blend_exact runs every blend combination at both
  * levels against the scalar formula. Compiled with -mavx2 -mfma
- * (effects.cmake); tile.c calls it only when the chosen SIMD level is
- * AVX2 (kr_drawx.wide). No contraction: the only fused multiply-adds are
+ * (effects.cmake); tile.c calls it for whole blocks when the chosen SIMD
+ * level is AVX2 (kr_drawx.wide). No contraction: the only fused multiply-adds are
  * the explicit ones of unorm8_8.
  */
 #include "effects.h"
@@ -101,22 +102,8 @@ static inline v8 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend_
                      _mm256_mul_ps(d[c], factor8(fd, c, s, d, k)));
 }
 
-/* The block's rows 2h and 2h + 1: their covered pixels' words, the
- * others 0 (a row may end past the target: only covered pixels are read). */
-static inline __m256i load_rows(const uint8_t *row0, size_t pitch, uint32_t m8)
-{
-    if (m8 == 0xffu)
-        return _mm256_loadu2_m128i((const __m128i *)(const void *)(row0 + pitch),
-                                   (const __m128i *)(const void *)row0);
-    uint32_t w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (uint32_t i = 0; i < 8; i++)
-        if (m8 >> i & 1)
-            memcpy(&w[i], row0 + (i >> 2) * pitch + 4 * (i & 3), 4);
-    return _mm256_loadu_si256((const __m256i *)(const void *)w);
-}
-
 void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
-                         bool bgra, int x, int y, const float *col, uint32_t mask)
+                         bool bgra, int x, int y, const float *col)
 {
     /* channel c lives in byte pos[c] of a pixel's word */
     const int pos[4] = {bgra ? 2 : 0, 1, bgra ? 0 : 2, 3};
@@ -127,11 +114,9 @@ void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base,
     const __m256i keepv = _mm256_set1_epi32((int)keep), lo8 = _mm256_set1_epi32(0xff);
     const v8 zero = v8_set1(0.0f), one = v8_set1(1.0f), k255 = v8_set1(255.0f), half = v8_set1(0.5f);
     for (int h = 0; h < 2; h++) {
-        uint32_t m8 = mask >> (8 * h) & 0xffu;
-        if (!m8)
-            continue;
         uint8_t *dst = base + (size_t)(y + 2 * h) * pitch + (size_t)x * 4;
-        __m256i old = load_rows(dst, pitch, m8);
+        __m256i old = _mm256_loadu2_m128i((const __m128i *)(const void *)(dst + pitch),
+                                          (const __m128i *)(const void *)dst);
         v8 src[4], out[4];
         for (int c = 0; c < 4; c++)
             src[c] = _mm256_loadu_ps(col + c * B + 8 * h);
@@ -159,45 +144,7 @@ void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base,
             _mm256_or_si256(_mm256_slli_epi32(ch[0], 8 * pos[0]), _mm256_slli_epi32(ch[1], 8)),
             _mm256_or_si256(_mm256_slli_epi32(ch[2], 8 * pos[2]), _mm256_slli_epi32(ch[3], 24)));
         px = _mm256_or_si256(_mm256_andnot_si256(keepv, px), _mm256_and_si256(old, keepv));
-        uint32_t w[8];
-        _mm256_storeu_si256((__m256i *)(void *)w, px);
-        if (m8 & 15u)
-            kr_store_row4(dst, w, m8 & 15u);
-        if (m8 >> 4)
-            kr_store_row4(dst + pitch, w + 4, m8 >> 4);
-    }
-}
-
-/* shade_block's perspective-correct varyings of a triangle, two rows per
- * vector: per row 1 / (q0 + q1 * fx + q2 * fy) (one divide for all when
- * q1 = q2 = 0, as there), then per component ((a0 + a1 * fx) + a2 * fy) * w
- * with a2 * fy a product of two scalars there too. */
-void kr_varyings_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, float *vary)
-{
-    const v8 fx = _mm256_sub_ps(
-        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),
-                                                          _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
-                      v8_set1(0.5f)),
-        v8_set1(p->ox));
-    v8 fy[2], w[2];
-    for (int h = 0; h < 2; h++)
-        fy[h] = _mm256_setr_m128(_mm_set1_ps((float)(y + 2 * h) + 0.5f - p->oy),
-                                 _mm_set1_ps((float)(y + 2 * h + 1) + 0.5f - p->oy));
-    const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
-    if (q1 == 0.0f && q2 == 0.0f) {
-        w[0] = w[1] = v8_set1(1.0f / q0);
-    } else {
-        for (int h = 0; h < 2; h++)
-            w[h] = _mm256_div_ps(v8_set1(1.0f),
-                                 _mm256_add_ps(_mm256_add_ps(v8_set1(q0), _mm256_mul_ps(v8_set1(q1), fx)),
-                                               _mm256_mul_ps(v8_set1(q2), fy[h])));
-    }
-    for (uint32_t k = 0; k < ncomp; k++) {
-        const v8 a2 = v8_set1(p->attr[3 * k + 2]);
-        const v8 a01 = _mm256_add_ps(v8_set1(p->attr[3 * k]), _mm256_mul_ps(v8_set1(p->attr[3 * k + 1]), fx));
-        for (int h = 0; h < 2; h++)
-            _mm256_storeu_ps(vary + k * B + 8 * h,
-                             _mm256_mul_ps(_mm256_add_ps(a01, _mm256_mul_ps(a2, fy[h])), w[h]));
+        _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
     }
 }
 

@@ -91,16 +91,13 @@ static inline void kr_store_row4(uint8_t *dst, const uint32_t px[4], uint32_t m)
 }
 
 /* tile.c's blending into an 8-bit RGBA or BGRA target (blending on or a
- * partial write mask) for the whole block, two rows per AVX2 vector, the
- * same bytes (pixel_avx2.c; only when kr_drawx.wide). kr_unorm8_avx2 is
- * its byte / 255.0f for eight bytes, exposed for the exhaustive test. */
+ * partial write mask) for a whole block (all 16 pixels covered), two rows
+ * per AVX2 vector, the same bytes (pixel_avx2.c; only when
+ * kr_drawx.wide). kr_unorm8_avx2 is its byte / 255.0f for eight bytes,
+ * exposed for the exhaustive test. */
 void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
-                         bool bgra, int x, int y, const float *col, uint32_t mask);
+                         bool bgra, int x, int y, const float *col);
 void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
-/* shade_block's varyings of a triangle (ncomp components, B floats
- * each, into vary), two rows per AVX2 vector, the same floats
- * (pixel_avx2.c; only when kr_drawx.wide). */
-void kr_varyings_avx2(const struct kr_prim *p, int x, int y, uint32_t ncomp, float *vary);
 
 /* The specialized pixel path for a draw into `fb`, or NULL when the
  * draw's state has none (sample.c); fills dx->block_data for it. */

@@ -634,9 +634,12 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
             continue;
         }
 #if KR_EFFECTS_X86
-        if ((f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM) && p->dx->wide) {
+        /* whole blocks only: partly covered ones (small triangles'
+         * edges) were slower two rows at a time than row by row */
+        if ((f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM) && p->dx->wide &&
+            mask == 0xffffu) {
             kr_blend_rgba8_avx2(bl, s->blend_factor, fb->rt[r], fb->rt_pitch[r],
-                                f == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color + r * 4 * B, mask);
+                                f == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color + r * 4 * B);
             continue;
         }
 #endif
@@ -725,11 +728,6 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
     _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
     uint32_t ncomp = dx->nvary * 4;
-#if KR_EFFECTS_X86
-    if (p->kind == KR_TRI && dx->wide) {
-        kr_varyings_avx2(p, x, y, ncomp, vary);
-    } else
-#endif
     if (p->kind == KR_TRI) {
         v4 w[4];
         const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
