@@ -14,9 +14,14 @@
  * reordering; OCCLUSION, OCCLUSION_PREDICATE and PIPELINE_STATISTICS
  * queries begun and ended around them, read back with and without
  * DO_NOT_FLUSH; kiln_set_predication on predicates with either value
- * over draws, clears, copies and UpdateSubresource; flushes and finishes.
+ * over draws, clears, copies and UpdateSubresource; stream output
+ * (a pass-through and GS_TRI declaring position and color) into two
+ * small buffers at offsets or appending, with rasterization on or off,
+ * each draw inside an SO_STATISTICS query, and kiln_draw_auto from them;
+ * flushes and finishes.
  * Every call's result, every query result read back (to the byte), and
- * the final bytes of every slice of the targets must be identical.
+ * the final bytes of every slice of the targets and of the stream-output
+ * buffers must be identical.
  *
  * The sequence never depends on timing: a DO_NOT_FLUSH read that answers
  * WAS_STILL_DRAWING is not recorded, and a result it gives is recorded
@@ -59,6 +64,7 @@
 #define NI 96u  /* indices */
 #define NQ 4    /* queries of each counting type */
 #define MAXOPS 64
+#define SO_VERTS 120u /* vertices a stream-output buffer holds */
 #define MAXTRACE 4096
 
 /* ---- shaders ----
@@ -219,7 +225,11 @@ typedef struct run {
     int predicate; /* index in pred of the predicate set, -1: none */
     uint64_t trace[MAXTRACE];
     uint32_t ntrace;
+    kiln_geometry_shader gs_so[2]; /* stream output: a pass-through, GS_TRI */
+    kiln_buffer sob[2];            /* stream-output targets (also vertex buffers) */
+    kiln_query soq;                /* SO_STATISTICS around each stream-out draw */
     uint64_t ps_pixels, gs_prims; /* summed from statistics read back */
+    uint64_t so_written;          /* primitives stream output wrote */
     uint8_t *bytes;               /* the final bytes: color and depth slices, side */
     size_t nbytes;
 } run;
@@ -333,6 +343,26 @@ static void create_all(run *R)
         CHECK_RESULT(kiln_create_query(dev, KILN_QUERY_OCCLUSION_PREDICATE, &R->pred[q]), KILN_OK);
     }
     R->predicate = -1;
+
+    /* stream output: position and color (registers 0 and 1), 32 bytes a
+     * vertex, into slot 0; buffers small enough to overflow now and then */
+    static const kiln_so_element el[2] = {{0, 0, 4, 0}, {1, 0, 4, 0}};
+    kiln_so_desc sod = {el, 2, 0};
+    CHECK_RESULT(kiln_create_geometry_shader_with_so(dev, NULL, &sod, &R->gs_so[0]), KILN_OK);
+    kiln_geometry_shader_desc tri = {.fn = gs_main,
+                                     .input = gs_input[GS_TRI],
+                                     .output = gs_output[GS_TRI],
+                                     .max_vertices = gs_max[GS_TRI],
+                                     .num_varyings = 1,
+                                     .flags = gs_flags[GS_TRI],
+                                     .user = (void *)(uintptr_t)GS_TRI};
+    CHECK_RESULT(kiln_create_geometry_shader_with_so(dev, &tri, &sod, &R->gs_so[1]), KILN_OK);
+    for (int k = 0; k < 2; k++) {
+        kiln_buffer_desc sbd = {32u * SO_VERTS, KILN_USAGE_DEFAULT,
+                                KILN_BIND_STREAM_OUTPUT | KILN_BIND_VERTEX_BUFFER, 0};
+        CHECK_RESULT(kiln_create_buffer(dev, &sbd, NULL, &R->sob[k]), KILN_OK);
+    }
+    CHECK_RESULT(kiln_create_query(dev, KILN_QUERY_SO_STATISTICS, &R->soq), KILN_OK);
 }
 
 /* ---- operations ---- */
@@ -533,6 +563,86 @@ static void op_update_vb(run *R)
     res(R, kiln_update_subresource(R->ctx, kiln_buffer_resource(R->vb), 0, &box, v, 0, 0));
 }
 
+/* A stream-out draw (pass-through or GS_TRI) into one buffer, at offset
+ * 0 or appending, with rasterization on or off, inside an SO_STATISTICS
+ * query read back at once. */
+static void op_so(run *R)
+{
+    kiln_context *ctx = R->ctx;
+    uint32_t stride = sizeof(vtx), offset = 0, g = below(R, 2), k = below(R, 2);
+    uint32_t so_off = below(R, 3) ? KILN_SO_APPEND : 32u * below(R, 8);
+    int raster = below(R, 2);
+    kiln_topology topo = g ? (below(R, 2) ? KILN_TOPOLOGY_TRIANGLE_LIST : KILN_TOPOLOGY_TRIANGLE_STRIP)
+                           : (kiln_topology)(KILN_TOPOLOGY_POINT_LIST + below(R, 5));
+    say(R, "stream out: gs %u, buffer %u", g, k);
+    if (raster)
+        CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &R->rtv_side, (kiln_dsv){0}), KILN_OK);
+    else
+        CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}), KILN_OK);
+    ru_set_viewport(ctx, 0, 0, (float)W, (float)H, 0, 1);
+    CHECK_RESULT(kiln_ia_set_input_layout(ctx, R->il), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &R->vb, &stride, &offset), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_topology(ctx, topo), KILN_OK);
+    CHECK_RESULT(kiln_vs_set_shader(ctx, R->vs), KILN_OK);
+    CHECK_RESULT(kiln_gs_set_shader(ctx, R->gs_so[g]), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_shader(ctx, raster ? R->ps[0] : (kiln_pixel_shader){0}), KILN_OK);
+    CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, R->dss[1], 0), KILN_OK);
+    CHECK_RESULT(kiln_om_set_blend_state(ctx, R->bs[below(R, 3)], NULL), KILN_OK);
+    res(R, kiln_so_set_targets(ctx, 1, &R->sob[k], &so_off));
+    res(R, kiln_query_begin(ctx, R->soq));
+    uint32_t count = 1 + below(R, 30);
+    res(R, kiln_draw(ctx, count, below(R, NV - count)));
+    res(R, kiln_query_end(ctx, R->soq));
+    kiln_query_data_so_statistics st = {0, 0};
+    kiln_result r;
+    while ((r = kiln_query_get_data(ctx, R->soq, &st, sizeof st, 0)) == KILN_E_WAS_STILL_DRAWING)
+        ;
+    res(R, r);
+    tr(R, st.primitives_written);
+    tr(R, st.primitives_storage_needed);
+    R->so_written += st.primitives_written;
+    res(R, kiln_so_set_targets(ctx, 0, NULL, NULL));
+    CHECK_RESULT(kiln_gs_set_shader(ctx, (kiln_geometry_shader){0}), KILN_OK);
+}
+
+/* draw_auto from a stream-output buffer, as points or triangles. */
+static void op_draw_auto(run *R)
+{
+    kiln_context *ctx = R->ctx;
+    uint32_t stride = 32, offset = 0, k = below(R, 2);
+    say(R, "draw_auto: buffer %u", k, 0);
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &R->rtv_side, (kiln_dsv){0}), KILN_OK);
+    ru_set_viewport(ctx, 0, 0, (float)W, (float)H, 0, 1);
+    CHECK_RESULT(kiln_ia_set_input_layout(ctx, R->il), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &R->sob[k], &stride, &offset), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_topology(ctx, below(R, 2) ? KILN_TOPOLOGY_POINT_LIST
+                                                         : KILN_TOPOLOGY_TRIANGLE_LIST),
+                 KILN_OK);
+    CHECK_RESULT(kiln_vs_set_shader(ctx, R->vs), KILN_OK);
+    CHECK_RESULT(kiln_gs_set_shader(ctx, (kiln_geometry_shader){0}), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_shader(ctx, R->ps[0]), KILN_OK);
+    CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, R->dss[1], 0), KILN_OK);
+    CHECK_RESULT(kiln_om_set_blend_state(ctx, R->bs[1], NULL), KILN_OK);
+    res(R, kiln_draw_auto(ctx));
+}
+
+/* A buffer's bytes, through a STAGING copy. */
+static void read_buffer(run *R, kiln_buffer b, uint32_t size, uint8_t *out)
+{
+    kiln_buffer st;
+    kiln_buffer_desc d = {size, KILN_USAGE_STAGING, 0, KILN_CPU_ACCESS_READ};
+    CHECK_RESULT(kiln_create_buffer(R->dev, &d, NULL, &st), KILN_OK);
+    CHECK_RESULT(kiln_copy_resource(R->ctx, kiln_buffer_resource(st), kiln_buffer_resource(b)), KILN_OK);
+    kiln_mapped_subresource m;
+    if (kiln_map(R->ctx, kiln_buffer_resource(st), 0, KILN_MAP_READ, 0, &m) == KILN_OK) {
+        memcpy(out, m.data, size);
+        kiln_unmap(R->ctx, kiln_buffer_resource(st), 0);
+    } else {
+        CHECK(0);
+    }
+    kiln_destroy_buffer(R->dev, st);
+}
+
 static void run_sequence(run *R)
 {
     R->rng.s = R->seed * 0x9e3779b97f4a7c15ull + 1;
@@ -543,8 +653,10 @@ static void run_sequence(run *R)
     create_all(R);
     uint32_t nops = 8 + below(R, MAXOPS - 8);
     for (uint32_t i = 0; i < nops; i++) {
-        uint32_t op = below(R, 20);
-        if (op < 8)
+        uint32_t op = below(R, 23);
+        if (op >= 20)
+            op < 22 ? op_so(R) : op_draw_auto(R);
+        else if (op < 8)
             op_draw(R);
         else if (op < 11)
             op_begin_end(R);
@@ -580,13 +692,16 @@ static void run_sequence(run *R)
         }
     CHECK_RESULT(kiln_om_set_render_targets(R->ctx, 0, NULL, (kiln_dsv){0}), KILN_OK);
     size_t slice = (size_t)W * H * 4;
-    R->nbytes = slice * (2 * SLICES + 1);
+    R->nbytes = slice * (2 * SLICES + 1) + 2 * 32u * SO_VERTS;
     R->bytes = calloc(1, R->nbytes);
     for (uint32_t s = 0; s < SLICES; s++) {
         ru_read(R->dev, R->color, s, R->bytes + slice * s);
         ru_read(R->dev, R->depth, s, R->bytes + slice * (SLICES + s));
     }
     ru_read(R->dev, R->side, 0, R->bytes + slice * 2 * SLICES);
+    for (int k = 0; k < 2; k++)
+        read_buffer(R, R->sob[k], 32u * SO_VERTS, R->bytes + slice * (2 * SLICES + 1) + 32u * SO_VERTS * (size_t)k);
+    kiln_destroy_query(R->dev, R->soq);
     for (int q = 0; q < NQ; q++) {
         kiln_destroy_query(R->dev, R->occ[q]);
         kiln_destroy_query(R->dev, R->stats[q]);
@@ -613,6 +728,11 @@ static int compare(const run *s, const run *a)
     for (size_t i = 0; i < s->nbytes; i++)
         if (s->bytes[i] != a->bytes[i]) {
             size_t k = i / slice, p = i % slice / 4;
+            if (k > 2 * SLICES) {
+                fprintf(stderr, "    stream-output buffer bytes differ first at %zu\n",
+                        i - slice * (2 * SLICES + 1));
+                return 1;
+            }
             fprintf(stderr, "    %s slice %zu differs first at pixel (%zu, %zu)\n",
                     k < SLICES       ? "color"
                     : k < 2 * SLICES ? "depth"
@@ -634,7 +754,7 @@ int main(void)
         first = strtoull(e, NULL, 10);
         count = 1;
     }
-    uint64_t done = 0, values = 0, pixels = 0, prims = 0;
+    uint64_t done = 0, values = 0, pixels = 0, prims = 0, so_prims = 0;
     for (uint64_t i = 0; i < count; i++) {
         run *s = calloc(1, sizeof *s), *a = calloc(1, sizeof *a);
         s->seed = a->seed = first + i;
@@ -653,6 +773,7 @@ int main(void)
         values += s->ntrace;
         pixels += s->ps_pixels;
         prims += s->gs_prims;
+        so_prims += s->so_written;
         free(s->bytes);
         free(a->bytes);
         free(s);
@@ -668,11 +789,12 @@ int main(void)
     if (count >= 20) {
         CHECK(prims > 0);
         CHECK(pixels > 0);
+        CHECK(so_prims > 0);
     }
     printf("%llu sequences (seeds %llu..%llu), %llu values compared, statistics read back: "
-           "%llu GS primitives, %llu pixels shaded\n",
+           "%llu GS primitives, %llu pixels shaded, %llu primitives streamed out\n",
            (unsigned long long)done, (unsigned long long)first,
            (unsigned long long)(first + count - 1), (unsigned long long)values,
-           (unsigned long long)prims, (unsigned long long)pixels);
+           (unsigned long long)prims, (unsigned long long)pixels, (unsigned long long)so_prims);
     return th_exit();
 }
