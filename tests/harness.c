@@ -62,6 +62,19 @@ kiln_device *th_device_desc(kiln_device_desc desc)
     return dev;
 }
 
+kiln_device *th_osmesa_device(void)
+{
+    kiln_device_desc d = {0};
+    d.backend = KILN_BACKEND_OSMESA;
+    d.log_fn = th_log_fn;
+    kiln_device *dev = NULL;
+    if (kiln_device_create(&d, &dev) != KILN_OK) {
+        fprintf(stderr, "    (no osmesa device here)\n");
+        return NULL;
+    }
+    return dev;
+}
+
 kiln_device *th_device(kiln_exec_mode mode, uint32_t threads)
 {
     kiln_device_desc d = {0};

@@ -30,6 +30,9 @@ kiln_log_id th_log_last(void);
 /* A device with the recording logger. threads 0: default. */
 kiln_device *th_device(kiln_exec_mode mode, uint32_t threads);
 kiln_device *th_device_desc(kiln_device_desc desc); /* logger filled in */
+/* An osmesa device (logger filled in), or NULL with a line on stderr when
+ * this machine has no GL provider for it. */
+kiln_device *th_osmesa_device(void);
 
 extern int th_passed, th_failed;
 void th_check(int ok, const char *expr, const char *file, int line);

@@ -701,13 +701,9 @@ static void misuse(void)
  * and adjacency draws are refused as backend features. */
 static void osmesa_refuses(void)
 {
-    kiln_device_desc dd = {0};
-    dd.backend = KILN_BACKEND_OSMESA;
-    kiln_device *dev = th_device_desc(dd);
-    if (!dev) {
-        fprintf(stderr, "    (no osmesa device here)\n");
+    kiln_device *dev = th_osmesa_device();
+    if (!dev)
         return;
-    }
     kiln_context *ctx = kiln_device_immediate_context(dev);
     kiln_geometry_shader gs = {0};
     kiln_geometry_shader_desc d = {

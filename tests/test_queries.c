@@ -709,7 +709,7 @@ static void validation(void)
         kiln_destroy_query(dev, many[i]);
 
 #if KILN_HAVE_GL
-    kiln_device *gl = th_device_desc((kiln_device_desc){.backend = KILN_BACKEND_OSMESA});
+    kiln_device *gl = th_osmesa_device();
     if (gl) {
         CHECK_FAILS(kiln_create_query(gl, KILN_QUERY_OCCLUSION, &q), KILN_E_UNSUPPORTED,
                     KILN_LOG_BACKEND_FEATURE);

@@ -783,13 +783,9 @@ static void misuse(void)
 #if KILN_HAVE_GL
 static void osmesa_refuses(void)
 {
-    kiln_device_desc dd = {0};
-    dd.backend = KILN_BACKEND_OSMESA;
-    kiln_device *dev = th_device_desc(dd);
-    if (!dev) {
-        fprintf(stderr, "    (no osmesa device here)\n");
+    kiln_device *dev = th_osmesa_device();
+    if (!dev)
         return;
-    }
     kiln_context *ctx = kiln_device_immediate_context(dev);
     const kiln_so_element el[] = {{0, 0, 4, 0}};
     kiln_so_desc so = {el, 1, 0};
