@@ -942,6 +942,20 @@ static const quad_plan *const *quad_plans(const quad_plan qp[4], const quad_plan
     return pp;
 }
 
+/* kiln_ps_sample's plans (plan_block, level 0 in lv[0] already) and the
+ * levels they read set up in lv (only those). */
+static void plan_block_levels(const kr_texture *t, const kd_sampler *s, uint32_t nl,
+                              const kres_subresource *subs, const float *u, const float *v,
+                              level *lv, quad_plan qp[4])
+{
+    plan_block(s, nl, u, v, lv[0].fw, lv[0].fh, qp);
+    uint32_t top = 0;
+    for (int q = 0; q < 4; q++)
+        top = qp[q].level[1] > top ? qp[q].level[1] : top; /* level[1] >= level[0] */
+    for (uint32_t l = 1; l <= top; l++)
+        set_level(&lv[l], t->data, &subs[l]);
+}
+
 /* The general path: taps, then one read loop per format; pp[i] is pixel
  * i's plan. */
 KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s,
@@ -1026,15 +1040,10 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
         return;
     }
 
-    plan_block(s, nl, u, v, lv[0].fw, lv[0].fh, qp);
+    plan_block_levels(t, s, nl, subs, u, v, lv, qp);
     int all_linear = 1;
-    uint32_t top = 0;
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q < 4; q++)
         all_linear &= qp[q].filter == KILN_FILTER_LINEAR;
-        top = qp[q].level[1] > top ? qp[q].level[1] : top; /* level[1] >= level[0] */
-    }
-    for (uint32_t l = 1; l <= top; l++) /* only the levels read */
-        set_level(&lv[l], t->data, &subs[l]);
 
     if (rgba8 && all_linear) {
         int uniform =
@@ -1250,12 +1259,7 @@ KILN_API void kiln_ps_sample_cmp(const kiln_ps_args *a, uint32_t srv_slot, uint3
     set_level(&lv[0], t->data, &subs[0]);
     quad_plan qp[4];
     const quad_plan *pp[BLOCK];
-    plan_block(s, nl, u, v, lv[0].fw, lv[0].fh, qp);
-    uint32_t top = 0;
-    for (int q = 0; q < 4; q++)
-        top = qp[q].level[1] > top ? qp[q].level[1] : top;
-    for (uint32_t l = 1; l <= top; l++)
-        set_level(&lv[l], t->data, &subs[l]);
+    plan_block_levels(t, s, nl, subs, u, v, lv, qp);
     sample_cmp_taps(t, s, quad_plans(qp, pp), lv, u, v, ref, out);
 }
 
