@@ -234,7 +234,8 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(DRAW_AUTO_NO_SO, "draw_auto needs a stream-output buffer with a non-zero stride in vertex-buffer slot 0") \
     X(DRAW_NO_RASTER, "a draw without a pixel shader needs stream output, and depth and stencil off") \
     X(SO_TARGET_DUPLICATE, "one buffer is bound to two stream-output slots") \
-    X(MIPS_FORMAT, "generate_mips cannot filter this format (integer formats)")
+    X(MIPS_FORMAT, "generate_mips cannot filter this format (integer formats)") \
+    X(BOX_BLOCK_ALIGN, "a box or copy position on a block-compressed texture is not on 4x4 block boundaries")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -473,11 +474,47 @@ typedef enum kiln_format {
      * depth-stencil only (no typeless formats: not a shader resource, as
      * D24_UNORM_S8_UINT); not on the osmesa backend. */
     KILN_FORMAT_D32_FLOAT_S8X24_UINT,
+    /* Block-compressed (D3D10's BC formats): 4x4 texel blocks of 8 bytes
+     * (BC1, BC4) or 16 bytes (BC2, BC3, BC5), blocks left to right, rows
+     * of blocks top to bottom, each block's bytes as D3D10 lays them out.
+     * Shader resources only (no render target, depth-stencil or vertex
+     * use; generate_mips refuses them with MIPS_FORMAT); any usage.
+     * Width and height need not be multiples of 4, but storage, pitches,
+     * boxes and copies go by whole blocks: a row pitch is the bytes of
+     * one row of blocks (kiln_format_size x ceil(width / 4)), initial
+     * data and Map hold ceil(height / 4) such rows, a mip smaller than
+     * 4x4 still holds one whole block, and UpdateSubresource and
+     * CopySubresourceRegion boxes and destinations start on multiples of
+     * 4 and end on multiples of 4 or at the subresource's edge
+     * (BOX_BLOCK_ALIGN otherwise); a box may reach the block-aligned
+     * size (0..4 on a 2x2 mip). Sampling decodes as D3D10 specifies:
+     * BC1's colors c0, c1 from 5:6:5, with c2 = (2 c0 + c1) / 3 and
+     * c3 = (c0 + 2 c1) / 3 when c0 > c1 (as 16-bit numbers), else
+     * c2 = (c0 + c1) / 2 and c3 transparent black; BC2 and BC3 always
+     * take the 4-color mode, BC2 with 4-bit explicit alpha, BC3 alpha
+     * and BC4 / BC5 channels from two 8-bit endpoints and 3-bit codes
+     * (eight values when e0 > e1, else six plus 0 and 1). Interpolation
+     * runs in float on the endpoints' UNORM values; _SRGB decodes the
+     * interpolated color to linear (alpha stays linear) before
+     * filtering. Not on the osmesa backend (BACKEND_FEATURE). */
+    KILN_FORMAT_BC1_UNORM,
+    KILN_FORMAT_BC1_UNORM_SRGB,
+    KILN_FORMAT_BC2_UNORM,
+    KILN_FORMAT_BC2_UNORM_SRGB,
+    KILN_FORMAT_BC3_UNORM,
+    KILN_FORMAT_BC3_UNORM_SRGB,
+    KILN_FORMAT_BC4_UNORM,  /* red; green and blue read 0, alpha 1 */
+    KILN_FORMAT_BC5_UNORM,  /* red and green; blue 0, alpha 1 */
     KILN_FORMAT_COUNT
 } kiln_format;
 
-/* Bytes per texel (0 for UNKNOWN or out of range). */
+/* Bytes per texel, or per 4x4 block for the BC formats (0 for UNKNOWN or
+ * out of range). */
 KILN_API uint32_t kiln_format_size(kiln_format format);
+/* Texels per side of a block: 4 for the BC formats, 1 for the others (0
+ * for UNKNOWN or out of range). A row of a subresource w texels wide
+ * holds ceil(w / dim) * kiln_format_size bytes. */
+KILN_API uint32_t kiln_format_block_dim(kiln_format format);
 
 typedef struct kiln_buffer_desc {
     uint32_t size;        /* bytes, 1..1 GiB */

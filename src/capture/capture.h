@@ -46,6 +46,20 @@
 #define KCAP_VERSION_MINOR                                                                         \
     3u                       /* records added: older readers refuse                                \
                                 captures that use them, by op */
+/* Bytes of a row of `texels` and the rows of `texels` of a texture of
+ * format f: rows of 4x4 blocks for BC formats (kiln_format_block_dim). */
+static inline uint32_t kcap_row_bytes(kiln_format f, uint32_t texels)
+{
+    uint32_t d = kiln_format_block_dim(f);
+    d = d ? d : 1u;
+    return (texels + d - 1u) / d * kiln_format_size(f);
+}
+static inline uint32_t kcap_row_count(kiln_format f, uint32_t texels)
+{
+    uint32_t d = kiln_format_block_dim(f);
+    d = d ? d : 1u;
+    return (texels + d - 1u) / d;
+}
 #define KCAP_HEADER_SIZE 16u /* magic, u16 major, u16 minor, u32 size */
 #define KCAP_BLEND_TARGETS_1_0 4u /* CREATE_BLEND_STATE's targets (1.0: kiln had 4) */
 #define KCAP_NAME_MAX 63u    /* shader names */

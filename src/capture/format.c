@@ -271,7 +271,7 @@ static uint64_t texture_init_bytes(const kiln_texture2d_desc *d)
     uint64_t per_layer = 0;
     for (uint32_t m = 0; m < mips; m++) {
         uint64_t w = d->width >> m ? d->width >> m : 1, h = d->height >> m ? d->height >> m : 1;
-        per_layer += w * h * kiln_format_size(d->format);
+        per_layer += (uint64_t)kcap_row_bytes(d->format, (uint32_t)w) * kcap_row_count(d->format, (uint32_t)h);
     }
     return per_layer * layers;
 }
@@ -496,17 +496,18 @@ static void fields(kcap_io *io, kcap_call *c)
         }
         /* Every subresource's rows, tight, from the caller's pitches. */
         uint32_t mips = d->mip_levels ? d->mip_levels : full_chain(d->width, d->height);
-        uint32_t layers = d->array_size ? d->array_size : 1, bpp = kiln_format_size(d->format);
+        uint32_t layers = d->array_size ? d->array_size : 1;
         put_varint(io, texture_init_bytes(d));
         for (uint32_t s = 0; s < mips * layers; s++) {
             uint32_t m = s % mips, w = d->width >> m ? d->width >> m : 1,
                      h = d->height >> m ? d->height >> m : 1;
             const kiln_subresource_data *sd = &c->u.texture.src[s];
-            kcap_rows r = {w * bpp, h, sd->data, sd->row_pitch ? sd->row_pitch : (size_t)w * bpp};
+            uint32_t row = kcap_row_bytes(d->format, w);
+            kcap_rows r = {row, kcap_row_count(d->format, h), sd->data, sd->row_pitch ? sd->row_pitch : row};
             if (io->mode == IO_SIZE)
                 io->size += (uint64_t)r.row_bytes * r.rows;
             else
-                for (uint32_t y = 0; y < h; y++)
+                for (uint32_t y = 0; y < r.rows; y++)
                     io->put(io->user, (const uint8_t *)r.data + (size_t)y * r.pitch, r.row_bytes);
         }
         break;

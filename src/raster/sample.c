@@ -81,7 +81,7 @@ static int format_sampleable(kiln_format f)
     case KILN_FORMAT_D32_FLOAT_S8X24_UINT: /* never a shader resource */
         return 0;
     default: /* integer formats: Load only (kr_texel_fetch) */
-        return kres_texel_generic(f) && !kres_format_integer(f);
+        return (kres_texel_generic(f) && !kres_format_integer(f)) || kres_format_bc(f);
     }
 }
 
@@ -150,6 +150,11 @@ void kr_texel_fetch(const kr_texture *t, uint32_t level, uint32_t x, uint32_t y,
         return;
     }
     const kres_subresource *s = &t->subs[level + t->slice * t->res_mip_levels];
+    if (fi->block > 1) { /* BC: texel (x & 3, y & 3) of its block */
+        const uint8_t *b = t->data + s->offset + (size_t)(y >> 2) * s->row_pitch + (size_t)(x >> 2) * fi->size;
+        kres_decode_bc(t->format, b, (y & 3u) << 2 | (x & 3u), rgba);
+        return;
+    }
     const uint8_t *p = t->data + s->offset + (size_t)y * s->row_pitch + (size_t)x * fi->size;
     decode_texel(t->format, p, rgba);
 }
@@ -316,7 +321,9 @@ static int same_plan(const quad_plan *a, const quad_plan *b)
  * below reproduce it bit for bit. */
 
 typedef struct taps {
-    const uint8_t *p[BLOCK][2][4];
+    const uint8_t *p[BLOCK][2][4]; /* the texel, or for BC its block */
+    uint8_t bi[BLOCK][2][4];       /* BC: the texel's index in its block */
+    int bc;                        /* set by the caller of gather: BC format */
     float w[BLOCK][2][4];
     float lw[BLOCK][2];
     uint8_t n[BLOCK][2];
@@ -332,7 +339,12 @@ static inline void add_tap(taps *t, int i, int pass, const level *L, int32_t x, 
         return;
     }
     uint32_t k = t->n[i][pass]++;
-    t->p[i][pass][k] = L->base + (size_t)y * L->pitch + (size_t)x * bpp;
+    if (t->bc) { /* bpp: bytes per 4x4 block */
+        t->p[i][pass][k] = L->base + (size_t)(y >> 2) * L->pitch + (size_t)(x >> 2) * bpp;
+        t->bi[i][pass][k] = (uint8_t)((y & 3) << 2 | (x & 3));
+    } else {
+        t->p[i][pass][k] = L->base + (size_t)y * L->pitch + (size_t)x * bpp;
+    }
     t->w[i][pass][k] = w;
 }
 
@@ -448,8 +460,19 @@ static inline void read_f32(const taps *t, float *out, const float *border, int 
     finish(t, out, border, nch);
 }
 
-/* The formats of texel.c: each tap decoded (sRGB to linear, so filtering
- * works on linear values, as D3D10 has it), then weighted like read_f32. */
+/* Tap k of pixel i's pass as RGBA: texel.c's formats and BC. */
+static inline void tap_texel(const taps *t, kiln_format f, int i, uint32_t pass, uint32_t k,
+                             float texel[4])
+{
+    if (t->bc)
+        kres_decode_bc(f, t->p[i][pass][k], t->bi[i][pass][k], texel);
+    else
+        kres_decode_texel(f, t->p[i][pass][k], texel);
+}
+
+/* The formats of texel.c and BC: each tap decoded (sRGB to linear, so
+ * filtering works on linear values, as D3D10 has it), then weighted like
+ * read_f32. */
 static void read_texel(const taps *t, float *out, const float *border, kiln_format f, int nch)
 {
     for (int i = 0; i < BLOCK; i++) {
@@ -458,7 +481,7 @@ static void read_texel(const taps *t, float *out, const float *border, kiln_form
             float ls[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             for (uint32_t k = 0; k < t->n[i][pass]; k++) {
                 float texel[4];
-                kres_decode_texel(f, t->p[i][pass][k], texel);
+                tap_texel(t, f, i, pass, k, texel);
                 float w = t->w[i][pass][k];
                 for (int c = 0; c < nch; c++)
                     ls[c] += w * texel[c];
@@ -963,6 +986,7 @@ KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s,
                                 const float *v, float *rgba)
 {
     taps tp;
+    tp.bc = kres_format_bc(t->format);
     gather(&tp, pp, lv, u, v, s->address_u, s->address_v, kres_format(t->format)->size);
     static const int rgba_bytes[4] = {0, 1, 2, 3}, bgra_bytes[4] = {2, 1, 0, 3};
     switch (t->format) {
@@ -988,7 +1012,7 @@ KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s,
     case KILN_FORMAT_D24_UNORM_S8_UINT:
         read_d24(&tp, rgba, s->border);
         break;
-    default: /* texel.c's (sampleable: checked by the caller) */
+    default: /* texel.c's and BC (sampleable: checked by the caller) */
         read_texel(&tp, rgba, s->border, t->format, kres_format(t->format)->channels);
         break;
     }
@@ -1209,6 +1233,7 @@ static void sample_cmp_taps(const kr_texture *t, const kd_sampler *s, const quad
                             float *out)
 {
     taps tp;
+    tp.bc = kres_format_bc(t->format);
     gather(&tp, pp, lv, u, v, s->address_u, s->address_v, kres_format(t->format)->size);
     int unorm = kres_format_unorm(t->format) || t->format == KILN_FORMAT_D16_UNORM;
     for (int i = 0; i < BLOCK; i++) {
@@ -1220,7 +1245,10 @@ static void sample_cmp_taps(const kr_texture *t, const kd_sampler *s, const quad
             float ls = 0.0f;
             for (uint32_t k = 0; k < tp.n[i][pass]; k++) {
                 float texel[4];
-                decode_texel(t->format, tp.p[i][pass][k], texel);
+                if (tp.bc)
+                    tap_texel(&tp, t->format, i, pass, k, texel);
+                else
+                    decode_texel(t->format, tp.p[i][pass][k], texel);
                 ls += tp.w[i][pass][k] * (float)cmp_pass(s->cmp, r, texel[0]);
             }
             acc += tp.lw[i][pass] * ls;
@@ -1372,7 +1400,7 @@ void kr_generate_mips(kres_resource *res, kres_storage *st, uint32_t first_mip, 
                       uint32_t first_slice, uint32_t num_slices)
 {
     const kres_format_info *fi = kres_format(res->format);
-    if (!fi || fi->is_depth || !format_sampleable(res->format))
+    if (!fi || fi->is_depth || fi->block > 1 || !format_sampleable(res->format))
         return;
     for (uint32_t slice = first_slice; slice < first_slice + num_slices; slice++) {
         for (uint32_t m = first_mip + 1; m < first_mip + num_mips; m++) {
