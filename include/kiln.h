@@ -1626,14 +1626,37 @@ typedef struct kiln_blend_desc {
     kiln_blend_target rt[KILN_MAX_RENDER_TARGETS];
 } kiln_blend_desc;
 
-typedef enum kiln_filter { KILN_FILTER_DEFAULT = 0 /* LINEAR */, KILN_FILTER_POINT, KILN_FILTER_LINEAR } kiln_filter;
+typedef enum kiln_filter {
+    KILN_FILTER_DEFAULT = 0 /* LINEAR */,
+    KILN_FILTER_POINT,
+    KILN_FILTER_LINEAR,
+    /* D3D10's ANISOTROPIC, one mode for minification, magnification and
+     * mips: set in min_filter (mag_filter and mip_filter then DEFAULT,
+     * LINEAR or ANISOTROPIC; ANISOTROPIC elsewhere is STATE_DESC), with
+     * kiln_sampler_desc.max_anisotropy. kiln_ps_sample, _bias and _grad
+     * take the derivatives in texels of the view's first mip, dx and dy
+     * (Sample: each quad's, as for its LOD), major = the longer, minor =
+     * the shorter; N = min(ceil(major / minor - 2^-10), max_anisotropy)
+     * (the 2^-10 absorbs the derivatives' rounding on an isotropic
+     * footprint; 1 when major is 0, max_anisotropy when minor is 0); N
+     * trilinear taps at
+     * LOD log2(major) - log2(N) (+ biases, then the clamps) along the
+     * major derivative, at offsets ((k + 0.5) / N - 0.5) x that
+     * derivative for k = 0..N-1, averaged with equal weights. Where N is
+     * 1 (an isotropic footprint, or max_anisotropy 1) that is exactly the
+     * trilinear sample. SampleLevel and SampleCmp filter trilinearly. */
+    KILN_FILTER_ANISOTROPIC
+} kiln_filter;
 
 typedef enum kiln_address {
     KILN_ADDRESS_DEFAULT = 0,   /* CLAMP, as D3D10 */
     KILN_ADDRESS_WRAP,
     KILN_ADDRESS_MIRROR,
     KILN_ADDRESS_CLAMP,
-    KILN_ADDRESS_BORDER
+    KILN_ADDRESS_BORDER,
+    /* D3D10's MIRROR_ONCE: the coordinate's absolute value, then CLAMP
+     * (texel index i < 0 reads -i - 1, then clamped to the edge). */
+    KILN_ADDRESS_MIRROR_ONCE
 } kiln_address;
 
 typedef struct kiln_sampler_desc {
@@ -1642,6 +1665,12 @@ typedef struct kiln_sampler_desc {
     float mip_lod_bias;
     uint32_t lod_clamp_enable;  /* 0: no clamp (D3D10's 0..FLT_MAX) */
     float min_lod, max_lod;
+    /* BORDER reads this color, filtered like a texel, in all four
+     * channels whatever channels the format stores, converted to the
+     * format's meaning as D3D10 does: clamped to [0, 1] for UNORM and
+     * UNORM_SRGB formats (BC ones included; linear, never sRGB-decoded),
+     * to [-1, 1] for SNORM, as given for float and depth formats (D16:
+     * UNORM). Integer formats cannot be sampled (zeros, no border). */
     float border_color[4];
     /* A comparison sampler (D3D10's COMPARISON_* filters, for
      * kiln_ps_sample_cmp): each texel read is replaced by 1 where
@@ -1649,6 +1678,9 @@ typedef struct kiln_sampler_desc {
      * filtered as the filters above say. DEFAULT (0): not a comparison
      * sampler; kiln_ps_sample ignores the function. */
     kiln_compare comparison_func;
+    /* Anisotropic filtering's limit, 1..16 (0 means 1); read only with
+     * KILN_FILTER_ANISOTROPIC. */
+    uint32_t max_anisotropy;
 } kiln_sampler_desc;
 
 KILN_API kiln_result kiln_create_rasterizer_state(kiln_device *device, const kiln_rasterizer_desc *desc,
