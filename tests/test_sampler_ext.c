@@ -15,11 +15,16 @@
  *    (not decoded) and BC, to [-1, 1] for SNORM, as given for float
  *    formats; integer formats sample zeros;
  *  - the sampler desc's rules (STATE_DESC) and the osmesa backend's
- *    refusal (BACKEND_FEATURE).
+ *    refusal (BACKEND_FEATURE);
+ *  - capture 1.4: a sampler with max_anisotropy is record
+ *    CREATE_SAMPLER_EXT (op 115) and decodes to its desc; MIRROR_ONCE
+ *    and ANISOTROPIC fit the older records' widened ranges; the replay
+ *    gives every call's live result; the reserved ops 102..114 are
+ *    refused.
  * Values agree within 1e-5 (float against double; the taps' positions
  * and weights are exact by construction).
  */
-#include "harness.h"
+#include "capture_util.h"
 #include "raster/raster.h"
 
 #include <math.h>
@@ -370,8 +375,69 @@ static void test_rules(void)
     th_logs.quiet = 0;
 }
 
+/* ---- capture ---- */
+
+static void test_capture(void)
+{
+    kiln_device *dev = th_device(KILN_EXEC_ASYNC, 1);
+    th_logs.quiet = 1;
+    CHECK_RESULT(kiln_capture_begin(dev, "sampler_ext.kcap"), KILN_OK);
+    kiln_sampler_desc ext = {.min_filter = KILN_FILTER_ANISOTROPIC, .mag_filter = KILN_FILTER_ANISOTROPIC,
+                             .address_u = KILN_ADDRESS_WRAP, .address_v = KILN_ADDRESS_MIRROR_ONCE,
+                             .mip_lod_bias = 0.5f, .border_color = {0.25f, 0.5f, 0.75f, 1.0f},
+                             .comparison_func = KILN_COMPARE_LESS, .max_anisotropy = 8};
+    kiln_sampler_desc mo = {.address_u = KILN_ADDRESS_MIRROR_ONCE, .min_filter = KILN_FILTER_ANISOTROPIC};
+    kiln_sampler_desc bad = ext;
+    bad.max_anisotropy = 17;
+    kiln_sampler s1, s2, s3;
+    CHECK_RESULT(kiln_create_sampler(dev, &ext, &s1), KILN_OK);
+    CHECK_RESULT(kiln_create_sampler(dev, &mo, &s2), KILN_OK);
+    CHECK_FAILS(kiln_create_sampler(dev, &bad, &s3), KILN_E_INVALID_ARG, KILN_LOG_STATE_DESC);
+    CHECK_RESULT(kiln_capture_end(dev), KILN_OK);
+    kiln_device_destroy(dev);
+    th_logs.quiet = 0;
+
+    size_t len;
+    uint8_t *bytes = cu_read("sampler_ext.kcap", &len);
+    CHECK(bytes != NULL);
+    CHECK_EQ_INT(cu_count_op(bytes, len, KCAP_OP_CREATE_SAMPLER_EXT), 1);
+    CHECK_EQ_INT(cu_count_op(bytes, len, KCAP_OP_CREATE_SAMPLER), 1); /* mo: max_anisotropy 0 */
+    kcap_header h;
+    kcap_error err;
+    CHECK(bytes && kcap_decode_header(bytes, len, &h, &err) && h.minor == 4);
+    int found = 0;
+    for (size_t off = KCAP_HEADER_SIZE; bytes && off < len;) {
+        kcap_call c;
+        size_t next;
+        if (!kcap_decode(bytes, len, off, 0, &c, &next, &err))
+            break;
+        if (c.op == KCAP_OP_CREATE_SAMPLER_EXT) {
+            found = 1;
+            CHECK(memcmp(&c.u.sampler, &ext, sizeof ext) == 0);
+        }
+        off = next;
+    }
+    CHECK(found);
+    kcap_replay_report rep;
+    CHECK_RESULT(cu_replay(bytes, len, KILN_EXEC_ASYNC, 1, NULL, NULL, &rep), KILN_OK);
+    CHECK_EQ_INT(rep.mismatches, 0);
+    /* a reserved op: the header, then record 102 with no payload */
+    if (bytes) {
+        uint8_t rec[KCAP_HEADER_SIZE + 2];
+        memcpy(rec, bytes, KCAP_HEADER_SIZE);
+        rec[KCAP_HEADER_SIZE] = 102;
+        rec[KCAP_HEADER_SIZE + 1] = 0;
+        kcap_call c;
+        size_t next;
+        CHECK(!kcap_decode(rec, sizeof rec, KCAP_HEADER_SIZE, 0, &c, &next, &err));
+    }
+    free(bytes);
+    remove("sampler_ext.kcap");
+}
+
 int main(void)
 {
+    test_capture();
     test_mirror_once();
     test_anisotropic();
     test_border_formats();

@@ -361,8 +361,9 @@ kiln_result kiln_create_sampler(kiln_device *dev, const kiln_sampler_desc *desc,
     kiln_result r = create_sampler(dev, desc, out);
     if (dev && dev->capture)
         kcap_create_state(dev,
-                          desc && desc->comparison_func ? KCAP_OP_CREATE_SAMPLER_CMP
-                                                        : KCAP_OP_CREATE_SAMPLER,
+                          desc && desc->max_anisotropy ? KCAP_OP_CREATE_SAMPLER_EXT
+                          : desc && desc->comparison_func ? KCAP_OP_CREATE_SAMPLER_CMP
+                                                          : KCAP_OP_CREATE_SAMPLER,
                           desc, out ? out->id : 0, r);
     return r;
 }

@@ -429,6 +429,9 @@ static void io_gs_desc(kcap_io *io, kcap_call *c)
 static void fields(kcap_io *io, kcap_call *c)
 {
     switch (c->op) {
+    KCAP_CASE_RESERVED:
+        fail(io, "ops 102..114 are reserved in this build");
+        break;
     case KCAP_OP_NONE:
     case KCAP_OP_COUNT:
         fail(io, "op 0 is not a record");
@@ -765,21 +768,25 @@ static void fields(kcap_io *io, kcap_call *c)
         }
         break;
     case KCAP_OP_CREATE_SAMPLER:
-    case KCAP_OP_CREATE_SAMPLER_CMP: { /* 1.3: the same, and the comparison function */
+    case KCAP_OP_CREATE_SAMPLER_CMP:   /* 1.3: the same, and the comparison function */
+    case KCAP_OP_CREATE_SAMPLER_EXT: { /* 1.4: the same as CMP, and max_anisotropy */
         kiln_sampler_desc *d = &c->u.sampler;
         IO_ID(io, c->out[0]);
-        IO_ENUM(io, d->min_filter, KILN_FILTER_LINEAR);
-        IO_ENUM(io, d->mag_filter, KILN_FILTER_LINEAR);
-        IO_ENUM(io, d->mip_filter, KILN_FILTER_LINEAR);
-        IO_ENUM(io, d->address_u, KILN_ADDRESS_BORDER);
-        IO_ENUM(io, d->address_v, KILN_ADDRESS_BORDER);
+        /* 1.4 widens the filters to ANISOTROPIC, the modes to MIRROR_ONCE */
+        IO_ENUM(io, d->min_filter, KILN_FILTER_ANISOTROPIC);
+        IO_ENUM(io, d->mag_filter, KILN_FILTER_ANISOTROPIC);
+        IO_ENUM(io, d->mip_filter, KILN_FILTER_ANISOTROPIC);
+        IO_ENUM(io, d->address_u, KILN_ADDRESS_MIRROR_ONCE);
+        IO_ENUM(io, d->address_v, KILN_ADDRESS_MIRROR_ONCE);
         io_f32(io, &d->mip_lod_bias);
         io_u32(io, &d->lod_clamp_enable, UINT32_MAX);
         io_f32(io, &d->min_lod);
         io_f32(io, &d->max_lod);
         io_floats(io, d->border_color, 4);
-        if (c->op == KCAP_OP_CREATE_SAMPLER_CMP)
+        if (c->op != KCAP_OP_CREATE_SAMPLER)
             IO_ENUM(io, d->comparison_func, KILN_COMPARE_ALWAYS);
+        if (c->op == KCAP_OP_CREATE_SAMPLER_EXT)
+            io_u32(io, &d->max_anisotropy, 16);
         break;
     }
     case KCAP_OP_IA_SET_VERTEX_BUFFERS:

@@ -411,6 +411,7 @@ static void run(krp_replayer *r, const kcap_call *c)
     switch (c->op) {
     case KCAP_OP_NONE:
     case KCAP_OP_COUNT:
+    KCAP_CASE_RESERVED: /* never decoded */
     case KCAP_OP_DEVICE:
         break;
     case KCAP_OP_CONTEXT_STATE: {
@@ -699,6 +700,7 @@ static void run(krp_replayer *r, const kcap_call *c)
         break;
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:
+    case KCAP_OP_CREATE_SAMPLER_EXT:
         got = kiln_create_sampler(dev, &c->u.sampler, (kiln_sampler *)&id);
         bind_id(r, c->out[0], id, K_SAMPLER);
         break;

@@ -334,6 +334,7 @@ static bool check(krp_replayer *r, const kcap_call *c)
     switch (c->op) {
     case KCAP_OP_NONE:
     case KCAP_OP_COUNT:
+    KCAP_CASE_RESERVED: /* never decoded */
     case KCAP_OP_DEVICE:
         return krp_refuse(r, KILN_E_INVALID_ARG, "only the first record is DEVICE");
     case KCAP_OP_CONTEXT_STATE:
@@ -483,6 +484,7 @@ static bool check(krp_replayer *r, const kcap_call *c)
         return create(r, c->out[0], K_BS) != NULL;
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:
+    case KCAP_OP_CREATE_SAMPLER_EXT:
         return create(r, c->out[0], K_SAMPLER) != NULL;
     case KCAP_OP_DESTROY_RASTERIZER_STATE:
         return destroy(r, c->u.obj.id, K_RS);
