@@ -127,12 +127,12 @@ static void build(srgb_scene *s)
 {
     const float black[4] = {0, 0, 0, 1}, white[4] = {1, 1, 1, 1};
     const float gray[4] = {0.5f, 0.5f, 0.5f, 1}, clear_white[4] = {1, 1, 1, 0};
-    quad(s, 0, 0.0f, 0.25f, black, white);     /* A */
-    quad(s, 1, 0.25f, 0.5f, black, white);     /* B, drawn twice */
-    quad(s, 2, 0.5f, 0.75f, gray, gray);       /* C: the linear gray */
+    quad(s, 0, 0.0f, 0.25f, black, white);       /* A */
+    quad(s, 1, 0.25f, 0.5f, black, white);       /* B, drawn twice */
+    quad(s, 2, 0.5f, 0.75f, gray, gray);         /* C: the linear gray */
     quad(s, 3, 0.5f, 0.75f, clear_white, white); /* C: white, alpha v */
-    quad(s, 4, 0.75f, 1.0f, black, white);     /* D */
-    quad(s, 5, 0.0f, 1.0f, black, white);      /* the fallback */
+    quad(s, 4, 0.75f, 1.0f, black, white);       /* D */
+    quad(s, 5, 0.0f, 1.0f, black, white);        /* the fallback */
 }
 
 /* ---- the scene ---- */
@@ -163,9 +163,10 @@ static int srgb_setup(demo *d, void *state)
                                            .op_alpha = KILN_BLEND_OP_ADD}}};
     if (demo_new_effect(d, KILN_EFFECT_VERTEX_COLOR, el, 2, &s->fx) ||
         demo_new_rasterizer(d, &rs, &s->rs) ||
-        demo_new_buffer(d, sizeof s->v, KILN_USAGE_IMMUTABLE, KILN_BIND_VERTEX_BUFFER, s->v, &s->vb) ||
-        demo_new_buffer(d, sizeof identity, KILN_USAGE_IMMUTABLE, KILN_BIND_CONSTANT_BUFFER, identity,
-                        &s->identity))
+        demo_new_buffer(d, sizeof s->v, KILN_USAGE_IMMUTABLE, KILN_BIND_VERTEX_BUFFER, s->v,
+                        &s->vb) ||
+        demo_new_buffer(d, sizeof identity, KILN_USAGE_IMMUTABLE, KILN_BIND_CONSTANT_BUFFER,
+                        identity, &s->identity))
         return -1;
 
     /* The sRGB target, or the fallback where the backend has none. */
@@ -180,16 +181,17 @@ static int srgb_setup(demo *d, void *state)
     if (got < 0)
         return -1;
     if (got == 1) {
-        fprintf(stderr, "kiln_demo: scene %s: the backend has no sRGB formats: a linear ramp only\n",
+        fprintf(stderr,
+                "kiln_demo: scene %s: the backend has no sRGB formats: a linear ramp only\n",
                 d->scene);
         s->fallback = 1;
         return 0;
     }
     static const float tri[3][2] = {{-1, -1}, {-1, 3}, {3, -1}};
     const kiln_input_element tl = {.format = KILN_FORMAT_R32G32_FLOAT};
-    if (demo_new_rtv(d, s->target, 0, &s->target_rtv) || demo_new_srv(d, s->target, &s->target_srv) ||
-        demo_new_blend(d, &add_half, &s->add_half) || demo_new_blend(d, &alpha, &s->alpha) ||
-        demo_new_vertex_shader(d, &srgb_vs_desc, &s->vs) ||
+    if (demo_new_rtv(d, s->target, 0, &s->target_rtv) ||
+        demo_new_srv(d, s->target, &s->target_srv) || demo_new_blend(d, &add_half, &s->add_half) ||
+        demo_new_blend(d, &alpha, &s->alpha) || demo_new_vertex_shader(d, &srgb_vs_desc, &s->vs) ||
         demo_new_pixel_shader(d, &srgb_ps_desc, &s->ps) ||
         demo_new_layout(d, s->vs, &tl, 1, &s->layout) ||
         demo_new_buffer(d, sizeof tri, KILN_USAGE_IMMUTABLE, KILN_BIND_VERTEX_BUFFER, tri, &s->tri))
@@ -222,14 +224,14 @@ static int srgb_frame(demo *d, void *state, kiln_texture canvas, kiln_rtv canvas
     if (demo_bind_target(d, s->target_rtv, (kiln_dsv){0}, d->w, d->h))
         return -1;
     TRY(d, kiln_clear_rtv(d->ctx, s->target_rtv, black));
-    TRY(d, kiln_draw(d->ctx, 6, 0 * 6));                      /* A: encoded on write */
+    TRY(d, kiln_draw(d->ctx, 6, 0 * 6)); /* A: encoded on write */
     TRY(d, kiln_om_set_blend_state(d->ctx, s->add_half, half));
-    TRY(d, kiln_draw(d->ctx, 6, 1 * 6));                      /* B: 0.5 v */
-    TRY(d, kiln_draw(d->ctx, 6, 1 * 6));                      /* B: + 0.5 v, in linear */
+    TRY(d, kiln_draw(d->ctx, 6, 1 * 6)); /* B: 0.5 v */
+    TRY(d, kiln_draw(d->ctx, 6, 1 * 6)); /* B: + 0.5 v, in linear */
     TRY(d, kiln_om_set_blend_state(d->ctx, (kiln_blend_state){0}, NULL));
-    TRY(d, kiln_draw(d->ctx, 6, 2 * 6));                      /* C: linear gray 0.5 */
+    TRY(d, kiln_draw(d->ctx, 6, 2 * 6)); /* C: linear gray 0.5 */
     TRY(d, kiln_om_set_blend_state(d->ctx, s->alpha, NULL));
-    TRY(d, kiln_draw(d->ctx, 6, 3 * 6));                      /* C: white over it, alpha v */
+    TRY(d, kiln_draw(d->ctx, 6, 3 * 6)); /* C: white over it, alpha v */
     TRY(d, kiln_om_set_blend_state(d->ctx, (kiln_blend_state){0}, NULL));
 
     /* the target's bytes into the canvas, then D straight into the canvas */
@@ -245,7 +247,7 @@ static int srgb_frame(demo *d, void *state, kiln_texture canvas, kiln_rtv canvas
     if (demo_bind_effect(d, &s->fx))
         return -1;
     TRY(d, kiln_ia_set_vertex_buffers(d->ctx, 0, 1, &s->vb, &stride, &offset));
-    TRY(d, kiln_draw(d->ctx, 6, 4 * 6));                      /* D: no conversion */
+    TRY(d, kiln_draw(d->ctx, 6, 4 * 6)); /* D: no conversion */
     return 0;
 }
 

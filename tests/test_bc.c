@@ -27,8 +27,8 @@
  * applied to that float, so sRGB texels agree within 4e-6.
  */
 #include "capture_util.h"
-#include "raster_util.h"
 #include "raster/raster.h"
+#include "raster_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -147,10 +147,10 @@ typedef struct bc_case {
 } bc_case;
 
 static const bc_case BC[] = {
-    {KILN_FORMAT_BC1_UNORM, "BC1_UNORM", 8},      {KILN_FORMAT_BC1_UNORM_SRGB, "BC1_UNORM_SRGB", 8},
-    {KILN_FORMAT_BC2_UNORM, "BC2_UNORM", 16},     {KILN_FORMAT_BC2_UNORM_SRGB, "BC2_UNORM_SRGB", 16},
-    {KILN_FORMAT_BC3_UNORM, "BC3_UNORM", 16},     {KILN_FORMAT_BC3_UNORM_SRGB, "BC3_UNORM_SRGB", 16},
-    {KILN_FORMAT_BC4_UNORM, "BC4_UNORM", 8},      {KILN_FORMAT_BC5_UNORM, "BC5_UNORM", 16},
+    {KILN_FORMAT_BC1_UNORM, "BC1_UNORM", 8},  {KILN_FORMAT_BC1_UNORM_SRGB, "BC1_UNORM_SRGB", 8},
+    {KILN_FORMAT_BC2_UNORM, "BC2_UNORM", 16}, {KILN_FORMAT_BC2_UNORM_SRGB, "BC2_UNORM_SRGB", 16},
+    {KILN_FORMAT_BC3_UNORM, "BC3_UNORM", 16}, {KILN_FORMAT_BC3_UNORM_SRGB, "BC3_UNORM_SRGB", 16},
+    {KILN_FORMAT_BC4_UNORM, "BC4_UNORM", 8},  {KILN_FORMAT_BC5_UNORM, "BC5_UNORM", 16},
 };
 #define NBC (sizeof BC / sizeof BC[0])
 
@@ -195,7 +195,8 @@ static void edge_ramp(uint8_t *b, uint32_t e0, uint32_t e1)
  * the sixteen alphas 0..15 (in turn with their reverse). */
 static void edge_block(const bc_case *fc, int k, uint8_t *b)
 {
-    static const uint32_t colors[3][2] = {{0xF81Fu, 0x07E0u}, {0x8410u, 0x8410u}, {0x001Fu, 0xFFE0u}};
+    static const uint32_t colors[3][2] = {
+        {0xF81Fu, 0x07E0u}, {0x8410u, 0x8410u}, {0x001Fu, 0xFFE0u}};
     static const uint32_t ramps[3][2] = {{200, 13}, {77, 77}, {13, 200}};
     const uint32_t *c = colors[k % 3];
     const uint32_t *r = ramps[(k / 3 + k) % 3];
@@ -268,7 +269,8 @@ static void ps_load(kiln_ps_args *a)
 
 static void ps_sample(kiln_ps_args *a)
 {
-    kiln_ps_sample(a, 0, 0, KILN_PS_VARYING(a, 0, 0), KILN_PS_VARYING(a, 0, 1), KILN_PS_COLOR(a, 0, 0));
+    kiln_ps_sample(a, 0, 0, KILN_PS_VARYING(a, 0, 0), KILN_PS_VARYING(a, 0, 1),
+                   KILN_PS_COLOR(a, 0, 0));
 }
 
 /* Draws W x H pixels with u, v over [0, 1] through fn, POINT sampler. */
@@ -282,7 +284,8 @@ static float *draw_into(kiln_device *dev, kiln_context *ctx, kiln_srv srv, kiln_
     CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
     ru_bind_pipe(ctx, &pipe);
     CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
-    kiln_sampler_desc sd = {.min_filter = KILN_FILTER_POINT, .mag_filter = KILN_FILTER_POINT,
+    kiln_sampler_desc sd = {.min_filter = KILN_FILTER_POINT,
+                            .mag_filter = KILN_FILTER_POINT,
                             .mip_filter = KILN_FILTER_POINT};
     kiln_sampler smp;
     CHECK_RESULT(kiln_create_sampler(dev, &sd, &smp), KILN_OK);
@@ -317,7 +320,8 @@ static void test_decode_every_texel(void)
         const bc_case *fc = &BC[k];
         for (int round = 0; round < 4; round++) { /* 4 x 32 blocks, 6 edge ones each */
             uint8_t *blocks = make_blocks(fc, W / 4, H / 4);
-            kiln_texture2d_desc td = {W, H, 1, 1, fc->f, KILN_USAGE_IMMUTABLE, KILN_BIND_SHADER_RESOURCE, 0};
+            kiln_texture2d_desc td = {
+                W, H, 1, 1, fc->f, KILN_USAGE_IMMUTABLE, KILN_BIND_SHADER_RESOURCE, 0};
             kiln_subresource_data init = {blocks, W / 4 * fc->size};
             kiln_texture tex;
             kiln_srv srv;
@@ -334,7 +338,8 @@ static void test_decode_every_texel(void)
                         for (int c = 0; c < 4; c++)
                             if (!(fabs(out[4 * (y * W + x) + c] - want[c]) <= tol)) {
                                 if (bad++ < 3)
-                                    fprintf(stderr, "    %s %s texel (%u,%u) channel %d: %.9g, want %.9g\n",
+                                    fprintf(stderr,
+                                            "    %s %s texel (%u,%u) channel %d: %.9g, want %.9g\n",
                                             fc->name, pass ? "sample" : "load", x, y, c,
                                             out[4 * (y * W + x) + c], want[c]);
                             }
@@ -412,7 +417,8 @@ static void ref_sample(const bc_case *fc, const chain *c, uint32_t m, kiln_filte
 {
     int32_t w = (int32_t)c->subs[m].width, h = (int32_t)c->subs[m].height;
     if (filter == KILN_FILTER_POINT) {
-        int32_t x = ref_address((int32_t)floor(u * w), w, a), y = ref_address((int32_t)floor(v * h), h, a);
+        int32_t x = ref_address((int32_t)floor(u * w), w, a),
+                y = ref_address((int32_t)floor(v * h), h, a);
         ref_texel(fc, c->tight[m], c->bw[m], (uint32_t)x, (uint32_t)y, o);
         return;
     }
@@ -442,8 +448,11 @@ static void test_sample_level_chain(void)
             for (int ai = 0; ai < 2; ai++) {
                 kiln_filter f = fi ? KILN_FILTER_LINEAR : KILN_FILTER_POINT;
                 kiln_address a = ai ? KILN_ADDRESS_WRAP : KILN_ADDRESS_CLAMP;
-                kiln_sampler_desc d = {.min_filter = f, .mag_filter = f, .mip_filter = KILN_FILTER_POINT,
-                                       .address_u = a, .address_v = a};
+                kiln_sampler_desc d = {.min_filter = f,
+                                       .mag_filter = f,
+                                       .mip_filter = KILN_FILTER_POINT,
+                                       .address_u = a,
+                                       .address_v = a};
                 kd_sampler s;
                 kd_sampler_resolve(&d, &s);
                 struct kiln_ps_textures pt;
@@ -468,7 +477,8 @@ static void test_sample_level_chain(void)
                         ref_sample(fc, &c, (uint32_t)lod[i], f, a, u[i], v[i], want);
                         for (int ch = 0; ch < 4; ch++)
                             if (!(fabs(out[ch * 16 + i] - want[ch]) <= tol) && bad++ < 3)
-                                fprintf(stderr, "    %s %s %s lod %g (%g,%g) ch %d: %.9g, want %.9g\n",
+                                fprintf(stderr,
+                                        "    %s %s %s lod %g (%g,%g) ch %d: %.9g, want %.9g\n",
                                         fc->name, fi ? "LINEAR" : "POINT", ai ? "WRAP" : "CLAMP",
                                         lod[i], u[i], v[i], ch, out[ch * 16 + i], want[ch]);
                     }
@@ -494,7 +504,8 @@ static uint32_t read_blocks(kiln_device *dev, kiln_texture tex, uint32_t sub, ui
     d.cpu_access = KILN_CPU_ACCESS_READ;
     kiln_texture st;
     CHECK_RESULT(kiln_create_texture2d(dev, &d, NULL, &st), KILN_OK);
-    CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(st), kiln_texture_resource(tex)), KILN_OK);
+    CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(st), kiln_texture_resource(tex)),
+                 KILN_OK);
     kiln_mapped_subresource m;
     uint32_t pitch = 0;
     if (kiln_map(ctx, kiln_texture_resource(st), sub, KILN_MAP_READ, 0, &m) == KILN_OK) {
@@ -523,11 +534,19 @@ static void test_rules(void)
     CHECK_EQ_INT(kiln_format_block_dim(KILN_FORMAT_UNKNOWN), 0);
 
     /* shader resource only */
-    kiln_texture2d_desc td = {10, 6, 1, 1, KILN_FORMAT_BC1_UNORM, KILN_USAGE_DEFAULT,
-                              KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET, 0};
-    CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_INVALID_ARG, KILN_LOG_FORMAT_BIND_MISMATCH);
+    kiln_texture2d_desc td = {10,
+                              6,
+                              1,
+                              1,
+                              KILN_FORMAT_BC1_UNORM,
+                              KILN_USAGE_DEFAULT,
+                              KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET,
+                              0};
+    CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_INVALID_ARG,
+                KILN_LOG_FORMAT_BIND_MISMATCH);
     td.bind_flags = KILN_BIND_DEPTH_STENCIL;
-    CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_INVALID_ARG, KILN_LOG_FORMAT_BIND_MISMATCH);
+    CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_INVALID_ARG,
+                KILN_LOG_FORMAT_BIND_MISMATCH);
 
     /* 10x6: 3x2 blocks; initial data with a padded pitch */
     uint8_t init_bytes[2 * 40], up[2 * 16], got[2 * 24];
@@ -550,32 +569,41 @@ static void test_rules(void)
     CHECK(memcmp(got, init_bytes, 8) == 0 && memcmp(got + 8, up, 16) == 0);
     CHECK(memcmp(got + 24, init_bytes + 40, 8) == 0 && memcmp(got + 32, up + 16, 16) == 0);
     box = (kiln_box){2, 0, 0, 6, 4, 1};
-    CHECK_FAILS(kiln_update_subresource(ctx, res, 0, &box, up, 16, 0), KILN_E_INVALID_ARG, KILN_LOG_BOX_BLOCK_ALIGN);
+    CHECK_FAILS(kiln_update_subresource(ctx, res, 0, &box, up, 16, 0), KILN_E_INVALID_ARG,
+                KILN_LOG_BOX_BLOCK_ALIGN);
     box = (kiln_box){0, 0, 0, 6, 4, 1}; /* 6 is neither a multiple of 4 nor the edge */
-    CHECK_FAILS(kiln_update_subresource(ctx, res, 0, &box, up, 16, 0), KILN_E_INVALID_ARG, KILN_LOG_BOX_BLOCK_ALIGN);
+    CHECK_FAILS(kiln_update_subresource(ctx, res, 0, &box, up, 16, 0), KILN_E_INVALID_ARG,
+                KILN_LOG_BOX_BLOCK_ALIGN);
     box = (kiln_box){0, 2, 0, 4, 6, 1};
-    CHECK_FAILS(kiln_update_subresource(ctx, res, 0, &box, up, 16, 0), KILN_E_INVALID_ARG, KILN_LOG_BOX_BLOCK_ALIGN);
+    CHECK_FAILS(kiln_update_subresource(ctx, res, 0, &box, up, 16, 0), KILN_E_INVALID_ARG,
+                KILN_LOG_BOX_BLOCK_ALIGN);
     box = (kiln_box){8, 4, 0, 12, 8, 1}; /* the block-aligned size: allowed */
     CHECK_RESULT(kiln_update_subresource(ctx, res, 0, &box, up, 8, 0), KILN_OK);
     box = (kiln_box){8, 4, 0, 16, 8, 1};
-    CHECK_FAILS(kiln_update_subresource(ctx, res, 0, &box, up, 8, 0), KILN_E_INVALID_ARG, KILN_LOG_BOX_INVALID);
+    CHECK_FAILS(kiln_update_subresource(ctx, res, 0, &box, up, 8, 0), KILN_E_INVALID_ARG,
+                KILN_LOG_BOX_INVALID);
     box = (kiln_box){0, 0, 0, 8, 4, 1}; /* a row of the box is 16 bytes */
-    CHECK_FAILS(kiln_update_subresource(ctx, res, 0, &box, up, 12, 0), KILN_E_INVALID_ARG, KILN_LOG_ROW_PITCH_INVALID);
+    CHECK_FAILS(kiln_update_subresource(ctx, res, 0, &box, up, 12, 0), KILN_E_INVALID_ARG,
+                KILN_LOG_ROW_PITCH_INVALID);
     CHECK_EQ_INT(read_blocks(dev, tex, 0, 24, 2, got) >= 24, 1);
     CHECK(memcmp(got + 40, up, 8) == 0); /* block (2, 1) */
 
     /* CopySubresourceRegion in blocks, into a 2x2 mip (one whole block);
      * mip 2 of an 8x8 */
-    kiln_texture2d_desc td2 = {8, 8, 3, 1, KILN_FORMAT_BC1_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture2d_desc td2 = {
+        8, 8, 3, 1, KILN_FORMAT_BC1_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td2, NULL, &t2), KILN_OK);
     kiln_resource r2 = kiln_texture_resource(t2);
     box = (kiln_box){4, 4, 0, 8, 6, 1}; /* block (1, 1) of the 10x6 */
     CHECK_RESULT(kiln_copy_subresource_region(ctx, r2, 2, 0, 0, 0, res, 0, &box), KILN_OK);
-    CHECK_FAILS(kiln_copy_subresource_region(ctx, r2, 0, 2, 0, 0, res, 0, &box), KILN_E_INVALID_ARG, KILN_LOG_BOX_BLOCK_ALIGN);
+    CHECK_FAILS(kiln_copy_subresource_region(ctx, r2, 0, 2, 0, 0, res, 0, &box), KILN_E_INVALID_ARG,
+                KILN_LOG_BOX_BLOCK_ALIGN);
     kiln_box odd = {1, 0, 0, 4, 4, 1};
-    CHECK_FAILS(kiln_copy_subresource_region(ctx, r2, 0, 0, 0, 0, res, 0, &odd), KILN_E_INVALID_ARG, KILN_LOG_BOX_BLOCK_ALIGN);
+    CHECK_FAILS(kiln_copy_subresource_region(ctx, r2, 0, 0, 0, 0, res, 0, &odd), KILN_E_INVALID_ARG,
+                KILN_LOG_BOX_BLOCK_ALIGN);
     kiln_box wide = {0, 0, 0, 10, 4, 1}; /* three blocks into a two-block row */
-    CHECK_FAILS(kiln_copy_subresource_region(ctx, r2, 0, 0, 0, 0, res, 0, &wide), KILN_E_INVALID_ARG, KILN_LOG_BOX_INVALID);
+    CHECK_FAILS(kiln_copy_subresource_region(ctx, r2, 0, 0, 0, 0, res, 0, &wide),
+                KILN_E_INVALID_ARG, KILN_LOG_BOX_INVALID);
     CHECK_EQ_INT(read_blocks(dev, t2, 2, 8, 1, got) >= 8, 1);
     CHECK(memcmp(got, up + 16, 8) == 0);
     /* the 2x2 mip's block back into the 10x6 at (8, 4) */
@@ -584,12 +612,19 @@ static void test_rules(void)
     CHECK(memcmp(got + 40, up + 16, 8) == 0);
 
     /* Map of a DYNAMIC BC3: a row pitch of one block row, block rows */
-    kiln_texture2d_desc td3 = {6, 5, 1, 1, KILN_FORMAT_BC3_UNORM, KILN_USAGE_DYNAMIC, KILN_BIND_SHADER_RESOURCE,
+    kiln_texture2d_desc td3 = {6,
+                               5,
+                               1,
+                               1,
+                               KILN_FORMAT_BC3_UNORM,
+                               KILN_USAGE_DYNAMIC,
+                               KILN_BIND_SHADER_RESOURCE,
                                KILN_CPU_ACCESS_WRITE};
     kiln_texture t3;
     CHECK_RESULT(kiln_create_texture2d(dev, &td3, NULL, &t3), KILN_OK);
     kiln_mapped_subresource m;
-    CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(t3), 0, KILN_MAP_WRITE_DISCARD, 0, &m), KILN_OK);
+    CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(t3), 0, KILN_MAP_WRITE_DISCARD, 0, &m),
+                 KILN_OK);
     CHECK(m.row_pitch >= 32 && m.depth_pitch >= 2 * m.row_pitch);
     for (uint32_t y = 0; y < 2; y++)
         memset((uint8_t *)m.data + (size_t)y * m.row_pitch, 0x5A + (int)y, 32);
@@ -611,7 +646,8 @@ static void test_rules(void)
         td.bind_flags = KILN_BIND_SHADER_RESOURCE;
         for (size_t k = 0; k < NBC; k++) {
             td.format = BC[k].f;
-            CHECK_FAILS(kiln_create_texture2d(gl, &td, NULL, &tex), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
+            CHECK_FAILS(kiln_create_texture2d(gl, &td, NULL, &tex), KILN_E_UNSUPPORTED,
+                        KILN_LOG_BACKEND_FEATURE);
         }
         kiln_device_destroy(gl);
     }
@@ -634,7 +670,8 @@ static void ps_load2(kiln_ps_args *a)
     kiln_ps_load(a, slot, x, y, mip, KILN_PS_COLOR(a, 0, 0));
 }
 
-static const kiln_pixel_shader_desc LOAD2_PS = {.fn = ps_load2, .num_outputs = 1, .num_varyings = 1};
+static const kiln_pixel_shader_desc LOAD2_PS = {
+    .fn = ps_load2, .num_outputs = 1, .num_varyings = 1};
 static const kiln_vertex_shader_desc PASS_VS = {ru_vs_pass, 2, 1, NULL, RU_USER(2, 1)};
 
 static void register_shaders(kiln_device *dev, void *user)
@@ -664,12 +701,15 @@ static void test_capture_replay(void)
     CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &ta), KILN_OK);
     uint8_t *up = make_blocks(b3, 2, 1);
     kiln_box box = {8, 4, 0, 14, 8, 1};
-    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(ta), 0, &box, up, 32, 0), KILN_OK);
-    kiln_texture2d_desc dd = {15, 16, 1, 1, b1->f, KILN_USAGE_DYNAMIC, KILN_BIND_SHADER_RESOURCE, 0};
+    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(ta), 0, &box, up, 32, 0),
+                 KILN_OK);
+    kiln_texture2d_desc dd = {15, 16, 1, 1, b1->f, KILN_USAGE_DYNAMIC, KILN_BIND_SHADER_RESOURCE,
+                              0};
     CHECK_RESULT(kiln_create_texture2d(dev, &dd, NULL, &tb), KILN_OK);
     uint8_t *dyn = make_blocks(b1, 4, 4);
     kiln_mapped_subresource m;
-    CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(tb), 0, KILN_MAP_WRITE_DISCARD, 0, &m), KILN_OK);
+    CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(tb), 0, KILN_MAP_WRITE_DISCARD, 0, &m),
+                 KILN_OK);
     for (int r = 0; r < 4; r++)
         memcpy((uint8_t *)m.data + (size_t)r * m.row_pitch, dyn + r * 32, 32);
     CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(tb), 0), KILN_OK);

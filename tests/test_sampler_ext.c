@@ -68,7 +68,8 @@ static void tex_init(tex *x, kiln_format f, uint32_t w, uint32_t h, uint32_t mip
 
 static float *f32(tex *x, uint32_t m, uint32_t px, uint32_t py)
 {
-    return (float *)(void *)(x->mem + x->subs[m].offset + (size_t)py * x->subs[m].row_pitch + (size_t)px * 4);
+    return (float *)(void *)(x->mem + x->subs[m].offset + (size_t)py * x->subs[m].row_pitch +
+                             (size_t)px * 4);
 }
 
 static kiln_ps_args args_for(struct kiln_ps_textures *pt, const tex *x, const kd_sampler *s)
@@ -106,8 +107,8 @@ static void test_mirror_once(void)
     for (uint32_t y = 0; y < 4; y++)
         for (uint32_t i = 0; i < 4; i++)
             *f32(&x, 0, i, y) = 10.0f * (float)(i + 1) + 100.0f * (float)y;
-    static const float coords[16] = {0.1f,   0.3f,  0.6f,   0.9f,  -0.1f, -0.3f, -0.6f, -0.9f,
-                                     -1.2f,  -2.7f, 1.3f,   2.6f,  -0.05f, 0.05f, -0.45f, 5.3f};
+    static const float coords[16] = {0.1f,  0.3f,  0.6f, 0.9f, -0.1f,  -0.3f, -0.6f,  -0.9f,
+                                     -1.2f, -2.7f, 1.3f, 2.6f, -0.05f, 0.05f, -0.45f, 5.3f};
     for (int axis = 0; axis < 2; axis++)
         for (int lin = 0; lin < 2; lin++) {
             kiln_sampler_desc d = {.min_filter = lin ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
@@ -143,7 +144,8 @@ static void test_mirror_once(void)
                     fprintf(stderr, "    MIRROR_ONCE %s axis %c coord %g: %.7g, want %.7g\n",
                             lin ? "LINEAR" : "POINT", axis ? 'v' : 'u', c, out[i], want);
             }
-            th_check(bad == 0, lin ? "MIRROR_ONCE LINEAR" : "MIRROR_ONCE POINT", __FILE__, __LINE__);
+            th_check(bad == 0, lin ? "MIRROR_ONCE LINEAR" : "MIRROR_ONCE POINT", __FILE__,
+                     __LINE__);
         }
     free(x.mem);
 }
@@ -199,7 +201,8 @@ static double ref_aniso(tex *x, double u, double v, double au, double av, int n,
 
 /* A block whose quads all share the footprint: pixel (px, py) at
  * (u0 + px dux + py duy, v0 + px dvx + py dvy). */
-static void footprint(float u0, float v0, float dux, float dvx, float duy, float dvy, float *u, float *v)
+static void footprint(float u0, float v0, float dux, float dvx, float duy, float dvy, float *u,
+                      float *v)
 {
     for (int i = 0; i < 16; i++) {
         float px = (float)(i % 4), py = (float)(i / 4);
@@ -239,15 +242,19 @@ static void test_anisotropic(void)
             int n = maxa ? 4 : 6, bad = 0;
             double lod = log2(6.0 / n);
             for (int i = 0; i < 16; i++) {
-                double want = ref_aniso(&x, u[i], v[i], along_v ? 0 : MAJ, along_v ? MAJ : 0, n, lod);
+                double want =
+                    ref_aniso(&x, u[i], v[i], along_v ? 0 : MAJ, along_v ? MAJ : 0, n, lod);
                 for (int g = 0; g < 2; g++) {
                     float got = g ? outg[i] : out[i];
-                    if ((!near(got, want) || !near(out[16 + i], 0) || out[48 + i] != 1.0f) && bad++ < 3)
-                        fprintf(stderr, "    ANISOTROPIC %s along %c max %d pixel %d: %.7g, want %.7g\n",
+                    if ((!near(got, want) || !near(out[16 + i], 0) || out[48 + i] != 1.0f) &&
+                        bad++ < 3)
+                        fprintf(stderr,
+                                "    ANISOTROPIC %s along %c max %d pixel %d: %.7g, want %.7g\n",
                                 g ? "SampleGrad" : "Sample", along_v ? 'v' : 'u', n, i, got, want);
                 }
             }
-            th_check(bad == 0, maxa ? "ANISOTROPIC max 4" : "ANISOTROPIC 6 taps", __FILE__, __LINE__);
+            th_check(bad == 0, maxa ? "ANISOTROPIC max 4" : "ANISOTROPIC 6 taps", __FILE__,
+                     __LINE__);
         }
 
     /* isotropic footprints and max_anisotropy 1: the trilinear sample, bit
@@ -257,7 +264,8 @@ static void test_anisotropic(void)
     for (uint32_t m = 0; m < 7; m++)
         for (size_t b = 0; b < r8.subs[m].size; b++)
             r8.mem[r8.subs[m].offset + b] = (uint8_t)th_next(&rng);
-    kiln_sampler_desc tri = {.min_filter = KILN_FILTER_LINEAR, .mag_filter = KILN_FILTER_LINEAR,
+    kiln_sampler_desc tri = {.min_filter = KILN_FILTER_LINEAR,
+                             .mag_filter = KILN_FILTER_LINEAR,
                              .mip_filter = KILN_FILTER_LINEAR};
     kd_sampler st = resolve(&tri);
     const tex *texs[2] = {&x, &r8};
@@ -265,10 +273,12 @@ static void test_anisotropic(void)
         for (int c = 0; c < 2; c++) {
             float u[16], v[16], want[64], got[64];
             if (c == 0)
-                footprint(0.3f, 0.4f, 2.5f * T, 0.4f * T, -0.4f * T, 2.5f * T, u, v); /* isotropic */
+                footprint(0.3f, 0.4f, 2.5f * T, 0.4f * T, -0.4f * T, 2.5f * T, u,
+                          v); /* isotropic */
             else
                 footprint(0.3f, 0.4f, MAJ, 0, 0, MIN, u, v);
-            kiln_sampler_desc d = {.min_filter = KILN_FILTER_ANISOTROPIC, .max_anisotropy = c ? 1 : 16};
+            kiln_sampler_desc d = {.min_filter = KILN_FILTER_ANISOTROPIC,
+                                   .max_anisotropy = c ? 1 : 16};
             kd_sampler sa = resolve(&d);
             struct kiln_ps_textures pt;
             kiln_ps_args a = args_for(&pt, texs[k], &st);
@@ -276,8 +286,8 @@ static void test_anisotropic(void)
             a = args_for(&pt, texs[k], &sa);
             kiln_ps_sample(&a, 0, 0, u, v, got);
             th_check(memcmp(want, got, sizeof got) == 0,
-                     c ? "max_anisotropy 1 is trilinear" : "an isotropic footprint is trilinear", __FILE__,
-                     __LINE__);
+                     c ? "max_anisotropy 1 is trilinear" : "an isotropic footprint is trilinear",
+                     __FILE__, __LINE__);
         }
     free(r8.mem);
     free(x.mem);
@@ -312,7 +322,8 @@ static void test_border_formats(void)
         for (int lin = 0; lin < 2; lin++) {
             kiln_sampler_desc d = {.min_filter = lin ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
                                    .mag_filter = lin ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
-                                   .address_u = KILN_ADDRESS_BORDER, .address_v = KILN_ADDRESS_BORDER,
+                                   .address_u = KILN_ADDRESS_BORDER,
+                                   .address_v = KILN_ADDRESS_BORDER,
                                    .border_color = {2, -3, 0.25f, 7}};
             kd_sampler s = resolve(&d);
             struct kiln_ps_textures pt;
@@ -327,8 +338,9 @@ static void test_border_formats(void)
             for (int i = 0; i < 16; i++)
                 for (int c = 0; c < 4; c++)
                     if (!near(out[c * 16 + i], cases[k].want[c]) && bad++ < 2)
-                        fprintf(stderr, "    format %d %s pixel %d channel %d: %g, want %g\n", (int)cases[k].f,
-                                lin ? "LINEAR" : "POINT", i, c, out[c * 16 + i], cases[k].want[c]);
+                        fprintf(stderr, "    format %d %s pixel %d channel %d: %g, want %g\n",
+                                (int)cases[k].f, lin ? "LINEAR" : "POINT", i, c, out[c * 16 + i],
+                                cases[k].want[c]);
             th_check(bad == 0, "BORDER converted to the format's range", __FILE__, __LINE__);
         }
         free(x.mem);
@@ -357,7 +369,8 @@ static void test_rules(void)
     CHECK_FAILS(kiln_create_sampler(dev, &m, &smp), KILN_E_INVALID_ARG, KILN_LOG_STATE_DESC);
     kiln_sampler_desc f = {.min_filter = (kiln_filter)(KILN_FILTER_ANISOTROPIC + 1)};
     CHECK_FAILS(kiln_create_sampler(dev, &f, &smp), KILN_E_INVALID_ARG, KILN_LOG_STATE_DESC);
-    kiln_sampler_desc mo = {.address_u = KILN_ADDRESS_MIRROR_ONCE, .address_v = KILN_ADDRESS_MIRROR_ONCE};
+    kiln_sampler_desc mo = {.address_u = KILN_ADDRESS_MIRROR_ONCE,
+                            .address_v = KILN_ADDRESS_MIRROR_ONCE};
     CHECK_RESULT(kiln_create_sampler(dev, &mo, &smp), KILN_OK);
     kiln_destroy_sampler(dev, smp);
     mo.address_v = (kiln_address)(KILN_ADDRESS_MIRROR_ONCE + 1);
@@ -367,9 +380,11 @@ static void test_rules(void)
     kiln_device *gl = th_osmesa_device();
     if (gl) {
         kiln_sampler_desc an = {.min_filter = KILN_FILTER_ANISOTROPIC, .max_anisotropy = 8};
-        CHECK_FAILS(kiln_create_sampler(gl, &an, &smp), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
+        CHECK_FAILS(kiln_create_sampler(gl, &an, &smp), KILN_E_UNSUPPORTED,
+                    KILN_LOG_BACKEND_FEATURE);
         kiln_sampler_desc mo2 = {.address_u = KILN_ADDRESS_MIRROR_ONCE};
-        CHECK_FAILS(kiln_create_sampler(gl, &mo2, &smp), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
+        CHECK_FAILS(kiln_create_sampler(gl, &mo2, &smp), KILN_E_UNSUPPORTED,
+                    KILN_LOG_BACKEND_FEATURE);
         kiln_device_destroy(gl);
     }
     th_logs.quiet = 0;
@@ -382,11 +397,16 @@ static void test_capture(void)
     kiln_device *dev = th_device(KILN_EXEC_ASYNC, 1);
     th_logs.quiet = 1;
     CHECK_RESULT(kiln_capture_begin(dev, "sampler_ext.kcap"), KILN_OK);
-    kiln_sampler_desc ext = {.min_filter = KILN_FILTER_ANISOTROPIC, .mag_filter = KILN_FILTER_ANISOTROPIC,
-                             .address_u = KILN_ADDRESS_WRAP, .address_v = KILN_ADDRESS_MIRROR_ONCE,
-                             .mip_lod_bias = 0.5f, .border_color = {0.25f, 0.5f, 0.75f, 1.0f},
-                             .comparison_func = KILN_COMPARE_LESS, .max_anisotropy = 8};
-    kiln_sampler_desc mo = {.address_u = KILN_ADDRESS_MIRROR_ONCE, .min_filter = KILN_FILTER_ANISOTROPIC};
+    kiln_sampler_desc ext = {.min_filter = KILN_FILTER_ANISOTROPIC,
+                             .mag_filter = KILN_FILTER_ANISOTROPIC,
+                             .address_u = KILN_ADDRESS_WRAP,
+                             .address_v = KILN_ADDRESS_MIRROR_ONCE,
+                             .mip_lod_bias = 0.5f,
+                             .border_color = {0.25f, 0.5f, 0.75f, 1.0f},
+                             .comparison_func = KILN_COMPARE_LESS,
+                             .max_anisotropy = 8};
+    kiln_sampler_desc mo = {.address_u = KILN_ADDRESS_MIRROR_ONCE,
+                            .min_filter = KILN_FILTER_ANISOTROPIC};
     kiln_sampler_desc bad = ext;
     bad.max_anisotropy = 17;
     kiln_sampler s1, s2, s3;

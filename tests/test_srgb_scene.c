@@ -23,9 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double srgb(double l) { return l <= 0.0031308 ? l * 12.92 : 1.055 * pow(l, 1.0 / 2.4) - 0.055; }
+static double srgb(double l)
+{
+    return l <= 0.0031308 ? l * 12.92 : 1.055 * pow(l, 1.0 / 2.4) - 0.055;
+}
 static double linear(double s) { return s <= 0.04045 ? s / 12.92 : pow((s + 0.055) / 1.055, 2.4); }
-static double enc_f(double l) { return 255.0 * srgb(l < 0 ? 0 : l > 1 ? 1 : l); } /* before rounding */
+static double enc_f(double l)
+{
+    return 255.0 * srgb(l < 0 ? 0 : l > 1 ? 1 : l);
+} /* before rounding */
 static double dec(int b) { return linear(b / 255.0); }
 static int round_tie(double x) { return (int)floor(x + 0.5); }
 
@@ -34,10 +40,14 @@ static double want(int band, uint32_t x, uint32_t w)
 {
     double v = (x + 0.5) / w;
     switch (band) {
-    case 0: return enc_f(v);
-    case 1: return enc_f(dec(round_tie(enc_f(v / 2))) + v / 2);
-    case 2: return enc_f(v + (1 - v) * dec(round_tie(enc_f(0.5))));
-    default: return 255.0 * v;
+    case 0:
+        return enc_f(v);
+    case 1:
+        return enc_f(dec(round_tie(enc_f(v / 2))) + v / 2);
+    case 2:
+        return enc_f(v + (1 - v) * dec(round_tie(enc_f(0.5))));
+    default:
+        return 255.0 * v;
     }
 }
 
@@ -73,8 +83,8 @@ int main(void)
                 int b = round_tie(r);
                 const uint8_t *p = px + ((size_t)y * W + x) * 4;
                 if ((p[0] != b || p[1] != b || p[2] != b || p[3] != 255) && bad++ < 3)
-                    fprintf(stderr, "    band %c pixel (%u,%u): %u %u %u %u, want %d (%.4f)\n", 'A' + band,
-                            x, y, p[0], p[1], p[2], p[3], b, r);
+                    fprintf(stderr, "    band %c pixel (%u,%u): %u %u %u %u, want %d (%.4f)\n",
+                            'A' + band, x, y, p[0], p[1], p[2], p[3], b, r);
             }
             CHECK(checked >= 250);
             CHECK_EQ_INT(bad, 0);

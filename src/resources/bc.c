@@ -39,10 +39,18 @@ static void color_block(const uint8_t *b, uint32_t i, int four, float o[4])
     four = four || c0 > c1; /* as 16-bit numbers */
     for (int c = 0; c < 3; c++) {
         switch (code) {
-        case 0: o[c] = e0[c]; break;
-        case 1: o[c] = e1[c]; break;
-        case 2: o[c] = four ? (2.0f * e0[c] + e1[c]) / 3.0f : (e0[c] + e1[c]) * 0.5f; break;
-        default: o[c] = four ? (e0[c] + 2.0f * e1[c]) / 3.0f : 0.0f; break;
+        case 0:
+            o[c] = e0[c];
+            break;
+        case 1:
+            o[c] = e1[c];
+            break;
+        case 2:
+            o[c] = four ? (2.0f * e0[c] + e1[c]) / 3.0f : (e0[c] + e1[c]) * 0.5f;
+            break;
+        default:
+            o[c] = four ? (e0[c] + 2.0f * e1[c]) / 3.0f : 0.0f;
+            break;
         }
     }
     if (!four && code == 3)
