@@ -548,6 +548,13 @@ static void test_rules(void)
     CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_INVALID_ARG,
                 KILN_LOG_FORMAT_BIND_MISMATCH);
 
+    /* not a vertex format */
+    kiln_vertex_shader vs = ru_make_vs(dev, 1, 0);
+    kiln_input_layout_desc ld = {.num_elements = 1, .elements = {{.format = KILN_FORMAT_BC1_UNORM}}};
+    kiln_input_layout il;
+    CHECK_FAILS(kiln_create_input_layout(dev, &ld, vs, &il), KILN_E_INVALID_ARG, KILN_LOG_LAYOUT_DESC);
+    kiln_destroy_vertex_shader(dev, vs);
+
     /* 10x6: 3x2 blocks; initial data with a padded pitch */
     uint8_t init_bytes[2 * 40], up[2 * 16], got[2 * 24];
     for (size_t i = 0; i < sizeof init_bytes; i++)
