@@ -13,6 +13,9 @@
 
 /* The layouts the anchor draws with: one vertex array object each. */
 enum { VAO_SMALL, VAO_MID, VAO_QUAD, VAO_COUNT };
+/* GL_EXT_texture_compression_s3tc's GL_COMPRESSED_RGBA_S3TC_DXT1_EXT
+ * (<GL/glcorearb.h> leaves extension formats out); llvmpipe has it. */
+#define ANCHOR_DXT1_RGBA 0x83F1
 enum { PROG_COLOR, PROG_TEX, PROG_COUNT };
 
 struct anchor_gl {
@@ -21,7 +24,7 @@ struct anchor_gl {
     uint32_t width, height;
     float clear_color[4];
     uint32_t small_tris, mid_tris, quad_vertices, layers;
-    GLuint fbo, color, depth, tex, sampler;
+    GLuint fbo, color, depth, tex, tex_bc1, sampler;
     GLuint vb[VAO_COUNT], vao[VAO_COUNT];
     GLuint prog[PROG_COUNT];
     anchor_gl_scene scene; /* the one last bound */
@@ -166,6 +169,13 @@ kiln_result anchor_gl_create(const anchor_gl_desc *d, anchor_gl **out, char *err
     gl->TextureStorage2D(a->tex, 1, GL_RGBA8, (GLsizei)d->tex_size, (GLsizei)d->tex_size);
     gl->TextureSubImage2D(a->tex, 0, 0, 0, (GLsizei)d->tex_size, (GLsizei)d->tex_size, GL_RGBA,
                           GL_UNSIGNED_BYTE, d->texels);
+    if (d->bc1) { /* D3D10's BC1 is S3TC's DXT1 with alpha: the same bytes */
+        gl->CreateTextures(GL_TEXTURE_2D, 1, &a->tex_bc1);
+        gl->TextureStorage2D(a->tex_bc1, 1, ANCHOR_DXT1_RGBA, (GLsizei)d->tex_size, (GLsizei)d->tex_size);
+        gl->CompressedTextureSubImage2D(a->tex_bc1, 0, 0, 0, (GLsizei)d->tex_size, (GLsizei)d->tex_size,
+                                        ANCHOR_DXT1_RGBA, (GLsizei)(d->tex_size / 4 * (d->tex_size / 4) * 8),
+                                        d->bc1);
+    }
     gl->CreateSamplers(1, &a->sampler);
     gl->SamplerParameteri(a->sampler, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_NEAREST);
     gl->SamplerParameteri(a->sampler, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
@@ -224,8 +234,8 @@ void anchor_gl_destroy(anchor_gl *a)
     gl->DeleteVertexArrays(VAO_COUNT, a->vao);
     gl->DeleteBuffers(VAO_COUNT, a->vb);
     gl->DeleteSamplers(1, &a->sampler);
-    GLuint tex[3] = {a->color, a->depth, a->tex};
-    gl->DeleteTextures(3, tex);
+    GLuint tex[4] = {a->color, a->depth, a->tex, a->tex_bc1};
+    gl->DeleteTextures(a->tex_bc1 ? 4 : 3, tex);
     gl->DeleteFramebuffers(1, &a->fbo);
     kg_context_destroy(a->ctx);
     free(a);
@@ -235,7 +245,9 @@ void anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc)
 {
     const kg_gl *gl = &a->gl;
     a->scene = sc;
-    if (sc == ANCHOR_GL_LAYERS || sc == ANCHOR_GL_LAYERS_BLEND || sc == ANCHOR_GL_LAYERS_ALPHA) {
+    gl->BindTextureUnit(0, sc == ANCHOR_GL_LAYERS_BC1 && a->tex_bc1 ? a->tex_bc1 : a->tex);
+    if (sc == ANCHOR_GL_LAYERS || sc == ANCHOR_GL_LAYERS_BLEND || sc == ANCHOR_GL_LAYERS_ALPHA ||
+        sc == ANCHOR_GL_LAYERS_BC1) {
         gl->UseProgram(a->prog[PROG_TEX]);
         gl->BindVertexArray(a->vao[VAO_QUAD]);
         /* Depth writes off too, as the backend sets them for a disabled
@@ -265,7 +277,7 @@ void anchor_gl_draw_frame(anchor_gl *a)
 {
     const kg_gl *gl = &a->gl;
     static const float one = 1.0f;
-    bool layers = a->scene == ANCHOR_GL_LAYERS || a->scene == ANCHOR_GL_LAYERS_BLEND ||
+    bool layers = a->scene == ANCHOR_GL_LAYERS || a->scene == ANCHOR_GL_LAYERS_BC1 || a->scene == ANCHOR_GL_LAYERS_BLEND ||
                   a->scene == ANCHOR_GL_LAYERS_ALPHA;
     gl->ClearBufferfv(GL_COLOR, 0, a->clear_color);
     /* The depth clear obeys the depth mask, which the layer scenes keep
@@ -283,6 +295,7 @@ void anchor_gl_draw_frame(anchor_gl *a)
         gl->DrawArrays(GL_TRIANGLES, 0, (GLsizei)(3 * a->mid_tris));
         break;
     case ANCHOR_GL_LAYERS:
+    case ANCHOR_GL_LAYERS_BC1:
     case ANCHOR_GL_LAYERS_BLEND:
     case ANCHOR_GL_LAYERS_ALPHA:
         for (uint32_t l = 0; l < a->layers; l++)

@@ -50,6 +50,7 @@ typedef enum anchor_gl_scene {
     ANCHOR_GL_LAYERS_BLEND, /* (c+): the same, blending ONE + ONE */
     ANCHOR_GL_LAYERS_ALPHA, /* (c+a): the same, SRC_ALPHA + ONE_MINUS_SRC_ALPHA */
     ANCHOR_GL_DRAWS,        /* (d): the small triangles, one draw each */
+    ANCHOR_GL_LAYERS_BC1,   /* (c/bc1): (c) with the BC1 texture (S3TC DXT1, RGBA) */
     ANCHOR_GL_SCENE_COUNT
 } anchor_gl_scene;
 
@@ -73,6 +74,9 @@ typedef struct anchor_gl_desc {
     uint32_t layers;
     const uint8_t *texels; /* RGBA8, tex_size x tex_size, rows tightly packed */
     uint32_t tex_size;
+    /* tex_size x tex_size in BC1 (D3D10's block layout, which is S3TC's
+     * DXT1), rows of blocks tightly packed; NULL: no (c/bc1) scene */
+    const uint8_t *bc1;
 } anchor_gl_desc;
 
 /* Opaque. */

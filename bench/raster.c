@@ -19,6 +19,10 @@
  *       (kiln_ps_sample into the color): the general pixel pipeline, which
  *       (c)'s built-in effect skips (its fused path, docs/raster.md).
  *  (c+) as (c) with blending ON (additive ONE/ONE), for the cost of blending.
+ *  (c/bc1) as (c) with a 512x512 BC1 texture (8x8 flat cells of their own
+ *       colors, every block in 4-color mode): the cost of decoding a block
+ *       per texel read. The osmesa backend refuses BC formats, so its
+ *       columns read n/a; raw GL uploads the same blocks as S3TC DXT1.
  *  (c+a) as (c) with alpha blending (SRC_ALPHA / INV_SRC_ALPHA for color
  *       and alpha); the texture is opaque, so the image is (c)'s.
  *  (d)  100,000 one-triangle draw calls: the triangles of (a), each
@@ -50,6 +54,10 @@
  *  (c/ps)       the same, and the image is bit-identical to (c)'s;
  *  (c+)         ... exactly the clear color + 16 x the texel (all 16
  *               layers were blended); (c+a) as (c);
+ *  (c/bc1)      each cell's center reads its BC1 color exactly (D3D10's
+ *               5:6:5 to float, then to UNORM8); raw GL within 1 per
+ *               channel (llvmpipe widens 5:6:5 by bit replication, which
+ *               differs by 1 from that rounding on a few codes);
  *  (e), (g)     at least 50% (e) / 20% (g) of the pixels drawn and at
  *               least 200 / 50 distinct colors (a blank, flat or
  *               half-drawn image fails);
@@ -94,7 +102,7 @@
  *
  * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N] [--soft-only]
  *                     [--scenes LIST]
- * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,scaling (default: all),
+ * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,scaling (default: all),
  * e.g. to profile one scene with perf.
  */
 #include "kiln.h"
@@ -333,6 +341,40 @@ static void cell_color(uint32_t ci, uint32_t cj, uint8_t out[4])
     out[3] = 255;
 }
 
+/* (c/bc1): cell (ci, cj)'s 5:6:5 color, red never 0, so c0 > c1 = 0
+ * (4-color mode) with every code 0: a flat cell of exactly c0. */
+static uint32_t bc1_cell(uint32_t ci, uint32_t cj)
+{
+    uint32_t r = 1 + (ci * 4 + cj * 3) % 31, g = (ci * 9 + cj * 5) % 64, b = (ci * 3 + cj * 7) % 32;
+    return r << 11 | g << 5 | b;
+}
+
+/* The cell's color as D3D10 decodes it, in UNORM8 (round(c / 31 * 255)). */
+static void bc1_cell_rgba(uint32_t ci, uint32_t cj, int out[4])
+{
+    uint32_t c = bc1_cell(ci, cj);
+    out[0] = (int)((c >> 11) * 255.0f / 31.0f + 0.5f);
+    out[1] = (int)((c >> 5 & 63u) * 255.0f / 63.0f + 0.5f);
+    out[2] = (int)((c & 31u) * 255.0f / 31.0f + 0.5f);
+    out[3] = 255;
+}
+
+static uint8_t *make_bc1_data(void)
+{
+    uint32_t bw = TEX_SIZE / 4;
+    uint8_t *d = xmalloc((size_t)bw * bw * 8);
+    for (uint32_t by = 0; by < bw; by++)
+        for (uint32_t bx = 0; bx < bw; bx++) {
+            uint8_t *b = d + ((size_t)by * bw + bx) * 8;
+            uint32_t c = bc1_cell(bx * 4 / TEX_CELL, by * 4 / TEX_CELL);
+            memset(b, 0, 8);
+            b[0] = (uint8_t)c;
+            b[1] = (uint8_t)(c >> 8);
+        }
+    return d;
+}
+static uint8_t *bc1_blocks;
+
 static uint8_t *make_texture_data(void)
 {
     uint8_t *d = xmalloc(TEX_SIZE * TEX_SIZE * 4);
@@ -408,10 +450,10 @@ typedef struct rig {
     kiln_device *dev;
     kiln_context *ctx;
     uint32_t threads; /* workers actually running */
-    kiln_texture target, depth, staging, tex, tex_mips, tex_part;
+    kiln_texture target, depth, staging, tex, tex_mips, tex_part, tex_bc1;
     kiln_rtv rtv;
     kiln_dsv dsv;
-    kiln_srv srv, srv_mips, srv_part;
+    kiln_srv srv, srv_mips, srv_part, srv_bc1; /* bc1: 0 where the backend refuses BC */
     kiln_buffer identity, proj, vb_small, vb_mid, vb_quad, vb_mesh, vb_part;
     kiln_vertex_shader vs_color, vs_tex;
     kiln_pixel_shader ps_color, ps_tex, ps_user;
@@ -527,6 +569,14 @@ static void rig_init_backend(rig *r, kiln_backend backend, kiln_exec_mode mode, 
                                .bind_flags = KILN_BIND_SHADER_RESOURCE};
     kiln_subresource_data pinit = {part_texels, PART_TEX * 4};
     CHECK(kiln_create_texture2d(dev, &tpd, &pinit, &r->tex_part));
+    kiln_texture2d_desc tbd = {.width = TEX_SIZE, .height = TEX_SIZE, .mip_levels = 1,
+                               .format = KILN_FORMAT_BC1_UNORM, .usage = KILN_USAGE_IMMUTABLE,
+                               .bind_flags = KILN_BIND_SHADER_RESOURCE};
+    kiln_subresource_data binit = {bc1_blocks, TEX_SIZE / 4 * 8};
+    if (backend == KILN_BACKEND_SOFT) { /* osmesa refuses BC (BACKEND_FEATURE) */
+        CHECK(kiln_create_texture2d(dev, &tbd, &binit, &r->tex_bc1));
+        CHECK(kiln_create_srv(dev, r->tex_bc1, NULL, &r->srv_bc1));
+    }
     CHECK(kiln_create_srv(dev, r->tex_part, NULL, &r->srv_part));
     r->vb_mesh = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, mesh,
                              (uint32_t)(sizeof(vtx_tex) * 6 * N_MESH_QUADS));
@@ -672,7 +722,7 @@ static void rig_fini(rig *r)
 
 typedef enum scene_id {
     SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_PS, SC_LAYERS_BLEND, SC_LAYERS_ALPHA, SC_DRAWS, SC_MESH,
-    SC_PARTICLES, SC_OBJECTS, SC_COUNT
+    SC_PARTICLES, SC_OBJECTS, SC_LAYERS_BC1, SC_COUNT
 } scene_id;
 
 static const char *const scene_names[SC_COUNT] = {
@@ -686,6 +736,7 @@ static const char *const scene_names[SC_COUNT] = {
     "(e) 3k tris, persp, depth, trilinear",
     "(g) 50k particles, alpha, depth test",
     "(f) 1k lit cubes, 1 map+draw each",
+    "(c/bc1) as (c), BC1 texture",
 };
 
 /* Binds what the scene needs (setters only: never queued, not timed). */
@@ -725,7 +776,8 @@ static void scene_bind(rig *r, scene_id sc)
         return;
     }
     CHECK(kiln_vs_set_constant_buffers(ctx, 0, 1, &r->identity));
-    bool tex = sc == SC_LAYERS || sc == SC_LAYERS_PS || sc == SC_LAYERS_BLEND || sc == SC_LAYERS_ALPHA;
+    bool tex = sc == SC_LAYERS || sc == SC_LAYERS_PS || sc == SC_LAYERS_BLEND || sc == SC_LAYERS_ALPHA ||
+               sc == SC_LAYERS_BC1;
     uint32_t zero = 0;
     if (tex) {
         uint32_t stride = sizeof(vtx_tex);
@@ -733,7 +785,7 @@ static void scene_bind(rig *r, scene_id sc)
         CHECK(kiln_ia_set_vertex_buffers(ctx, 0, 1, &r->vb_quad, &stride, &zero));
         CHECK(kiln_vs_set_shader(ctx, r->vs_tex));
         CHECK(kiln_ps_set_shader(ctx, sc == SC_LAYERS_PS ? r->ps_user : r->ps_tex));
-        CHECK(kiln_ps_set_shader_resources(ctx, 0, 1, &r->srv));
+        CHECK(kiln_ps_set_shader_resources(ctx, 0, 1, sc == SC_LAYERS_BC1 ? &r->srv_bc1 : &r->srv));
         CHECK(kiln_ps_set_samplers(ctx, 0, 1, &r->sampler));
         CHECK(kiln_om_set_depth_stencil_state(ctx, r->dss_off, 0));
         CHECK(kiln_om_set_blend_state(ctx,
@@ -785,6 +837,7 @@ static double frame(rig *r, scene_id sc, double *issue_ms, double *cpu)
     case SC_LAYERS_PS:
     case SC_LAYERS_BLEND:
     case SC_LAYERS_ALPHA:
+    case SC_LAYERS_BC1:
         for (uint32_t l = 0; l < N_LAYERS; l++)
             CHECK(kiln_draw(ctx, 6, 0));
         break;
@@ -898,6 +951,29 @@ static bool check_layers(const char *name, const uint8_t *img, uint32_t layers)
     return bad == 0;
 }
 
+/* (c/bc1): the center pixel of each cell within `tol` of its color. */
+static bool check_bc1(const char *name, const uint8_t *img, int tol)
+{
+    uint32_t bad = 0;
+    for (uint32_t cj = 0; cj < TEX_SIZE / TEX_CELL; cj++)
+        for (uint32_t ci = 0; ci < TEX_SIZE / TEX_CELL; ci++) {
+            uint32_t x = (uint32_t)((ci * TEX_CELL + TEX_CELL / 2) * (uint64_t)W / TEX_SIZE);
+            uint32_t y = (uint32_t)((cj * TEX_CELL + TEX_CELL / 2) * (uint64_t)H / TEX_SIZE);
+            int want[4];
+            bc1_cell_rgba(ci, cj, want);
+            const uint8_t *px = pixel(img, x, y);
+            int off = 0;
+            for (int c = 0; c < 4; c++)
+                off |= abs(px[c] - want[c]) > tol;
+            if (off && bad++ < 3)
+                check_failed(name, "pixel (%u,%u) is %u,%u,%u,%u, want %d,%d,%d,%d (cell %u,%u)", x, y,
+                             px[0], px[1], px[2], px[3], want[0], want[1], want[2], want[3], ci, cj);
+        }
+    if (bad > 3)
+        check_failed(name, "... %u cell centers wrong in all", bad);
+    return bad == 0;
+}
+
 /* (e) and (g), whose exact pixels only a second renderer could give: the
  * share of pixels the scene changed from the clear color, and the number
  * of distinct colors, must reach what the geometry surely produces (a
@@ -1004,14 +1080,14 @@ static int usage(FILE *f)
                "  --threads N    workers of the main device (0: kiln's default)\n"
                "  --size WxH     target size (64..8192 each; default 1920x1080)\n"
                "  --frames N     measured frames per scene (default 10; --quick: 3)\n"
-               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,scaling (default: all)\n"
+               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,scaling (default: all)\n"
                "  --soft-only    skip the llvmpipe comparison (for profiling kiln alone)\n");
     return f == stdout ? 0 : 2;
 }
 
 static bool parse_scenes(const char *list, config *c)
 {
-    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps", "c+", "c+a", "d", "e", "g", "f"};
+    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps", "c+", "c+a", "d", "e", "g", "f", "c/bc1"};
     memset(c->scene, 0, sizeof c->scene);
     c->scaling = false;
     char buf[128];
@@ -1072,7 +1148,7 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--scenes") && i + 1 < argc) {
             if (!parse_scenes(argv[++i], &c)) {
-                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,c+a,d,e,f,g,scaling, "
+                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,scaling, "
                                 "not '%s'\n", argv[i]);
                 return 2;
             }
@@ -1094,6 +1170,7 @@ int main(int argc, char **argv)
     make_extra_scenes();
     make_objects();
     uint8_t *texels = make_texture_data();
+    bc1_blocks = make_bc1_data();
     size_t img_size = (size_t)W * H * 4;
     uint8_t *img = xmalloc(img_size), *img_a = xmalloc(img_size), *img_1 = xmalloc(img_size);
     uint8_t *img_c = xmalloc(img_size);
@@ -1180,6 +1257,11 @@ int main(int argc, char **argv)
             r->unit = "Mquad/s";
             r->ok = check_cover(scene_names[sc], img, 0.2, 50, &covered[sc]);
             break;
+        case SC_LAYERS_BC1:
+            r->rate = N_LAYERS * pixels / sec / 1e6;
+            r->unit = "Mpix/s";
+            r->ok = check_bc1(scene_names[sc], img, 0);
+            break;
         case SC_OBJECTS:
             r->rate = N_OBJECTS / sec / 1e3;
             r->unit = "Kobj/s";
@@ -1239,6 +1321,7 @@ int main(int argc, char **argv)
     free(small.v);
     free(mid.v);
     free(texels);
+    free(bc1_blocks);
     free(img);
     free(img_a);
     free(img_c);
@@ -1346,7 +1429,8 @@ static anchor_gl *raw_create(uint32_t threads, const tri_set *small, const tri_s
         .uv_offset = offsetof(vtx_tex, u),
         .layers = N_LAYERS,
         .texels = texels,
-        .tex_size = TEX_SIZE};
+        .tex_size = TEX_SIZE,
+        .bc1 = bc1_blocks};
     anchor_gl *a = NULL;
     if (anchor_gl_create(&d, &a, why, n) != KILN_OK)
         return NULL;
@@ -1381,6 +1465,9 @@ static void raw_bind(anchor_gl *a, scene_id sc)
         break;
     case SC_DRAWS:
         as = ANCHOR_GL_DRAWS;
+        break;
+    case SC_LAYERS_BC1:
+        as = ANCHOR_GL_LAYERS_BC1;
         break;
     default:
         break;
@@ -1450,6 +1537,8 @@ static bool check_side(const char *side, scene_id sc, const tri_set *small, cons
         return check_cover(name, img, 0.2, 50, NULL);
     if (sc == SC_OBJECTS)
         return check_cover(name, img, 0.1, 500, NULL);
+    if (sc == SC_LAYERS_BC1) /* soft exact; llvmpipe's 5:6:5 widening within 1 */
+        return check_bc1(name, img, strcmp(side, "soft") ? 1 : 0);
     return check_layers(name, img, sc == SC_LAYERS_BLEND ? N_LAYERS : 1);
 }
 
@@ -1506,15 +1595,19 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
     for (int sc = 0; sc < SC_COUNT; sc++) {
         if (!c->scene[sc])
             continue;
+        /* (c/bc1): the osmesa backend refuses BC textures; soft and raw GL */
+        bool osm = sc != SC_LAYERS_BC1;
         scene_bind(&soft, (scene_id)sc);
-        scene_bind(&gl, (scene_id)sc);
+        if (osm)
+            scene_bind(&gl, (scene_id)sc);
         /* The anchor draws (a) to (d); (e) and (g) compare with osmesa. */
         anchor_gl *rw = sc == SC_MESH || sc == SC_PARTICLES || sc == SC_OBJECTS ? NULL : raw;
         if (rw)
             raw_bind(rw, (scene_id)sc);
         for (int f = 0; f < c->warmup; f++) {
             frame(&soft, (scene_id)sc, NULL, NULL);
-            frame(&gl, (scene_id)sc, NULL, NULL);
+            if (osm)
+                frame(&gl, (scene_id)sc, NULL, NULL);
             if (rw)
                 raw_frame(rw);
         }
@@ -1522,14 +1615,19 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
         double r_os[MAX_FRAMES], r_gs[MAX_FRAMES], r_og[MAX_FRAMES];
         for (int f = 0; f < c->frames; f++) {
             a[f] = frame(&soft, (scene_id)sc, NULL, NULL);
-            b[f] = frame(&gl, (scene_id)sc, NULL, NULL);
+            b[f] = osm ? frame(&gl, (scene_id)sc, NULL, NULL) : 0;
             g[f] = rw ? raw_frame(rw) : 0;
             r_os[f] = b[f] / a[f];
             r_gs[f] = g[f] / a[f];
-            r_og[f] = rw ? b[f] / g[f] : 0;
+            r_og[f] = rw && osm ? b[f] / g[f] : 0;
         }
-        readback(&gl, img);
-        bool ok = check_side("osmesa", (scene_id)sc, small, mid, img);
+        bool ok = true;
+        if (osm) {
+            readback(&gl, img);
+            ok = check_side("osmesa", (scene_id)sc, small, mid, img);
+        } else {
+            readback(&soft, img); /* raw=osmesa compares with soft's image here */
+        }
         const char *raw_check = "n/a", *same = "n/a";
         if (rw) {
             if (!raw_readback(rw, raw_img)) {
@@ -1544,12 +1642,16 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
         summary sa = summarize(a, c->frames), sb = summarize(b, c->frames),
                 sg = summarize(g, c->frames), sos = summarize(r_os, c->frames),
                 sgs = summarize(r_gs, c->frames), sog = summarize(r_og, c->frames);
-        printf("%-36s %3u %9.2f %9.2f", scene_names[sc], soft.threads, sa.median, sb.median);
+        printf("%-36s %3u %9.2f", scene_names[sc], soft.threads, sa.median);
+        cell(sb.median, osm);
         cell(sg.median, rw);
-        printf(" %9.2f %9.2f %9.2f", sos.median, sos.min, sos.max);
+        cell(sos.median, osm);
+        cell(sos.min, osm);
+        cell(sos.max, osm);
         cell(sgs.median, rw);
-        cell(sog.median, rw);
-        printf(" %-7s %-7s %s\n", ok ? "ok" : "FAILED", raw_check, same);
+        cell(sog.median, rw && osm);
+        printf(" %-7s %-7s %s%s\n", osm ? ok ? "ok" : "FAILED" : "n/a", raw_check, same,
+               osm ? "" : " (raw GL against soft)");
     }
     printf("(raw=osmesa: whether the two llvmpipe images are bit-identical; information, not a "
            "check)\n");

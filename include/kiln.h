@@ -234,7 +234,8 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(DRAW_AUTO_NO_SO, "draw_auto needs a stream-output buffer with a non-zero stride in vertex-buffer slot 0") \
     X(DRAW_NO_RASTER, "a draw without a pixel shader needs stream output, and depth and stencil off") \
     X(SO_TARGET_DUPLICATE, "one buffer is bound to two stream-output slots") \
-    X(MIPS_FORMAT, "generate_mips cannot filter this format (integer formats)")
+    X(MIPS_FORMAT, "generate_mips cannot filter this format (integer formats)") \
+    X(BOX_BLOCK_ALIGN, "a box or copy position on a block-compressed texture is not on 4x4 block boundaries")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -473,11 +474,47 @@ typedef enum kiln_format {
      * depth-stencil only (no typeless formats: not a shader resource, as
      * D24_UNORM_S8_UINT); not on the osmesa backend. */
     KILN_FORMAT_D32_FLOAT_S8X24_UINT,
+    /* Block-compressed (D3D10's BC formats): 4x4 texel blocks of 8 bytes
+     * (BC1, BC4) or 16 bytes (BC2, BC3, BC5), blocks left to right, rows
+     * of blocks top to bottom, each block's bytes as D3D10 lays them out.
+     * Shader resources only (no render target, depth-stencil or vertex
+     * use; generate_mips refuses them with MIPS_FORMAT); any usage.
+     * Width and height need not be multiples of 4, but storage, pitches,
+     * boxes and copies go by whole blocks: a row pitch is the bytes of
+     * one row of blocks (kiln_format_size x ceil(width / 4)), initial
+     * data and Map hold ceil(height / 4) such rows, a mip smaller than
+     * 4x4 still holds one whole block, and UpdateSubresource and
+     * CopySubresourceRegion boxes and destinations start on multiples of
+     * 4 and end on multiples of 4 or at the subresource's edge
+     * (BOX_BLOCK_ALIGN otherwise); a box may reach the block-aligned
+     * size (0..4 on a 2x2 mip). Sampling decodes as D3D10 specifies:
+     * BC1's colors c0, c1 from 5:6:5, with c2 = (2 c0 + c1) / 3 and
+     * c3 = (c0 + 2 c1) / 3 when c0 > c1 (as 16-bit numbers), else
+     * c2 = (c0 + c1) / 2 and c3 transparent black; BC2 and BC3 always
+     * take the 4-color mode, BC2 with 4-bit explicit alpha, BC3 alpha
+     * and BC4 / BC5 channels from two 8-bit endpoints and 3-bit codes
+     * (eight values when e0 > e1, else six plus 0 and 1). Interpolation
+     * runs in float on the endpoints' UNORM values; _SRGB decodes the
+     * interpolated color to linear (alpha stays linear) before
+     * filtering. Not on the osmesa backend (BACKEND_FEATURE). */
+    KILN_FORMAT_BC1_UNORM,
+    KILN_FORMAT_BC1_UNORM_SRGB,
+    KILN_FORMAT_BC2_UNORM,
+    KILN_FORMAT_BC2_UNORM_SRGB,
+    KILN_FORMAT_BC3_UNORM,
+    KILN_FORMAT_BC3_UNORM_SRGB,
+    KILN_FORMAT_BC4_UNORM,  /* red; green and blue read 0, alpha 1 */
+    KILN_FORMAT_BC5_UNORM,  /* red and green; blue 0, alpha 1 */
     KILN_FORMAT_COUNT
 } kiln_format;
 
-/* Bytes per texel (0 for UNKNOWN or out of range). */
+/* Bytes per texel, or per 4x4 block for the BC formats (0 for UNKNOWN or
+ * out of range). */
 KILN_API uint32_t kiln_format_size(kiln_format format);
+/* Texels per side of a block: 4 for the BC formats, 1 for the others (0
+ * for UNKNOWN or out of range). A row of a subresource w texels wide
+ * holds ceil(w / dim) * kiln_format_size bytes. */
+KILN_API uint32_t kiln_format_block_dim(kiln_format format);
 
 typedef struct kiln_buffer_desc {
     uint32_t size;        /* bytes, 1..1 GiB */
@@ -1589,14 +1626,37 @@ typedef struct kiln_blend_desc {
     kiln_blend_target rt[KILN_MAX_RENDER_TARGETS];
 } kiln_blend_desc;
 
-typedef enum kiln_filter { KILN_FILTER_DEFAULT = 0 /* LINEAR */, KILN_FILTER_POINT, KILN_FILTER_LINEAR } kiln_filter;
+typedef enum kiln_filter {
+    KILN_FILTER_DEFAULT = 0 /* LINEAR */,
+    KILN_FILTER_POINT,
+    KILN_FILTER_LINEAR,
+    /* D3D10's ANISOTROPIC, one mode for minification, magnification and
+     * mips: set in min_filter (mag_filter and mip_filter then DEFAULT,
+     * LINEAR or ANISOTROPIC; ANISOTROPIC elsewhere is STATE_DESC), with
+     * kiln_sampler_desc.max_anisotropy. kiln_ps_sample, _bias and _grad
+     * take the derivatives in texels of the view's first mip, dx and dy
+     * (Sample: each quad's, as for its LOD), major = the longer, minor =
+     * the shorter; N = min(ceil(major / minor - 2^-10), max_anisotropy)
+     * (the 2^-10 absorbs the derivatives' rounding on an isotropic
+     * footprint; 1 when major is 0, max_anisotropy when minor is 0); N
+     * trilinear taps at
+     * LOD log2(major) - log2(N) (+ biases, then the clamps) along the
+     * major derivative, at offsets ((k + 0.5) / N - 0.5) x that
+     * derivative for k = 0..N-1, averaged with equal weights. Where N is
+     * 1 (an isotropic footprint, or max_anisotropy 1) that is exactly the
+     * trilinear sample. SampleLevel and SampleCmp filter trilinearly. */
+    KILN_FILTER_ANISOTROPIC
+} kiln_filter;
 
 typedef enum kiln_address {
     KILN_ADDRESS_DEFAULT = 0,   /* CLAMP, as D3D10 */
     KILN_ADDRESS_WRAP,
     KILN_ADDRESS_MIRROR,
     KILN_ADDRESS_CLAMP,
-    KILN_ADDRESS_BORDER
+    KILN_ADDRESS_BORDER,
+    /* D3D10's MIRROR_ONCE: the coordinate's absolute value, then CLAMP
+     * (texel index i < 0 reads -i - 1, then clamped to the edge). */
+    KILN_ADDRESS_MIRROR_ONCE
 } kiln_address;
 
 typedef struct kiln_sampler_desc {
@@ -1605,6 +1665,12 @@ typedef struct kiln_sampler_desc {
     float mip_lod_bias;
     uint32_t lod_clamp_enable;  /* 0: no clamp (D3D10's 0..FLT_MAX) */
     float min_lod, max_lod;
+    /* BORDER reads this color, filtered like a texel, in all four
+     * channels whatever channels the format stores, converted to the
+     * format's meaning as D3D10 does: clamped to [0, 1] for UNORM and
+     * UNORM_SRGB formats (BC ones included; linear, never sRGB-decoded),
+     * to [-1, 1] for SNORM, as given for float and depth formats (D16:
+     * UNORM). Integer formats cannot be sampled (zeros, no border). */
     float border_color[4];
     /* A comparison sampler (D3D10's COMPARISON_* filters, for
      * kiln_ps_sample_cmp): each texel read is replaced by 1 where
@@ -1612,6 +1678,9 @@ typedef struct kiln_sampler_desc {
      * filtered as the filters above say. DEFAULT (0): not a comparison
      * sampler; kiln_ps_sample ignores the function. */
     kiln_compare comparison_func;
+    /* Anisotropic filtering's limit, 1..16 (0 means 1); read only with
+     * KILN_FILTER_ANISOTROPIC. */
+    uint32_t max_anisotropy;
 } kiln_sampler_desc;
 
 KILN_API kiln_result kiln_create_rasterizer_state(kiln_device *device, const kiln_rasterizer_desc *desc,

@@ -26,3 +26,11 @@ if(TARGET test_golden)
   set_tests_properties(test_golden PROPERTIES SKIP_RETURN_CODE 77
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 endif()
+
+# test_srgb_scene: the "srgb" scene's pixels against the sRGB curve (no
+# PNGs: the demo core and scenes only).
+if(TARGET test_srgb_scene)
+  target_sources(test_srgb_scene PRIVATE ${KILN_DEMO_SCENE_SOURCES})
+  target_include_directories(test_srgb_scene PRIVATE ${KILN_DEMO_DIR})
+  target_link_libraries(test_srgb_scene PRIVATE m)
+endif()

@@ -208,7 +208,7 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
         t->num_mips = 1;
         kd_sampler sm = {KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                          modes[th_below(&r, 3)], modes[th_below(&r, 3)], 0.0f, 0.0f, 1000.0f,
-                         {0, 0, 0, 0}, KILN_COMPARE_DEFAULT};
+                         {0, 0, 0, 0}, KILN_COMPARE_DEFAULT, 0};
         tx.samp[0] = &sm;
         kiln_ps_args a;
         memset(&a, 0, sizeof a);
@@ -287,7 +287,7 @@ static void test_sample_mips(const kr_simd *lv, int nlv)
         kd_sampler sm = {KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                          th_below(&r, 4) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT, au, av,
                          th_below(&r, 3) ? 0.0f : frand(&r, -1.0f, 1.0f), 0.0f, 1000.0f,
-                         {0, 0, 0, 0}, KILN_COMPARE_DEFAULT};
+                         {0, 0, 0, 0}, KILN_COMPARE_DEFAULT, 0};
         tx.samp[0] = &sm;
         kiln_ps_args a;
         memset(&a, 0, sizeof a);
@@ -365,7 +365,7 @@ static void unit_init(uint32_t mips, kiln_format tfmt, kiln_format rfmt, th_rng 
     t->slice = 0;
     U.samp = (kd_sampler){KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                           KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP, 0.0f, 0.0f, 1000.0f,
-                          {0.0f, 0.0f, 0.0f, 0.0f}, KILN_COMPARE_DEFAULT};
+                          {0.0f, 0.0f, 0.0f, 0.0f}, KILN_COMPARE_DEFAULT, 0};
     U.dx.tex.samp[0] = &U.samp;
     U.s.ps = kr_ps_texture;
     U.s.ps_varyings = 1;
@@ -906,7 +906,7 @@ static void test_partial_blocks(fpipe *pp, kr_simd level, kiln_format tfmt, kiln
     kiln_srv srv = {0};
     CHECK_RESULT(kiln_create_srv(dev, tex, NULL, &srv), KILN_OK);
     kiln_sampler_desc sd = {KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
-                            KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP, 0.0f, 0, 0.0f, 0.0f, {0}, KILN_COMPARE_DEFAULT};
+                            KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP, 0.0f, 0, 0.0f, 0.0f, {0}, KILN_COMPARE_DEFAULT, 0};
     kiln_sampler samp = {0};
     CHECK_RESULT(kiln_create_sampler(dev, &sd, &samp), KILN_OK);
 

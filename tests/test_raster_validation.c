@@ -643,10 +643,10 @@ static void test_state_descs(void)
     kiln_sampler sm = {12345};
     kiln_sampler_desc bad_sm[6];
     memset(bad_sm, 0, sizeof bad_sm);
-    bad_sm[0].min_filter = (kiln_filter)3;
-    bad_sm[1].mip_filter = (kiln_filter)3;
-    bad_sm[2].address_u = (kiln_address)5;
-    bad_sm[3].address_v = (kiln_address)5;
+    bad_sm[0].min_filter = (kiln_filter)(KILN_FILTER_ANISOTROPIC + 1);
+    bad_sm[1].mip_filter = KILN_FILTER_ANISOTROPIC; /* only with min_filter ANISOTROPIC */
+    bad_sm[2].address_u = (kiln_address)(KILN_ADDRESS_MIRROR_ONCE + 1);
+    bad_sm[3].address_v = (kiln_address)(KILN_ADDRESS_MIRROR_ONCE + 1);
     bad_sm[4].mip_lod_bias = NAN;
     bad_sm[5].lod_clamp_enable = 1;
     bad_sm[5].min_lod = 3;

@@ -53,11 +53,41 @@ static kiln_result resolve_box(kiln_device *dev, const char *api, const kres_res
         *empty = true; /* D3D10: an empty box is a no-op */
         return KILN_OK;
     }
-    if (box->right > s->width || box->bottom > s->height || box->back > 1)
+    /* BC formats: a box may reach the block-aligned size */
+    uint32_t bw = s->width, bh = s->height;
+    if (res->base.type == KRES_TYPE_TEXTURE2D) {
+        const kres_format_info *fi = kres_format(res->format);
+        bw = kres_blocks(fi, bw) * kres_block_dim(fi);
+        bh = kres_blocks(fi, bh) * kres_block_dim(fi);
+    }
+    if (box->right > bw || box->bottom > bh || box->back > 1)
         return FAIL(KILN_E_INVALID_ARG, BOX_INVALID,
                     "box [%u,%u)x[%u,%u)x[%u,%u) is outside subresource %u (%ux%ux1)", box->left,
                     box->right, box->top, box->bottom, box->front, box->back, sub, s->width, s->height);
     *out = *box;
+    return KILN_OK;
+}
+
+/* A resolved, non-empty box of a BC texture (texels) to blocks: its
+ * edges on multiples of 4, right and bottom also at the subresource's
+ * edge. Other resources keep their units. */
+static kiln_result box_to_blocks(kiln_device *dev, const char *api, const kres_resource *res,
+                                 uint32_t sub, kiln_box *b)
+{
+    const kres_format_info *fi = res->base.type == KRES_TYPE_TEXTURE2D ? kres_format(res->format) : NULL;
+    if (!fi || kres_block_dim(fi) == 1)
+        return KILN_OK;
+    const kres_subresource *s = &res->subs[sub];
+    uint32_t d = kres_block_dim(fi);
+    if (b->left % d || b->top % d || (b->right % d && b->right != s->width) ||
+        (b->bottom % d && b->bottom != s->height))
+        return FAIL(KILN_E_INVALID_ARG, BOX_BLOCK_ALIGN,
+                    "box [%u,%u)x[%u,%u) of subresource %u (%ux%u) is not on %ux%u blocks", b->left,
+                    b->right, b->top, b->bottom, sub, s->width, s->height, d, d);
+    b->left /= d;
+    b->top /= d;
+    b->right = (b->right + d - 1) / d;
+    b->bottom = (b->bottom + d - 1) / d;
     return KILN_OK;
 }
 
@@ -228,6 +258,8 @@ static kiln_result update_subresource(kiln_context *ctx, kiln_resource dst, uint
         r = FAIL(KILN_E_INVALID_ARG, UPDATE_CONSTANT_PARTIAL, "constant buffers are updated whole");
     else
         r = resolve_box(dev, api, res, sub, box, &b, &empty);
+    if (r == KILN_OK && !empty)
+        r = box_to_blocks(dev, api, res, sub, &b); /* BC: rows of blocks from here on */
     if (r != KILN_OK || empty) {
         kres_unref(&res->base);
         return r;
@@ -366,12 +398,32 @@ static kiln_result copy_subresource_region(kiln_context *ctx, kiln_resource dst_
         r = FAIL(KILN_E_INVALID_ARG, BOX_INVALID, "dst_z %u: 2D resources have one layer", dst_z);
     else
         r = resolve_box(dev, api, src, src_sub, src_box, &b, &empty);
+    /* BC formats: the box, the position and the sizes in blocks from here */
+    uint32_t dw = 0, dh = 0;
+    if (r == KILN_OK && !empty) {
+        const kres_subresource *ds = &dst->subs[dst_sub];
+        dw = ds->width;
+        dh = ds->height;
+        const kres_format_info *fi = dst->base.type == KRES_TYPE_TEXTURE2D ? kres_format(dst->format) : NULL;
+        if (fi && kres_block_dim(fi) > 1) {
+            uint32_t d = kres_block_dim(fi);
+            if (dst_x % d || dst_y % d)
+                r = FAIL(KILN_E_INVALID_ARG, BOX_BLOCK_ALIGN, "destination (%u,%u) is not on %ux%u blocks",
+                         dst_x, dst_y, d, d);
+            else if ((r = box_to_blocks(dev, api, src, src_sub, &b)) == KILN_OK) {
+                dst_x /= d;
+                dst_y /= d;
+                dw = kres_blocks(fi, dw);
+                dh = kres_blocks(fi, dh);
+            }
+        }
+    }
     if (r == KILN_OK && !empty) {
         const kres_subresource *ds = &dst->subs[dst_sub], *ss = &src->subs[src_sub];
         uint32_t w = b.right - b.left, h = b.bottom - b.top;
-        if (dst_x > ds->width || w > ds->width - dst_x || dst_y > ds->height || h > ds->height - dst_y)
+        if (dst_x > dw || w > dw - dst_x || dst_y > dh || h > dh - dst_y)
             r = FAIL(KILN_E_INVALID_ARG, BOX_INVALID, "a %ux%u region at (%u,%u) leaves subresource %u (%ux%u)",
-                     w, h, dst_x, dst_y, dst_sub, ds->width, ds->height);
+                     w, h, dst_x, dst_y, dst_sub, dw, dh);
         else if (is_depth(dst) && (dst_x || dst_y || w != ss->width || h != ss->height ||
                                    ds->width != ss->width || ds->height != ss->height))
             r = FAIL(KILN_E_INVALID_ARG, COPY_DEPTH_REGION, "depth-stencil copies take whole subresources");

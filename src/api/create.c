@@ -165,7 +165,11 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
         return FAIL(KILN_E_INVALID_ARG, FORMAT_BIND_MISMATCH, "a depth format cannot be a render target");
     if (!fi->is_depth && (bind & KILN_BIND_DEPTH_STENCIL))
         return FAIL(KILN_E_INVALID_ARG, FORMAT_BIND_MISMATCH, "a color format cannot be a depth-stencil");
-    if (kres_texel_generic(desc->format) && !(dev->queue.backend->caps & KQ_BACKEND_TEXEL_FORMATS))
+    if (fi->block > 1 && (bind & ~(uint32_t)KILN_BIND_SHADER_RESOURCE))
+        return FAIL(KILN_E_INVALID_ARG, FORMAT_BIND_MISMATCH,
+                    "a block-compressed format is a shader resource only (bind flags 0x%x)", bind);
+    if ((kres_texel_generic(desc->format) || fi->block > 1) &&
+        !(dev->queue.backend->caps & KQ_BACKEND_TEXEL_FORMATS))
         return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no format %d textures",
                     dev->queue.backend->name, (int)desc->format);
     if (fi->has_stencil && (bind & KILN_BIND_SHADER_RESOURCE))
@@ -180,13 +184,14 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
     /* Size check before allocating anything. */
     size_t total = 0;
     for (uint32_t m = 0; m < mips; m++)
-        total += KB_ALIGN_UP((size_t)KB_MAX(1u, w >> m) * fi->size, 16) * KB_MAX(1u, h >> m) + 64;
+        total += KB_ALIGN_UP(kres_row_bytes(fi, KB_MAX(1u, w >> m)), 16) *
+                     kres_blocks(fi, KB_MAX(1u, h >> m)) + 64;
     total *= layers;
     if (total > MAX_TEXTURE_BYTES)
         return FAIL(KILN_E_INVALID_ARG, TEXTURE_TOO_LARGE, "%zu bytes", total);
     if (init) {
         for (uint32_t s = 0; s < mips * layers; s++) {
-            uint32_t row = KB_MAX(1u, w >> (s % mips)) * fi->size;
+            uint32_t row = (uint32_t)kres_row_bytes(fi, KB_MAX(1u, w >> (s % mips)));
             if (!init[s].data)
                 return FAIL(KILN_E_INVALID_ARG, INIT_DATA_INVALID, "init[%u].data is NULL", s);
             if (init[s].row_pitch && init[s].row_pitch < row)

@@ -336,12 +336,23 @@ static kiln_result create_sampler(kiln_device *dev, const kiln_sampler_desc *des
 {
     static const char api[] = "kiln_create_sampler";
     PREAMBLE(out);
-    if ((unsigned)desc->min_filter > KILN_FILTER_LINEAR || (unsigned)desc->mag_filter > KILN_FILTER_LINEAR ||
-        (unsigned)desc->mip_filter > KILN_FILTER_LINEAR || (unsigned)desc->address_u > KILN_ADDRESS_BORDER ||
-        (unsigned)desc->address_v > KILN_ADDRESS_BORDER || !isfinite(desc->mip_lod_bias) ||
+    /* ANISOTROPIC is D3D10's one mode: in min_filter, with mag and mip
+     * LINEAR-like (DEFAULT, LINEAR or ANISOTROPIC) */
+    bool aniso = desc->min_filter == KILN_FILTER_ANISOTROPIC;
+    kiln_filter top = aniso ? KILN_FILTER_ANISOTROPIC : KILN_FILTER_LINEAR;
+    if ((unsigned)desc->min_filter > KILN_FILTER_ANISOTROPIC || (unsigned)desc->mag_filter > top ||
+        (unsigned)desc->mip_filter > top || (aniso && (desc->mag_filter == KILN_FILTER_POINT ||
+                                                        desc->mip_filter == KILN_FILTER_POINT)) ||
+        (unsigned)desc->address_u > KILN_ADDRESS_MIRROR_ONCE ||
+        (unsigned)desc->address_v > KILN_ADDRESS_MIRROR_ONCE || !isfinite(desc->mip_lod_bias) ||
         (desc->lod_clamp_enable && !(desc->min_lod <= desc->max_lod)) ||
-        (unsigned)desc->comparison_func > KILN_COMPARE_ALWAYS)
-        return FAIL(KILN_E_INVALID_ARG, STATE_DESC, "a filter, address mode, LOD range or comparison function is invalid");
+        (unsigned)desc->comparison_func > KILN_COMPARE_ALWAYS || desc->max_anisotropy > 16)
+        return FAIL(KILN_E_INVALID_ARG, STATE_DESC,
+                    "a filter, address mode, LOD range, comparison function or max_anisotropy is invalid");
+    if ((aniso || desc->address_u == KILN_ADDRESS_MIRROR_ONCE || desc->address_v == KILN_ADDRESS_MIRROR_ONCE) &&
+        !(dev->queue.backend->caps & KQ_BACKEND_SAMPLER_EXT))
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no %s", dev->queue.backend->name,
+                    aniso ? "anisotropic filtering" : "MIRROR_ONCE addressing");
     return make(dev, api, KRES_TYPE_SAMPLER, desc, sizeof *desc, &out->id);
 }
 
@@ -350,8 +361,9 @@ kiln_result kiln_create_sampler(kiln_device *dev, const kiln_sampler_desc *desc,
     kiln_result r = create_sampler(dev, desc, out);
     if (dev && dev->capture)
         kcap_create_state(dev,
-                          desc && desc->comparison_func ? KCAP_OP_CREATE_SAMPLER_CMP
-                                                        : KCAP_OP_CREATE_SAMPLER,
+                          desc && desc->max_anisotropy ? KCAP_OP_CREATE_SAMPLER_EXT
+                          : desc && desc->comparison_func ? KCAP_OP_CREATE_SAMPLER_CMP
+                                                          : KCAP_OP_CREATE_SAMPLER,
                           desc, out ? out->id : 0, r);
     return r;
 }

@@ -1293,6 +1293,11 @@ static kiln_result generate_mips(kiln_context *ctx, kiln_srv view)
     kres_view *v = ka_get_view(dev, view.id, KRES_TYPE_SRV, api, &r);
     if (!v)
         return r;
+    if (kres_format_bc(v->format)) { /* before the binds: BC cannot have RENDER_TARGET */
+        kiln_format f = v->format;
+        kres_unref(&v->base);
+        return FAIL(KILN_E_INVALID_ARG, MIPS_FORMAT, "format %d is block-compressed, which generate_mips cannot write", (int)f);
+    }
     uint32_t need = KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE;
     if ((v->res->bind_flags & need) != need) {
         kres_unref(&v->base);

@@ -44,8 +44,22 @@
 #define KCAP_MAGIC "KILNCAP"  /* 7 characters + NUL: the first 8 bytes */
 #define KCAP_VERSION_MAJOR 1u /* records change: older readers refuse */
 #define KCAP_VERSION_MINOR                                                                         \
-    3u                       /* records added: older readers refuse                                \
+    4u                       /* records added: older readers refuse                                \
                                 captures that use them, by op */
+/* Bytes of a row of `texels` and the rows of `texels` of a texture of
+ * format f: rows of 4x4 blocks for BC formats (kiln_format_block_dim). */
+static inline uint32_t kcap_row_bytes(kiln_format f, uint32_t texels)
+{
+    uint32_t d = kiln_format_block_dim(f);
+    d = d ? d : 1u;
+    return (texels + d - 1u) / d * kiln_format_size(f);
+}
+static inline uint32_t kcap_row_count(kiln_format f, uint32_t texels)
+{
+    uint32_t d = kiln_format_block_dim(f);
+    d = d ? d : 1u;
+    return (texels + d - 1u) / d;
+}
 #define KCAP_HEADER_SIZE 16u /* magic, u16 major, u16 minor, u32 size */
 #define KCAP_BLEND_TARGETS_1_0 4u /* CREATE_BLEND_STATE's targets (1.0: kiln had 4) */
 #define KCAP_NAME_MAX 63u    /* shader names */
@@ -153,7 +167,21 @@
     X(SO_SET_TARGETS, "kiln_so_set_targets") /* 1.3 */                                         \
     X(DRAW_AUTO, "kiln_draw_auto") /* 1.3 */                                                   \
     X(CREATE_SAMPLER_CMP, "kiln_create_sampler") /* 1.3: a comparison sampler */          \
-    X(CREATE_BLEND_STATE_8, "kiln_create_blend_state") /* 1.3: targets 4..7 set */
+    X(CREATE_BLEND_STATE_8, "kiln_create_blend_state") /* 1.3: targets 4..7 set */ \
+    X(RESERVED_102, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_103, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_104, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_105, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_106, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_107, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_108, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_109, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_110, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_111, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_112, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_113, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(RESERVED_114, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(CREATE_SAMPLER_EXT, "kiln_create_sampler") /* 1.4: max_anisotropy set (op 115) */
 
 typedef enum kcap_op {
     KCAP_OP_NONE = 0, /* never in a file */
@@ -162,6 +190,17 @@ typedef enum kcap_op {
 #undef KCAP_X_
         KCAP_OP_COUNT
 } kcap_op;
+/* Ops 102..114 belong to records another branch adds in 1.4: this build
+ * refuses them as reserved; CREATE_SAMPLER_EXT is op 115 in every 1.4
+ * build. */
+_Static_assert(KCAP_OP_CREATE_SAMPLER_EXT == 115, "CREATE_SAMPLER_EXT is op 115");
+#define KCAP_CASE_RESERVED                                                                         \
+    case KCAP_OP_RESERVED_102: case KCAP_OP_RESERVED_103: case KCAP_OP_RESERVED_104:              \
+    case KCAP_OP_RESERVED_105: case KCAP_OP_RESERVED_106: case KCAP_OP_RESERVED_107:              \
+    case KCAP_OP_RESERVED_108: case KCAP_OP_RESERVED_109: case KCAP_OP_RESERVED_110:              \
+    case KCAP_OP_RESERVED_111: case KCAP_OP_RESERVED_112: case KCAP_OP_RESERVED_113:              \
+    case KCAP_OP_RESERVED_114
+
 
 /* "kiln_map", ...; "unknown" out of range. */
 const char *kcap_op_name(uint32_t op);

@@ -271,7 +271,7 @@ static uint64_t texture_init_bytes(const kiln_texture2d_desc *d)
     uint64_t per_layer = 0;
     for (uint32_t m = 0; m < mips; m++) {
         uint64_t w = d->width >> m ? d->width >> m : 1, h = d->height >> m ? d->height >> m : 1;
-        per_layer += w * h * kiln_format_size(d->format);
+        per_layer += (uint64_t)kcap_row_bytes(d->format, (uint32_t)w) * kcap_row_count(d->format, (uint32_t)h);
     }
     return per_layer * layers;
 }
@@ -429,6 +429,9 @@ static void io_gs_desc(kcap_io *io, kcap_call *c)
 static void fields(kcap_io *io, kcap_call *c)
 {
     switch (c->op) {
+    KCAP_CASE_RESERVED:
+        fail(io, "ops 102..114 are reserved in this build");
+        break;
     case KCAP_OP_NONE:
     case KCAP_OP_COUNT:
         fail(io, "op 0 is not a record");
@@ -496,17 +499,18 @@ static void fields(kcap_io *io, kcap_call *c)
         }
         /* Every subresource's rows, tight, from the caller's pitches. */
         uint32_t mips = d->mip_levels ? d->mip_levels : full_chain(d->width, d->height);
-        uint32_t layers = d->array_size ? d->array_size : 1, bpp = kiln_format_size(d->format);
+        uint32_t layers = d->array_size ? d->array_size : 1;
         put_varint(io, texture_init_bytes(d));
         for (uint32_t s = 0; s < mips * layers; s++) {
             uint32_t m = s % mips, w = d->width >> m ? d->width >> m : 1,
                      h = d->height >> m ? d->height >> m : 1;
             const kiln_subresource_data *sd = &c->u.texture.src[s];
-            kcap_rows r = {w * bpp, h, sd->data, sd->row_pitch ? sd->row_pitch : (size_t)w * bpp};
+            uint32_t row = kcap_row_bytes(d->format, w);
+            kcap_rows r = {row, kcap_row_count(d->format, h), sd->data, sd->row_pitch ? sd->row_pitch : row};
             if (io->mode == IO_SIZE)
                 io->size += (uint64_t)r.row_bytes * r.rows;
             else
-                for (uint32_t y = 0; y < h; y++)
+                for (uint32_t y = 0; y < r.rows; y++)
                     io->put(io->user, (const uint8_t *)r.data + (size_t)y * r.pitch, r.row_bytes);
         }
         break;
@@ -764,21 +768,25 @@ static void fields(kcap_io *io, kcap_call *c)
         }
         break;
     case KCAP_OP_CREATE_SAMPLER:
-    case KCAP_OP_CREATE_SAMPLER_CMP: { /* 1.3: the same, and the comparison function */
+    case KCAP_OP_CREATE_SAMPLER_CMP:   /* 1.3: the same, and the comparison function */
+    case KCAP_OP_CREATE_SAMPLER_EXT: { /* 1.4: the same as CMP, and max_anisotropy */
         kiln_sampler_desc *d = &c->u.sampler;
         IO_ID(io, c->out[0]);
-        IO_ENUM(io, d->min_filter, KILN_FILTER_LINEAR);
-        IO_ENUM(io, d->mag_filter, KILN_FILTER_LINEAR);
-        IO_ENUM(io, d->mip_filter, KILN_FILTER_LINEAR);
-        IO_ENUM(io, d->address_u, KILN_ADDRESS_BORDER);
-        IO_ENUM(io, d->address_v, KILN_ADDRESS_BORDER);
+        /* 1.4 widens the filters to ANISOTROPIC, the modes to MIRROR_ONCE */
+        IO_ENUM(io, d->min_filter, KILN_FILTER_ANISOTROPIC);
+        IO_ENUM(io, d->mag_filter, KILN_FILTER_ANISOTROPIC);
+        IO_ENUM(io, d->mip_filter, KILN_FILTER_ANISOTROPIC);
+        IO_ENUM(io, d->address_u, KILN_ADDRESS_MIRROR_ONCE);
+        IO_ENUM(io, d->address_v, KILN_ADDRESS_MIRROR_ONCE);
         io_f32(io, &d->mip_lod_bias);
         io_u32(io, &d->lod_clamp_enable, UINT32_MAX);
         io_f32(io, &d->min_lod);
         io_f32(io, &d->max_lod);
         io_floats(io, d->border_color, 4);
-        if (c->op == KCAP_OP_CREATE_SAMPLER_CMP)
+        if (c->op != KCAP_OP_CREATE_SAMPLER)
             IO_ENUM(io, d->comparison_func, KILN_COMPARE_ALWAYS);
+        if (c->op == KCAP_OP_CREATE_SAMPLER_EXT)
+            io_u32(io, &d->max_anisotropy, 16);
         break;
     }
     case KCAP_OP_IA_SET_VERTEX_BUFFERS:

@@ -130,8 +130,8 @@ void kcap_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *d,
     c.u.texture.has_init = init != NULL;
     c.u.texture.src = init;
     if (d->usage == KILN_USAGE_DYNAMIC) { /* one mip, one slice */
-        uint32_t row = d->width * kiln_format_size(d->format);
-        kcap_rows rows = {row, d->height, init ? init->data : NULL,
+        uint32_t row = kcap_row_bytes(d->format, d->width);
+        kcap_rows rows = {row, kcap_row_count(d->format, d->height), init ? init->data : NULL,
                           init && init->row_pitch ? init->row_pitch : row};
         kcap_shadow_add(w, out.id, &rows);
     }
@@ -233,9 +233,11 @@ void kcap_update_subresource(kiln_context *ctx, kiln_resource dst, uint32_t sub,
         if (box)
             c.u.update.box = *box;
         bool empty = b.left == b.right || b.top == b.bottom || b.front == b.back;
-        uint32_t row = empty ? 0 : (b.right - b.left) * bytes_per_texel(res);
         bool buffer = res->base.type == KRES_TYPE_BUFFER;
-        c.u.update.data = (kcap_rows){row, empty ? 0 : b.bottom - b.top, data,
+        /* BC: rows of blocks (the box is on block boundaries) */
+        uint32_t row = empty ? 0 : buffer ? b.right - b.left : kcap_row_bytes(res->format, b.right - b.left);
+        uint32_t rows = empty ? 0 : buffer ? b.bottom - b.top : kcap_row_count(res->format, b.bottom - b.top);
+        c.u.update.data = (kcap_rows){row, rows, data,
                                       buffer || !row_pitch ? row : row_pitch};
         done(w, &c);
     }
@@ -289,8 +291,11 @@ void kcap_map(kiln_context *ctx, kiln_resource handle, uint32_t sub, kiln_map_ty
         c.u.map.flags = flags;
         if (res) {
             const kres_subresource *s = &res->subs[sub];
-            kcap_map_add(w, c.ctx, handle.id, sub, type, m, s->width * bytes_per_texel(res),
-                         s->height, res->usage == KILN_USAGE_DYNAMIC);
+            bool buffer = res->base.type == KRES_TYPE_BUFFER;
+            kcap_map_add(w, c.ctx, handle.id, sub, type, m,
+                         buffer ? s->width * bytes_per_texel(res) : kcap_row_bytes(res->format, s->width),
+                         buffer ? s->height : kcap_row_count(res->format, s->height),
+                         res->usage == KILN_USAGE_DYNAMIC);
         }
         done(w, &c);
     }

@@ -319,7 +319,7 @@ static void run_texture(krp_replayer *r, const kcap_call *c)
 {
     const kiln_texture2d_desc *d = &c->u.texture.desc;
     uint32_t mips = d->mip_levels ? d->mip_levels : krp_full_chain(d->width, d->height);
-    uint32_t layers = d->array_size ? d->array_size : 1, bpp = kiln_format_size(d->format);
+    uint32_t layers = d->array_size ? d->array_size : 1;
     kiln_subresource_data *init = NULL;
     if (c->u.texture.has_init) {
         init = calloc((size_t)mips * layers, sizeof *init);
@@ -331,8 +331,8 @@ static void run_texture(krp_replayer *r, const kcap_call *c)
         for (uint32_t s = 0; s < mips * layers; s++) {
             uint32_t m = s % mips, w = d->width >> m ? d->width >> m : 1,
                      h = d->height >> m ? d->height >> m : 1;
-            init[s] = (kiln_subresource_data){p, w * bpp};
-            p += (size_t)w * bpp * h;
+            init[s] = (kiln_subresource_data){p, kcap_row_bytes(d->format, w)};
+            p += (size_t)kcap_row_bytes(d->format, w) * kcap_row_count(d->format, h);
         }
         r->fs.bytes_uploaded += c->u.texture.init.size;
     }
@@ -411,6 +411,7 @@ static void run(krp_replayer *r, const kcap_call *c)
     switch (c->op) {
     case KCAP_OP_NONE:
     case KCAP_OP_COUNT:
+    KCAP_CASE_RESERVED: /* never decoded */
     case KCAP_OP_DEVICE:
         break;
     case KCAP_OP_CONTEXT_STATE: {
@@ -699,6 +700,7 @@ static void run(krp_replayer *r, const kcap_call *c)
         break;
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:
+    case KCAP_OP_CREATE_SAMPLER_EXT:
         got = kiln_create_sampler(dev, &c->u.sampler, (kiln_sampler *)&id);
         bind_id(r, c->out[0], id, K_SAMPLER);
         break;

@@ -147,7 +147,7 @@ static uint64_t texture_bytes(uint32_t w, uint32_t h, uint32_t mips, uint32_t la
 {
     uint64_t total = 0;
     for (uint32_t m = 0; m < mips; m++)
-        total += (uint64_t)(w >> m ? w >> m : 1) * (h >> m ? h >> m : 1) * kiln_format_size(f);
+        total += (uint64_t)kcap_row_bytes(f, w >> m ? w >> m : 1) * kcap_row_count(f, h >> m ? h >> m : 1);
     return total * layers;
 }
 
@@ -277,8 +277,8 @@ bool krp_sub_layout(krp_replayer *r, const krp_obj *o, uint32_t sub, uint32_t *r
         return krp_refuse(r, KILN_E_INVALID_ARG, "subresource %u of a texture with %u", sub,
                           o->mips * o->layers);
     uint32_t m = sub % o->mips;
-    *row_bytes = (o->width >> m ? o->width >> m : 1) * kiln_format_size(o->format);
-    *rows = o->height >> m ? o->height >> m : 1;
+    *row_bytes = kcap_row_bytes(o->format, o->width >> m ? o->width >> m : 1);
+    *rows = kcap_row_count(o->format, o->height >> m ? o->height >> m : 1);
     return true;
 }
 
@@ -290,15 +290,17 @@ static bool check_update(krp_replayer *r, const kcap_call *c)
     if (!krp_sub_layout(r, o, c->u.update.sub, &row, &rows))
         return false;
     const kiln_box *b = &c->u.update.box;
-    uint32_t bpp = o->kind == K_BUFFER ? 1 : kiln_format_size(o->format);
+    bool buffer = o->kind == K_BUFFER;
+    uint32_t bpp = buffer ? 1 : kiln_format_size(o->format);
+    uint32_t dim = buffer ? 1 : kiln_format_block_dim(o->format); /* BC: 4 */
     if (c->u.update.has_box) {
         bool empty = b->left == b->right || b->top == b->bottom || b->front == b->back;
         if (b->left > b->right || b->top > b->bottom || b->front > b->back ||
-            (!empty && (b->right > row / bpp || b->bottom > rows || b->back > 1)))
+            (!empty && (b->right > row / bpp * dim || b->bottom > rows * dim || b->back > 1)))
             return krp_refuse(r, KILN_E_INVALID_ARG, "the box lies outside subresource %u",
                               c->u.update.sub);
-        row = empty ? 0 : (b->right - b->left) * bpp;
-        rows = empty ? 0 : b->bottom - b->top;
+        row = empty ? 0 : buffer ? b->right - b->left : kcap_row_bytes(o->format, b->right - b->left);
+        rows = empty ? 0 : buffer ? b->bottom - b->top : kcap_row_count(o->format, b->bottom - b->top);
     }
     if (c->u.update.data.row_bytes != row || c->u.update.data.rows != rows)
         return krp_refuse(r, KILN_E_INVALID_ARG,
@@ -332,6 +334,7 @@ static bool check(krp_replayer *r, const kcap_call *c)
     switch (c->op) {
     case KCAP_OP_NONE:
     case KCAP_OP_COUNT:
+    KCAP_CASE_RESERVED: /* never decoded */
     case KCAP_OP_DEVICE:
         return krp_refuse(r, KILN_E_INVALID_ARG, "only the first record is DEVICE");
     case KCAP_OP_CONTEXT_STATE:
@@ -481,6 +484,7 @@ static bool check(krp_replayer *r, const kcap_call *c)
         return create(r, c->out[0], K_BS) != NULL;
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:
+    case KCAP_OP_CREATE_SAMPLER_EXT:
         return create(r, c->out[0], K_SAMPLER) != NULL;
     case KCAP_OP_DESTROY_RASTERIZER_STATE:
         return destroy(r, c->u.obj.id, K_RS);

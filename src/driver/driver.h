@@ -20,13 +20,15 @@
 #include "../queue/queue.h"
 
 /* A sampler with its defaults resolved: filters POINT or LINEAR, address
- * modes WRAP..BORDER, min_lod/max_lod set (0..1000 when unclamped). */
+ * modes WRAP..MIRROR_ONCE, min_lod/max_lod set (0..1000 when unclamped). */
 typedef struct kd_sampler {
     kiln_filter min_filter, mag_filter, mip_filter;
     kiln_address address_u, address_v;
     float mip_lod_bias, min_lod, max_lod;
     float border[4];
     kiln_compare cmp; /* DEFAULT: not a comparison sampler */
+    uint32_t max_aniso; /* ANISOTROPIC: 2..16 (filters then LINEAR); 0:
+                           not anisotropic (max_anisotropy 1 is trilinear) */
 } kd_sampler;
 
 /* Resolves a sampler desc's defaults (NULL: the default sampler). */

@@ -348,6 +348,11 @@ void kd_sampler_resolve(const kiln_sampler_desc *d, kd_sampler *out)
     for (int c = 0; c < 4; c++)
         out->border[c] = d->border_color[c];
     out->cmp = d->comparison_func;
+    out->max_aniso = 0;
+    if (d->min_filter == KILN_FILTER_ANISOTROPIC) { /* D3D10: linear min, mag and mip */
+        out->min_filter = out->mag_filter = out->mip_filter = KILN_FILTER_LINEAR;
+        out->max_aniso = d->max_anisotropy > 1 ? (d->max_anisotropy < 16 ? d->max_anisotropy : 16) : 0;
+    }
 }
 
 kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res)

@@ -107,6 +107,7 @@
     X(PFNGLTEXTURESTORAGE2DPROC, TextureStorage2D, REQ, 45, "GL_ARB_direct_state_access")          \
     X(PFNGLTEXTURESTORAGE3DPROC, TextureStorage3D, REQ, 45, "GL_ARB_direct_state_access")          \
     X(PFNGLTEXTURESUBIMAGE2DPROC, TextureSubImage2D, REQ, 45, "GL_ARB_direct_state_access")        \
+    X(PFNGLCOMPRESSEDTEXTURESUBIMAGE2DPROC, CompressedTextureSubImage2D, REQ, 45, "GL_ARB_direct_state_access") \
     X(PFNGLTEXTURESUBIMAGE3DPROC, TextureSubImage3D, REQ, 45, "GL_ARB_direct_state_access")        \
     X(PFNGLTEXTUREVIEWPROC, TextureView, REQ, 43, "GL_ARB_texture_view")                           \
     X(PFNGLTEXTUREBUFFERPROC, TextureBuffer, REQ, 45, "GL_ARB_direct_state_access")                \

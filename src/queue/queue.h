@@ -403,8 +403,9 @@ void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
                                     (kd_scene_count): occlusion and
                                     pipeline statistics work */
 #define KQ_BACKEND_TEXEL_FORMATS 4u /* the formats of texel.c (R8G8_UNORM
-                                       and after) */
+                                       and after) and the BC formats */
 #define KQ_BACKEND_GEOMETRY 8u   /* runs geometry shaders and adjacency draws */
+#define KQ_BACKEND_SAMPLER_EXT (1u << 8) /* ANISOTROPIC filtering and MIRROR_ONCE */
 #define KQ_BACKEND_STREAM_OUTPUT 16u /* stream output, draw_auto and the SO
                                         queries */
 typedef struct kq_backend {

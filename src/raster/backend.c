@@ -526,7 +526,8 @@ static void soft_destroy(void *data) { kr_pool_destroy(data); }
 
 const kq_backend kr_soft_backend = {
     .name = "soft",
-    .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS | KQ_BACKEND_GEOMETRY | KQ_BACKEND_STREAM_OUTPUT,
+    .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS | KQ_BACKEND_GEOMETRY | KQ_BACKEND_STREAM_OUTPUT |
+            KQ_BACKEND_SAMPLER_EXT,
     .create = soft_create,
     .destroy = soft_destroy,
     .scene = scene_exec,

@@ -17,7 +17,10 @@
  * - Address modes act on integer texel indices, each axis on its own:
  *   WRAP (i mod size), MIRROR (period 2 * size, flipped every other
  *   repeat), CLAMP (to the edge texel), BORDER (outside reads the sampler's
- *   border color, which is blended like a texel).
+ *   border color, converted to the format's range (border_for), which is
+ *   blended like a texel), MIRROR_ONCE (i < 0 reads -1 - i, then CLAMP).
+ * - ANISOTROPIC (kd_sampler.max_aniso): N trilinear samples along the
+ *   longer derivative, averaged (sample_aniso; kiln.h has the rule).
  *
  * Structure: the LOD is planned once per quad. In general, the taps of
  * every pixel (texel addresses and weights, over one or two levels) are
@@ -61,6 +64,7 @@ static const kd_sampler default_sampler = {
     1000.0f,
     {0.0f, 0.0f, 0.0f, 0.0f},
     KILN_COMPARE_DEFAULT,
+    0, /* not anisotropic */
 };
 
 
@@ -81,7 +85,7 @@ static int format_sampleable(kiln_format f)
     case KILN_FORMAT_D32_FLOAT_S8X24_UINT: /* never a shader resource */
         return 0;
     default: /* integer formats: Load only (kr_texel_fetch) */
-        return kres_texel_generic(f) && !kres_format_integer(f);
+        return (kres_texel_generic(f) && !kres_format_integer(f)) || kres_format_bc(f);
     }
 }
 
@@ -150,6 +154,11 @@ void kr_texel_fetch(const kr_texture *t, uint32_t level, uint32_t x, uint32_t y,
         return;
     }
     const kres_subresource *s = &t->subs[level + t->slice * t->res_mip_levels];
+    if (fi->block > 1) { /* BC: texel (x & 3, y & 3) of its block */
+        const uint8_t *b = t->data + s->offset + (size_t)(y >> 2) * s->row_pitch + (size_t)(x >> 2) * fi->size;
+        kres_decode_bc(t->format, b, (y & 3u) << 2 | (x & 3u), rgba);
+        return;
+    }
     const uint8_t *p = t->data + s->offset + (size_t)y * s->row_pitch + (size_t)x * fi->size;
     decode_texel(t->format, p, rgba);
 }
@@ -188,6 +197,9 @@ static inline int32_t address(int32_t i, int32_t size, kiln_address mode)
     }
     case KILN_ADDRESS_BORDER:
         return i < 0 || i >= size ? -1 : i;
+    case KILN_ADDRESS_MIRROR_ONCE: /* |coordinate|, then CLAMP */
+        i = i < 0 ? -1 - i : i;
+        return i >= size ? size - 1 : i;
     default: /* CLAMP */
         return i < 0 ? 0 : i >= size ? size - 1 : i;
     }
@@ -316,7 +328,9 @@ static int same_plan(const quad_plan *a, const quad_plan *b)
  * below reproduce it bit for bit. */
 
 typedef struct taps {
-    const uint8_t *p[BLOCK][2][4];
+    const uint8_t *p[BLOCK][2][4]; /* the texel, or for BC its block */
+    uint8_t bi[BLOCK][2][4];       /* BC: the texel's index in its block */
+    int bc;                        /* set by the caller of gather: BC format */
     float w[BLOCK][2][4];
     float lw[BLOCK][2];
     uint8_t n[BLOCK][2];
@@ -332,7 +346,12 @@ static inline void add_tap(taps *t, int i, int pass, const level *L, int32_t x, 
         return;
     }
     uint32_t k = t->n[i][pass]++;
-    t->p[i][pass][k] = L->base + (size_t)y * L->pitch + (size_t)x * bpp;
+    if (t->bc) { /* bpp: bytes per 4x4 block */
+        t->p[i][pass][k] = L->base + (size_t)(y >> 2) * L->pitch + (size_t)(x >> 2) * bpp;
+        t->bi[i][pass][k] = (uint8_t)((y & 3) << 2 | (x & 3));
+    } else {
+        t->p[i][pass][k] = L->base + (size_t)y * L->pitch + (size_t)x * bpp;
+    }
     t->w[i][pass][k] = w;
 }
 
@@ -448,8 +467,19 @@ static inline void read_f32(const taps *t, float *out, const float *border, int 
     finish(t, out, border, nch);
 }
 
-/* The formats of texel.c: each tap decoded (sRGB to linear, so filtering
- * works on linear values, as D3D10 has it), then weighted like read_f32. */
+/* Tap k of pixel i's pass as RGBA: texel.c's formats and BC. */
+static inline void tap_texel(const taps *t, kiln_format f, int i, uint32_t pass, uint32_t k,
+                             float texel[4])
+{
+    if (t->bc)
+        kres_decode_bc(f, t->p[i][pass][k], t->bi[i][pass][k], texel);
+    else
+        kres_decode_texel(f, t->p[i][pass][k], texel);
+}
+
+/* The formats of texel.c and BC: each tap decoded (sRGB to linear, so
+ * filtering works on linear values, as D3D10 has it), then weighted like
+ * read_f32. */
 static void read_texel(const taps *t, float *out, const float *border, kiln_format f, int nch)
 {
     for (int i = 0; i < BLOCK; i++) {
@@ -458,7 +488,7 @@ static void read_texel(const taps *t, float *out, const float *border, kiln_form
             float ls[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             for (uint32_t k = 0; k < t->n[i][pass]; k++) {
                 float texel[4];
-                kres_decode_texel(f, t->p[i][pass][k], texel);
+                tap_texel(t, f, i, pass, k, texel);
                 float w = t->w[i][pass][k];
                 for (int c = 0; c < nch; c++)
                     ls[c] += w * texel[c];
@@ -956,6 +986,25 @@ static void plan_block_levels(const kr_texture *t, const kd_sampler *s, uint32_t
         set_level(&lv[l], t->data, &subs[l]);
 }
 
+/* The sampler's border color as format f reads it (D3D10): clamped to
+ * [0, 1] for UNORM and UNORM_SRGB formats (and the UNORM depth formats),
+ * to [-1, 1] for SNORM, as given for float formats; NaN reads 0 where a
+ * clamp applies. */
+static void border_for(kiln_format f, const float in[4], float out[4])
+{
+    int unorm = kres_format_unorm(f) || f == KILN_FORMAT_D16_UNORM || f == KILN_FORMAT_D24_UNORM_S8_UINT;
+    float lo = unorm ? 0.0f : -1.0f;
+    int clamp = unorm || f == KILN_FORMAT_R8G8B8A8_SNORM;
+    for (int c = 0; c < 4; c++) {
+        float b = in[c];
+        if (clamp)
+            b = b > lo ? (b < 1.0f ? b : 1.0f) : lo; /* NaN: lo (0 for UNORM) */
+        if (clamp && !unorm && in[c] != in[c])
+            b = 0.0f;
+        out[c] = b;
+    }
+}
+
 /* The general path: taps, then one read loop per format; pp[i] is pixel
  * i's plan. */
 KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s,
@@ -963,35 +1012,143 @@ KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s,
                                 const float *v, float *rgba)
 {
     taps tp;
+    tp.bc = kres_format_bc(t->format);
     gather(&tp, pp, lv, u, v, s->address_u, s->address_v, kres_format(t->format)->size);
     static const int rgba_bytes[4] = {0, 1, 2, 3}, bgra_bytes[4] = {2, 1, 0, 3};
+    float border[4];
+    border_for(t->format, s->border, border);
     switch (t->format) {
     case KILN_FORMAT_R8G8B8A8_UNORM:
-        read_unorm8(&tp, rgba, s->border, 4, rgba_bytes);
+        read_unorm8(&tp, rgba, border, 4, rgba_bytes);
         break;
     case KILN_FORMAT_B8G8R8A8_UNORM:
-        read_unorm8(&tp, rgba, s->border, 4, bgra_bytes);
+        read_unorm8(&tp, rgba, border, 4, bgra_bytes);
         break;
     case KILN_FORMAT_R8_UNORM:
-        read_unorm8(&tp, rgba, s->border, 1, rgba_bytes);
+        read_unorm8(&tp, rgba, border, 1, rgba_bytes);
         break;
     case KILN_FORMAT_R32_FLOAT:
     case KILN_FORMAT_D32_FLOAT:
-        read_f32(&tp, rgba, s->border, 1);
+        read_f32(&tp, rgba, border, 1);
         break;
     case KILN_FORMAT_R32G32_FLOAT:
-        read_f32(&tp, rgba, s->border, 2);
+        read_f32(&tp, rgba, border, 2);
         break;
     case KILN_FORMAT_R32G32B32A32_FLOAT:
-        read_f32(&tp, rgba, s->border, 4);
+        read_f32(&tp, rgba, border, 4);
         break;
     case KILN_FORMAT_D24_UNORM_S8_UINT:
-        read_d24(&tp, rgba, s->border);
+        read_d24(&tp, rgba, border);
         break;
-    default: /* texel.c's (sampleable: checked by the caller) */
-        read_texel(&tp, rgba, s->border, t->format, kres_format(t->format)->channels);
+    default: /* texel.c's and BC (sampleable: checked by the caller) */
+        read_texel(&tp, rgba, border, t->format, kres_format(t->format)->channels);
         break;
     }
+}
+
+/* ---- ANISOTROPIC ----
+ *
+ * Per pixel, from its derivatives in texels of the view's first mip: the
+ * tap count N = min(ceil(major / minor), max_aniso), the major
+ * derivative (in uv) as the axis, and -log2(N) for the LOD. N taps at
+ * ((k + 0.5) / N - 0.5) x axis, each a trilinear sample (the general
+ * path, so any format) at the pixel's LOD, summed in k order, then divided
+ * by N. Pixels with N = 1 keep their coordinates and LOD: exactly the
+ * trilinear sample. */
+
+typedef struct aniso {
+    uint32_t n[BLOCK];
+    float au[BLOCK], av[BLOCK]; /* the major derivative, in uv */
+    float lod_adj[BLOCK];       /* -log2(N) */
+} aniso;
+
+/* Pixel i's N and axis from derivatives (ux, vx) along x, (uy, vy) along
+ * y, in uv; fw, fh: the first mip's size. Returns whether N > 1. */
+static int aniso_pixel(const kd_sampler *s, float fw, float fh, float ux, float vx, float uy,
+                       float vy, aniso *an, int i)
+{
+    float tx = ux * fw, ty = vx * fh, sx = uy * fw, sy = vy * fh;
+    float lx2 = tx * tx + ty * ty, ly2 = sx * sx + sy * sy;
+    int x_major = lx2 >= ly2;
+    float major = sqrtf(x_major ? lx2 : ly2), minor = sqrtf(x_major ? ly2 : lx2);
+    uint32_t n = 1;
+    if (major > 0.0f && major <= COORD_LIMIT) { /* NaN and huge: 1 */
+        /* ceil, but a ratio within 2^-10 above an integer (derivatives'
+         * rounding on an isotropic footprint) counts as that integer */
+        float ratio = minor > 0.0f ? ceilf(major / minor - 0x1p-10f) : (float)s->max_aniso;
+        n = ratio >= (float)s->max_aniso ? s->max_aniso : ratio > 1.0f ? (uint32_t)ratio : 1u;
+    }
+    an->n[i] = n;
+    an->au[i] = x_major ? ux : uy;
+    an->av[i] = x_major ? vx : vy;
+    an->lod_adj[i] = n > 1 ? -log2f((float)n) : 0.0f;
+    return n > 1;
+}
+
+/* The anisotropic sample with pixel i's LOD lod[i] (biases and -log2(N)
+ * added, not clamped). */
+static void sample_aniso(const kr_texture *t, const kd_sampler *s, const float *u, const float *v,
+                         const aniso *an, const float *lod, float *rgba)
+{
+    uint32_t nl = t->num_mips < MAX_LEVELS ? t->num_mips : MAX_LEVELS;
+    const kres_subresource *subs = &t->subs[t->first_mip + t->slice * t->res_mip_levels];
+    quad_plan pl[BLOCK];
+    const quad_plan *pp[BLOCK];
+    uint32_t top = 0, maxn = 1;
+    for (int i = 0; i < BLOCK; i++) {
+        plan_lod(s, nl, lod[i], &pl[i]);
+        pp[i] = &pl[i];
+        top = pl[i].level[1] > top ? pl[i].level[1] : top;
+        maxn = an->n[i] > maxn ? an->n[i] : maxn;
+    }
+    level lv[MAX_LEVELS];
+    for (uint32_t l = 0; l <= top; l++)
+        set_level(&lv[l], t->data, &subs[l]);
+    float acc[4 * BLOCK], one[4 * BLOCK], uk[BLOCK], vk[BLOCK];
+    memset(acc, 0, sizeof acc);
+    for (uint32_t k = 0; k < maxn; k++) {
+        for (int i = 0; i < BLOCK; i++) {
+            uint32_t n = an->n[i];
+            float o = n > 1 && k < n ? ((float)k + 0.5f) / (float)n - 0.5f : 0.0f;
+            uk[i] = n > 1 ? u[i] + o * an->au[i] : u[i];
+            vk[i] = n > 1 ? v[i] + o * an->av[i] : v[i];
+        }
+        sample_general(t, s, pp, lv, uk, vk, one);
+        for (int c = 0; c < 4; c++)
+            for (int i = 0; i < BLOCK; i++)
+                if (k < an->n[i])
+                    acc[c * BLOCK + i] += one[c * BLOCK + i];
+    }
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < BLOCK; i++)
+            rgba[c * BLOCK + i] = an->n[i] > 1 ? acc[c * BLOCK + i] / (float)an->n[i] : acc[c * BLOCK + i];
+}
+
+/* kiln_ps_sample under an anisotropic sampler: each quad's coarse
+ * derivatives (as its LOD takes them). Returns 0, nothing written, when
+ * every quad is isotropic (N = 1): the trilinear path then. */
+static int sample_quads_aniso(const kr_texture *t, const kd_sampler *s, const float *u,
+                              const float *v, float *rgba)
+{
+    const kres_subresource *l0 = &t->subs[t->first_mip + t->slice * t->res_mip_levels];
+    float fw = (float)l0->width, fh = (float)l0->height, rho2[4], lod[BLOCK];
+    aniso an;
+    int any = 0;
+    quad_rho2(u, v, fw, fh, rho2);
+    for (int q = 0; q < 4; q++) {
+        int i0 = quad_px[q][0];
+        for (int j = 0; j < 4; j++) {
+            int i = quad_px[q][j];
+            any |= aniso_pixel(s, fw, fh, u[i0 + 1] - u[i0], v[i0 + 1] - v[i0], u[i0 + 4] - u[i0],
+                               v[i0 + 4] - v[i0], &an, i);
+            /* Sample's LOD (the same operations), plus -log2(N) */
+            lod[i] = 0.5f * log2f(rho2[q]) + s->mip_lod_bias + an.lod_adj[i];
+        }
+    }
+    if (!any)
+        return 0;
+    sample_aniso(t, s, u, v, &an, lod, rgba);
+    return 1;
 }
 
 KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
@@ -1010,6 +1167,8 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
     const kd_sampler *s = sampler_slot < KILN_MAX_SAMPLERS ? a->textures->samp[sampler_slot] : NULL;
     if (!s)
         s = &default_sampler;
+    if (s->max_aniso > 1 && sample_quads_aniso(t, s, u, v, rgba))
+        return;
     kiln_address au = s->address_u, av = s->address_v;
     /* the RGBA8 kernel applies where every quad filters LINEAR */
     rgba8 = rgba8 && au != KILN_ADDRESS_BORDER && av != KILN_ADDRESS_BORDER;
@@ -1151,16 +1310,27 @@ KILN_API void kiln_ps_sample_bias(const kiln_ps_args *a, uint32_t srv_slot, uint
     float rho2[4];
     quad_rho2(u, v, (float)l0->width, (float)l0->height, rho2);
     float l[BLOCK];
+    aniso an;
+    int any = 0;
     for (int q = 0; q < 4; q++) {
         float base = 0.5f * log2f(rho2[q]) + s->mip_lod_bias;
+        int i0 = quad_px[q][0];
         for (int j = 0; j < 4; j++) {
             int i = quad_px[q][j];
             float b = bias[i] >= -16.0f ? bias[i] : bias[i] < -16.0f ? -16.0f : 0.0f;
             b = b <= 15.99f ? b : 15.99f;
             l[i] = base + b;
+            if (s->max_aniso > 1) {
+                any |= aniso_pixel(s, (float)l0->width, (float)l0->height, u[i0 + 1] - u[i0],
+                                   v[i0 + 1] - v[i0], u[i0 + 4] - u[i0], v[i0 + 4] - v[i0], &an, i);
+                l[i] += an.lod_adj[i];
+            }
         }
     }
-    sample_lods(t, s, u, v, l, rgba);
+    if (any)
+        sample_aniso(t, s, u, v, &an, l, rgba);
+    else
+        sample_lods(t, s, u, v, l, rgba);
 }
 
 KILN_API void kiln_ps_sample_grad(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
@@ -1176,13 +1346,22 @@ KILN_API void kiln_ps_sample_grad(const kiln_ps_args *a, uint32_t srv_slot, uint
      * quad's own differences gives Sample's result */
     const kres_subresource *l0 = view_level(t, 0);
     float fw = (float)l0->width, fh = (float)l0->height, l[BLOCK];
+    aniso an;
+    int any = 0;
     for (int i = 0; i < BLOCK; i++) {
         float ux = dudx[i] * fw, vx = dvdx[i] * fh, uy = dudy[i] * fw, vy = dvdy[i] * fh;
         float lx = ux * ux + vx * vx, ly = uy * uy + vy * vy;
         float rho2 = lx > ly ? lx : ly;
         l[i] = 0.5f * log2f(rho2) + s->mip_lod_bias;
+        if (s->max_aniso > 1) {
+            any |= aniso_pixel(s, fw, fh, dudx[i], dvdx[i], dudy[i], dvdy[i], &an, i);
+            l[i] += an.lod_adj[i];
+        }
     }
-    sample_lods(t, s, u, v, l, rgba);
+    if (any)
+        sample_aniso(t, s, u, v, &an, l, rgba);
+    else
+        sample_lods(t, s, u, v, l, rgba);
 }
 
 /* ---- SampleCmp: percentage-closer filtering ---- */
@@ -1209,6 +1388,7 @@ static void sample_cmp_taps(const kr_texture *t, const kd_sampler *s, const quad
                             float *out)
 {
     taps tp;
+    tp.bc = kres_format_bc(t->format);
     gather(&tp, pp, lv, u, v, s->address_u, s->address_v, kres_format(t->format)->size);
     int unorm = kres_format_unorm(t->format) || t->format == KILN_FORMAT_D16_UNORM;
     for (int i = 0; i < BLOCK; i++) {
@@ -1220,13 +1400,19 @@ static void sample_cmp_taps(const kr_texture *t, const kd_sampler *s, const quad
             float ls = 0.0f;
             for (uint32_t k = 0; k < tp.n[i][pass]; k++) {
                 float texel[4];
-                decode_texel(t->format, tp.p[i][pass][k], texel);
+                if (tp.bc)
+                    tap_texel(&tp, t->format, i, pass, k, texel);
+                else
+                    decode_texel(t->format, tp.p[i][pass][k], texel);
                 ls += tp.w[i][pass][k] * (float)cmp_pass(s->cmp, r, texel[0]);
             }
             acc += tp.lw[i][pass] * ls;
         }
-        if (tp.bw[i] != 0.0f)
-            acc += tp.bw[i] * (float)cmp_pass(s->cmp, r, s->border[0]);
+        if (tp.bw[i] != 0.0f) {
+            float border[4];
+            border_for(t->format, s->border, border);
+            acc += tp.bw[i] * (float)cmp_pass(s->cmp, r, border[0]);
+        }
         out[i] = acc;
     }
 }
@@ -1372,7 +1558,7 @@ void kr_generate_mips(kres_resource *res, kres_storage *st, uint32_t first_mip, 
                       uint32_t first_slice, uint32_t num_slices)
 {
     const kres_format_info *fi = kres_format(res->format);
-    if (!fi || fi->is_depth || !format_sampleable(res->format))
+    if (!fi || fi->is_depth || fi->block > 1 || !format_sampleable(res->format))
         return;
     for (uint32_t slice = first_slice; slice < first_slice + num_slices; slice++) {
         for (uint32_t m = first_mip + 1; m < first_mip + num_mips; m++) {

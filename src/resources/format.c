@@ -35,6 +35,15 @@ static const kres_format_info formats[KILN_FORMAT_COUNT] = {
     [KILN_FORMAT_R32_SINT] = {4, 1, 0, 0, 0},
     [KILN_FORMAT_R32G32B32A32_UINT] = {16, 4, 0, 0, 0},
     [KILN_FORMAT_D32_FLOAT_S8X24_UINT] = {8, 2, 1, 1, 0},
+    /* block-compressed: bytes per 4x4 block (bc.c decodes them) */
+    [KILN_FORMAT_BC1_UNORM] = {8, 4, 0, 0, 0, 4},
+    [KILN_FORMAT_BC1_UNORM_SRGB] = {8, 4, 0, 0, 0, 4},
+    [KILN_FORMAT_BC2_UNORM] = {16, 4, 0, 0, 0, 4},
+    [KILN_FORMAT_BC2_UNORM_SRGB] = {16, 4, 0, 0, 0, 4},
+    [KILN_FORMAT_BC3_UNORM] = {16, 4, 0, 0, 0, 4},
+    [KILN_FORMAT_BC3_UNORM_SRGB] = {16, 4, 0, 0, 0, 4},
+    [KILN_FORMAT_BC4_UNORM] = {8, 1, 0, 0, 0, 4},
+    [KILN_FORMAT_BC5_UNORM] = {16, 2, 0, 0, 0, 4},
 };
 
 const kres_format_info *kres_format(kiln_format f)
@@ -48,6 +57,12 @@ uint32_t kiln_format_size(kiln_format format)
 {
     const kres_format_info *fi = kres_format(format);
     return fi ? fi->size : 0;
+}
+
+uint32_t kiln_format_block_dim(kiln_format format)
+{
+    const kres_format_info *fi = kres_format(format);
+    return fi ? kres_block_dim(fi) : 0;
 }
 
 /* D3D10 FLOAT -> UNORM: NaN becomes 0, clamp to [0, 1], scale, round to

@@ -86,16 +86,16 @@ kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
         res->subs[0] = (kres_subresource){0, d->width, d->width, 1, d->width};
         offset = d->width;
     } else {
-        uint32_t bpp = kres_format(d->format)->size;
+        const kres_format_info *fi = kres_format(d->format);
         for (uint32_t slice = 0; slice < d->array_size; slice++) {
             for (uint32_t mip = 0; mip < d->mip_levels; mip++) {
                 kres_subresource *s = &res->subs[mip + slice * d->mip_levels];
                 s->width = KB_MAX(1u, d->width >> mip);
                 s->height = KB_MAX(1u, d->height >> mip);
                 /* Rows 16-byte aligned for SIMD; subresources 64-byte
-                 * aligned (a cache line). */
-                s->row_pitch = (uint32_t)KB_ALIGN_UP((size_t)s->width * bpp, 16);
-                s->size = (size_t)s->row_pitch * s->height;
+                 * aligned (a cache line). BC formats: rows of blocks. */
+                s->row_pitch = (uint32_t)KB_ALIGN_UP(kres_row_bytes(fi, s->width), 16);
+                s->size = (size_t)s->row_pitch * kres_blocks(fi, s->height);
                 offset = KB_ALIGN_UP(offset, 64);
                 s->offset = offset;
                 offset += s->size;
@@ -118,13 +118,13 @@ void kres_resource_init_data(kres_resource *res, const kiln_subresource_data *in
         memcpy(res->current->data, init[0].data, res->width);
         return;
     }
-    uint32_t bpp = kres_format(res->format)->size;
+    const kres_format_info *fi = kres_format(res->format);
     for (uint32_t i = 0; i < res->num_subresources; i++) {
         const kres_subresource *s = &res->subs[i];
-        size_t row = (size_t)s->width * bpp;
+        size_t row = kres_row_bytes(fi, s->width);
         size_t pitch = init[i].row_pitch ? init[i].row_pitch : row;
         const uint8_t *src = init[i].data;
-        for (uint32_t y = 0; y < s->height; y++)
+        for (uint32_t y = 0; y < kres_blocks(fi, s->height); y++)
             memcpy(res->current->data + s->offset + (size_t)y * s->row_pitch,
                    src + (size_t)y * pitch, row);
     }

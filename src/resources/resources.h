@@ -30,7 +30,26 @@ typedef struct kres_format_info {
     uint8_t is_depth;
     uint8_t has_stencil;
     uint8_t is_unorm8;  /* 8-bit UNORM channels */
+    uint8_t block;      /* texels per block side: 4 for BC formats (size is
+                           then bytes per block), 0 meaning 1 */
 } kres_format_info;
+
+/* Texels per block side (1, or 4 for the BC formats). */
+static inline uint32_t kres_block_dim(const kres_format_info *fi)
+{
+    return fi->block ? fi->block : 1u;
+}
+/* Blocks along an axis of `texels` (rows of storage for a height). */
+static inline uint32_t kres_blocks(const kres_format_info *fi, uint32_t texels)
+{
+    uint32_t b = kres_block_dim(fi);
+    return (texels + b - 1u) / b;
+}
+/* Bytes of one row of blocks (of texels) across `width` texels, tight. */
+static inline size_t kres_row_bytes(const kres_format_info *fi, uint32_t width)
+{
+    return (size_t)kres_blocks(fi, width) * fi->size;
+}
 
 const kres_format_info *kres_format(kiln_format f); /* NULL if invalid */
 /* One D32_FLOAT_S8X24_UINT texel cleared from `texel` under a D24-style
@@ -151,9 +170,9 @@ void kres_storage_unref(kres_storage *st);
 
 typedef struct kres_subresource {
     size_t offset;      /* from the start of the storage */
-    size_t size;        /* row_pitch * height */
-    uint32_t width, height;
-    uint32_t row_pitch; /* bytes; for buffers the size */
+    size_t size;        /* row_pitch * rows (of blocks for BC formats) */
+    uint32_t width, height; /* texels */
+    uint32_t row_pitch; /* bytes (a row of blocks for BC); buffers: the size */
 } kres_subresource;
 
 /* CPU map state, owned by the queue (guarded by the scheduler mutex). */
@@ -261,14 +280,16 @@ kiln_result kres_pipe_create(const kb_env *env, kres_type type, const void *desc
 
 /* ---- operations on bytes (run by the executor) ---- */
 
-/* Region copy between subresources; box in texels (bytes for buffers). */
+/* Region copy between subresources; box in texels (bytes for buffers;
+ * blocks for BC formats: src/api converts). */
 void kres_copy_region(kres_resource *dst, kres_storage *dst_st, uint32_t dst_sub,
                       uint32_t dst_x, uint32_t dst_y, kres_resource *src,
                       kres_storage *src_st, uint32_t src_sub, const kiln_box *box);
 /* Whole-resource copy (identical layouts). */
 void kres_copy_all(kres_resource *dst, kres_storage *dst_st, kres_resource *src,
                    kres_storage *src_st);
-/* Writes rows of packed bytes (src_pitch apart) into a box of a subresource. */
+/* Writes rows of packed bytes (src_pitch apart) into a box of a
+ * subresource (box in blocks for BC formats, as for kres_copy_region). */
 void kres_write_box(kres_resource *dst, kres_storage *st, uint32_t sub, const kiln_box *box,
                     const uint8_t *src, size_t src_pitch);
 /* Fills mips [first_mip, first_mip+num_mips) x slices with one texel value.

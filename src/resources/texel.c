@@ -64,6 +64,16 @@ float kres_srgb8_to_float(uint8_t v)
     return srgb_lut[v];
 }
 
+float kres_srgb_to_linear(float v)
+{
+    if (!(v > 0.0f))
+        return 0.0f;
+    if (v >= 1.0f)
+        return 1.0f;
+    double c = v;
+    return (float)(c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4));
+}
+
 /* FLOAT -> SRGB: NaN 0, clamp to [0, 1], the curve (in double), then as
  * FLOAT -> UNORM. */
 uint8_t kres_float_to_srgb8(float f)
@@ -168,12 +178,14 @@ static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, sizeof v); }
 
 bool kres_texel_generic(kiln_format f)
 {
-    return f >= KILN_FORMAT_R8G8_UNORM && f < KILN_FORMAT_COUNT;
+    return f >= KILN_FORMAT_R8G8_UNORM && f < KILN_FORMAT_COUNT && !kres_format_bc(f);
 }
 
 bool kres_format_srgb(kiln_format f)
 {
-    return f == KILN_FORMAT_R8G8B8A8_UNORM_SRGB || f == KILN_FORMAT_B8G8R8A8_UNORM_SRGB;
+    return f == KILN_FORMAT_R8G8B8A8_UNORM_SRGB || f == KILN_FORMAT_B8G8R8A8_UNORM_SRGB ||
+           f == KILN_FORMAT_BC1_UNORM_SRGB || f == KILN_FORMAT_BC2_UNORM_SRGB ||
+           f == KILN_FORMAT_BC3_UNORM_SRGB;
 }
 
 bool kres_format_unorm(kiln_format f)
@@ -190,7 +202,7 @@ bool kres_format_unorm(kiln_format f)
     case KILN_FORMAT_R16G16B16A16_UNORM:
         return true;
     default:
-        return false;
+        return kres_format_bc(f); /* all UNORM or UNORM_SRGB */
     }
 }
 

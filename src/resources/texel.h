@@ -16,6 +16,8 @@ uint32_t kres_float_to_unorm(float f, uint32_t bits);
 float kres_snorm8_to_float(int8_t v);
 int8_t kres_float_to_snorm8(float f);
 float kres_srgb8_to_float(uint8_t v);
+/* The sRGB curve's decode on a float in [0, 1] (BC formats' colors). */
+float kres_srgb_to_linear(float v);
 uint8_t kres_float_to_srgb8(float f);
 float kres_half_to_float(uint16_t h);
 uint16_t kres_float_to_half(float f);
@@ -24,7 +26,13 @@ float kres_f10_to_float(uint32_t v);
 uint32_t kres_float_to_f11(float f);
 uint32_t kres_float_to_f10(float f);
 
-/* The formats decoded and encoded here (R8G8_UNORM and after). */
+/* The block-compressed formats (BC1 .. BC5; bc.c). */
+bool kres_format_bc(kiln_format f);
+/* Texel i (x + 4 y) of one BC block of `f` as RGBA, as kres_decode_texel
+ * gives texels (sRGB decoded to linear after the block's interpolation). */
+void kres_decode_bc(kiln_format f, const uint8_t *block, uint32_t i, float out[4]);
+
+/* The formats decoded and encoded here (R8G8_UNORM and after, not BC). */
 bool kres_texel_generic(kiln_format f);
 /* sRGB formats: color channels stored on the sRGB curve, alpha linear. */
 bool kres_format_srgb(kiln_format f);

@@ -624,7 +624,8 @@ static void run(fz *f, const kcap_call *c)
         break;
     }
     case KCAP_OP_CREATE_SAMPLER:
-    case KCAP_OP_CREATE_SAMPLER_CMP: {
+    case KCAP_OP_CREATE_SAMPLER_CMP:
+    case KCAP_OP_CREATE_SAMPLER_EXT: {
         kiln_sampler out = {0};
         kiln_create_sampler(dev, &c->u.sampler, &out);
         bind(f, c->out[0], out.id);
