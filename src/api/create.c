@@ -176,11 +176,24 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
         return r;
     if (desc->usage == KILN_USAGE_DYNAMIC && (mips != 1 || layers != 1))
         return FAIL(KILN_E_INVALID_ARG, USAGE_DYNAMIC_TEXTURE, "%u mips, array size %u", mips, layers);
+    uint32_t samples = desc->sample_count ? desc->sample_count : 1;
+    if (samples != 1) {
+        if (samples != 4)
+            return FAIL(KILN_E_INVALID_ARG, TEXTURE_SAMPLES_INVALID, "%u samples (1 or 4)", samples);
+        if (mips != 1 || desc->usage != KILN_USAGE_DEFAULT || !(bind & RT_DS) ||
+            (bind & KILN_BIND_SHADER_RESOURCE) || init)
+            return FAIL(KILN_E_INVALID_ARG, TEXTURE_SAMPLES_INVALID,
+                        "4 samples with %u mips, usage %d, bind flags 0x%x%s", mips, (int)desc->usage, bind,
+                        init ? ", initial data" : "");
+        if (!(dev->queue.backend->caps & KQ_BACKEND_MULTISAMPLE))
+            return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no multisampled textures",
+                        dev->queue.backend->name);
+    }
 
     /* Size check before allocating anything. */
     size_t total = 0;
     for (uint32_t m = 0; m < mips; m++)
-        total += KB_ALIGN_UP((size_t)KB_MAX(1u, w >> m) * fi->size, 16) * KB_MAX(1u, h >> m) + 64;
+        total += KB_ALIGN_UP((size_t)KB_MAX(1u, w >> m) * fi->size, 16) * KB_MAX(1u, h >> m) * samples + 64;
     total *= layers;
     if (total > MAX_TEXTURE_BYTES)
         return FAIL(KILN_E_INVALID_ARG, TEXTURE_TOO_LARGE, "%zu bytes", total);
@@ -195,7 +208,7 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
         }
     }
 
-    kres_layout_desc ld = {KRES_TYPE_TEXTURE2D, desc->usage, bind, cpu, desc->format, w, h, mips, layers};
+    kres_layout_desc ld = {KRES_TYPE_TEXTURE2D, desc->usage, bind, cpu, desc->format, w, h, mips, layers, samples};
     kres_resource *res;
     r = kres_resource_create(&dev->env, &ld, &res);
     if (r != KILN_OK)

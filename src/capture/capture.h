@@ -44,7 +44,7 @@
 #define KCAP_MAGIC "KILNCAP"  /* 7 characters + NUL: the first 8 bytes */
 #define KCAP_VERSION_MAJOR 1u /* records change: older readers refuse */
 #define KCAP_VERSION_MINOR                                                                         \
-    3u                       /* records added: older readers refuse                                \
+    4u                       /* records added: older readers refuse                                \
                                 captures that use them, by op */
 #define KCAP_HEADER_SIZE 16u /* magic, u16 major, u16 minor, u32 size */
 #define KCAP_BLEND_TARGETS_1_0 4u /* CREATE_BLEND_STATE's targets (1.0: kiln had 4) */
@@ -153,7 +153,10 @@
     X(SO_SET_TARGETS, "kiln_so_set_targets") /* 1.3 */                                         \
     X(DRAW_AUTO, "kiln_draw_auto") /* 1.3 */                                                   \
     X(CREATE_SAMPLER_CMP, "kiln_create_sampler") /* 1.3: a comparison sampler */          \
-    X(CREATE_BLEND_STATE_8, "kiln_create_blend_state") /* 1.3: targets 4..7 set */
+    X(CREATE_BLEND_STATE_8, "kiln_create_blend_state") /* 1.3: targets 4..7 set */            \
+    X(CREATE_TEXTURE2D_MS, "kiln_create_texture2d") /* 1.4: sample_count > 1 */             \
+    X(RESOLVE_SUBRESOURCE, "kiln_resolve_subresource") /* 1.4 */                             \
+    X(CREATE_BLEND_STATE_A2C, "kiln_create_blend_state") /* 1.4: alpha_to_coverage set */
 
 typedef enum kcap_op {
     KCAP_OP_NONE = 0, /* never in a file */
@@ -276,6 +279,10 @@ typedef struct kcap_call {
         struct {
             uint32_t dst, src;
         } copy;
+        struct {
+            uint32_t dst, dst_sub, src, src_sub;
+            kiln_format format;
+        } resolve;
         struct {
             uint32_t dst, dst_sub, x, y, z, src, src_sub, has_box;
             kiln_box box;
@@ -504,6 +511,8 @@ void kcap_update_subresource(kiln_context *ctx, kiln_resource dst, uint32_t sub,
                              const kiln_box *box, const void *data, uint32_t row_pitch,
                              kiln_result r);
 void kcap_copy_resource(kiln_context *ctx, kiln_resource dst, kiln_resource src, kiln_result r);
+void kcap_resolve_subresource(kiln_context *ctx, kiln_resource dst, uint32_t dst_sub, kiln_resource src,
+                              uint32_t src_sub, kiln_format format, kiln_result r);
 void kcap_copy_subresource_region(kiln_context *ctx, kiln_resource dst, uint32_t dst_sub,
                                   uint32_t x, uint32_t y, uint32_t z, kiln_resource src,
                                   uint32_t src_sub, const kiln_box *box, kiln_result r);

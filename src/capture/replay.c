@@ -461,6 +461,7 @@ static void run(krp_replayer *r, const kcap_call *c)
         break;
     }
     case KCAP_OP_CREATE_TEXTURE2D:
+    case KCAP_OP_CREATE_TEXTURE2D_MS:
         run_texture(r, c);
         return;
     case KCAP_OP_DESTROY_BUFFER:
@@ -529,6 +530,11 @@ static void run(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_COPY_RESOURCE:
         got = kiln_copy_resource(ctx, (kiln_resource){xl(r, c->u.copy.dst)},
                                  (kiln_resource){xl(r, c->u.copy.src)});
+        break;
+    case KCAP_OP_RESOLVE_SUBRESOURCE:
+        got = kiln_resolve_subresource(ctx, (kiln_resource){xl(r, c->u.resolve.dst)}, c->u.resolve.dst_sub,
+                                       (kiln_resource){xl(r, c->u.resolve.src)}, c->u.resolve.src_sub,
+                                       c->u.resolve.format);
         break;
     case KCAP_OP_COPY_SUBRESOURCE_REGION:
         got = kiln_copy_subresource_region(
@@ -694,6 +700,7 @@ static void run(krp_replayer *r, const kcap_call *c)
         break;
     case KCAP_OP_CREATE_BLEND_STATE:
     case KCAP_OP_CREATE_BLEND_STATE_8:
+    case KCAP_OP_CREATE_BLEND_STATE_A2C:
         got = kiln_create_blend_state(dev, &c->u.blend, (kiln_blend_state *)&id);
         bind_id(r, c->out[0], id, K_BS);
         break;
