@@ -55,6 +55,17 @@ int demo_new_texture_desc(demo *d, const kiln_texture2d_desc *desc,
     return own(d, DEMO_OWNED_TEXTURE, out->id);
 }
 
+int demo_new_texture_ms(demo *d, const kiln_texture2d_desc *desc, kiln_texture *out)
+{
+    kiln_result r = kiln_create_texture2d(d->dev, desc, NULL, out);
+    if (r == KILN_E_UNSUPPORTED) {
+        out->id = 0;
+        return 1; /* the backend has no multisampling (osmesa) */
+    }
+    TRY(d, r);
+    return own(d, DEMO_OWNED_TEXTURE, out->id);
+}
+
 int demo_new_texture(demo *d, uint32_t w, uint32_t h, uint32_t array_size, kiln_usage usage,
                      uint32_t bind, uint32_t cpu_access, kiln_texture *out)
 {

@@ -17,6 +17,7 @@
  *                   shader expands
  *   scenes_skybox.c draw scene "skybox": six faces rendered in one layered
  *                   draw, then sampled as a sky
+ *   scenes_msaa.c   draw scene "msaa": 4x multisampling and resolve
  *   mat4.h          the little matrix math the draw scenes need
  *
  * A scene records one frame into the runner's canvas texture with kiln
@@ -113,6 +114,10 @@ int demo_new_texture(demo *d, uint32_t w, uint32_t h, uint32_t array_size, kiln_
 /* Any texture; `init` as for kiln_create_texture2d. */
 int demo_new_texture_desc(demo *d, const kiln_texture2d_desc *desc,
                           const kiln_subresource_data *init, kiln_texture *out);
+/* A multisampled texture (desc->sample_count > 1), no initial data.
+ * Returns 1, reporting nothing, when the backend has no multisampling
+ * (KILN_E_UNSUPPORTED: osmesa): the scene then draws at one sample. */
+int demo_new_texture_ms(demo *d, const kiln_texture2d_desc *desc, kiln_texture *out);
 /* A render-target view of mip 0 of one array slice. */
 int demo_new_rtv(demo *d, kiln_texture t, uint32_t slice, kiln_rtv *out);
 /* A depth-stencil view of mip 0; a shader-resource view of every mip. */
@@ -206,6 +211,7 @@ extern const scene demo_scene_swirl;     /* scenes_so.c */
 
 extern const scene demo_scene_sprites; /* scenes_sprites.c */
 extern const scene demo_scene_skybox;  /* scenes_skybox.c */
+extern const scene demo_scene_msaa;    /* scenes_msaa.c */
 
 /* Every scene's register_shaders on `dev`: what a replay of any scene's
  * capture needs before its first record (a kcap_replay setup_fn). */

@@ -480,6 +480,11 @@ static void test_rules(void)
     d1.width = 4;
     CHECK_RESULT(kiln_create_texture2d(dev, &d1, NULL, &small), KILN_OK);
     kiln_resource MS = kiln_texture_resource(ms), ONE = kiln_texture_resource(one);
+    kiln_texture2d_desc got_desc;
+    CHECK_RESULT(kiln_texture_get_desc(dev, ms, &got_desc), KILN_OK);
+    CHECK_EQ_INT(got_desc.sample_count, 4);
+    CHECK_RESULT(kiln_texture_get_desc(dev, one, &got_desc), KILN_OK);
+    CHECK_EQ_INT(got_desc.sample_count, 1);
 
     /* what a 4x resource does not take */
     CHECK_FAILS(kiln_update_subresource(ctx, MS, 0, NULL, pixels, 32, 0), KILN_E_INVALID_ARG,

@@ -106,7 +106,7 @@ static kiln_result create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
         return FAIL(KILN_E_INVALID_ARG, INIT_DATA_INVALID, "init->data is NULL");
 
     kres_layout_desc ld = {KRES_TYPE_BUFFER, desc->usage, bind, cpu, KILN_FORMAT_UNKNOWN,
-                           desc->size, 1, 1, 1};
+                           desc->size, 1, 1, 1, 1};
     kres_resource *res;
     r = kres_resource_create(&dev->env, &ld, &res);
     if (r != KILN_OK)
@@ -306,8 +306,15 @@ static kiln_result texture_get_desc(kiln_device *dev, kiln_texture t, kiln_textu
         memset(out, 0, sizeof *out);
         return r;
     }
-    *out = (kiln_texture2d_desc){res->width, res->height, res->mip_levels, res->array_size,
-                                 res->format, res->usage, res->bind_flags, res->cpu_access};
+    *out = (kiln_texture2d_desc){.width = res->width,
+                                 .height = res->height,
+                                 .mip_levels = res->mip_levels,
+                                 .array_size = res->array_size,
+                                 .format = res->format,
+                                 .usage = res->usage,
+                                 .bind_flags = res->bind_flags,
+                                 .cpu_access = res->cpu_access,
+                                 .sample_count = res->samples};
     kres_unref(&res->base);
     return KILN_OK;
 }

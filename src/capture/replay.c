@@ -97,8 +97,13 @@ static void read_target(krp_replayer *r, const krp_obj *o)
         return;
     flush_all(r);
     kiln_context *ctx = kiln_device_immediate_context(r->dev);
-    kiln_texture2d_desc sd = {o->width,  o->height,          1, 1,
-                              o->format, KILN_USAGE_STAGING, 0, KILN_CPU_ACCESS_READ};
+    kiln_texture2d_desc sd = {.width = o->width,
+                              .height = o->height,
+                              .mip_levels = 1,
+                              .array_size = 1,
+                              .format = o->format,
+                              .usage = KILN_USAGE_STAGING,
+                              .cpu_access = KILN_CPU_ACCESS_READ};
     kiln_texture staging;
     if (kiln_create_texture2d(r->dev, &sd, NULL, &staging) != KILN_OK)
         return;
