@@ -18,6 +18,7 @@
  *   scenes_skybox.c draw scene "skybox": six faces rendered in one layered
  *                   draw, then sampled as a sky
  *   scenes_srgb.c   draw scene "srgb": linear ramps into an sRGB target
+ *   scenes_msaa.c   draw scene "msaa": 4x multisampling and resolve
  *   mat4.h          the little matrix math the draw scenes need
  *
  * A scene records one frame into the runner's canvas texture with kiln
@@ -54,7 +55,7 @@
 /* Every color texture of the demo: the byte order PNG wants. */
 #define DEMO_FORMAT KILN_FORMAT_R8G8B8A8_UNORM
 #define DEMO_MAX_OWNED 64
-#define DEMO_MAX_SCENES 16
+#define DEMO_MAX_SCENES 24
 
 /* What tests/test_golden.c renders and `kiln_demo --golden` writes. */
 #define DEMO_GOLDEN_W 320u
@@ -116,7 +117,7 @@ int demo_new_texture_desc(demo *d, const kiln_texture2d_desc *desc,
                           const kiln_subresource_data *init, kiln_texture *out);
 /* As demo_new_texture_desc, but returns 1, reporting nothing, when the
  * backend cannot make such a texture (KILN_E_UNSUPPORTED: osmesa's missing
- * formats): the scene then draws its fallback. */
+ * formats, multisampling): the scene then draws its fallback. */
 int demo_try_texture_desc(demo *d, const kiln_texture2d_desc *desc,
                           const kiln_subresource_data *init, kiln_texture *out);
 /* A render-target view of mip 0 of one array slice. */
@@ -213,6 +214,7 @@ extern const scene demo_scene_swirl;     /* scenes_so.c */
 extern const scene demo_scene_sprites; /* scenes_sprites.c */
 extern const scene demo_scene_skybox;  /* scenes_skybox.c */
 extern const scene demo_scene_srgb;    /* scenes_srgb.c */
+extern const scene demo_scene_msaa;    /* scenes_msaa.c */
 
 /* Every scene's register_shaders on `dev`: what a replay of any scene's
  * capture needs before its first record (a kcap_replay setup_fn). */

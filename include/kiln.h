@@ -235,7 +235,11 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(DRAW_NO_RASTER, "a draw without a pixel shader needs stream output, and depth and stencil off") \
     X(SO_TARGET_DUPLICATE, "one buffer is bound to two stream-output slots") \
     X(MIPS_FORMAT, "generate_mips cannot filter this format (integer formats)") \
-    X(BOX_BLOCK_ALIGN, "a box or copy position on a block-compressed texture is not on 4x4 block boundaries")
+    X(BOX_BLOCK_ALIGN, "a box or copy position on a block-compressed texture is not on 4x4 block boundaries") \
+    X(TEXTURE_SAMPLES_INVALID, "sample count is 1 or 4; a 4x texture has one mip level, DEFAULT usage, a render-target or depth-stencil bind, no shader-resource bind and no initial data") \
+    X(MSAA_OPERATION, "a multisampled resource is copied whole (kiln_copy_resource) or resolved; UpdateSubresource and region copies do not take it") \
+    X(RT_SAMPLES_MISMATCH, "render targets and depth-stencil differ in sample count") \
+    X(RESOLVE_INVALID, "resolve: a multisampled source, a single-sample destination of its size, and one format that is neither integer nor depth")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -531,7 +535,29 @@ typedef struct kiln_texture2d_desc {
     kiln_usage usage;
     uint32_t bind_flags;
     uint32_t cpu_access;
+    /* Samples per pixel: 0 or 1, or 4 for 4x multisampling with D3D10's
+     * standard pattern (KILN_SAMPLE_PATTERN4: sample k at
+     * its offset / 16 from the pixel center). A 4x texture has one mip level, DEFAULT
+     * usage, a RENDER_TARGET or DEPTH_STENCIL bind, no SHADER_RESOURCE bind
+     * (kiln has no Texture2DMS loads) and no initial data
+     * (TEXTURE_SAMPLES_INVALID). It is rendered to, cleared, copied whole
+     * with kiln_copy_resource and resolved with kiln_resolve_subresource;
+     * UpdateSubresource and region copies refuse it (MSAA_OPERATION).
+     * Rendering into it: triangles cover each sample by the usual fill
+     * rules at the sample's position, depth and stencil are tested and
+     * written per sample (depth interpolated at the sample), the pixel
+     * shader runs once per pixel with any sample covered (varyings at the
+     * pixel center) and its output goes to the covered samples that
+     * passed; occlusion queries count samples. Lines and points cover
+     * all four samples of the pixels they cover at one sample (their
+     * single-sample rules). The osmesa backend refuses 4x textures
+     * (BACKEND_FEATURE). */
+    uint32_t sample_count;
 } kiln_texture2d_desc;
+
+/* D3D10's standard 4x pattern: sample k's (x, y) offset from the pixel
+ * center in 1/16 pixel, as an initializer of int[4][2]. */
+#define KILN_SAMPLE_PATTERN4 {{-2, -6}, {6, -2}, {-6, 2}, {2, 6}}
 
 /* Initial data for one subresource. row_pitch is ignored for buffers; 0 for
  * a texture means tightly packed rows. */
@@ -653,6 +679,17 @@ KILN_API kiln_result kiln_copy_subresource_region(kiln_context *ctx, kiln_resour
                                                   uint32_t dst_y, uint32_t dst_z,
                                                   kiln_resource src, uint32_t src_subresource,
                                                   const kiln_box *src_box);
+
+/* Resolves a 4x multisampled subresource into a single-sample one of the
+ * same size (D3D10's ResolveSubresource): each pixel is the average of its
+ * four samples, each read as float by the format's rules (sRGB formats in
+ * linear), summed in sample order, multiplied by 0.25 and converted back
+ * as a render-target write would. `format` is the resources' format (or
+ * UNKNOWN for it); both must have it, and integer and depth formats are
+ * refused (RESOLVE_INVALID), as D3D10 does. The destination is DEFAULT. */
+KILN_API kiln_result kiln_resolve_subresource(kiln_context *ctx, kiln_resource dst,
+                                              uint32_t dst_subresource, kiln_resource src,
+                                              uint32_t src_subresource, kiln_format format);
 
 typedef enum kiln_map_type {
     KILN_MAP_READ = 1,               /* STAGING with CPU read */
@@ -1624,6 +1661,12 @@ typedef struct kiln_blend_target {
 
 typedef struct kiln_blend_desc {
     kiln_blend_target rt[KILN_MAX_RENDER_TARGETS];
+    /* D3D10's AlphaToCoverageEnable: render target 0's alpha output keeps
+     * the first n of a pixel's covered samples (in sample order), n =
+     * floor(saturate(alpha) * samples + 0.5), before the depth test; with
+     * one sample a pixel is kept when alpha >= 0.5. The pattern is kiln's
+     * (D3D10 leaves it to the implementation). */
+    uint32_t alpha_to_coverage;
 } kiln_blend_desc;
 
 typedef enum kiln_filter {

@@ -195,9 +195,12 @@ static inline ru_tex ru_rt(kiln_device *dev, uint32_t w, uint32_t h, kiln_format
     t.w = w;
     t.h = h;
     t.fmt = fmt;
-    kiln_texture2d_desc d = {
-        w, h, 1, 1, fmt, KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE,
-        0};
+    kiln_texture2d_desc d = {.width = w,
+                             .height = h,
+                             .mip_levels = 1,
+                             .array_size = 1,
+                             .format = fmt,
+                             .bind_flags = KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE};
     CHECK_RESULT(kiln_create_texture2d(dev, &d, NULL, &t.tex), KILN_OK);
     CHECK_RESULT(kiln_create_rtv(dev, t.tex, NULL, &t.rtv), KILN_OK);
     return t;
@@ -210,7 +213,8 @@ static inline ru_tex ru_ds(kiln_device *dev, uint32_t w, uint32_t h, kiln_format
     t.w = w;
     t.h = h;
     t.fmt = fmt;
-    kiln_texture2d_desc d = {w, h, 1, 1, fmt, KILN_USAGE_DEFAULT, KILN_BIND_DEPTH_STENCIL, 0};
+    kiln_texture2d_desc d = {.width = w, .height = h, .mip_levels = 1, .array_size = 1, .format = fmt,
+                             .bind_flags = KILN_BIND_DEPTH_STENCIL};
     CHECK_RESULT(kiln_create_texture2d(dev, &d, NULL, &t.tex), KILN_OK);
     CHECK_RESULT(kiln_create_dsv(dev, t.tex, NULL, &t.dsv), KILN_OK);
     return t;

@@ -6,6 +6,8 @@
  * that later draws sample), maps of DYNAMIC vertex and constant buffers
  * (WRITE_DISCARD, and WRITE_NO_OVERWRITE appends that never touch bytes a
  * queued draw reads), UpdateSubresource, copies, clears, generate_mips,
+ * a 4x target and depth buffer (alpha to coverage among the blend states,
+ * resolves into a single-sample target mid-sequence and at the end),
  * mid-sequence readbacks through STAGING maps, flushes and finishes run on
  * an ASYNC device (1-4 workers) and on a SERIAL device from the same seed.
  * Every call's result, every byte a staging Map shows, and the final bytes
@@ -58,17 +60,18 @@ typedef struct run {
     kiln_input_layout il[KILN_EFFECT_COUNT];
     kiln_rasterizer_state rs[4];
     kiln_depth_stencil_state dss[4];
-    kiln_blend_state bs[4];
+    kiln_blend_state bs[5];
     kiln_sampler samp[3];
     /* resources */
-    kiln_texture rt0, rt1, ds, tex, st_rt0, st_tex;
-    kiln_rtv rt0v, rt1v, texv;
-    kiln_dsv dsv;
+    kiln_texture rt0, rt1, ds, tex, st_rt0, st_tex, ms_rt, ms_ds;
+    kiln_rtv rt0v, rt1v, texv, ms_rtv;
+    kiln_dsv dsv, ms_dsv;
     kiln_srv rt0s, texs;
     kiln_buffer vb_dyn, vb_def, vb_src, ib, cb_dyn, cb_def;
     /* model state, independent of the mode */
     uint32_t dyn_used; /* vertices of vb_dyn that queued draws may read */
     uint32_t dyn_written;
+    bool has_ms; /* the backend has 4x targets and alpha to coverage */
     /* results */
     uint64_t trace[MAXTRACE];
     int ntrace;
@@ -229,6 +232,12 @@ static void create_all(run *R, uint64_t seed)
                                    KILN_BLEND_OP_MAX,
                                    KILN_COLOR_WRITE_R | KILN_COLOR_WRITE_B};
     R->bs[3] = ru_bs(dev, &bd);
+    /* multisampling and alpha to coverage: not on osmesa (refused there) */
+    const char *backend = getenv("KILN_TEST_BACKEND");
+    R->has_ms = !(backend && !strcmp(backend, "osmesa"));
+    kiln_blend_desc a2c = {0};
+    a2c.alpha_to_coverage = R->has_ms;
+    R->bs[4] = ru_bs(dev, &a2c);
     kiln_sampler_desc s0 = {0}, s1 = {0}, s2 = {0};
     s1.min_filter = s1.mag_filter = s1.mip_filter = KILN_FILTER_POINT;
     s1.address_u = s1.address_v = KILN_ADDRESS_WRAP;
@@ -282,6 +291,14 @@ static void create_all(run *R, uint64_t seed)
     CHECK_RESULT(kiln_create_dsv(dev, R->ds, NULL, &R->dsv), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, R->rt0, NULL, &R->rt0s), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, R->tex, NULL, &R->texs), KILN_OK);
+    kiln_texture2d_desc md = {.width = W, .height = H, .mip_levels = 1, .format = KILN_FORMAT_R8G8B8A8_UNORM,
+                              .bind_flags = KILN_BIND_RENDER_TARGET, .sample_count = R->has_ms ? 4 : 1};
+    CHECK_RESULT(kiln_create_texture2d(dev, &md, NULL, &R->ms_rt), KILN_OK);
+    md.format = KILN_FORMAT_D24_UNORM_S8_UINT;
+    md.bind_flags = KILN_BIND_DEPTH_STENCIL;
+    CHECK_RESULT(kiln_create_texture2d(dev, &md, NULL, &R->ms_ds), KILN_OK);
+    CHECK_RESULT(kiln_create_rtv(dev, R->ms_rt, NULL, &R->ms_rtv), KILN_OK);
+    CHECK_RESULT(kiln_create_dsv(dev, R->ms_ds, NULL, &R->ms_dsv), KILN_OK);
 
     static vtx verts[NV];
     rand_vtxs(R, verts, NV);
@@ -431,12 +448,31 @@ static void op_copy(run *R)
     }
 }
 
+/* The 4x target into rt0; on osmesa, where it is a 1x target, a copy. */
+static kiln_result resolve_ms(run *R)
+{
+    if (!R->has_ms)
+        return kiln_copy_resource(R->ctx, kiln_texture_resource(R->rt0), kiln_texture_resource(R->ms_rt));
+    return kiln_resolve_subresource(R->ctx, kiln_texture_resource(R->rt0), 0, kiln_texture_resource(R->ms_rt), 0,
+                                    KILN_FORMAT_UNKNOWN);
+}
+
 static void op_clear(run *R)
 {
-    uint32_t what = below(R, 4);
+    uint32_t what = below(R, 7);
     float c[4] = {frand(R, 0, 1), frand(R, 0, 1), frand(R, -1, 2), frand(R, 0, 1)};
     log_op(R, "clear", what, 0);
     switch (what) {
+    case 4:
+        res(R, kiln_clear_rtv(R->ctx, R->ms_rtv, c));
+        break;
+    case 5:
+        res(R, kiln_clear_dsv(R->ctx, R->ms_dsv, 1 + below(R, 3), frand(R, 0.5f, 1.0f), (uint8_t)below(R, 256)));
+        break;
+    case 6: /* the 4x target into rt0 (unbound first: rt0 may be a target) */
+        res(R, kiln_om_set_render_targets(R->ctx, 0, NULL, (kiln_dsv){0}));
+        res(R, resolve_ms(R));
+        break;
     case 0:
         res(R, kiln_clear_rtv(R->ctx, R->rt0v, c));
         break;
@@ -478,8 +514,9 @@ static void op_draw(run *R)
     kiln_context *ctx = R->ctx;
     kiln_effect e = (kiln_effect)below(R, KILN_EFFECT_COUNT);
     int textured = e == KILN_EFFECT_TEXTURE || e == KILN_EFFECT_TEXTURE_COLOR;
-    /* targets: 0 rt0+ds, 1 rt0+rt1+ds, 2 rt1+ds, 3 tex (32x32, no depth) */
-    uint32_t tset = below(R, 4);
+    /* targets: 0 rt0+ds, 1 rt0+rt1+ds, 2 rt1+ds, 3 tex (32x32, no depth),
+     * 4 the 4x target and depth */
+    uint32_t tset = below(R, 5);
     kiln_rtv rtvs[2];
     uint32_t nrt;
     kiln_dsv dsv = R->dsv;
@@ -493,6 +530,9 @@ static void op_draw(run *R)
         break;
     case 2:
         rtvs[0] = R->rt1v, nrt = 1;
+        break;
+    case 4:
+        rtvs[0] = R->ms_rtv, nrt = 1, dsv = R->ms_dsv;
         break;
     default:
         rtvs[0] = R->texv, nrt = 1, dsv = (kiln_dsv){0}, vw = TS, vh = TS;
@@ -513,7 +553,7 @@ static void op_draw(run *R)
     res(R, kiln_ps_set_constant_buffers(ctx, 0, 1, &R->cb_def));
     res(R, kiln_rs_set_state(ctx, R->rs[below(R, 4)]));
     const float bf[4] = {frand(R, 0, 1), frand(R, 0, 1), frand(R, 0, 1), frand(R, 0, 1)};
-    res(R, kiln_om_set_blend_state(ctx, R->bs[below(R, 4)], bf));
+    res(R, kiln_om_set_blend_state(ctx, R->bs[below(R, 5)], bf));
     res(R, kiln_om_set_depth_stencil_state(ctx, R->dss[below(R, 4)], below(R, 256)));
     kiln_viewport vp = {frand(R, -8, 8),           frand(R, -8, 8),   vw * frand(R, 0.7f, 1.2f),
                         vh * frand(R, 0.7f, 1.2f), frand(R, 0, 0.3f), frand(R, 0.7f, 1)};
@@ -620,6 +660,12 @@ static void run_sequence(run *R, uint64_t seed, kiln_exec_mode mode, uint32_t th
             tr(R, fnv(1469598103934665603ull, buf, sizeof buf));
         }
     }
+    /* and the 4x target, resolved */
+    res(R, kiln_om_set_render_targets(R->ctx, 0, NULL, (kiln_dsv){0}));
+    res(R, resolve_ms(R));
+    memset(buf, 0, sizeof buf);
+    ru_read(R->dev, R->rt0, 0, buf);
+    tr(R, fnv(1469598103934665603ull, buf, sizeof buf));
     static uint8_t bb[NV * sizeof(vtx)];
     kiln_buffer bufs[3] = {R->vb_def, R->ib, R->cb_def};
     for (int b = 0; b < 3; b++) {

@@ -252,6 +252,8 @@ static kiln_result update_subresource(kiln_context *ctx, kiln_resource dst, uint
         r = FAIL(KILN_E_INVALID_ARG, UPDATE_USAGE, "the destination is not DEFAULT");
     else if (is_depth(res))
         r = FAIL(KILN_E_INVALID_ARG, UPDATE_DEPTH, "the destination has a depth-stencil format");
+    else if (res->samples > 1)
+        r = FAIL(KILN_E_INVALID_ARG, MSAA_OPERATION, "the destination is multisampled");
     else if ((r = check_sub(dev, api, res, sub)) != KILN_OK)
         ;
     else if ((res->bind_flags & KILN_BIND_CONSTANT_BUFFER) && box)
@@ -344,8 +346,8 @@ static kiln_result copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_re
         ;
     else if (dst->base.type != src->base.type || dst->width != src->width || dst->height != src->height ||
              dst->format != src->format || dst->mip_levels != src->mip_levels ||
-             dst->array_size != src->array_size)
-        r = FAIL(KILN_E_INVALID_ARG, COPY_MISMATCH, "type, size, format, mips or array size differ");
+             dst->array_size != src->array_size || dst->samples != src->samples)
+        r = FAIL(KILN_E_INVALID_ARG, COPY_MISMATCH, "type, size, format, mips, array size or samples differ");
     if (r == KILN_OK) {
         kq_cmd *cmd;
         r = queue_copy(ctx, api, KQ_OP_COPY_RESOURCE, dst, src, &cmd);
@@ -390,6 +392,9 @@ static kiln_result copy_subresource_region(kiln_context *ctx, kiln_resource dst_
     bool empty = false;
     if ((r = check_copy_dst(dev, api, dst)) != KILN_OK)
         ;
+    else if (dst->samples > 1 || src->samples > 1)
+        r = FAIL(KILN_E_INVALID_ARG, MSAA_OPERATION, "the %s is multisampled: copy it whole with kiln_copy_resource",
+                 dst->samples > 1 ? "destination" : "source");
     else if (dst->base.type != src->base.type || dst->format != src->format)
         r = FAIL(KILN_E_INVALID_ARG, COPY_MISMATCH, "source and destination differ in type or format");
     else if ((r = check_sub(dev, api, dst, dst_sub)) != KILN_OK || (r = check_sub(dev, api, src, src_sub)) != KILN_OK)
@@ -455,6 +460,65 @@ kiln_result kiln_copy_subresource_region(kiln_context *ctx, kiln_resource dst, u
         copy_subresource_region(ctx, dst, dst_sub, dst_x, dst_y, dst_z, src, src_sub, src_box);
     if (ctx && ctx->dev->capture)
         kcap_copy_subresource_region(ctx, dst, dst_sub, dst_x, dst_y, dst_z, src, src_sub, src_box, r);
+    return r;
+}
+
+/* ---- resolve ---- */
+
+static kiln_result resolve_subresource(kiln_context *ctx, kiln_resource dst_h, uint32_t dst_sub,
+                                       kiln_resource src_h, uint32_t src_sub, kiln_format format)
+{
+    static const char api[] = "kiln_resolve_subresource";
+    CTX_PREAMBLE();
+    KA_FLUSH_SCENE_OR_RETURN(ctx, api);
+    kiln_result r;
+    kres_resource *dst = ka_get_resource(dev, dst_h.id, KRES_TYPE_TEXTURE2D, KRES_TYPE_TEXTURE2D, api, "dst", &r);
+    if (!dst)
+        return r;
+    kres_resource *src = ka_get_resource(dev, src_h.id, KRES_TYPE_TEXTURE2D, KRES_TYPE_TEXTURE2D, api, "src", &r);
+    if (!src) {
+        kres_unref(&dst->base);
+        return r;
+    }
+    kiln_format f = format == KILN_FORMAT_UNKNOWN ? src->format : format;
+    if ((r = check_sub(dev, api, dst, dst_sub)) != KILN_OK || (r = check_sub(dev, api, src, src_sub)) != KILN_OK)
+        ;
+    else if (dst->usage != KILN_USAGE_DEFAULT)
+        r = FAIL(KILN_E_INVALID_ARG, RESOLVE_INVALID, "the destination is not DEFAULT");
+    else if (src->samples < 2 || dst->samples != 1)
+        r = FAIL(KILN_E_INVALID_ARG, RESOLVE_INVALID, "the source has %u samples, the destination %u (4 and 1)",
+                 src->samples, dst->samples);
+    else if (src->format != f || dst->format != f)
+        r = FAIL(KILN_E_INVALID_ARG, RESOLVE_INVALID, "formats %d (source) and %d (destination), %d named",
+                 (int)src->format, (int)dst->format, (int)format);
+    else if (kres_format(f)->is_depth || kres_format_integer(f))
+        r = FAIL(KILN_E_INVALID_ARG, RESOLVE_INVALID, "format %d is %s", (int)f,
+                 kres_format(f)->is_depth ? "a depth format" : "an integer format");
+    else if (dst->subs[dst_sub].width != src->subs[src_sub].width ||
+             dst->subs[dst_sub].height != src->subs[src_sub].height)
+        r = FAIL(KILN_E_INVALID_ARG, RESOLVE_INVALID, "the destination is %ux%u, the source %ux%u",
+                 dst->subs[dst_sub].width, dst->subs[dst_sub].height, src->subs[src_sub].width,
+                 src->subs[src_sub].height);
+    if (r == KILN_OK) {
+        kq_cmd *cmd;
+        r = queue_copy(ctx, api, KQ_OP_RESOLVE, dst, src, &cmd);
+        if (r == KILN_OK) {
+            cmd->u.copy.dst_sub = dst_sub;
+            cmd->u.copy.src_sub = src_sub;
+            kq_submit(&ctx->q, cmd);
+        }
+    }
+    kres_unref(&dst->base);
+    kres_unref(&src->base);
+    return r;
+}
+
+kiln_result kiln_resolve_subresource(kiln_context *ctx, kiln_resource dst, uint32_t dst_sub, kiln_resource src,
+                                     uint32_t src_sub, kiln_format format)
+{
+    kiln_result r = resolve_subresource(ctx, dst, dst_sub, src, src_sub, format);
+    if (ctx && ctx->dev->capture)
+        kcap_resolve_subresource(ctx, dst, dst_sub, src, src_sub, format, r);
     return r;
 }
 

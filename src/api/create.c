@@ -106,7 +106,7 @@ static kiln_result create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
         return FAIL(KILN_E_INVALID_ARG, INIT_DATA_INVALID, "init->data is NULL");
 
     kres_layout_desc ld = {KRES_TYPE_BUFFER, desc->usage, bind, cpu, KILN_FORMAT_UNKNOWN,
-                           desc->size, 1, 1, 1};
+                           desc->size, 1, 1, 1, 1};
     kres_resource *res;
     r = kres_resource_create(&dev->env, &ld, &res);
     if (r != KILN_OK)
@@ -180,12 +180,25 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
         return r;
     if (desc->usage == KILN_USAGE_DYNAMIC && (mips != 1 || layers != 1))
         return FAIL(KILN_E_INVALID_ARG, USAGE_DYNAMIC_TEXTURE, "%u mips, array size %u", mips, layers);
+    uint32_t samples = desc->sample_count ? desc->sample_count : 1;
+    if (samples != 1) {
+        if (samples != 4)
+            return FAIL(KILN_E_INVALID_ARG, TEXTURE_SAMPLES_INVALID, "%u samples (1 or 4)", samples);
+        if (mips != 1 || desc->usage != KILN_USAGE_DEFAULT || !(bind & RT_DS) ||
+            (bind & KILN_BIND_SHADER_RESOURCE) || init)
+            return FAIL(KILN_E_INVALID_ARG, TEXTURE_SAMPLES_INVALID,
+                        "4 samples with %u mips, usage %d, bind flags 0x%x%s", mips, (int)desc->usage, bind,
+                        init ? ", initial data" : "");
+        if (!(dev->queue.backend->caps & KQ_BACKEND_MULTISAMPLE))
+            return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no multisampled textures",
+                        dev->queue.backend->name);
+    }
 
     /* Size check before allocating anything. */
     size_t total = 0;
     for (uint32_t m = 0; m < mips; m++)
         total += KB_ALIGN_UP(kres_row_bytes(fi, KB_MAX(1u, w >> m)), 16) *
-                     kres_blocks(fi, KB_MAX(1u, h >> m)) + 64;
+                     kres_blocks(fi, KB_MAX(1u, h >> m)) * samples + 64;
     total *= layers;
     if (total > MAX_TEXTURE_BYTES)
         return FAIL(KILN_E_INVALID_ARG, TEXTURE_TOO_LARGE, "%zu bytes", total);
@@ -200,7 +213,7 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
         }
     }
 
-    kres_layout_desc ld = {KRES_TYPE_TEXTURE2D, desc->usage, bind, cpu, desc->format, w, h, mips, layers};
+    kres_layout_desc ld = {KRES_TYPE_TEXTURE2D, desc->usage, bind, cpu, desc->format, w, h, mips, layers, samples};
     kres_resource *res;
     r = kres_resource_create(&dev->env, &ld, &res);
     if (r != KILN_OK)
@@ -298,8 +311,15 @@ static kiln_result texture_get_desc(kiln_device *dev, kiln_texture t, kiln_textu
         memset(out, 0, sizeof *out);
         return r;
     }
-    *out = (kiln_texture2d_desc){res->width, res->height, res->mip_levels, res->array_size,
-                                 res->format, res->usage, res->bind_flags, res->cpu_access};
+    *out = (kiln_texture2d_desc){.width = res->width,
+                                 .height = res->height,
+                                 .mip_levels = res->mip_levels,
+                                 .array_size = res->array_size,
+                                 .format = res->format,
+                                 .usage = res->usage,
+                                 .bind_flags = res->bind_flags,
+                                 .cpu_access = res->cpu_access,
+                                 .sample_count = res->samples};
     kres_unref(&res->base);
     return KILN_OK;
 }

@@ -302,6 +302,8 @@ kiln_result kiln_create_depth_stencil_state(kiln_device *dev, const kiln_depth_s
 static kcap_op blend_record(const kiln_blend_desc *desc)
 {
     static const kiln_blend_target unset;
+    if (desc && desc->alpha_to_coverage)
+        return KCAP_OP_CREATE_BLEND_STATE_A2C;
     for (uint32_t i = KCAP_BLEND_TARGETS_1_0; desc && i < KILN_MAX_RENDER_TARGETS; i++)
         if (memcmp(&desc->rt[i], &unset, sizeof unset))
             return KCAP_OP_CREATE_BLEND_STATE_8;
@@ -321,6 +323,11 @@ static kiln_result create_blend_state(kiln_device *dev, const kiln_blend_desc *d
             t->enable > 1)
             return FAIL(KILN_E_INVALID_ARG, STATE_DESC, "render target %d: a factor, op or write mask is out of range", i);
     }
+    if (desc->alpha_to_coverage > 1)
+        return FAIL(KILN_E_INVALID_ARG, STATE_DESC, "alpha_to_coverage %u (0 or 1)", desc->alpha_to_coverage);
+    if (desc->alpha_to_coverage && !(dev->queue.backend->caps & KQ_BACKEND_MULTISAMPLE))
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no alpha to coverage",
+                    dev->queue.backend->name);
     return make(dev, api, KRES_TYPE_BS, desc, sizeof *desc, &out->id);
 }
 

@@ -605,7 +605,7 @@ static kiln_result om_set_render_targets(kiln_context *ctx, uint32_t count, cons
     if (r == KILN_OK && ds.id)
         dsv = ka_get_view(dev, ds.id, KRES_TYPE_DSV, api, &r);
     /* All bound views have one size (D3D10). */
-    uint32_t w = 0, h = 0;
+    uint32_t w = 0, h = 0, samples = 0;
     for (uint32_t k = 0; k < count + 1 && r == KILN_OK; k++) {
         kres_view *v = k < count ? got[k] : dsv;
         if (!v)
@@ -614,8 +614,12 @@ static kiln_result om_set_render_targets(kiln_context *ctx, uint32_t count, cons
         if (w && (sub->width != w || sub->height != h))
             r = FAIL(KILN_E_INVALID_ARG, RT_MISMATCH, "view %u is %ux%u, the first is %ux%u", k, sub->width,
                      sub->height, w, h);
+        else if (samples && v->res->samples != samples)
+            r = FAIL(KILN_E_INVALID_ARG, RT_SAMPLES_MISMATCH, "view %u has %u samples, the first %u", k,
+                     v->res->samples, samples);
         w = sub->width;
         h = sub->height;
+        samples = v->res->samples;
     }
     if (r != KILN_OK) {
         for (uint32_t k = 0; k < KILN_MAX_RENDER_TARGETS; k++)
@@ -762,6 +766,7 @@ static kd_state *build_state(kiln_context *ctx)
         };
     }
     memcpy(s->blend_factor, p->blend_factor, sizeof s->blend_factor);
+    s->alpha_to_coverage = bs->alpha_to_coverage != 0;
     return s;
 }
 

@@ -168,9 +168,9 @@ static inline uint32_t kcap_row_count(kiln_format f, uint32_t texels)
     X(DRAW_AUTO, "kiln_draw_auto") /* 1.3 */                                                   \
     X(CREATE_SAMPLER_CMP, "kiln_create_sampler") /* 1.3: a comparison sampler */          \
     X(CREATE_BLEND_STATE_8, "kiln_create_blend_state") /* 1.3: targets 4..7 set */ \
-    X(RESERVED_102, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(RESERVED_103, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(RESERVED_104, "reserved") /* another record of 1.4 (not in this build) */ \
+    X(CREATE_TEXTURE2D_MS, "kiln_create_texture2d") /* 1.4: sample_count > 1 (op 102) */ \
+    X(RESOLVE_SUBRESOURCE, "kiln_resolve_subresource") /* 1.4 */ \
+    X(CREATE_BLEND_STATE_A2C, "kiln_create_blend_state") /* 1.4: alpha_to_coverage set */ \
     X(RESERVED_105, "reserved") /* another record of 1.4 (not in this build) */ \
     X(RESERVED_106, "reserved") /* another record of 1.4 (not in this build) */ \
     X(RESERVED_107, "reserved") /* another record of 1.4 (not in this build) */ \
@@ -195,7 +195,6 @@ typedef enum kcap_op {
  * build. */
 _Static_assert(KCAP_OP_CREATE_SAMPLER_EXT == 115, "CREATE_SAMPLER_EXT is op 115");
 #define KCAP_CASE_RESERVED                                                                         \
-    case KCAP_OP_RESERVED_102: case KCAP_OP_RESERVED_103: case KCAP_OP_RESERVED_104:              \
     case KCAP_OP_RESERVED_105: case KCAP_OP_RESERVED_106: case KCAP_OP_RESERVED_107:              \
     case KCAP_OP_RESERVED_108: case KCAP_OP_RESERVED_109: case KCAP_OP_RESERVED_110:              \
     case KCAP_OP_RESERVED_111: case KCAP_OP_RESERVED_112: case KCAP_OP_RESERVED_113:              \
@@ -315,6 +314,10 @@ typedef struct kcap_call {
         struct {
             uint32_t dst, src;
         } copy;
+        struct {
+            uint32_t dst, dst_sub, src, src_sub;
+            kiln_format format;
+        } resolve;
         struct {
             uint32_t dst, dst_sub, x, y, z, src, src_sub, has_box;
             kiln_box box;
@@ -543,6 +546,8 @@ void kcap_update_subresource(kiln_context *ctx, kiln_resource dst, uint32_t sub,
                              const kiln_box *box, const void *data, uint32_t row_pitch,
                              kiln_result r);
 void kcap_copy_resource(kiln_context *ctx, kiln_resource dst, kiln_resource src, kiln_result r);
+void kcap_resolve_subresource(kiln_context *ctx, kiln_resource dst, uint32_t dst_sub, kiln_resource src,
+                              uint32_t src_sub, kiln_format format, kiln_result r);
 void kcap_copy_subresource_region(kiln_context *ctx, kiln_resource dst, uint32_t dst_sub,
                                   uint32_t x, uint32_t y, uint32_t z, kiln_resource src,
                                   uint32_t src_sub, const kiln_box *box, kiln_result r);

@@ -486,9 +486,12 @@ static void fields(kcap_io *io, kcap_call *c)
         if (c->u.buffer.has_init)
             io_bytes(io, &c->u.buffer.init, c->u.buffer.desc.size);
         break;
-    case KCAP_OP_CREATE_TEXTURE2D: {
+    case KCAP_OP_CREATE_TEXTURE2D:
+    case KCAP_OP_CREATE_TEXTURE2D_MS: { /* 1.4: then the sample count */
         IO_ID(io, c->out[0]);
         io_texture_desc(io, &c->u.texture.desc);
+        if (c->op == KCAP_OP_CREATE_TEXTURE2D_MS)
+            io_u32(io, &c->u.texture.desc.sample_count, 64);
         IO_BOOL(io, c->u.texture.has_init);
         if (!c->u.texture.has_init || io->error)
             break;
@@ -586,6 +589,14 @@ static void fields(kcap_io *io, kcap_call *c)
         IO_ID(io, c->ctx);
         IO_ID(io, c->u.copy.dst);
         IO_ID(io, c->u.copy.src);
+        break;
+    case KCAP_OP_RESOLVE_SUBRESOURCE:
+        IO_ID(io, c->ctx);
+        IO_ID(io, c->u.resolve.dst);
+        io_u32(io, &c->u.resolve.dst_sub, 512 * 14 - 1);
+        IO_ID(io, c->u.resolve.src);
+        io_u32(io, &c->u.resolve.src_sub, 512 * 14 - 1);
+        IO_ENUM(io, c->u.resolve.format, FORMAT_MAX);
         break;
     case KCAP_OP_COPY_SUBRESOURCE_REGION:
         IO_ID(io, c->ctx);
@@ -752,9 +763,10 @@ static void fields(kcap_io *io, kcap_call *c)
     }
     case KCAP_OP_CREATE_BLEND_STATE:
     case KCAP_OP_CREATE_BLEND_STATE_8: /* 1.3: all 8 targets; the older record 4 (the rest default) */
+    case KCAP_OP_CREATE_BLEND_STATE_A2C: /* 1.4: all 8 targets, then alpha_to_coverage */
         IO_ID(io, c->out[0]);
-        for (uint32_t i = 0; i < (c->op == KCAP_OP_CREATE_BLEND_STATE_8 ? KILN_MAX_RENDER_TARGETS
-                                                                      : KCAP_BLEND_TARGETS_1_0);
+        for (uint32_t i = 0; i < (c->op == KCAP_OP_CREATE_BLEND_STATE ? KCAP_BLEND_TARGETS_1_0
+                                                                    : KILN_MAX_RENDER_TARGETS);
              i++) {
             kiln_blend_target *t = &c->u.blend.rt[i];
             IO_BOOL(io, t->enable);
@@ -766,6 +778,8 @@ static void fields(kcap_io *io, kcap_call *c)
             IO_ENUM(io, t->op_alpha, KILN_BLEND_OP_MAX);
             io_u32(io, &t->write_mask, KILN_COLOR_WRITE_NONE);
         }
+        if (c->op == KCAP_OP_CREATE_BLEND_STATE_A2C)
+            IO_BOOL(io, c->u.blend.alpha_to_coverage);
         break;
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:   /* 1.3: the same, and the comparison function */

@@ -122,7 +122,8 @@ void kcap_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *d,
                            const kiln_subresource_data *init, kiln_texture out, kiln_result r)
 {
     kcap_call c;
-    struct kcap_writer *w = start(dev, KCAP_OP_CREATE_TEXTURE2D, r, &c);
+    struct kcap_writer *w =
+        start(dev, d && d->sample_count > 1 ? KCAP_OP_CREATE_TEXTURE2D_MS : KCAP_OP_CREATE_TEXTURE2D, r, &c);
     if (!w)
         return;
     c.out[0] = out.id;
@@ -253,6 +254,21 @@ void kcap_copy_resource(kiln_context *ctx, kiln_resource dst, kiln_resource src,
         return;
     c.u.copy.dst = dst.id;
     c.u.copy.src = src.id;
+    done(w, &c);
+}
+
+void kcap_resolve_subresource(kiln_context *ctx, kiln_resource dst, uint32_t dst_sub, kiln_resource src,
+                              uint32_t src_sub, kiln_format format, kiln_result r)
+{
+    kcap_call c;
+    struct kcap_writer *w = start_ctx(ctx, KCAP_OP_RESOLVE_SUBRESOURCE, r, &c);
+    if (!w)
+        return;
+    c.u.resolve.dst = dst.id;
+    c.u.resolve.dst_sub = dst_sub;
+    c.u.resolve.src = src.id;
+    c.u.resolve.src_sub = src_sub;
+    c.u.resolve.format = format;
     done(w, &c);
 }
 
@@ -653,6 +669,7 @@ void kcap_create_state(kiln_device *dev, kcap_op op, const void *desc, uint32_t 
         break;
     case KCAP_OP_CREATE_BLEND_STATE:
     case KCAP_OP_CREATE_BLEND_STATE_8:
+    case KCAP_OP_CREATE_BLEND_STATE_A2C:
         c.u.blend = *(const kiln_blend_desc *)desc;
         break;
     default:

@@ -97,8 +97,13 @@ static void read_target(krp_replayer *r, const krp_obj *o)
         return;
     flush_all(r);
     kiln_context *ctx = kiln_device_immediate_context(r->dev);
-    kiln_texture2d_desc sd = {o->width,  o->height,          1, 1,
-                              o->format, KILN_USAGE_STAGING, 0, KILN_CPU_ACCESS_READ};
+    kiln_texture2d_desc sd = {.width = o->width,
+                              .height = o->height,
+                              .mip_levels = 1,
+                              .array_size = 1,
+                              .format = o->format,
+                              .usage = KILN_USAGE_STAGING,
+                              .cpu_access = KILN_CPU_ACCESS_READ};
     kiln_texture staging;
     if (kiln_create_texture2d(r->dev, &sd, NULL, &staging) != KILN_OK)
         return;
@@ -462,6 +467,7 @@ static void run(krp_replayer *r, const kcap_call *c)
         break;
     }
     case KCAP_OP_CREATE_TEXTURE2D:
+    case KCAP_OP_CREATE_TEXTURE2D_MS:
         run_texture(r, c);
         return;
     case KCAP_OP_DESTROY_BUFFER:
@@ -530,6 +536,11 @@ static void run(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_COPY_RESOURCE:
         got = kiln_copy_resource(ctx, (kiln_resource){xl(r, c->u.copy.dst)},
                                  (kiln_resource){xl(r, c->u.copy.src)});
+        break;
+    case KCAP_OP_RESOLVE_SUBRESOURCE:
+        got = kiln_resolve_subresource(ctx, (kiln_resource){xl(r, c->u.resolve.dst)}, c->u.resolve.dst_sub,
+                                       (kiln_resource){xl(r, c->u.resolve.src)}, c->u.resolve.src_sub,
+                                       c->u.resolve.format);
         break;
     case KCAP_OP_COPY_SUBRESOURCE_REGION:
         got = kiln_copy_subresource_region(
@@ -695,6 +706,7 @@ static void run(krp_replayer *r, const kcap_call *c)
         break;
     case KCAP_OP_CREATE_BLEND_STATE:
     case KCAP_OP_CREATE_BLEND_STATE_8:
+    case KCAP_OP_CREATE_BLEND_STATE_A2C:
         got = kiln_create_blend_state(dev, &c->u.blend, (kiln_blend_state *)&id);
         bind_id(r, c->out[0], id, K_BS);
         break;

@@ -350,7 +350,8 @@ static bool check(krp_replayer *r, const kcap_call *c)
         o->width = c->u.buffer.desc.size;
         o->height = o->mips = o->layers = 1;
         return budget(r, o, c->u.buffer.desc.size);
-    case KCAP_OP_CREATE_TEXTURE2D: {
+    case KCAP_OP_CREATE_TEXTURE2D:
+    case KCAP_OP_CREATE_TEXTURE2D_MS: {
         const kiln_texture2d_desc *d = &c->u.texture.desc;
         if (!(o = create(r, c->out[0], K_TEXTURE)))
             return false;
@@ -362,7 +363,8 @@ static bool check(krp_replayer *r, const kcap_call *c)
         o->bind = d->bind_flags;
         if (kiln_format_size(d->format) == 0)
             return krp_refuse(r, KILN_E_INVALID_ARG, "texture format %d", (int)d->format);
-        return budget(r, o, texture_bytes(d->width, d->height, o->mips, o->layers, d->format));
+        return budget(r, o, texture_bytes(d->width, d->height, o->mips, o->layers, d->format) *
+                                (d->sample_count > 1 ? d->sample_count : 1));
     }
     case KCAP_OP_DESTROY_BUFFER:
         return destroy(r, c->u.obj.id, K_BUFFER);
@@ -394,6 +396,9 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_COPY_RESOURCE:
         return use_ctx(r, c->ctx) && use(r, c->u.copy.dst, K_RESOURCE, false) &&
                use(r, c->u.copy.src, K_RESOURCE, false);
+    case KCAP_OP_RESOLVE_SUBRESOURCE:
+        return use_ctx(r, c->ctx) && use(r, c->u.resolve.dst, K_RESOURCE, false) &&
+               use(r, c->u.resolve.src, K_RESOURCE, false);
     case KCAP_OP_COPY_SUBRESOURCE_REGION:
         return use_ctx(r, c->ctx) && use(r, c->u.region.dst, K_RESOURCE, false) &&
                use(r, c->u.region.src, K_RESOURCE, false);
@@ -481,6 +486,7 @@ static bool check(krp_replayer *r, const kcap_call *c)
         return create(r, c->out[0], K_DSS) != NULL;
     case KCAP_OP_CREATE_BLEND_STATE:
     case KCAP_OP_CREATE_BLEND_STATE_8:
+    case KCAP_OP_CREATE_BLEND_STATE_A2C:
         return create(r, c->out[0], K_BS) != NULL;
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:

@@ -99,6 +99,7 @@ typedef struct kd_state {
     kd_stencil_face front, back;
     kd_blend_rt blend[KILN_MAX_RENDER_TARGETS];
     float blend_factor[4];
+    uint32_t alpha_to_coverage;
 } kd_state;
 
 void kd_state_ref(kd_state *s);

@@ -139,8 +139,13 @@ static void buffer_free(kiln_swapchain *sc, sc_buffer *b)
 
 static kiln_result make_set(kiln_swapchain *sc, uint32_t w, uint32_t h, sc_buffer **out)
 {
-    kiln_texture2d_desc td = {w, h, 1, 1, sc->desc.format, KILN_USAGE_DEFAULT,
-                              KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture2d_desc td = {.width = w,
+                              .height = h,
+                              .mip_levels = 1,
+                              .array_size = 1,
+                              .format = sc->desc.format,
+                              .usage = KILN_USAGE_DEFAULT,
+                              .bind_flags = KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE};
     for (uint32_t i = 0; i < sc->desc.buffer_count; i++) {
         sc_buffer *b = kb_calloc(env_of(sc), sizeof *b);
         kiln_result r = b ? kiln_create_texture2d(sc->dev, &td, NULL, &b->tex) : KILN_E_OUT_OF_MEMORY;
@@ -195,7 +200,13 @@ static kiln_result ensure_targets(kiln_swapchain *sc, display_state *d, uint32_t
         if (d->staging.id)
             kiln_destroy_texture(sc->dev, d->staging);
         d->staging.id = 0;
-        kiln_texture2d_desc td = {w, h, 1, 1, sc->desc.format, KILN_USAGE_STAGING, 0, KILN_CPU_ACCESS_READ};
+        kiln_texture2d_desc td = {.width = w,
+                                  .height = h,
+                                  .mip_levels = 1,
+                                  .array_size = 1,
+                                  .format = sc->desc.format,
+                                  .usage = KILN_USAGE_STAGING,
+                                  .cpu_access = KILN_CPU_ACCESS_READ};
         kiln_result r = kiln_create_texture2d(sc->dev, &td, NULL, &d->staging);
         if (r != KILN_OK)
             return r;

@@ -52,7 +52,8 @@ kq_exec_result kq_execute(kq_cmd *cmd)
     case KQ_OP_CLEAR:
     case KQ_OP_UPDATE:
     case KQ_OP_COPY_REGION:
-    case KQ_OP_COPY_RESOURCE: {
+    case KQ_OP_COPY_RESOURCE:
+    case KQ_OP_RESOLVE: {
         cpu_begin(cmd);
         kq_exec_result r = run_cpu(cmd);
         cpu_end(cmd);
@@ -90,6 +91,9 @@ static kq_exec_result run_cpu(kq_cmd *cmd)
     }
     case KQ_OP_COPY_RESOURCE:
         kres_copy_all(a->res, a->st, cmd->acc[1].res, cmd->acc[1].st);
+        break;
+    case KQ_OP_RESOLVE:
+        kres_resolve(a->res, a->st, cmd->u.copy.dst_sub, cmd->acc[1].res, cmd->acc[1].st, cmd->u.copy.src_sub);
         break;
     case KQ_OP_SCENE:
     case KQ_OP_GENERATE_MIPS: /* kq_execute hands these to the backend */

@@ -40,7 +40,8 @@ typedef enum kq_op {
                             fence settles, releasing the commands behind it */
     KQ_OP_SCENE,         /* draws and clears to one set of targets (raster) */
     KQ_OP_GENERATE_MIPS,
-    KQ_OP_CALL           /* runs u.call.fn with its grants (query begin/end) */
+    KQ_OP_CALL,          /* runs u.call.fn with its grants (query begin/end) */
+    KQ_OP_RESOLVE        /* u.copy.dst_sub of acc[0] from u.copy.src_sub of acc[1] */
 } kq_op;
 
 /* ---- queries (src/api/query.c builds them; backends count into them) ----
@@ -408,6 +409,8 @@ void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
 #define KQ_BACKEND_SAMPLER_EXT (1u << 8) /* ANISOTROPIC filtering and MIRROR_ONCE */
 #define KQ_BACKEND_STREAM_OUTPUT 16u /* stream output, draw_auto and the SO
                                         queries */
+#define KQ_BACKEND_MULTISAMPLE 128u /* 4x textures: rendering, clears and
+                                       resolve */
 typedef struct kq_backend {
     const char *name; /* "soft", "osmesa": for logs and progress lines */
     uint32_t caps;    /* KQ_BACKEND_* bits */

@@ -118,6 +118,7 @@ static const char *const op_names[] = {
     [KQ_OP_UPDATE] = "UPDATE",
     [KQ_OP_COPY_REGION] = "COPY_REGION",
     [KQ_OP_COPY_RESOURCE] = "COPY_RESOURCE",
+    [KQ_OP_RESOLVE] = "RESOLVE",
     [KQ_OP_TEST_GATE] = "TEST_GATE",
     [KQ_OP_TEST_FAIL] = "TEST_FAIL",
     [KQ_OP_WAIT] = "WAIT",

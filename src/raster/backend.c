@@ -19,6 +19,7 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
     fb->width = UINT32_MAX;
     fb->height = UINT32_MAX;
     fb->nrt = s->nrt;
+    fb->samples = 1;
     for (uint32_t r = 0; r < s->nrt; r++) {
         const kres_view *v = s->rtv[r];
         if (!v)
@@ -27,6 +28,8 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
         fb->rt[r] = kd_node_storage(cmd, v->res)->data + sub->offset;
         fb->rt_pitch[r] = sub->row_pitch;
         fb->rt_format[r] = v->format;
+        fb->rt_plane[r] = (size_t)sub->row_pitch * sub->height;
+        fb->samples = v->res->samples;
         fb->width = KB_MIN(fb->width, sub->width);
         fb->height = KB_MIN(fb->height, sub->height);
     }
@@ -36,6 +39,8 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
         fb->ds = kd_node_storage(cmd, v->res)->data + sub->offset;
         fb->ds_pitch = sub->row_pitch;
         fb->ds_format = v->format;
+        fb->ds_plane = (size_t)sub->row_pitch * sub->height;
+        fb->samples = v->res->samples;
         fb->width = KB_MIN(fb->width, sub->width);
         fb->height = KB_MIN(fb->height, sub->height);
     }
@@ -91,7 +96,7 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_dra
     x->wide = kr_effects_active_level() == KR_SIMD_AVX2;
     /* The specialized block paths do not count: a counted scene takes the
      * general one (the same pixels). */
-    x->block = counting || !s->raster ? NULL : kr_block_select(x, fb);
+    x->block = counting || !s->raster || fb->samples > 1 || s->alpha_to_coverage ? NULL : kr_block_select(x, fb);
 }
 
 /* Stream output of a scene (its one draw streams out): where each
@@ -527,7 +532,7 @@ static void soft_destroy(void *data) { kr_pool_destroy(data); }
 const kq_backend kr_soft_backend = {
     .name = "soft",
     .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS | KQ_BACKEND_GEOMETRY | KQ_BACKEND_STREAM_OUTPUT |
-            KQ_BACKEND_SAMPLER_EXT,
+            KQ_BACKEND_SAMPLER_EXT | KQ_BACKEND_MULTISAMPLE,
     .create = soft_create,
     .destroy = soft_destroy,
     .scene = scene_exec,

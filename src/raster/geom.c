@@ -465,9 +465,12 @@ static void bin(setup_ctx *sc, const kr_prim *p)
                 bool out = false;
                 int64_t px0 = (int64_t)tx * KR_TILE * S + S / 2, py0 = (int64_t)ty * KR_TILE * S + S / 2;
                 int64_t span = (KR_TILE - 1) * S;
+                /* 4x: samples lie up to 6/16 pixel from the centers */
+                int64_t m = g->fb->samples > 1 ? 6 * (S / 16) : 0;
                 for (int k = 0; k < 3 && !out; k++) {
                     int64_t e = p->a[k] * px0 + p->b[k] * py0 + p->c[k];
-                    int64_t hi = e + (p->a[k] > 0 ? p->a[k] * span : 0) + (p->b[k] > 0 ? p->b[k] * span : 0);
+                    int64_t hi = e + (p->a[k] > 0 ? p->a[k] * span : 0) + (p->b[k] > 0 ? p->b[k] * span : 0) +
+                                 (p->a[k] < 0 ? -p->a[k] : p->a[k]) * m + (p->b[k] < 0 ? -p->b[k] : p->b[k]) * m;
                     out = hi < 0;
                 }
                 if (out)
@@ -562,11 +565,13 @@ static void setup_tri(setup_ctx *sc, const svert *v0, const svert *v1, const sve
     minY = v2->Y < minY ? v2->Y : minY;
     maxY = v2->Y > maxY ? v2->Y : maxY;
     /* Pixels whose centers can be inside: ceil((min - 128) / 256) ..
-     * floor((max - 128) / 256). */
-    int64_t x0 = -floor_div(-(minX - KR_SUBPIXEL / 2), KR_SUBPIXEL);
-    int64_t y0 = -floor_div(-(minY - KR_SUBPIXEL / 2), KR_SUBPIXEL);
-    int64_t x1 = floor_div(maxX - KR_SUBPIXEL / 2, KR_SUBPIXEL) + 1;
-    int64_t y1 = floor_div(maxY - KR_SUBPIXEL / 2, KR_SUBPIXEL) + 1;
+     * floor((max - 128) / 256); on a 4x target whose samples can be,
+     * up to 6/16 pixel (96) from the centers. */
+    const int64_t reach = sc->g->fb->samples > 1 ? 6 * (KR_SUBPIXEL / 16) : 0;
+    int64_t x0 = -floor_div(-(minX - KR_SUBPIXEL / 2 - reach), KR_SUBPIXEL);
+    int64_t y0 = -floor_div(-(minY - KR_SUBPIXEL / 2 - reach), KR_SUBPIXEL);
+    int64_t x1 = floor_div(maxX - KR_SUBPIXEL / 2 + reach, KR_SUBPIXEL) + 1;
+    int64_t y1 = floor_div(maxY - KR_SUBPIXEL / 2 + reach, KR_SUBPIXEL) + 1;
     int32_t minx = (int32_t)(x0 > sc->rx0 ? x0 : sc->rx0);
     int32_t miny = (int32_t)(y0 > sc->ry0 ? y0 : sc->ry0);
     int32_t maxx = (int32_t)(x1 < sc->rx1 ? x1 : sc->rx1);

@@ -72,6 +72,11 @@ typedef struct kr_fb {
     uint32_t ds_pitch;
     kiln_format ds_format;
     uint32_t width, height;
+    /* Samples per pixel of every target (1 or 4); with 4, sample k of a
+     * target is at rt[r] + k * rt_plane[r] (ds + k * ds_plane). */
+    uint32_t samples;
+    size_t rt_plane[KILN_MAX_RENDER_TARGETS];
+    size_t ds_plane;
     /* Counting for queries, one tile's: [0] pixels shaded, [1] samples
      * that passed (depth, stencil, discard). NULL: not counting. */
     uint64_t *counts;

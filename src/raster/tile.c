@@ -697,37 +697,11 @@ static inline uint64_t bits16(uint32_t m)
     return (m + (m >> 8)) & 0x1fu;
 }
 
-static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+/* The pixel shader's inputs of a block: varyings / w interpolated at the
+ * pixel centers (fx: the column offsets, fy: one per row). */
+static void interpolate(const kr_prim *p, v4 fx, const float fy[4], float *vary)
 {
-    const kr_drawx *dx = p->dx;
-    if (dx->block && dx->block(p, fb, x, y, mask))
-        return;
-    const kd_state *s = dx->s;
-    /* Pixel centers relative to the planes' origin: a column vector shared
-     * by the rows, one value per row. */
-    const v4 fx = v4_sub(v4_add(v4_ramp(x), v4_set1(0.5f)), v4_set1(p->ox));
-    float fy[4];
-    for (int row = 0; row < 4; row++)
-        fy[row] = (float)(y + row) + 0.5f - p->oy;
-    _Alignas(16) float z[B];
-    const v4 zmin = v4_set1(s->vp.min_depth), zmax = v4_set1(s->vp.max_depth);
-    for (int row = 0; row < 4; row++) {
-        v4 zr = p->kind == KR_TRI ? v4_add(v4_add(v4_set1(p->z[0]), v4_mul(v4_set1(p->z[1]), fx)),
-                                           v4_mul(v4_set1(p->z[2]), v4_set1(fy[row])))
-                                  : v4_set1(p->z[0]);
-        /* z < zmin ? zmin : z > zmax ? zmax : z */
-        zr = v4_sel(v4_lt(zr, zmin), zmin, v4_lt_sel(zmax, zr));
-        v4_store(z + 4 * row, zr);
-    }
-
-    if (dx->early_z) {
-        mask = depth_stencil(p, fb, x, y, z, mask);
-        if (!mask)
-            return;
-    }
-    _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
-    _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
-    uint32_t ncomp = dx->nvary * 4;
+    uint32_t ncomp = p->dx->nvary * 4;
     if (p->kind == KR_TRI) {
         v4 w[4];
         const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
@@ -754,6 +728,149 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
             for (uint32_t i = 0; i < B; i += 4)
                 v4_store(vary + k * B + i, v4_set1(p->attr[k]));
     }
+}
+
+/* Depth of a block's 16 pixels at (x, y) + (sx, sy) / 16 from their
+ * centers, clamped to the viewport's range. */
+static void block_depth(const kr_prim *p, int x, int y, int sx, int sy, float *z)
+{
+    const kd_state *s = p->dx->s;
+    const float ox = 0.5f + (float)sx / 16.0f, oy = 0.5f + (float)sy / 16.0f;
+    const v4 fx = v4_sub(v4_add(v4_ramp(x), v4_set1(ox)), v4_set1(p->ox));
+    const v4 zmin = v4_set1(s->vp.min_depth), zmax = v4_set1(s->vp.max_depth);
+    for (int row = 0; row < 4; row++) {
+        const float fy = (float)(y + row) + oy - p->oy;
+        v4 zr = p->kind == KR_TRI ? v4_add(v4_add(v4_set1(p->z[0]), v4_mul(v4_set1(p->z[1]), fx)),
+                                           v4_mul(v4_set1(p->z[2]), v4_set1(fy)))
+                                  : v4_set1(p->z[0]);
+        /* z < zmin ? zmin : z > zmax ? zmax : z */
+        zr = v4_sel(v4_lt(zr, zmin), zmin, v4_lt_sel(zmax, zr));
+        v4_store(z + 4 * row, zr);
+    }
+}
+
+/* Alpha to coverage: how many of a pixel's samples render 0's alpha
+ * keeps, floor(saturate(alpha) * samples + 0.5). */
+static uint32_t a2c_samples(float alpha, uint32_t samples)
+{
+    float a = alpha > 0.0f ? (alpha < 1.0f ? alpha : 1.0f) : 0.0f; /* NaN: 0 */
+    return (uint32_t)(a * (float)samples + 0.5f);
+}
+
+static const int kr_pattern4[4][2] = KILN_SAMPLE_PATTERN4;
+
+/* The framebuffer of sample plane k (< fb->samples). */
+static void sample_fb(const kr_fb *fb, uint32_t k, kr_fb *out)
+{
+    *out = *fb;
+    for (uint32_t r = 0; r < fb->nrt; r++)
+        if (fb->rt[r])
+            out->rt[r] = fb->rt[r] + k * fb->rt_plane[r];
+    if (fb->ds)
+        out->ds = fb->ds + k * fb->ds_plane;
+}
+
+/* A block of a 4x target: sm[k] are the pixels whose sample k is covered.
+ * Depth and stencil per sample, the pixel shader once for the pixels with
+ * any sample covered, its output to each sample that passed. */
+static void shade_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, const uint32_t sm_in[4])
+{
+    const kr_drawx *dx = p->dx;
+    const kd_state *s = dx->s;
+    uint32_t sm[4];
+    kr_fb f[4];
+    _Alignas(16) float z[4][B];
+    for (uint32_t k = 0; k < 4; k++) {
+        sm[k] = sm_in[k];
+        sample_fb(fb, k, &f[k]);
+        block_depth(p, x, y, kr_pattern4[k][0], kr_pattern4[k][1], z[k]);
+    }
+    if (dx->early_z && !s->alpha_to_coverage)
+        for (uint32_t k = 0; k < 4; k++)
+            sm[k] = sm[k] ? depth_stencil(p, &f[k], x, y, z[k], sm[k]) : 0;
+    uint32_t mask = sm[0] | sm[1] | sm[2] | sm[3];
+    if (!mask)
+        return;
+    const v4 fx = v4_sub(v4_add(v4_ramp(x), v4_set1(0.5f)), v4_set1(p->ox));
+    float fy[4];
+    for (int row = 0; row < 4; row++)
+        fy[row] = (float)(y + row) + 0.5f - p->oy;
+    _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
+    _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
+    interpolate(p, fx, fy, vary);
+    const uint32_t ncolor = 4 * B * s->ps_outputs;
+    for (uint32_t i = 0; i < ncolor; i += 4)
+        v4_store(color + i, v4_set1(0.0f));
+    /* The pixel's depth input: at its center, as a single-sample target's. */
+    _Alignas(16) float zc[B];
+    block_depth(p, x, y, 0, 0, zc);
+    kiln_ps_args a = {
+        .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = zc,
+        .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = &dx->tex,
+        .user = s->ps_user, .primitive_id = p->prim_id,
+    };
+    s->ps(&a);
+    if (fb->counts)
+        fb->counts[0] += bits16(mask);
+    if (s->ps_flags & KILN_PS_MAY_DISCARD)
+        for (uint32_t k = 0; k < 4; k++)
+            sm[k] &= a.mask;
+    if (s->alpha_to_coverage && s->ps_outputs) {
+        /* keep the first n covered samples of each pixel */
+        for (uint32_t i = 0; i < B; i++) {
+            if (!(mask >> i & 1))
+                continue;
+            uint32_t n = a2c_samples(color[3 * B + i], 4);
+            for (uint32_t k = 0; k < 4; k++) {
+                if (!(sm[k] >> i & 1))
+                    continue;
+                if (n)
+                    n--;
+                else
+                    sm[k] &= ~(1u << i);
+            }
+        }
+    }
+    if (!dx->early_z || s->alpha_to_coverage)
+        for (uint32_t k = 0; k < 4; k++)
+            sm[k] = sm[k] ? depth_stencil(p, &f[k], x, y, z[k], sm[k]) : 0;
+    for (uint32_t k = 0; k < 4; k++) {
+        if (fb->counts)
+            fb->counts[1] += bits16(sm[k]);
+        if (sm[k])
+            output(p, &f[k], x, y, color, sm[k]);
+    }
+}
+
+static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    if (fb->samples > 1) { /* a point's or line's pixel: all four samples */
+        const uint32_t sm[4] = {mask, mask, mask, mask};
+        shade_block_ms(p, fb, x, y, sm);
+        return;
+    }
+    const kr_drawx *dx = p->dx;
+    if (dx->block && dx->block(p, fb, x, y, mask))
+        return;
+    const kd_state *s = dx->s;
+    /* Pixel centers relative to the planes' origin: a column vector shared
+     * by the rows, one value per row. */
+    const v4 fx = v4_sub(v4_add(v4_ramp(x), v4_set1(0.5f)), v4_set1(p->ox));
+    float fy[4];
+    for (int row = 0; row < 4; row++)
+        fy[row] = (float)(y + row) + 0.5f - p->oy;
+    _Alignas(16) float z[B];
+    block_depth(p, x, y, 0, 0, z);
+
+    const bool a2c = s->alpha_to_coverage && s->ps_outputs;
+    if (dx->early_z && !a2c) {
+        mask = depth_stencil(p, fb, x, y, z, mask);
+        if (!mask)
+            return;
+    }
+    _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
+    _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
+    interpolate(p, fx, fy, vary);
     const uint32_t ncolor = 4 * B * s->ps_outputs; /* (stores could alias s) */
     for (uint32_t i = 0; i < ncolor; i += 4)
         v4_store(color + i, v4_set1(0.0f));
@@ -767,7 +884,11 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         fb->counts[0] += bits16(mask);
     if (s->ps_flags & KILN_PS_MAY_DISCARD)
         mask &= a.mask;
-    if (!dx->early_z)
+    if (a2c)
+        for (uint32_t i = 0; i < B; i++)
+            if ((mask >> i & 1) && !a2c_samples(color[3 * B + i], 1))
+                mask &= ~(1u << i);
+    if (!dx->early_z || a2c)
         mask = depth_stencil(p, fb, x, y, z, mask);
     if (fb->counts)
         fb->counts[1] += bits16(mask);
@@ -838,6 +959,38 @@ static uint32_t edge_mask32(const int64_t e[3], const int64_t sx[3], const int64
 }
 #endif
 
+/* raster_tri on a 4x target: each block's coverage at each sample
+ * position (the same edge functions and fill rule, moved by the sample's
+ * offset, which is exact in 16.8), then shade_block_ms. */
+static void raster_tri_ms(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    const int64_t S = KR_SUBPIXEL;
+    int64_t sx[3], sy[3];
+    for (int j = 0; j < 3; j++) {
+        sx[j] = p->a[j] * S;
+        sy[j] = p->b[j] * S;
+    }
+    for (int by = y0 & ~3; by < y1; by += 4) {
+        for (int bx = x0 & ~3; bx < x1; bx += 4) {
+            uint32_t rect = 0xffff;
+            if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
+                rect = rect_mask(bx, by, x0, y0, x1, y1);
+            uint32_t sm[4], any = 0;
+            for (int k = 0; k < 4; k++) {
+                int64_t px = (int64_t)bx * S + S / 2 + kr_pattern4[k][0] * (S / 16);
+                int64_t py = (int64_t)by * S + S / 2 + kr_pattern4[k][1] * (S / 16);
+                int64_t e[3];
+                for (int j = 0; j < 3; j++)
+                    e[j] = p->a[j] * px + p->b[j] * py + p->c[j];
+                sm[k] = edge_mask(e, sx, sy) & rect;
+                any |= sm[k];
+            }
+            if (any)
+                shade_block_ms(p, fb, bx, by, sm);
+        }
+    }
+}
+
 static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
 {
     if (p->minx > x0) x0 = p->minx;
@@ -846,6 +999,10 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
     if (p->maxy < y1) y1 = p->maxy;
     if (x0 >= x1 || y0 >= y1)
         return;
+    if (fb->samples > 1) {
+        raster_tri_ms(p, fb, x0, y0, x1, y1);
+        return;
+    }
     const int64_t S = KR_SUBPIXEL;
     int64_t sx[3], sy[3], ex[3], ey[3];
     for (int k = 0; k < 3; k++) {
@@ -993,8 +1150,8 @@ void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, i
     }
 }
 
-void kr_clear_rect(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask, int x0, int y0,
-                   int x1, int y1)
+static void clear_plane(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask, int x0, int y0,
+                        int x1, int y1)
 {
     if (rt < 0) {
         if (!fb->ds)
@@ -1030,4 +1187,15 @@ void kr_clear_rect(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask,
     for (int y = y0 + 1; y < y1; y++)
         memcpy(fb->rt[rt] + (size_t)y * fb->rt_pitch[rt] + (size_t)x0 * bpp, first,
                (size_t)(x1 - x0) * bpp);
+}
+
+void kr_clear_rect(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask, int x0, int y0,
+                   int x1, int y1)
+{
+    clear_plane(fb, rt, texel, mask, x0, y0, x1, y1);
+    for (uint32_t k = 1; k < fb->samples; k++) {
+        kr_fb f;
+        sample_fb(fb, k, &f);
+        clear_plane(&f, rt, texel, mask, x0, y0, x1, y1);
+    }
 }

@@ -1,6 +1,7 @@
 /* Byte operations the executor runs for copies, uploads and clears. Each
  * touches only the subresource region it names. */
 #include "resources.h"
+#include "texel.h"
 
 #include <string.h>
 
@@ -54,10 +55,11 @@ void kres_fill(kres_resource *dst, kres_storage *st, uint32_t first_mip, uint32_
         for (uint32_t mip = first_mip; mip < first_mip + num_mips; mip++) {
             const kres_subresource *s = &dst->subs[mip + slice * dst->mip_levels];
             uint8_t *base = st->data + s->offset;
+            const uint32_t rows = s->height * dst->samples; /* every sample plane */
             if (dst->format == KILN_FORMAT_D32_FLOAT_S8X24_UINT && mask32 != 0xffffffffu) {
                 /* Partial clear of D32S8 texels: mask32 as D24's, its
                  * depth bits for bytes 0..3, its stencil bits for byte 4. */
-                for (uint32_t y = 0; y < s->height; y++)
+                for (uint32_t y = 0; y < rows; y++)
                     for (uint32_t x = 0; x < s->width; x++)
                         kres_clear_d32s8(base + (size_t)y * s->row_pitch + (size_t)x * 8, texel, mask32);
                 continue;
@@ -66,7 +68,7 @@ void kres_fill(kres_resource *dst, kres_storage *st, uint32_t first_mip, uint32_
                 /* Partial depth/stencil clear of 32-bit texels. */
                 uint32_t v;
                 memcpy(&v, texel, 4);
-                for (uint32_t y = 0; y < s->height; y++) {
+                for (uint32_t y = 0; y < rows; y++) {
                     uint32_t *p = (uint32_t *)(void *)(base + (size_t)y * s->row_pitch);
                     for (uint32_t x = 0; x < s->width; x++)
                         p[x] = (p[x] & ~mask32) | (v & mask32);
@@ -80,8 +82,74 @@ void kres_fill(kres_resource *dst, kres_storage *st, uint32_t first_mip, uint32_
                 for (uint32_t x = 0; x < s->width; x++)
                     memcpy(base + (size_t)x * bpp, texel, bpp);
             }
-            for (uint32_t y = 1; y < s->height; y++)
+            for (uint32_t y = 1; y < rows; y++)
                 memcpy(base + (size_t)y * s->row_pitch, base, (size_t)s->width * bpp);
+        }
+    }
+}
+
+/* A texel of a color render-target format as RGBA floats (sRGB in
+ * linear), and back with the render-target write's conversion. */
+static void rt_decode(kiln_format f, const uint8_t *p, float d[4])
+{
+    d[0] = d[1] = d[2] = 0.0f;
+    d[3] = 1.0f;
+    switch (f) {
+    case KILN_FORMAT_R8G8B8A8_UNORM:
+        for (int c = 0; c < 4; c++)
+            d[c] = kres_unorm_to_float(p[c], 8);
+        break;
+    case KILN_FORMAT_B8G8R8A8_UNORM:
+        for (int c = 0; c < 4; c++)
+            d[c] = kres_unorm_to_float(p[c == 3 ? 3 : 2 - c], 8);
+        break;
+    case KILN_FORMAT_R8_UNORM: d[0] = kres_unorm_to_float(p[0], 8); break;
+    case KILN_FORMAT_R32_FLOAT: memcpy(d, p, 4); break;
+    case KILN_FORMAT_R32G32_FLOAT: memcpy(d, p, 8); break;
+    case KILN_FORMAT_R32G32B32A32_FLOAT: memcpy(d, p, 16); break;
+    default: kres_decode_texel(f, p, d); break;
+    }
+}
+
+static void rt_encode(kiln_format f, const float v[4], uint8_t *p)
+{
+    switch (f) {
+    case KILN_FORMAT_R8G8B8A8_UNORM:
+        for (int c = 0; c < 4; c++)
+            p[c] = (uint8_t)kres_float_to_unorm(v[c], 8);
+        break;
+    case KILN_FORMAT_B8G8R8A8_UNORM:
+        for (int c = 0; c < 4; c++)
+            p[c == 3 ? 3 : 2 - c] = (uint8_t)kres_float_to_unorm(v[c], 8);
+        break;
+    case KILN_FORMAT_R8_UNORM: p[0] = (uint8_t)kres_float_to_unorm(v[0], 8); break;
+    case KILN_FORMAT_R32_FLOAT: memcpy(p, v, 4); break;
+    case KILN_FORMAT_R32G32_FLOAT: memcpy(p, v, 8); break;
+    case KILN_FORMAT_R32G32B32A32_FLOAT: memcpy(p, v, 16); break;
+    default: kres_encode_texel(f, v, p, 15u); break;
+    }
+}
+
+void kres_resolve(kres_resource *dst, kres_storage *dst_st, uint32_t dst_sub, kres_resource *src,
+                  kres_storage *src_st, uint32_t src_sub)
+{
+    const kres_subresource *ds = &dst->subs[dst_sub], *ss = &src->subs[src_sub];
+    const kiln_format f = dst->format;
+    const uint32_t bpp = kres_format(f)->size;
+    const size_t plane = (size_t)ss->row_pitch * ss->height;
+    for (uint32_t y = 0; y < ds->height; y++) {
+        for (uint32_t x = 0; x < ds->width; x++) {
+            const uint8_t *sp = src_st->data + ss->offset + (size_t)y * ss->row_pitch + (size_t)x * bpp;
+            float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            for (uint32_t k = 0; k < src->samples; k++) {
+                float t[4];
+                rt_decode(f, sp + k * plane, t);
+                for (int c = 0; c < 4; c++)
+                    sum[c] += t[c];
+            }
+            for (int c = 0; c < 4; c++)
+                sum[c] *= 1.0f / (float)src->samples;
+            rt_encode(f, sum, dst_st->data + ds->offset + (size_t)y * ds->row_pitch + (size_t)x * bpp);
         }
     }
 }

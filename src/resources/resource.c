@@ -70,6 +70,7 @@ kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
     res->height = d->height;
     res->mip_levels = d->mip_levels;
     res->array_size = d->array_size;
+    res->samples = d->samples > 1 ? d->samples : 1;
     res->num_subresources = d->type == KRES_TYPE_BUFFER ? 1 : d->mip_levels * d->array_size;
 
     res->subs = kb_calloc(env, sizeof(kres_subresource) * res->num_subresources);
@@ -95,7 +96,7 @@ kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
                 /* Rows 16-byte aligned for SIMD; subresources 64-byte
                  * aligned (a cache line). BC formats: rows of blocks. */
                 s->row_pitch = (uint32_t)KB_ALIGN_UP(kres_row_bytes(fi, s->width), 16);
-                s->size = (size_t)s->row_pitch * kres_blocks(fi, s->height);
+                s->size = (size_t)s->row_pitch * kres_blocks(fi, s->height) * res->samples;
                 offset = KB_ALIGN_UP(offset, 64);
                 s->offset = offset;
                 offset += s->size;

@@ -170,7 +170,7 @@ void kres_storage_unref(kres_storage *st);
 
 typedef struct kres_subresource {
     size_t offset;      /* from the start of the storage */
-    size_t size;        /* row_pitch * rows (of blocks for BC formats) */
+    size_t size;        /* row_pitch * rows (of blocks for BC formats) * samples */
     uint32_t width, height; /* texels */
     uint32_t row_pitch; /* bytes (a row of blocks for BC); buffers: the size */
 } kres_subresource;
@@ -194,6 +194,10 @@ typedef struct kres_resource {
     uint32_t cpu_access;  /* resolved: never 0 for DYNAMIC and STAGING */
     kiln_format format;   /* UNKNOWN for buffers */
     uint32_t width, height, mip_levels, array_size; /* buffer: width = size */
+    /* Samples per pixel (1 or 4). A 4x subresource holds four sample
+     * planes of row_pitch * height bytes one after the other, sample k's
+     * first: as an image of 4 * height rows. */
+    uint32_t samples;
     uint32_t num_subresources;
     kres_subresource *subs;
     size_t storage_size;
@@ -213,6 +217,7 @@ typedef struct kres_layout_desc {
     uint32_t bind_flags, cpu_access;
     kiln_format format;
     uint32_t width, height, mip_levels, array_size;
+    uint32_t samples; /* 0 or 1: one */
 } kres_layout_desc;
 
 /* Creates a resource with zeroed storage (arguments already validated). */
@@ -288,6 +293,10 @@ void kres_copy_region(kres_resource *dst, kres_storage *dst_st, uint32_t dst_sub
 /* Whole-resource copy (identical layouts). */
 void kres_copy_all(kres_resource *dst, kres_storage *dst_st, kres_resource *src,
                    kres_storage *src_st);
+/* ResolveSubresource: each pixel of the destination subresource is the
+ * average of the source's samples (a color format, not integer). */
+void kres_resolve(kres_resource *dst, kres_storage *dst_st, uint32_t dst_sub, kres_resource *src,
+                  kres_storage *src_st, uint32_t src_sub);
 /* Writes rows of packed bytes (src_pitch apart) into a box of a
  * subresource (box in blocks for BC formats, as for kres_copy_region). */
 void kres_write_box(kres_resource *dst, kres_storage *st, uint32_t sub, const kiln_box *box,

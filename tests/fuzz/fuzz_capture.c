@@ -334,6 +334,7 @@ static void run(fz *f, const kcap_call *c)
         break;
     }
     case KCAP_OP_CREATE_TEXTURE2D:
+    case KCAP_OP_CREATE_TEXTURE2D_MS:
         create_texture(f, c);
         break;
     case KCAP_OP_DESTROY_BUFFER:
@@ -401,6 +402,10 @@ static void run(fz *f, const kcap_call *c)
     }
     case KCAP_OP_COPY_RESOURCE:
         kiln_copy_resource(ctx, (kiln_resource){ID(c->u.copy.dst)}, (kiln_resource){ID(c->u.copy.src)});
+        break;
+    case KCAP_OP_RESOLVE_SUBRESOURCE:
+        kiln_resolve_subresource(ctx, (kiln_resource){ID(c->u.resolve.dst)}, c->u.resolve.dst_sub,
+                                 (kiln_resource){ID(c->u.resolve.src)}, c->u.resolve.src_sub, c->u.resolve.format);
         break;
     case KCAP_OP_COPY_SUBRESOURCE_REGION:
         kiln_copy_subresource_region(ctx, (kiln_resource){ID(c->u.region.dst)}, c->u.region.dst_sub,
@@ -617,7 +622,8 @@ static void run(fz *f, const kcap_call *c)
         break;
     }
     case KCAP_OP_CREATE_BLEND_STATE:
-    case KCAP_OP_CREATE_BLEND_STATE_8: {
+    case KCAP_OP_CREATE_BLEND_STATE_8:
+    case KCAP_OP_CREATE_BLEND_STATE_A2C: {
         kiln_blend_state out = {0};
         kiln_create_blend_state(dev, &c->u.blend, &out);
         bind(f, c->out[0], out.id);
