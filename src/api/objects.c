@@ -340,7 +340,8 @@ static kiln_result create_sampler(kiln_device *dev, const kiln_sampler_desc *des
         (unsigned)desc->mip_filter > KILN_FILTER_LINEAR || (unsigned)desc->address_u > KILN_ADDRESS_BORDER ||
         (unsigned)desc->address_v > KILN_ADDRESS_BORDER || !isfinite(desc->mip_lod_bias) ||
         (desc->lod_clamp_enable && !(desc->min_lod <= desc->max_lod)) ||
-        (unsigned)desc->comparison_func > KILN_COMPARE_ALWAYS)
+        (unsigned)desc->comparison_func > KILN_COMPARE_ALWAYS ||
+        (unsigned)desc->address_w > KILN_ADDRESS_BORDER)
         return FAIL(KILN_E_INVALID_ARG, STATE_DESC, "a filter, address mode, LOD range or comparison function is invalid");
     return make(dev, api, KRES_TYPE_SAMPLER, desc, sizeof *desc, &out->id);
 }
@@ -350,8 +351,9 @@ kiln_result kiln_create_sampler(kiln_device *dev, const kiln_sampler_desc *desc,
     kiln_result r = create_sampler(dev, desc, out);
     if (dev && dev->capture)
         kcap_create_state(dev,
-                          desc && desc->comparison_func ? KCAP_OP_CREATE_SAMPLER_CMP
-                                                        : KCAP_OP_CREATE_SAMPLER,
+                          desc && desc->address_w        ? KCAP_OP_CREATE_SAMPLER_W
+                          : desc && desc->comparison_func ? KCAP_OP_CREATE_SAMPLER_CMP
+                                                          : KCAP_OP_CREATE_SAMPLER,
                           desc, out ? out->id : 0, r);
     return r;
 }

@@ -44,7 +44,7 @@
 #define KCAP_MAGIC "KILNCAP"  /* 7 characters + NUL: the first 8 bytes */
 #define KCAP_VERSION_MAJOR 1u /* records change: older readers refuse */
 #define KCAP_VERSION_MINOR                                                                         \
-    3u                       /* records added: older readers refuse                                \
+    4u                       /* records added: older readers refuse                                \
                                 captures that use them, by op */
 #define KCAP_HEADER_SIZE 16u /* magic, u16 major, u16 minor, u32 size */
 #define KCAP_BLEND_TARGETS_1_0 4u /* CREATE_BLEND_STATE's targets (1.0: kiln had 4) */
@@ -153,7 +153,14 @@
     X(SO_SET_TARGETS, "kiln_so_set_targets") /* 1.3 */                                         \
     X(DRAW_AUTO, "kiln_draw_auto") /* 1.3 */                                                   \
     X(CREATE_SAMPLER_CMP, "kiln_create_sampler") /* 1.3: a comparison sampler */          \
-    X(CREATE_BLEND_STATE_8, "kiln_create_blend_state") /* 1.3: targets 4..7 set */
+    X(CREATE_BLEND_STATE_8, "kiln_create_blend_state") /* 1.3: targets 4..7 set */          \
+    X(CREATE_TEXTURE1D, "kiln_create_texture1d") /* 1.4: 102 */                                 \
+    X(CREATE_TEXTURE3D, "kiln_create_texture3d") /* 1.4 */                                      \
+    X(CREATE_TEXTURE_CUBE, "kiln_create_texture_cube") /* 1.4 */                                \
+    X(CREATE_SRV_DIM, "kiln_create_srv") /* 1.4: a view dimension */                            \
+    X(CREATE_SAMPLER_W, "kiln_create_sampler") /* 1.4: address_w set */                         \
+    X(TEXTURE3D_GET_DESC, "kiln_texture3d_get_desc") /* 1.4 */                                  \
+    X(UPDATE_SUBRESOURCE_3D, "kiln_update_subresource") /* 1.4: a box of several depth slices */
 
 typedef enum kcap_op {
     KCAP_OP_NONE = 0, /* never in a file */
@@ -250,6 +257,8 @@ typedef struct kcap_call {
             const kiln_subresource_data *src; /* encoding: the caller's, or
                                                  NULL to encode `init` */
             kcap_bytes init;                  /* decoded: every subresource, tight, in order */
+            uint32_t dim;   /* KRES_DIM_*: 0 2D (CREATE_TEXTURE2D, _CUBE), 1 1D, 3 3D */
+            uint32_t depth; /* 3D: the depth (desc.array_size is then 1); else 1 */
         } texture;
         struct {
             uint32_t id; /* one handle: destroys, getters, binds, polls */
@@ -271,7 +280,7 @@ typedef struct kcap_call {
         struct {
             uint32_t dst, sub, has_box;
             kiln_box box;
-            kcap_rows data;
+            kcap_rows data; /* UPDATE_SUBRESOURCE_3D: every depth slice's rows, in order */
         } update;
         struct {
             uint32_t dst, src;
@@ -489,6 +498,12 @@ void kcap_create_buffer(kiln_device *dev, const kiln_buffer_desc *d,
                         const kiln_subresource_data *init, kiln_buffer out, kiln_result r);
 void kcap_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *d,
                            const kiln_subresource_data *init, kiln_texture out, kiln_result r);
+void kcap_create_texture1d(kiln_device *dev, const kiln_texture1d_desc *d,
+                           const kiln_subresource_data *init, kiln_texture out, kiln_result r);
+void kcap_create_texture_cube(kiln_device *dev, const kiln_texture_cube_desc *d,
+                              const kiln_subresource_data *init, kiln_texture out, kiln_result r);
+void kcap_create_texture3d(kiln_device *dev, const kiln_texture3d_desc *d,
+                           const kiln_subresource_data *init, kiln_texture out, kiln_result r);
 /* Calls of one handle (op says which): destroys, getters, polls. */
 void kcap_object(kiln_device *dev, kcap_op op, uint32_t id, kiln_result r);
 /* Before destroying a buffer or texture (op DESTROY_BUFFER or
@@ -502,7 +517,7 @@ void kcap_clear_dsv(kiln_context *ctx, kiln_dsv v, uint32_t flags, float depth, 
                     kiln_result r);
 void kcap_update_subresource(kiln_context *ctx, kiln_resource dst, uint32_t sub,
                              const kiln_box *box, const void *data, uint32_t row_pitch,
-                             kiln_result r);
+                             uint32_t depth_pitch, kiln_result r);
 void kcap_copy_resource(kiln_context *ctx, kiln_resource dst, kiln_resource src, kiln_result r);
 void kcap_copy_subresource_region(kiln_context *ctx, kiln_resource dst, uint32_t dst_sub,
                                   uint32_t x, uint32_t y, uint32_t z, kiln_resource src,

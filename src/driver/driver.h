@@ -27,6 +27,7 @@ typedef struct kd_sampler {
     float mip_lod_bias, min_lod, max_lod;
     float border[4];
     kiln_compare cmp; /* DEFAULT: not a comparison sampler */
+    kiln_address address_w; /* 3D textures' third axis (resolved like u, v) */
 } kd_sampler;
 
 /* Resolves a sampler desc's defaults (NULL: the default sampler). */

@@ -133,6 +133,7 @@ typedef struct kq_cmd {
         } update;
         struct {
             uint32_t dst_sub, dst_x, dst_y, src_sub;
+            uint32_t dst_z;
             kiln_box box;
         } copy;
         struct {
@@ -407,6 +408,7 @@ void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
 #define KQ_BACKEND_GEOMETRY 8u   /* runs geometry shaders and adjacency draws */
 #define KQ_BACKEND_STREAM_OUTPUT 16u /* stream output, draw_auto and the SO
                                         queries */
+#define KQ_BACKEND_TEXTURE_KINDS 256u /* 1D, 3D and cube textures (issue 12) */
 typedef struct kq_backend {
     const char *name; /* "soft", "osmesa": for logs and progress lines */
     uint32_t caps;    /* KQ_BACKEND_* bits */

@@ -70,6 +70,9 @@ kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
     res->height = d->height;
     res->mip_levels = d->mip_levels;
     res->array_size = d->array_size;
+    res->dim = d->dim;
+    res->cube = d->cube;
+    res->depth = d->depth ? d->depth : 1;
     res->num_subresources = d->type == KRES_TYPE_BUFFER ? 1 : d->mip_levels * d->array_size;
 
     res->subs = kb_calloc(env, sizeof(kres_subresource) * res->num_subresources);
@@ -83,7 +86,7 @@ kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
 
     size_t offset = 0;
     if (d->type == KRES_TYPE_BUFFER) {
-        res->subs[0] = (kres_subresource){0, d->width, d->width, 1, d->width};
+        res->subs[0] = (kres_subresource){0, d->width, d->width, 1, d->width, 1, d->width};
         offset = d->width;
     } else {
         uint32_t bpp = kres_format(d->format)->size;
@@ -95,7 +98,9 @@ kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
                 /* Rows 16-byte aligned for SIMD; subresources 64-byte
                  * aligned (a cache line). */
                 s->row_pitch = (uint32_t)KB_ALIGN_UP((size_t)s->width * bpp, 16);
-                s->size = (size_t)s->row_pitch * s->height;
+                s->depth = KB_MAX(1u, res->depth >> mip);
+                s->depth_pitch = (size_t)s->row_pitch * s->height;
+                s->size = s->depth_pitch * s->depth;
                 offset = KB_ALIGN_UP(offset, 64);
                 s->offset = offset;
                 offset += s->size;
@@ -123,10 +128,12 @@ void kres_resource_init_data(kres_resource *res, const kiln_subresource_data *in
         const kres_subresource *s = &res->subs[i];
         size_t row = (size_t)s->width * bpp;
         size_t pitch = init[i].row_pitch ? init[i].row_pitch : row;
+        size_t slice = pitch * s->height; /* 3D: slices follow each other */
         const uint8_t *src = init[i].data;
-        for (uint32_t y = 0; y < s->height; y++)
-            memcpy(res->current->data + s->offset + (size_t)y * s->row_pitch,
-                   src + (size_t)y * pitch, row);
+        for (uint32_t z = 0; z < s->depth; z++)
+            for (uint32_t y = 0; y < s->height; y++)
+                memcpy(res->current->data + s->offset + z * s->depth_pitch + (size_t)y * s->row_pitch,
+                       src + z * slice + (size_t)y * pitch, row);
     }
 }
 
