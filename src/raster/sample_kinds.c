@@ -316,8 +316,9 @@ static void filter_level(const kview *k, uint32_t m, uint32_t layer, const float
         wt[a][0] = 256 - f;
         wt[a][1] = f;
     }
-    /* weights are multiples of 256^-axes: exact, summing to 1 */
-    float unit = k->axes == 1 ? 1.0f / 256.0f : k->axes == 2 ? 1.0f / 65536.0f : 1.0f / 16777216.0f;
+    /* weights are multiples of 2^-24 (an axis not filtered counts 256):
+     * exact, summing to 1 */
+    const float unit = 1.0f / 16777216.0f;
     for (int cz = 0; cz < (k->axes >= 3 ? 2 : 1); cz++)
         for (int cy = 0; cy < (k->axes >= 2 ? 2 : 1); cy++)
             for (int cx = 0; cx < 2; cx++) {
