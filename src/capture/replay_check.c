@@ -307,8 +307,8 @@ static bool check_update(krp_replayer *r, const kcap_call *c)
         rows = empty ? 0 : (b->bottom - b->top) * (b->back - b->front);
     }
     /* UPDATE_SUBRESOURCE carries one depth slice, _3D several */
-    if ((c->op == KCAP_OP_UPDATE_SUBRESOURCE_3D) != (rows > 0 && rows / (height ? height : 1) > 1 &&
-                                                     (c->u.update.has_box ? b->back - b->front > 1 : depth > 1)))
+    bool deep = rows > 0 && (c->u.update.has_box ? b->back - b->front > 1 : depth > 1);
+    if ((c->op == KCAP_OP_UPDATE_SUBRESOURCE_3D) != deep)
         return krp_refuse(r, KILN_E_INVALID_ARG, "a box %s one depth slice in the wrong record",
                           c->op == KCAP_OP_UPDATE_SUBRESOURCE_3D ? "of" : "beyond");
     if (c->u.update.data.row_bytes != row || c->u.update.data.rows != rows)
