@@ -13,9 +13,11 @@
  *         kiln_device *dev;
  *         kiln_result r = kiln_device_create(&(kiln_device_desc){0}, &dev);
  *
- *  2. Create resources: buffers and 2D textures, with a D3D10 usage
- *     (DEFAULT, IMMUTABLE, DYNAMIC, STAGING) and bind flags. Create views to
- *     use a texture as a render target, depth-stencil or shader resource.
+ *  2. Create resources: buffers and textures (2D, 1D, cube and 3D, and
+ *     arrays of 1D and 2D; the soft backend only for all but 2D), with a
+ *     D3D10 usage (DEFAULT, IMMUTABLE, DYNAMIC, STAGING) and bind flags.
+ *     Create views to use a texture as a render target, depth-stencil or
+ *     shader resource.
  *
  *  3. Record work on the device's immediate context. Clear, UpdateSubresource
  *     and Copy return at once: the command is queued and worker threads run

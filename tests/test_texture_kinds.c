@@ -584,6 +584,38 @@ static float *draw_scene(void)
                  KILN_OK);
     kiln_texture3d_desc got;
     CHECK_RESULT(kiln_texture3d_get_desc(dev, t3, &got), KILN_OK);
+    /* 3D maps in the capture: a DYNAMIC one written after WRITE_DISCARD
+     * (changed ranges of all its slices) and a STAGING one (every row of
+     * every slice), both copied into a DEFAULT one and read back */
+    kiln_texture3d_desc dyn = {3, 2, 2, 1, F32, KILN_USAGE_DYNAMIC, KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture3d_desc stg = {3, 2, 2, 1, F32, KILN_USAGE_STAGING, 0, 0};
+    kiln_texture3d_desc def = {3, 2, 2, 1, F32, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture td, ts, tdef;
+    CHECK_RESULT(kiln_create_texture3d(dev, &dyn, NULL, &td), KILN_OK);
+    CHECK_RESULT(kiln_create_texture3d(dev, &stg, NULL, &ts), KILN_OK);
+    CHECK_RESULT(kiln_create_texture3d(dev, &def, NULL, &tdef), KILN_OK);
+    kiln_texture both[2] = {td, ts};
+    for (int k = 0; k < 2; k++) {
+        kiln_mapped_subresource m;
+        CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(both[k]), 0,
+                              k ? KILN_MAP_WRITE : KILN_MAP_WRITE_DISCARD, 0, &m),
+                     KILN_OK);
+        for (uint32_t z = 0; m.data && z < 2; z++)
+            for (uint32_t y = 0; y < 2; y++)
+                for (uint32_t x = 0; x < 3; x++)
+                    if (k || (x + y + z) % 2) /* DYNAMIC: every other texel */
+                        *(float *)(void *)((uint8_t *)m.data + z * m.depth_pitch + y * m.row_pitch + x * 4) =
+                            (float)(k * 100 + x + 3 * y + 6 * z + 1);
+        CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(both[k]), 0), KILN_OK);
+        CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(tdef), kiln_texture_resource(both[k])), KILN_OK);
+        float back[12];
+        read_sub(tdef, 0, back, 3, 2, 2);
+        for (int i = 0; i < 12; i++)
+            CHECK(back[i] == (k || (i % 3 + i / 3 % 2 + i / 6) % 2 ? (float)(k * 100 + i + 1) : 0.0f));
+    }
+    kiln_destroy_texture(dev, td);
+    kiln_destroy_texture(dev, ts);
+    kiln_destroy_texture(dev, tdef);
     /* a 1D texture too (CREATE_TEXTURE1D), viewed explicitly */
     kiln_texture1d_desc d1 = {4, 1, 2, F32, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
     kiln_texture t1;
