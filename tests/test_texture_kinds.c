@@ -24,7 +24,8 @@ static kiln_context *ctx;
 
 /* Subresource `sub` of `t` into out (tight: rows x depth slices). Returns
  * its depth pitch as Map gave it. */
-static uint32_t read_sub(kiln_texture t, uint32_t sub, float *out, uint32_t w, uint32_t h, uint32_t d)
+static uint32_t read_sub(kiln_texture t, uint32_t sub, float *out, uint32_t w, uint32_t h,
+                         uint32_t d)
 {
     kiln_texture3d_desc d3;
     kiln_texture2d_desc d2;
@@ -37,12 +38,13 @@ static uint32_t read_sub(kiln_texture t, uint32_t sub, float *out, uint32_t w, u
         d3.cpu_access = KILN_CPU_ACCESS_READ;
         CHECK_RESULT(kiln_create_texture3d(dev, &d3, NULL, &st), KILN_OK);
     } else if (d2.height == 1 && d2.array_size != 6) {
-        kiln_texture1d_desc d1 = {d2.width, d2.mip_levels, d2.array_size, d2.format, KILN_USAGE_STAGING, 0,
-                                  KILN_CPU_ACCESS_READ};
+        kiln_texture1d_desc d1 = {
+            d2.width, d2.mip_levels,       d2.array_size, d2.format, KILN_USAGE_STAGING,
+            0,        KILN_CPU_ACCESS_READ};
         CHECK_RESULT(kiln_create_texture1d(dev, &d1, NULL, &st), KILN_OK);
     } else if (d2.array_size == 6 && d2.width == d2.height) { /* our cubes */
-        kiln_texture_cube_desc dc = {d2.width, d2.mip_levels, d2.format, KILN_USAGE_STAGING, 0,
-                                     KILN_CPU_ACCESS_READ};
+        kiln_texture_cube_desc dc = {d2.width, d2.mip_levels,       d2.format, KILN_USAGE_STAGING,
+                                     0,        KILN_CPU_ACCESS_READ};
         CHECK_RESULT(kiln_create_texture_cube(dev, &dc, NULL, &st), KILN_OK);
     } else {
         d2.usage = KILN_USAGE_STAGING;
@@ -50,14 +52,15 @@ static uint32_t read_sub(kiln_texture t, uint32_t sub, float *out, uint32_t w, u
         d2.cpu_access = KILN_CPU_ACCESS_READ;
         CHECK_RESULT(kiln_create_texture2d(dev, &d2, NULL, &st), KILN_OK);
     }
-    CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(st), kiln_texture_resource(t)), KILN_OK);
+    CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(st), kiln_texture_resource(t)),
+                 KILN_OK);
     kiln_mapped_subresource m = {0};
     CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(st), sub, KILN_MAP_READ, 0, &m), KILN_OK);
     if (m.data)
         for (uint32_t z = 0; z < d; z++)
             for (uint32_t y = 0; y < h; y++)
-                memcpy(out + ((size_t)z * h + y) * w, (const uint8_t *)m.data + z * m.depth_pitch + y * m.row_pitch,
-                       w * 4);
+                memcpy(out + ((size_t)z * h + y) * w,
+                       (const uint8_t *)m.data + z * m.depth_pitch + y * m.row_pitch, w * 4);
     CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(st), sub), KILN_OK);
     kiln_destroy_texture(dev, st);
     return m.depth_pitch;
@@ -70,37 +73,48 @@ static void test_validation(void)
     kiln_texture t = {0};
     kiln_texture1d_desc d1 = {8, 0, 1, F32, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
     d1.width = 0;
-    CHECK_FAILS(kiln_create_texture1d(dev, &d1, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE_SIZE_INVALID);
+    CHECK_FAILS(kiln_create_texture1d(dev, &d1, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE_SIZE_INVALID);
     d1.width = 8193;
-    CHECK_FAILS(kiln_create_texture1d(dev, &d1, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE_SIZE_INVALID);
+    CHECK_FAILS(kiln_create_texture1d(dev, &d1, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE_SIZE_INVALID);
     d1.width = 8;
     d1.mip_levels = 5;
-    CHECK_FAILS(kiln_create_texture1d(dev, &d1, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE_MIPS_INVALID);
+    CHECK_FAILS(kiln_create_texture1d(dev, &d1, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE_MIPS_INVALID);
     d1.mip_levels = 0;
     d1.array_size = 513;
-    CHECK_FAILS(kiln_create_texture1d(dev, &d1, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE_ARRAY_INVALID);
+    CHECK_FAILS(kiln_create_texture1d(dev, &d1, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE_ARRAY_INVALID);
     d1.array_size = 1;
     d1.usage = KILN_USAGE_DYNAMIC;
-    CHECK_FAILS(kiln_create_texture1d(dev, &d1, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_USAGE_DYNAMIC_TEXTURE);
+    CHECK_FAILS(kiln_create_texture1d(dev, &d1, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_USAGE_DYNAMIC_TEXTURE);
     CHECK(t.id == 0);
 
     kiln_texture_cube_desc dc = {0, 1, F32, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
-    CHECK_FAILS(kiln_create_texture_cube(dev, &dc, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE_SIZE_INVALID);
+    CHECK_FAILS(kiln_create_texture_cube(dev, &dc, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE_SIZE_INVALID);
     dc.size = 8;
     dc.mip_levels = 5;
-    CHECK_FAILS(kiln_create_texture_cube(dev, &dc, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE_MIPS_INVALID);
+    CHECK_FAILS(kiln_create_texture_cube(dev, &dc, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE_MIPS_INVALID);
     dc.mip_levels = 1;
     dc.usage = KILN_USAGE_DYNAMIC; /* six faces */
-    CHECK_FAILS(kiln_create_texture_cube(dev, &dc, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_USAGE_DYNAMIC_TEXTURE);
+    CHECK_FAILS(kiln_create_texture_cube(dev, &dc, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_USAGE_DYNAMIC_TEXTURE);
 
     kiln_texture3d_desc d3 = {2049, 4, 4, 1, F32, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
-    CHECK_FAILS(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE3D_SIZE_INVALID);
+    CHECK_FAILS(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE3D_SIZE_INVALID);
     d3.width = 4;
     d3.depth = 0;
-    CHECK_FAILS(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE3D_SIZE_INVALID);
+    CHECK_FAILS(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE3D_SIZE_INVALID);
     d3.depth = 16; /* the chain follows the largest of the three: 5 */
     d3.mip_levels = 6;
-    CHECK_FAILS(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE_MIPS_INVALID);
+    CHECK_FAILS(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE_MIPS_INVALID);
     d3.mip_levels = 5;
     CHECK_RESULT(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_OK);
     kiln_texture3d_desc got;
@@ -110,9 +124,11 @@ static void test_validation(void)
     d3.mip_levels = 1;
     d3.format = KILN_FORMAT_D32_FLOAT;
     d3.bind_flags = KILN_BIND_DEPTH_STENCIL;
-    CHECK_FAILS(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE_KIND_BIND);
+    CHECK_FAILS(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE_KIND_BIND);
     d3.bind_flags = KILN_BIND_SHADER_RESOURCE; /* a depth format, even unbound as depth */
-    CHECK_FAILS(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_E_INVALID_ARG, KILN_LOG_TEXTURE_KIND_BIND);
+    CHECK_FAILS(kiln_create_texture3d(dev, &d3, NULL, &t), KILN_E_INVALID_ARG,
+                KILN_LOG_TEXTURE_KIND_BIND);
 
     /* sampler: address_w in range */
     kiln_sampler smp;
@@ -170,7 +186,8 @@ static void test_validation(void)
     CHECK_FAILS(kiln_update_subresource(ctx, kiln_texture_resource(t3), 0, &box, data, 16, 0),
                 KILN_E_INVALID_ARG, KILN_LOG_BOX_INVALID);
     CHECK_FAILS(kiln_copy_subresource_region(ctx, kiln_texture_resource(t2), 0, 0, 0, 0,
-                                             kiln_texture_resource(t1), 0, &(kiln_box){0, 0, 0, 4, 1, 1}),
+                                             kiln_texture_resource(t1), 0,
+                                             &(kiln_box){0, 0, 0, 4, 1, 1}),
                 KILN_E_INVALID_ARG, KILN_LOG_COPY_KIND_MISMATCH);
     CHECK_FAILS(kiln_copy_subresource_region(ctx, kiln_texture_resource(t3), 0, 0, 0, 4,
                                              kiln_texture_resource(t3), 1, NULL),
@@ -218,13 +235,15 @@ static void test_3d_data(void)
     for (int i = 0; i < 16; i++)
         up[i] = 1000.0f + (float)i;
     kiln_box b = {1, 1, 1, 3, 3, 3};
-    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(t), 0, &b, up, 12, 32), KILN_OK);
+    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(t), 0, &b, up, 12, 32),
+                 KILN_OK);
     read_sub(t, 0, got, W, H, D);
     for (uint32_t z = 0; z < D; z++)
         for (uint32_t y = 0; y < H; y++)
             for (uint32_t x = 0; x < W; x++) {
                 bool in = x >= 1 && x < 3 && y >= 1 && y < 3 && z >= 1 && z < 3;
-                float want = in ? 1000.0f + (float)((z - 1) * 8 + (y - 1) * 3 + (x - 1)) : v3(x, y, z);
+                float want =
+                    in ? 1000.0f + (float)((z - 1) * 8 + (y - 1) * 3 + (x - 1)) : v3(x, y, z);
                 CHECK(got[(z * H + y) * W + x] == want);
             }
 
@@ -246,10 +265,12 @@ static void test_3d_data(void)
             }
     /* within one subresource: non-overlapping slices copy, overlapping ones fail */
     CHECK_RESULT(kiln_copy_subresource_region(ctx, kiln_texture_resource(t2), 0, 0, 0, 0,
-                                              kiln_texture_resource(t2), 0, &(kiln_box){3, 2, 1, 5, 3, 2}),
+                                              kiln_texture_resource(t2), 0,
+                                              &(kiln_box){3, 2, 1, 5, 3, 2}),
                  KILN_OK);
     CHECK_FAILS(kiln_copy_subresource_region(ctx, kiln_texture_resource(t2), 0, 3, 2, 1,
-                                             kiln_texture_resource(t2), 0, &(kiln_box){3, 2, 0, 5, 3, 2}),
+                                             kiln_texture_resource(t2), 0,
+                                             &(kiln_box){3, 2, 0, 5, 3, 2}),
                 KILN_E_INVALID_ARG, KILN_LOG_COPY_OVERLAP);
     read_sub(t2, 0, got, W, H, D);
     CHECK(got[0] == v3(0, 0, 3) && got[1] == v3(1, 0, 3));
@@ -264,9 +285,11 @@ static void test_3d_data(void)
     for (uint32_t z = 0; z < D; z++)
         for (uint32_t y = 0; y < H; y++)
             for (uint32_t x = 0; x < W; x++)
-                *(float *)(void *)((uint8_t *)m.data + z * m.depth_pitch + y * m.row_pitch + x * 4) = -v3(x, y, z);
+                *(float *)(void *)((uint8_t *)m.data + z * m.depth_pitch + y * m.row_pitch +
+                                   x * 4) = -v3(x, y, z);
     CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(st), 0), KILN_OK);
-    CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(t2), kiln_texture_resource(st)), KILN_OK);
+    CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(t2), kiln_texture_resource(st)),
+                 KILN_OK);
     read_sub(t2, 0, got, W, H, D);
     CHECK(got[(3 * H + 2) * W + 4] == -v3(4, 2, 3) && got[W] == -v3(0, 1, 0));
     kiln_destroy_texture(dev, st);
@@ -283,15 +306,19 @@ static void test_1d_cube_data(void)
     kiln_texture t1;
     CHECK_RESULT(kiln_create_texture1d(dev, &d1, NULL, &t1), KILN_OK);
     float row[4] = {1, 2, 3, 4}, got[8 * 8];
-    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(t1), 1 + 2 * 4, NULL, row, 0, 0), KILN_OK);
+    CHECK_RESULT(
+        kiln_update_subresource(ctx, kiln_texture_resource(t1), 1 + 2 * 4, NULL, row, 0, 0),
+        KILN_OK);
     read_sub(t1, 9, got, 4, 1, 1);
     CHECK(!memcmp(got, row, sizeof row));
     CHECK_RESULT(kiln_copy_subresource_region(ctx, kiln_texture_resource(t1), 0, 5, 0, 0,
-                                              kiln_texture_resource(t1), 9, &(kiln_box){1, 0, 0, 4, 1, 1}),
+                                              kiln_texture_resource(t1), 9,
+                                              &(kiln_box){1, 0, 0, 4, 1, 1}),
                  KILN_OK);
     read_sub(t1, 0, got, 8, 1, 1);
     CHECK(got[4] == 0 && got[5] == 2 && got[6] == 3 && got[7] == 4);
-    CHECK_FAILS(kiln_update_subresource(ctx, kiln_texture_resource(t1), 0, &(kiln_box){0, 0, 0, 8, 2, 1}, row, 0, 0),
+    CHECK_FAILS(kiln_update_subresource(ctx, kiln_texture_resource(t1), 0,
+                                        &(kiln_box){0, 0, 0, 8, 2, 1}, row, 0, 0),
                 KILN_E_INVALID_ARG, KILN_LOG_BOX_INVALID); /* 1 texel high */
     kiln_destroy_texture(dev, t1);
 
@@ -315,13 +342,15 @@ static void test_1d_cube_data(void)
         CHECK(!memcmp(got, faces[f][1], 16));
     }
     float quad[4] = {-1, -2, -3, -4};
-    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(tc), 2 * 3, &(kiln_box){1, 1, 0, 3, 3, 1}, quad, 8, 0),
+    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(tc), 2 * 3,
+                                         &(kiln_box){1, 1, 0, 3, 3, 1}, quad, 8, 0),
                  KILN_OK);
     CHECK_RESULT(kiln_copy_subresource_region(ctx, kiln_texture_resource(tc), 2 * 5, 0, 0, 0,
                                               kiln_texture_resource(tc), 2 * 3, NULL),
                  KILN_OK);
     read_sub(tc, 2 * 5, got, 4, 4, 1);
-    CHECK(got[5] == -1 && got[6] == -2 && got[9] == -3 && got[10] == -4 && got[0] == 300 && got[15] == 315);
+    CHECK(got[5] == -1 && got[6] == -2 && got[9] == -3 && got[10] == -4 && got[0] == 300 &&
+          got[15] == 315);
     kiln_destroy_texture(dev, tc);
 }
 
@@ -456,7 +485,8 @@ static void test_targets(void)
     CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}), KILN_OK);
 
     /* depth-stencil views of a 1D texture and of a cube face */
-    kiln_texture1d_desc dz = {4, 1, 2, KILN_FORMAT_D32_FLOAT, KILN_USAGE_DEFAULT, KILN_BIND_DEPTH_STENCIL, 0};
+    kiln_texture1d_desc dz = {
+        4, 1, 2, KILN_FORMAT_D32_FLOAT, KILN_USAGE_DEFAULT, KILN_BIND_DEPTH_STENCIL, 0};
     kiln_texture tz;
     CHECK_RESULT(kiln_create_texture1d(dev, &dz, NULL, &tz), KILN_OK);
     kiln_dsv dv;
@@ -467,7 +497,8 @@ static void test_targets(void)
     read_sub(tz, 0, got, 4, 1, 1);
     CHECK(got[0] == 0.0f);
     kiln_destroy_dsv(dev, dv);
-    kiln_texture_cube_desc dcz = {2, 1, KILN_FORMAT_D32_FLOAT, KILN_USAGE_DEFAULT, KILN_BIND_DEPTH_STENCIL, 0};
+    kiln_texture_cube_desc dcz = {
+        2, 1, KILN_FORMAT_D32_FLOAT, KILN_USAGE_DEFAULT, KILN_BIND_DEPTH_STENCIL, 0};
     kiln_texture tcz;
     CHECK_RESULT(kiln_create_texture_cube(dev, &dcz, NULL, &tcz), KILN_OK);
     CHECK_RESULT(kiln_create_dsv(dev, tcz, &(kiln_dsv_desc){0, 0, 5, 1}, &dv), KILN_OK);
@@ -502,12 +533,36 @@ static void dir_of(int face, float s, float t, float d[3])
 {
     float sc = 2.0f * s - 1.0f, tc = 2.0f * t - 1.0f;
     switch (face) {
-    case 0: d[0] = 1; d[1] = -tc; d[2] = -sc; break;
-    case 1: d[0] = -1; d[1] = -tc; d[2] = sc; break;
-    case 2: d[0] = sc; d[1] = 1; d[2] = tc; break;
-    case 3: d[0] = sc; d[1] = -1; d[2] = -tc; break;
-    case 4: d[0] = sc; d[1] = -tc; d[2] = 1; break;
-    default: d[0] = -sc; d[1] = -tc; d[2] = -1; break;
+    case 0:
+        d[0] = 1;
+        d[1] = -tc;
+        d[2] = -sc;
+        break;
+    case 1:
+        d[0] = -1;
+        d[1] = -tc;
+        d[2] = sc;
+        break;
+    case 2:
+        d[0] = sc;
+        d[1] = 1;
+        d[2] = tc;
+        break;
+    case 3:
+        d[0] = sc;
+        d[1] = -1;
+        d[2] = -tc;
+        break;
+    case 4:
+        d[0] = sc;
+        d[1] = -tc;
+        d[2] = 1;
+        break;
+    default:
+        d[0] = -sc;
+        d[1] = -tc;
+        d[2] = -1;
+        break;
     }
 }
 
@@ -570,11 +625,11 @@ static float *draw_scene(void)
                 vol[z][y][x] = (float)(x + 10 * y + 1000 * z);
     /* row 0 of slices 1..3 (a box one row high, three slices deep), then
      * the other rows */
-    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(t3), 0, &(kiln_box){0, 0, 1, 4, 1, 4},
-                                         vol[1], 16, 64),
+    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(t3), 0,
+                                         &(kiln_box){0, 0, 1, 4, 1, 4}, vol[1], 16, 64),
                  KILN_OK);
-    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(t3), 0, &(kiln_box){0, 1, 1, 4, 4, 4},
-                                         vol[1][1], 16, 64),
+    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(t3), 0,
+                                         &(kiln_box){0, 1, 1, 4, 4, 4}, vol[1][1], 16, 64),
                  KILN_OK);
     kiln_texture3d_desc d3s = {4, 4, 1, 1, F32, KILN_USAGE_DEFAULT, 0, 0};
     kiln_subresource_data is = {vol[0], 0};
@@ -604,14 +659,17 @@ static float *draw_scene(void)
             for (uint32_t y = 0; y < 2; y++)
                 for (uint32_t x = 0; x < 3; x++)
                     if (k || (x + y + z) % 2) /* DYNAMIC: every other texel */
-                        *(float *)(void *)((uint8_t *)m.data + z * m.depth_pitch + y * m.row_pitch + x * 4) =
-                            (float)(k * 100 + x + 3 * y + 6 * z + 1);
+                        *(float *)(void *)((uint8_t *)m.data + z * m.depth_pitch + y * m.row_pitch +
+                                           x * 4) = (float)(k * 100 + x + 3 * y + 6 * z + 1);
         CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(both[k]), 0), KILN_OK);
-        CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(tdef), kiln_texture_resource(both[k])), KILN_OK);
+        CHECK_RESULT(
+            kiln_copy_resource(ctx, kiln_texture_resource(tdef), kiln_texture_resource(both[k])),
+            KILN_OK);
         float back[12];
         read_sub(tdef, 0, back, 3, 2, 2);
         for (int i = 0; i < 12; i++)
-            CHECK(back[i] == (k || (i % 3 + i / 3 % 2 + i / 6) % 2 ? (float)(k * 100 + i + 1) : 0.0f));
+            CHECK(back[i] ==
+                  (k || (i % 3 + i / 3 % 2 + i / 6) % 2 ? (float)(k * 100 + i + 1) : 0.0f));
     }
     kiln_destroy_texture(dev, td);
     kiln_destroy_texture(dev, ts);
@@ -719,7 +777,8 @@ static void test_draw_and_capture(void)
     for (int m = 0; bytes && m < 2; m++) {
         cu_images out = {0};
         kcap_replay_report rep;
-        CHECK_RESULT(cu_replay(bytes, len, m ? KILN_EXEC_SERIAL : KILN_EXEC_ASYNC, 2, register_shaders, &out, &rep),
+        CHECK_RESULT(cu_replay(bytes, len, m ? KILN_EXEC_SERIAL : KILN_EXEC_ASYNC, 2,
+                               register_shaders, &out, &rep),
                      KILN_OK);
         CHECK_EQ_INT(rep.mismatches, 0);
         const cu_image *img = cu_target(&out, 0);
@@ -742,9 +801,12 @@ static void test_osmesa(void)
     kiln_texture1d_desc d1 = {4, 1, 1, F32, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
     kiln_texture_cube_desc dc = {4, 1, F32, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
     kiln_texture3d_desc d3 = {4, 4, 4, 1, F32, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
-    CHECK_FAILS(kiln_create_texture1d(od, &d1, NULL, &t), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
-    CHECK_FAILS(kiln_create_texture_cube(od, &dc, NULL, &t), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
-    CHECK_FAILS(kiln_create_texture3d(od, &d3, NULL, &t), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
+    CHECK_FAILS(kiln_create_texture1d(od, &d1, NULL, &t), KILN_E_UNSUPPORTED,
+                KILN_LOG_BACKEND_FEATURE);
+    CHECK_FAILS(kiln_create_texture_cube(od, &dc, NULL, &t), KILN_E_UNSUPPORTED,
+                KILN_LOG_BACKEND_FEATURE);
+    CHECK_FAILS(kiln_create_texture3d(od, &d3, NULL, &t), KILN_E_UNSUPPORTED,
+                KILN_LOG_BACKEND_FEATURE);
     CHECK(t.id == 0);
     kiln_device_destroy(od);
 }

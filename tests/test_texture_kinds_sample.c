@@ -67,7 +67,8 @@ static float *at(tex *x, uint32_t mip, uint32_t slice, uint32_t px, uint32_t py,
                              (size_t)py * s->row_pitch + (size_t)px * 4);
 }
 
-static void fill(tex *x, float (*f)(uint32_t mip, uint32_t slice, uint32_t px, uint32_t py, uint32_t pz))
+static void fill(tex *x,
+                 float (*f)(uint32_t mip, uint32_t slice, uint32_t px, uint32_t py, uint32_t pz))
 {
     for (uint32_t s = 0; s < x->t.num_slices; s++)
         for (uint32_t m = 0; m < x->mips; m++) {
@@ -201,8 +202,8 @@ static void test_1d_array(void)
     /* Load: (x, array index y) */
     int32_t lx[16], ly[16], lm[16] = {0};
     for (int i = 0; i < 16; i++) {
-        lx[i] = i % 5;      /* 4 is out of range */
-        ly[i] = i / 5 - 1;  /* -1 and 3 are out of range */
+        lx[i] = i % 5;     /* 4 is out of range */
+        ly[i] = i / 5 - 1; /* -1 and 3 are out of range */
     }
     kiln_ps_load_uvw(bind(&x, &s), 0, lx, ly, NULL, lm, out);
     for (int i = 0; i < 16; i++) {
@@ -283,10 +284,14 @@ static void test_3d(void)
     set16(u, 0.5f / 4.0f);
     set16(v, 0.5f / 4.0f);
     set16(w, 4.5f / 4.0f);
-    kd_sampler wc = sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_WRAP, KILN_ADDRESS_DEFAULT);
-    kd_sampler ww = sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP);
-    kd_sampler wb = sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP, KILN_ADDRESS_BORDER);
-    kd_sampler wm = sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP, KILN_ADDRESS_MIRROR);
+    kd_sampler wc =
+        sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_WRAP, KILN_ADDRESS_DEFAULT);
+    kd_sampler ww =
+        sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP);
+    kd_sampler wb =
+        sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP, KILN_ADDRESS_BORDER);
+    kd_sampler wm =
+        sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP, KILN_ADDRESS_MIRROR);
     kiln_ps_sample_uvw(bind(&x, &wc), 0, 0, u, v, w, out);
     CHECK_NEAR(out[0], 300, 0);
     kiln_ps_sample_uvw(bind(&x, &ww), 0, 0, u, v, w, out);
@@ -297,7 +302,8 @@ static void test_3d(void)
     kiln_ps_sample_uvw(bind(&x, &wm), 0, 0, u, v, w, out);
     CHECK_NEAR(out[0], 200, 0);
     /* linear WRAP across the w seam: z = -0.5 + 0.25: slices 3 and 0 */
-    kd_sampler lw = sampler(KILN_FILTER_LINEAR, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP);
+    kd_sampler lw =
+        sampler(KILN_FILTER_LINEAR, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP);
     set16(w, 0.25f / 4.0f);
     set16(u, 0.5f / 4.0f);
     set16(v, 0.5f / 4.0f);
@@ -326,7 +332,8 @@ static void test_3d_lod(void)
     tex_init(&x, KILN_SRV_DIMENSION_TEXTURE3D, 8, 8, 8, 4, 1);
     fill(&x, f_3d);
     float u[16], v[16], w[16], out[64];
-    kd_sampler s = sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_WRAP, KILN_ADDRESS_WRAP);
+    kd_sampler s =
+        sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_WRAP, KILN_ADDRESS_WRAP);
     /* only w changes, 2 texels per pixel along y: LOD 1 (a 2D LOD on u
      * and v would read mip 0) */
     set16(u, 0.3f);
@@ -378,12 +385,36 @@ static void dir_of(int face, float s, float t, float k, float d[3])
 {
     float sc = 2.0f * s - 1.0f, tc = 2.0f * t - 1.0f;
     switch (face) {
-    case 0: d[0] = 1; d[1] = -tc; d[2] = -sc; break;
-    case 1: d[0] = -1; d[1] = -tc; d[2] = sc; break;
-    case 2: d[0] = sc; d[1] = 1; d[2] = tc; break;
-    case 3: d[0] = sc; d[1] = -1; d[2] = -tc; break;
-    case 4: d[0] = sc; d[1] = -tc; d[2] = 1; break;
-    default: d[0] = -sc; d[1] = -tc; d[2] = -1; break;
+    case 0:
+        d[0] = 1;
+        d[1] = -tc;
+        d[2] = -sc;
+        break;
+    case 1:
+        d[0] = -1;
+        d[1] = -tc;
+        d[2] = sc;
+        break;
+    case 2:
+        d[0] = sc;
+        d[1] = 1;
+        d[2] = tc;
+        break;
+    case 3:
+        d[0] = sc;
+        d[1] = -1;
+        d[2] = -tc;
+        break;
+    case 4:
+        d[0] = sc;
+        d[1] = -tc;
+        d[2] = 1;
+        break;
+    default:
+        d[0] = -sc;
+        d[1] = -tc;
+        d[2] = -1;
+        break;
     }
     for (int c = 0; c < 3; c++)
         d[c] *= k;
@@ -413,8 +444,8 @@ static void test_cube_faces(void)
         }
     }
     /* ties: z over y over x (the face read tells which won) */
-    static const float tie[8][3] = {{1, 1, 0}, {1, 0, 1}, {0, -1, -1}, {-1, -1, 1},
-                                    {-1, 1, 0}, {-1, -1, 0}, {2, -2, 0}, {0, 0, 0}};
+    static const float tie[8][3] = {{1, 1, 0},  {1, 0, 1},   {0, -1, -1}, {-1, -1, 1},
+                                    {-1, 1, 0}, {-1, -1, 0}, {2, -2, 0},  {0, 0, 0}};
     /* +Y (s = 1: x 3, t = .5: y 2), +Z (x 3, y 2), -Z (x 2, y 3), +Z (x 0,
      * y 3), +Y (x 0, y 2), -Y (x 0, y 2), -Y (x 3, y 2), zero: +Z centre */
     static const float want[8] = {223, 423, 532, 430, 220, 320, 323, 422};
@@ -441,7 +472,8 @@ static void test_cube_edge_and_lod(void)
     fill(&x, f_cube);
     /* LINEAR at s = 0.995 on +X: texels 3 and "4", which clamps to 3 on
      * the same face whatever the sampler's WRAP says (no seamless cubes) */
-    kd_sampler l = sampler(KILN_FILTER_LINEAR, KILN_FILTER_POINT, KILN_ADDRESS_WRAP, KILN_ADDRESS_WRAP);
+    kd_sampler l =
+        sampler(KILN_FILTER_LINEAR, KILN_FILTER_POINT, KILN_ADDRESS_WRAP, KILN_ADDRESS_WRAP);
     float c[3][16], out[64], d[3];
     dir_of(0, 0.995f, 2.5f / 4.0f, 1.0f, d);
     for (int i = 0; i < 16; i++)

@@ -16,8 +16,8 @@
  * height 1 does. No SIMD kernel: these kinds are rarer, and exactness
  * comes first.
  */
-#include "raster.h"
 #include "../resources/texel.h"
+#include "raster.h"
 
 #include <math.h>
 #include <string.h>
@@ -38,9 +38,9 @@ typedef struct kcall {
 typedef struct kview {
     const kr_texture *t;
     const kd_sampler *s;
-    uint32_t nl;       /* levels of the view */
-    int axes;          /* filtered axes: 1, 2 or 3 */
-    int layer_coord;   /* the coordinate holding the array index, or -1 */
+    uint32_t nl;     /* levels of the view */
+    int axes;        /* filtered axes: 1, 2 or 3 */
+    int layer_coord; /* the coordinate holding the array index, or -1 */
     int cube;
     kiln_address addr[3];
     uint32_t bpp;
@@ -74,12 +74,27 @@ static int resolve(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_sl
     k->bpp = kres_format(t->format)->size;
     k->layer_coord = -1;
     switch (t->dim) {
-    case KILN_SRV_DIMENSION_TEXTURE1D: k->axes = 1; break;
-    case KILN_SRV_DIMENSION_TEXTURE1DARRAY: k->axes = 1; k->layer_coord = 1; break;
-    case KILN_SRV_DIMENSION_TEXTURE2DARRAY: k->axes = 2; k->layer_coord = 2; break;
-    case KILN_SRV_DIMENSION_TEXTURE3D: k->axes = 3; break;
-    case KILN_SRV_DIMENSION_TEXTURECUBE: k->axes = 2; k->cube = 1; break;
-    default: k->axes = 2; break;
+    case KILN_SRV_DIMENSION_TEXTURE1D:
+        k->axes = 1;
+        break;
+    case KILN_SRV_DIMENSION_TEXTURE1DARRAY:
+        k->axes = 1;
+        k->layer_coord = 1;
+        break;
+    case KILN_SRV_DIMENSION_TEXTURE2DARRAY:
+        k->axes = 2;
+        k->layer_coord = 2;
+        break;
+    case KILN_SRV_DIMENSION_TEXTURE3D:
+        k->axes = 3;
+        break;
+    case KILN_SRV_DIMENSION_TEXTURECUBE:
+        k->axes = 2;
+        k->cube = 1;
+        break;
+    default:
+        k->axes = 2;
+        break;
     }
     kiln_address w = k->s->address_w ? k->s->address_w : KILN_ADDRESS_CLAMP;
     k->addr[0] = k->cube ? KILN_ADDRESS_CLAMP : k->s->address_u;
@@ -88,10 +103,7 @@ static int resolve(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_sl
     return 1;
 }
 
-static inline float coord(const kcall *c, int k, int i)
-{
-    return c->c[k] ? c->c[k][i] : 0.0f;
-}
+static inline float coord(const kcall *c, int k, int i) { return c->c[k] ? c->c[k][i] : 0.0f; }
 
 /* ---- cubes ---- */
 
@@ -111,12 +123,36 @@ static int cube_face(const float d[3])
 static void face_sct(int face, const float d[3], float *sc, float *tc, float *ma)
 {
     switch (face) {
-    case 0: *sc = -d[2]; *tc = -d[1]; *ma = fabsf(d[0]); break;
-    case 1: *sc = d[2]; *tc = -d[1]; *ma = fabsf(d[0]); break;
-    case 2: *sc = d[0]; *tc = d[2]; *ma = fabsf(d[1]); break;
-    case 3: *sc = d[0]; *tc = -d[2]; *ma = fabsf(d[1]); break;
-    case 4: *sc = d[0]; *tc = -d[1]; *ma = fabsf(d[2]); break;
-    default: *sc = -d[0]; *tc = -d[1]; *ma = fabsf(d[2]); break;
+    case 0:
+        *sc = -d[2];
+        *tc = -d[1];
+        *ma = fabsf(d[0]);
+        break;
+    case 1:
+        *sc = d[2];
+        *tc = -d[1];
+        *ma = fabsf(d[0]);
+        break;
+    case 2:
+        *sc = d[0];
+        *tc = d[2];
+        *ma = fabsf(d[1]);
+        break;
+    case 3:
+        *sc = d[0];
+        *tc = -d[2];
+        *ma = fabsf(d[1]);
+        break;
+    case 4:
+        *sc = d[0];
+        *tc = -d[1];
+        *ma = fabsf(d[2]);
+        break;
+    default:
+        *sc = -d[0];
+        *tc = -d[1];
+        *ma = fabsf(d[2]);
+        break;
     }
 }
 
@@ -343,16 +379,24 @@ static void run(const kview *k, const kcall *c, float *out)
         int q = ((i & 3) >> 1) + ((i >> 3) << 1);
         kplan p;
         switch (c->mode) {
-        case K_LEVEL: plan(s, k->nl, c->extra[i] + s->mip_lod_bias, &p); break;
+        case K_LEVEL:
+            plan(s, k->nl, c->extra[i] + s->mip_lod_bias, &p);
+            break;
         case K_BIAS: {
             float b = c->extra[i];
             b = b > -16.0f ? (b < 15.99f ? b : 15.99f) : -16.0f;
             plan(s, k->nl, qlod[q] + s->mip_lod_bias + b, &p);
             break;
         }
-        case K_GRAD: plan(s, k->nl, grad_lod(k, c, i) + s->mip_lod_bias, &p); break;
-        case K_CMP_LZ: p = (kplan){s->mag_filter, 1, {0, 0}, {1.0f, 0.0f}}; break;
-        default: plan(s, k->nl, qlod[q] + s->mip_lod_bias, &p); break;
+        case K_GRAD:
+            plan(s, k->nl, grad_lod(k, c, i) + s->mip_lod_bias, &p);
+            break;
+        case K_CMP_LZ:
+            p = (kplan){s->mag_filter, 1, {0, 0}, {1.0f, 0.0f}};
+            break;
+        default:
+            plan(s, k->nl, qlod[q] + s->mip_lod_bias, &p);
+            break;
         }
         float nc[3];
         uint32_t layer;
@@ -436,7 +480,8 @@ KILN_API void kiln_ps_sample_uvw_grad(const kiln_ps_args *a, uint32_t srv_slot,
                                       float *rgba)
 {
     if (plain_2d(a, srv_slot)) {
-        kiln_ps_sample_grad(a, srv_slot, sampler_slot, u, v, ddx, ddx + BLOCK, ddy, ddy + BLOCK, rgba);
+        kiln_ps_sample_grad(a, srv_slot, sampler_slot, u, v, ddx, ddx + BLOCK, ddy, ddy + BLOCK,
+                            rgba);
         return;
     }
     kcall c = {K_GRAD, {u, v, w}, NULL, ddx, ddy};
@@ -480,8 +525,7 @@ KILN_API void kiln_ps_sample_cmp_uvw_level_zero(const kiln_ps_args *a, uint32_t 
 }
 
 KILN_API void kiln_ps_load_uvw(const kiln_ps_args *a, uint32_t srv_slot, const int32_t *x,
-                               const int32_t *y, const int32_t *z, const int32_t *mip,
-                               float *rgba)
+                               const int32_t *y, const int32_t *z, const int32_t *mip, float *rgba)
 {
     const kr_texture *t = slot(a, srv_slot);
     int ok = t && t->dim != KILN_SRV_DIMENSION_TEXTURECUBE && kres_format(t->format) &&
@@ -493,11 +537,22 @@ KILN_API void kiln_ps_load_uvw(const kiln_ps_args *a, uint32_t srv_slot, const i
             int32_t xi = x[i], yi = 0, zi = 0, layer = 0;
             int32_t ay = y ? y[i] : 0, az = z ? z[i] : 0;
             switch (t->dim) {
-            case KILN_SRV_DIMENSION_TEXTURE1D: break;
-            case KILN_SRV_DIMENSION_TEXTURE1DARRAY: layer = ay; break;
-            case KILN_SRV_DIMENSION_TEXTURE2DARRAY: yi = ay; layer = az; break;
-            case KILN_SRV_DIMENSION_TEXTURE3D: yi = ay; zi = az; break;
-            default: yi = ay; break; /* 2D */
+            case KILN_SRV_DIMENSION_TEXTURE1D:
+                break;
+            case KILN_SRV_DIMENSION_TEXTURE1DARRAY:
+                layer = ay;
+                break;
+            case KILN_SRV_DIMENSION_TEXTURE2DARRAY:
+                yi = ay;
+                layer = az;
+                break;
+            case KILN_SRV_DIMENSION_TEXTURE3D:
+                yi = ay;
+                zi = az;
+                break;
+            default:
+                yi = ay;
+                break; /* 2D */
             }
             uint32_t nslices = t->dim == KILN_SRV_DIMENSION_TEXTURE1DARRAY ||
                                        t->dim == KILN_SRV_DIMENSION_TEXTURE2DARRAY
@@ -505,8 +560,8 @@ KILN_API void kiln_ps_load_uvw(const kiln_ps_args *a, uint32_t srv_slot, const i
                                    : 1;
             if (layer >= 0 && (uint32_t)layer < nslices) {
                 const kres_subresource *L = lvl(t, (uint32_t)mip[i], (uint32_t)layer);
-                if (xi >= 0 && yi >= 0 && zi >= 0 && (uint32_t)xi < L->width && (uint32_t)yi < L->height &&
-                    (uint32_t)zi < L->depth)
+                if (xi >= 0 && yi >= 0 && zi >= 0 && (uint32_t)xi < L->width &&
+                    (uint32_t)yi < L->height && (uint32_t)zi < L->depth)
                     kr_decode_texel(t->format,
                                     t->data + L->offset + (size_t)zi * L->depth_pitch +
                                         (size_t)yi * L->row_pitch + (size_t)xi * bpp,
@@ -532,10 +587,18 @@ KILN_API void kiln_ps_get_dimensions_uvw(const kiln_ps_args *a, uint32_t srv_slo
             h = L->height;
             switch (t->dim) {
             case KILN_SRV_DIMENSION_TEXTURE1DARRAY:
-            case KILN_SRV_DIMENSION_TEXTURE2DARRAY: d = t->num_slices; break;
-            case KILN_SRV_DIMENSION_TEXTURE3D: d = L->depth; break;
-            case KILN_SRV_DIMENSION_TEXTURECUBE: d = 6; break;
-            default: d = 1; break;
+            case KILN_SRV_DIMENSION_TEXTURE2DARRAY:
+                d = t->num_slices;
+                break;
+            case KILN_SRV_DIMENSION_TEXTURE3D:
+                d = L->depth;
+                break;
+            case KILN_SRV_DIMENSION_TEXTURECUBE:
+                d = 6;
+                break;
+            default:
+                d = 1;
+                break;
             }
         }
     }
