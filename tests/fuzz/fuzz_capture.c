@@ -240,6 +240,8 @@ static void create_texture(fz *f, const kcap_call *c)
     d.width = reduce(d.width, MAX_TEX, 8192);
     d.height = reduce(d.height, MAX_TEX, 8192);
     d.array_size = reduce(d.array_size, MAX_SLICES, 2048);
+    if (c->op == KCAP_OP_CREATE_TEXTURE_CUBE) /* six faces, whatever the reduction: init has one entry each */
+        d.array_size = 6;
     kiln_subresource_data init[16 * MAX_SLICES];
     const uint8_t *bytes = scratch_with(f, c->u.texture.init.data, c->u.texture.init.size);
     uint32_t n = (d.mip_levels ? d.mip_levels : 16) * (d.array_size ? d.array_size : 1);
