@@ -790,6 +790,127 @@ static void test_draw_and_capture(void)
     free(live);
 }
 
+/* ---- async equals serial on the new kinds ---- */
+
+/* Random updates (boxes of any depth), copies between subresources of one
+ * kind, clears of render-target planes (3D W slices, cube faces, 1D
+ * slices) and generate_mips on a 3D texture, a cube and a 1D array; every
+ * subresource's final bytes, read through the same calls, must not depend
+ * on the execution mode or the number of workers. */
+enum { AS_OPS = 120 };
+
+typedef struct as_tex {
+    kiln_texture t;
+    uint32_t w, h, d, mips, layers;
+} as_tex;
+
+static void as_dims(const as_tex *x, uint32_t m, uint32_t *w, uint32_t *h, uint32_t *d)
+{
+    *w = x->w >> m ? x->w >> m : 1;
+    *h = x->h >> m ? x->h >> m : 1;
+    *d = x->d >> m ? x->d >> m : 1;
+}
+
+static float *as_run(kiln_exec_mode mode, uint32_t threads, size_t *nfloats)
+{
+    dev = th_device(mode, threads);
+    ctx = kiln_device_immediate_context(dev);
+    as_tex x[3] = {{{0}, 5, 4, 3, 2, 1}, {{0}, 4, 4, 1, 2, 6}, {{0}, 8, 1, 1, 3, 2}};
+    kiln_texture3d_desc d3 = {5, 4, 3, 2, F32, KILN_USAGE_DEFAULT, RT_SR, 0};
+    kiln_texture_cube_desc dc = {4, 2, F32, KILN_USAGE_DEFAULT, RT_SR, 0};
+    kiln_texture1d_desc d1 = {8, 3, 2, F32, KILN_USAGE_DEFAULT, RT_SR, 0};
+    CHECK_RESULT(kiln_create_texture3d(dev, &d3, NULL, &x[0].t), KILN_OK);
+    CHECK_RESULT(kiln_create_texture_cube(dev, &dc, NULL, &x[1].t), KILN_OK);
+    CHECK_RESULT(kiln_create_texture1d(dev, &d1, NULL, &x[2].t), KILN_OK);
+    kiln_srv srv[3];
+    for (int k = 0; k < 3; k++)
+        CHECK_RESULT(kiln_create_srv(dev, x[k].t, NULL, &srv[k]), KILN_OK);
+    th_rng rng = {0x9e3779b97f4a7c15ull};
+    float data[5 * 4 * 3];
+    for (int op = 0; op < AS_OPS; op++) {
+        as_tex *a = &x[th_below(&rng, 3)];
+        uint32_t sub = th_below(&rng, a->mips * a->layers), m = sub % a->mips, w, h, d;
+        as_dims(a, m, &w, &h, &d);
+        kiln_box b;
+        b.left = th_below(&rng, w);
+        b.right = b.left + 1 + th_below(&rng, w - b.left);
+        b.top = th_below(&rng, h);
+        b.bottom = b.top + 1 + th_below(&rng, h - b.top);
+        b.front = th_below(&rng, d);
+        b.back = b.front + 1 + th_below(&rng, d - b.front);
+        switch (th_below(&rng, 4)) {
+        case 0: { /* update the box */
+            for (int i = 0; i < 60; i++)
+                data[i] = (float)(op * 100 + i);
+            CHECK_RESULT(
+                kiln_update_subresource(ctx, kiln_texture_resource(a->t), sub, &b, data, 0, 0),
+                KILN_OK);
+            break;
+        }
+        case 1: { /* copy the box to the origin of another subresource at least as large:
+                   * another slice of the mip, or (3D) mip 0 from mip 1 */
+            uint32_t dsub = a->layers > 1 ? m + th_below(&rng, a->layers) * a->mips : 0;
+            if (dsub == sub)
+                break;
+            CHECK_RESULT(kiln_copy_subresource_region(ctx, kiln_texture_resource(a->t), dsub, 0, 0,
+                                                      0, kiln_texture_resource(a->t), sub, &b),
+                         KILN_OK);
+            break;
+        }
+        case 2: { /* clear render-target planes of mip m */
+            uint32_t planes = a->d > 1 ? d : a->layers, first = th_below(&rng, planes);
+            kiln_rtv rv;
+            CHECK_RESULT(
+                kiln_create_rtv(dev, a->t,
+                                &(kiln_rtv_desc){0, m, first, 1 + th_below(&rng, planes - first)},
+                                &rv),
+                KILN_OK);
+            CHECK_RESULT(kiln_clear_rtv(ctx, rv, (const float[4]){(float)op, 0, 0, 0}), KILN_OK);
+            kiln_destroy_rtv(dev, rv);
+            break;
+        }
+        default:
+            CHECK_RESULT(kiln_generate_mips(ctx, srv[a - x]), KILN_OK);
+            break;
+        }
+    }
+    size_t total = 0, cap = 4096;
+    float *all = calloc(cap, sizeof(float));
+    for (int k = 0; k < 3; k++)
+        for (uint32_t sub = 0; sub < x[k].mips * x[k].layers; sub++) {
+            uint32_t w, h, d;
+            as_dims(&x[k], sub % x[k].mips, &w, &h, &d);
+            CHECK(total + (size_t)w * h * d <= cap);
+            read_sub(x[k].t, sub, all + total, w, h, d);
+            total += (size_t)w * h * d;
+        }
+    for (int k = 0; k < 3; k++) {
+        kiln_destroy_srv(dev, srv[k]);
+        kiln_destroy_texture(dev, x[k].t);
+    }
+    kiln_device_destroy(dev);
+    *nfloats = total;
+    return all;
+}
+
+static void test_async_equals_serial(void)
+{
+    size_t n0, n1, n4;
+    float *serial = as_run(KILN_EXEC_SERIAL, 0, &n0);
+    float *one = as_run(KILN_EXEC_ASYNC, 1, &n1);
+    float *four = as_run(KILN_EXEC_ASYNC, 4, &n4);
+    CHECK(n0 == n1 && n0 == n4);
+    CHECK(!memcmp(serial, one, n0 * sizeof(float)));
+    CHECK(!memcmp(serial, four, n0 * sizeof(float)));
+    size_t nonzero = 0;
+    for (size_t i = 0; i < n0; i++)
+        nonzero += serial[i] != 0.0f;
+    CHECK(nonzero > n0 / 2); /* the sequence wrote most texels */
+    free(serial);
+    free(one);
+    free(four);
+}
+
 /* ---- osmesa refuses the kinds at call time ---- */
 
 static void test_osmesa(void)
@@ -822,6 +943,7 @@ int main(void)
     test_targets();
     kiln_device_destroy(dev);
     test_draw_and_capture();
+    test_async_equals_serial();
     test_osmesa();
     return th_exit();
 }
