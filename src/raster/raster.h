@@ -40,6 +40,10 @@ static inline int kr_kind_view(const kr_texture *t)
            t->dim != KILN_SRV_DIMENSION_TEXTURE2DARRAY;
 }
 
+/* generate_mips of a 3D texture (sample_kinds.c; kr_generate_mips has
+ * checked the format): each mip from the one above with a 2x2x2 box. */
+void kr_generate_mips_3d(kres_resource *res, kres_storage *st, uint32_t first_mip, uint32_t num_mips);
+
 /* Shared with sample_kinds.c (sample.c's own definitions, so both read
  * texels, address and quantize alike). */
 int32_t kr_address(int32_t i, int32_t size, kiln_address mode);

@@ -418,6 +418,70 @@ static void run(const kview *k, const kcall *c, float *out)
     }
 }
 
+/* ---- generate_mips of 3D textures ---- */
+
+/* A 3D mip from the one above: a 2x2x2 box (an axis of 1 texel, or an
+ * odd size's last texel, takes its edge texel again, as downsample does),
+ * in float on decoded texels, 8-bit UNORM in integers with rounding. */
+static void downsample3(kiln_format f, const kres_format_info *fi, const uint8_t *src,
+                        const kres_subresource *ss, uint8_t *dst, const kres_subresource *ds)
+{
+    uint32_t bpp = fi->size;
+    for (uint32_t z = 0; z < ds->depth; z++) {
+        uint32_t zs[2] = {2 * z, 2 * z + 1 < ss->depth ? 2 * z + 1 : ss->depth - 1};
+        for (uint32_t y = 0; y < ds->height; y++) {
+            uint32_t ys[2] = {2 * y, 2 * y + 1 < ss->height ? 2 * y + 1 : ss->height - 1};
+            for (uint32_t x = 0; x < ds->width; x++) {
+                uint32_t xs[2] = {2 * x, 2 * x + 1 < ss->width ? 2 * x + 1 : ss->width - 1};
+                const uint8_t *p[8];
+                for (int k = 0; k < 8; k++)
+                    p[k] = src + zs[k >> 2] * ss->depth_pitch +
+                           (size_t)ys[(k >> 1) & 1] * ss->row_pitch + (size_t)xs[k & 1] * bpp;
+                uint8_t *d =
+                    dst + z * ds->depth_pitch + (size_t)y * ds->row_pitch + (size_t)x * bpp;
+                if (fi->is_unorm8 && !kres_texel_generic(f)) {
+                    for (uint32_t b = 0; b < bpp; b++) {
+                        uint32_t sum = 4;
+                        for (int k = 0; k < 8; k++)
+                            sum += p[k][b];
+                        d[b] = (uint8_t)(sum / 8);
+                    }
+                } else if (kres_texel_generic(f)) {
+                    float m[4] = {0, 0, 0, 0}, t[4];
+                    for (int k = 0; k < 8; k++) {
+                        kres_decode_texel(f, p[k], t);
+                        for (int c = 0; c < 4; c++)
+                            m[c] += t[c];
+                    }
+                    for (int c = 0; c < 4; c++)
+                        m[c] *= 0.125f;
+                    kres_encode_texel(f, m, d, 15u);
+                } else {
+                    for (uint32_t b = 0; b < bpp; b += 4) {
+                        float m = 0.0f;
+                        for (int k = 0; k < 8; k++) {
+                            float texel;
+                            memcpy(&texel, p[k] + b, sizeof texel);
+                            m += texel;
+                        }
+                        m *= 0.125f;
+                        memcpy(d + b, &m, sizeof m);
+                    }
+                }
+            }
+        }
+    }
+}
+
+void kr_generate_mips_3d(kres_resource *res, kres_storage *st, uint32_t first_mip,
+                         uint32_t num_mips)
+{
+    const kres_format_info *fi = kres_format(res->format);
+    for (uint32_t m = first_mip + 1; m < first_mip + num_mips; m++)
+        downsample3(res->format, fi, st->data + res->subs[m - 1].offset, &res->subs[m - 1],
+                    st->data + res->subs[m].offset, &res->subs[m]);
+}
+
 /* ---- entry points ---- */
 
 /* A view sample.c's 2D path reads (2D, or kiln's default 2D view): the
