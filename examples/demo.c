@@ -65,6 +65,12 @@ int demo_try_texture_desc(demo *d, const kiln_texture2d_desc *desc,
     return own(d, DEMO_OWNED_TEXTURE, out->id);
 }
 
+int demo_new_texture_cube(demo *d, const kiln_texture_cube_desc *desc, kiln_texture *out)
+{
+    TRY(d, kiln_create_texture_cube(d->dev, desc, NULL, out));
+    return own(d, DEMO_OWNED_TEXTURE, out->id);
+}
+
 int demo_new_texture(demo *d, uint32_t w, uint32_t h, uint32_t array_size, kiln_usage usage,
                      uint32_t bind, uint32_t cpu_access, kiln_texture *out)
 {

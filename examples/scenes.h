@@ -120,6 +120,8 @@ int demo_new_texture_desc(demo *d, const kiln_texture2d_desc *desc,
  * formats, multisampling): the scene then draws its fallback. */
 int demo_try_texture_desc(demo *d, const kiln_texture2d_desc *desc,
                           const kiln_subresource_data *init, kiln_texture *out);
+/* A TextureCube, zero-filled. */
+int demo_new_texture_cube(demo *d, const kiln_texture_cube_desc *desc, kiln_texture *out);
 /* A render-target view of mip 0 of one array slice. */
 int demo_new_rtv(demo *d, kiln_texture t, uint32_t slice, kiln_rtv *out);
 /* A depth-stencil view of mip 0; a shader-resource view of every mip. */

@@ -16,15 +16,15 @@
  *      slice, projected with that face's 90-degree view (out_rt_array_index
  *      = the face);
  *   2. a full-screen triangle is drawn with a vertex shader that gives each
- *      pixel its view direction and a pixel shader that picks the face the
- *      direction points into (its major axis) and samples that face.
+ *      pixel its view direction and a pixel shader that looks that
+ *      direction up in the cube (kiln_ps_sample_uvw on a TEXTURECUBE view).
  *
- * kiln has no TextureCube yet (issue 12): the six faces are read through
- * six 2D shader-resource views of the array's single slices, and the pixel
- * shader does the face selection a cube sampler would do. That stands in
- * for cube sampling until TextureCube exists; filtering does not blend
- * across a face's edge (each face is clamped), which a real cube sampler
- * would.
+ * The faces are a TextureCube (kiln_create_texture_cube, issue 12): its six
+ * faces are a 2D array for the render-target and depth views of step 1,
+ * and one cube view for step 2, whose sampler picks the face (the major
+ * axis) as D3D10 does. Each face is rendered in D3D10's orientation for
+ * its face (kiln.h's face table: right along sc, down along tc). kiln's
+ * cubes do not filter across a face's edge (each face is clamped).
  *
  * Without a geometry stage (osmesa refuses creating the shader with
  * KILN_E_UNSUPPORTED) the scene says so once and draws the world directly
@@ -73,7 +73,7 @@ typedef struct sky_scene {
     kiln_buffer vb, ib, tri, cb_world, cb_camera;
     kiln_rtv faces_rtv;
     kiln_dsv faces_dsv, dsv;
-    kiln_srv face_srv[6];
+    kiln_srv cube_srv;
     kiln_sampler sampler;
     kiln_rasterizer_state rs;
     sky_vertex v[SKY_VERTICES];
@@ -81,9 +81,11 @@ typedef struct sky_scene {
 } sky_scene;
 
 /* The faces, in slice order +x, -x, +y, -y, +z, -z: each looks along
- * `forward` with `up` up; right = forward x up. A direction d lands on
- * face k at (dot(right, d), dot(up, d)) / dot(forward, d) in [-1, 1]^2,
- * which the 90-degree projection below maps to the whole slice. */
+ * `forward` with `up` up; right = up x forward, so that a direction d
+ * lands on face k at (dot(right, d), dot(up, d)) / dot(forward, d) in
+ * [-1, 1]^2 exactly where a D3D10 cube sampler reads it (sc / |m| and
+ * -tc / |m|), which the 90-degree projection below maps to the whole
+ * slice. */
 static const float sky_forward[6][3] = {{1, 0, 0},  {-1, 0, 0}, {0, 1, 0},
                                         {0, -1, 0}, {0, 0, 1},  {0, 0, -1}};
 static const float sky_up[6][3] = {{0, 1, 0}, {0, 1, 0}, {0, 0, -1},
@@ -97,9 +99,9 @@ static float dot3(const float *a, const float *b)
 static void right_of(int k, float r[3])
 {
     const float *f = sky_forward[k], *u = sky_up[k];
-    r[0] = f[1] * u[2] - f[2] * u[1];
-    r[1] = f[2] * u[0] - f[0] * u[2];
-    r[2] = f[0] * u[1] - f[1] * u[0];
+    r[0] = u[1] * f[2] - u[2] * f[1];
+    r[1] = u[2] * f[0] - u[0] * f[2];
+    r[2] = u[0] * f[1] - u[1] * f[0];
 }
 
 /* ---- the shaders ---- */
@@ -150,50 +152,12 @@ static void vs_sky(const kiln_vs_args *a)
     }
 }
 
-/* The face a direction points into: its major axis and that axis' sign. */
-static int face_of(float x, float y, float z)
-{
-    float ax = fabsf(x), ay = fabsf(y), az = fabsf(z);
-    if (ax >= ay && ax >= az)
-        return x >= 0 ? 0 : 1;
-    if (ay >= az)
-        return y >= 0 ? 2 : 3;
-    return z >= 0 ? 4 : 5;
-}
-
-/* What a cube sampler does, through six 2D views (shader resources 0..5,
- * sampler 0): each pixel's face by its major axis, its coordinates on
- * that face, one kiln_ps_sample per face the block touches (all 16
- * pixels projected on that face, so the 2x2 derivatives exist), each
- * pixel keeping its own face's texel. */
+/* The sky: the cube (shader resource 0, sampler 0) along each pixel's
+ * view direction. */
 static void ps_sky(kiln_ps_args *a)
 {
-    const float *dx = KILN_PS_VARYING(a, 0, 0), *dy = KILN_PS_VARYING(a, 0, 1),
-                *dz = KILN_PS_VARYING(a, 0, 2);
-    int face[KILN_PS_BLOCK];
-    uint32_t used = 0;
-    for (int i = 0; i < KILN_PS_BLOCK; i++) {
-        face[i] = face_of(dx[i], dy[i], dz[i]);
-        used |= 1u << face[i];
-    }
-    for (int k = 0; k < 6; k++) {
-        if (!(used & (1u << k)))
-            continue;
-        float r[3], u[KILN_PS_BLOCK], v[KILN_PS_BLOCK], rgba[4 * KILN_PS_BLOCK];
-        right_of(k, r);
-        for (int i = 0; i < KILN_PS_BLOCK; i++) {
-            const float d[3] = {dx[i], dy[i], dz[i]};
-            float w = dot3(sky_forward[k], d);
-            w = w > 1e-6f ? w : 1e-6f; /* a pixel of another face: clamped */
-            u[i] = 0.5f + 0.5f * dot3(r, d) / w;
-            v[i] = 0.5f - 0.5f * dot3(sky_up[k], d) / w;
-        }
-        kiln_ps_sample(a, (uint32_t)k, 0, u, v, rgba);
-        for (int i = 0; i < KILN_PS_BLOCK; i++)
-            if (face[i] == k)
-                for (int c = 0; c < 4; c++)
-                    KILN_PS_COLOR(a, 0, c)[i] = rgba[c * KILN_PS_BLOCK + i];
-    }
+    kiln_ps_sample_uvw(a, 0, 0, KILN_PS_VARYING(a, 0, 0), KILN_PS_VARYING(a, 0, 1),
+                       KILN_PS_VARYING(a, 0, 2), KILN_PS_COLOR(a, 0, 0));
 }
 
 static const kiln_geometry_shader_desc sky_gs_desc = {
@@ -338,24 +302,21 @@ static int sky_setup(demo *d, void *state)
         return demo_new_depth(d, d->w, d->h, KILN_FORMAT_D32_FLOAT, &s->dsv);
     }
 
-    /* The cube: a 6-slice color array, with a depth array beside it. */
-    const kiln_texture2d_desc cd = {
-        .width = SKY_FACE,
-        .height = SKY_FACE,
+    /* The cube, with a depth cube beside it (its faces a 2D array). */
+    const kiln_texture_cube_desc cd = {
+        .size = SKY_FACE,
         .mip_levels = 1,
-        .array_size = 6,
         .format = DEMO_FORMAT,
         .bind_flags = KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE,
     };
-    kiln_texture2d_desc zd = cd;
+    kiln_texture_cube_desc zd = cd;
     zd.format = KILN_FORMAT_D32_FLOAT;
     zd.bind_flags = KILN_BIND_DEPTH_STENCIL;
-    kiln_texture color, depth;
+    kiln_texture color = {0}, depth = {0};
     const kiln_sampler_desc sd = {0}; /* bilinear, clamped */
     static const float tri[3][2] = {{-1, -1}, {-1, 3}, {3, -1}};
     const kiln_input_element tl = {.format = KILN_FORMAT_R32G32_FLOAT};
-    if (demo_new_texture_desc(d, &cd, NULL, &color) ||
-        demo_new_texture_desc(d, &zd, NULL, &depth) ||
+    if (demo_new_texture_cube(d, &cd, &color) || demo_new_texture_cube(d, &zd, &depth) ||
         demo_new_rtv_desc(d, color, &(kiln_rtv_desc){.array_size = 6}, &s->faces_rtv) ||
         demo_new_dsv_desc(d, depth, &(kiln_dsv_desc){.array_size = 6}, &s->faces_dsv) ||
         demo_new_sampler(d, &sd, &s->sampler) || demo_new_vertex_shader(d, &sky_vs_desc, &s->vs) ||
@@ -366,10 +327,9 @@ static int sky_setup(demo *d, void *state)
         demo_new_buffer(d, sizeof(sky_camera), KILN_USAGE_DEFAULT, KILN_BIND_CONSTANT_BUFFER, NULL,
                         &s->cb_camera))
         return -1;
-    for (uint32_t k = 0; k < 6; k++) /* face k alone, as a 2D texture */
-        if (demo_new_srv_desc(d, color, &(kiln_srv_desc){.first_array_slice = k, .array_size = 1},
-                              &s->face_srv[k]))
-            return -1;
+    /* the cube view (the default dimension of a cube) */
+    if (demo_new_srv_desc(d, color, NULL, &s->cube_srv))
+        return -1;
     return 0;
 }
 
@@ -429,7 +389,7 @@ static int sky_frame(demo *d, void *state, kiln_texture canvas, kiln_rtv canvas_
     TRY(d, kiln_vs_set_shader(d->ctx, s->vs));
     TRY(d, kiln_vs_set_constant_buffers(d->ctx, 0, 1, &s->cb_camera));
     TRY(d, kiln_ps_set_shader(d->ctx, s->ps));
-    TRY(d, kiln_ps_set_shader_resources(d->ctx, 0, 6, s->face_srv));
+    TRY(d, kiln_ps_set_shader_resources(d->ctx, 0, 1, &s->cube_srv));
     TRY(d, kiln_ps_set_samplers(d->ctx, 0, 1, &s->sampler));
     TRY(d, kiln_draw(d->ctx, 3, 0));
     (void)canvas;
@@ -438,7 +398,7 @@ static int sky_frame(demo *d, void *state, kiln_texture canvas, kiln_rtv canvas_
 
 const scene demo_scene_skybox = {
     .name = "skybox",
-    .summary = "a world drawn into 6 array slices in one layered draw, then sampled as a sky",
+    .summary = "a world drawn into the 6 faces of a cube in one layered draw, then sampled as a sky",
     .state_size = sizeof(sky_scene),
     .setup = sky_setup,
     .frame = sky_frame,

@@ -13,9 +13,11 @@
  *         kiln_device *dev;
  *         kiln_result r = kiln_device_create(&(kiln_device_desc){0}, &dev);
  *
- *  2. Create resources: buffers and 2D textures, with a D3D10 usage
- *     (DEFAULT, IMMUTABLE, DYNAMIC, STAGING) and bind flags. Create views to
- *     use a texture as a render target, depth-stencil or shader resource.
+ *  2. Create resources: buffers and textures (2D, 1D, cube and 3D, and
+ *     arrays of 1D and 2D; the soft backend only for all but 2D), with a
+ *     D3D10 usage (DEFAULT, IMMUTABLE, DYNAMIC, STAGING) and bind flags.
+ *     Create views to use a texture as a render target, depth-stencil or
+ *     shader resource.
  *
  *  3. Record work on the device's immediate context. Clear, UpdateSubresource
  *     and Copy return at once: the command is queued and worker threads run
@@ -239,7 +241,12 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(TEXTURE_SAMPLES_INVALID, "sample count is 1 or 4; a 4x texture has one mip level, DEFAULT usage, a render-target or depth-stencil bind, no shader-resource bind and no initial data") \
     X(MSAA_OPERATION, "a multisampled resource is copied whole (kiln_copy_resource) or resolved; UpdateSubresource and region copies do not take it") \
     X(RT_SAMPLES_MISMATCH, "render targets and depth-stencil differ in sample count") \
-    X(RESOLVE_INVALID, "resolve: a multisampled source, a single-sample destination of its size, and one format that is neither integer nor depth")
+    X(RESOLVE_INVALID, "resolve: a multisampled source, a single-sample destination of its size, and one format that is neither integer nor depth") \
+    X(TEXTURE3D_SIZE_INVALID, "3D texture width/height/depth must be 1..2048") \
+    X(TEXTURE_KIND_BIND, "this texture kind cannot have this bind flag or format (3D: no depth-stencil)") \
+    X(VIEW_DIMENSION, "view dimension does not fit the texture kind (e.g. CUBE on a texture that is no cube)") \
+    X(DEPTH_PITCH_INVALID, "depth pitch is smaller than one depth slice of the box") \
+    X(COPY_KIND_MISMATCH, "copy source and destination are different texture kinds")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -559,6 +566,48 @@ typedef struct kiln_texture2d_desc {
  * center in 1/16 pixel, as an initializer of int[4][2]. */
 #define KILN_SAMPLE_PATTERN4 {{-2, -6}, {6, -2}, {-6, 2}, {2, 6}}
 
+/* TextureCube (D3D10.0): a 2D texture of 6 square faces (D3D10's Texture2D
+ * with RESOURCE_MISC_TEXTURECUBE and array size 6), viewed as a cube
+ * (KILN_SRV_DIMENSION_TEXTURECUBE) or as a 2D array of its faces (render
+ * targets, copies, Map, UpdateSubresource). Faces in D3D10 order: +X,
+ * -X, +Y, -Y, +Z, -Z (array slices 0..5; subresource = mip + face *
+ * mip_levels). Cube arrays (D3D10.1) are not provided. */
+typedef struct kiln_texture_cube_desc {
+    uint32_t size;          /* width and height of a face, 1..8192 */
+    uint32_t mip_levels;    /* 0: the full chain down to 1x1 */
+    kiln_format format;
+    kiln_usage usage;       /* not DYNAMIC (6 faces: USAGE_DYNAMIC_TEXTURE) */
+    uint32_t bind_flags;    /* as 2D textures */
+    uint32_t cpu_access;
+} kiln_texture_cube_desc;
+
+/* Texture1D (D3D10): a row of texels, mips halve the width, 1..512
+ * array slices. Stored as a texture of height 1: every call that takes a
+ * box, a region or a Map sees rows of one texel (top 0, bottom 1). */
+typedef struct kiln_texture1d_desc {
+    uint32_t width;         /* 1..8192 */
+    uint32_t mip_levels;    /* 0: the full chain down to 1 */
+    uint32_t array_size;    /* 0: 1; 1..512 */
+    kiln_format format;
+    kiln_usage usage;
+    uint32_t bind_flags;    /* as 2D textures */
+    uint32_t cpu_access;
+} kiln_texture1d_desc;
+
+/* Texture3D (D3D10): width x height x depth texels, each mip halving all
+ * three (down to 1), one subresource per mip (subresource = mip). Boxes
+ * use front/back for depth slices; Map returns depth_pitch, the bytes
+ * between slices. Not a depth-stencil and not of a depth format
+ * (TEXTURE_KIND_BIND); DYNAMIC ones have one mip. */
+typedef struct kiln_texture3d_desc {
+    uint32_t width, height, depth; /* 1..2048 each */
+    uint32_t mip_levels;    /* 0: the full chain down to 1x1x1 */
+    kiln_format format;
+    kiln_usage usage;
+    uint32_t bind_flags;    /* SHADER_RESOURCE, RENDER_TARGET */
+    uint32_t cpu_access;
+} kiln_texture3d_desc;
+
 /* Initial data for one subresource. row_pitch is ignored for buffers; 0 for
  * a texture means tightly packed rows. */
 typedef struct kiln_subresource_data {
@@ -579,6 +628,24 @@ KILN_API kiln_result kiln_create_texture2d(kiln_device *device, const kiln_textu
                                            const kiln_subresource_data *init,
                                            kiln_texture *out_texture);
 
+/* Creates a 1D, cube or 3D texture; `init` as for 2D (3D: one entry per
+ * mip, its depth slices following each other, row_pitch x height bytes
+ * apart). Sizes, mips and array sizes follow D3D10's limits
+ * (TEXTURE_SIZE_INVALID for a 1D width or a cube's size,
+ * TEXTURE3D_SIZE_INVALID, TEXTURE_MIPS_INVALID, TEXTURE_ARRAY_INVALID),
+ * and so do usages and binds (as for 2D; 3D: TEXTURE_KIND_BIND). The
+ * osmesa backend refuses all three kinds (KILN_E_UNSUPPORTED,
+ * BACKEND_FEATURE). */
+KILN_API kiln_result kiln_create_texture1d(kiln_device *device, const kiln_texture1d_desc *desc,
+                                           const kiln_subresource_data *init,
+                                           kiln_texture *out_texture);
+KILN_API kiln_result kiln_create_texture_cube(kiln_device *device, const kiln_texture_cube_desc *desc,
+                                              const kiln_subresource_data *init,
+                                              kiln_texture *out_texture);
+KILN_API kiln_result kiln_create_texture3d(kiln_device *device, const kiln_texture3d_desc *desc,
+                                           const kiln_subresource_data *init,
+                                           kiln_texture *out_texture);
+
 /* Destroying invalidates the handle at once; the storage lives until the
  * last queued command that uses it has completed. A mapped resource is
  * unmapped. Views on it become invalid (KILN_LOG_VIEW_RESOURCE_DESTROYED). */
@@ -587,14 +654,26 @@ KILN_API kiln_result kiln_destroy_texture(kiln_device *device, kiln_texture text
 
 KILN_API kiln_result kiln_buffer_get_desc(kiln_device *device, kiln_buffer buffer,
                                           kiln_buffer_desc *out_desc);
-/* The desc as resolved at creation (mip_levels and array_size filled in). */
+/* The desc as resolved at creation (mip_levels and array_size filled in).
+ * Of a 1D texture: height 1; of a cube: array size 6; of a 3D texture:
+ * width, height and mips (kiln_texture3d_get_desc has the depth). */
 KILN_API kiln_result kiln_texture_get_desc(kiln_device *device, kiln_texture texture,
                                            kiln_texture2d_desc *out_desc);
+/* The 3D desc of a 3D texture; of another kind, depth 1 and its width,
+ * height and mips (KILN_OK either way). */
+KILN_API kiln_result kiln_texture3d_get_desc(kiln_device *device, kiln_texture texture,
+                                             kiln_texture3d_desc *out_desc);
 
 /* ---------------------------------------------------------------------------
  * Views
  * ------------------------------------------------------------------------- */
 
+/* Render-target and depth-stencil views name one mip and a range of
+ * planes: array slices (1D and 2D arrays, a cube's faces as a 2D array)
+ * or, of a 3D texture's mip, W (depth) slices: first_array_slice is
+ * D3D10's FirstWSlice and array_size its WSize, within that mip's depth.
+ * A 1D view is a render target 1 texel high. Depth-stencil views exist
+ * for 1D and 2D kinds (cubes as 2D arrays), as in D3D10, not for 3D. */
 typedef struct kiln_rtv_desc {
     kiln_format format;      /* UNKNOWN or the texture's format */
     uint32_t mip_slice;
@@ -609,12 +688,31 @@ typedef struct kiln_dsv_desc {
     uint32_t array_size;     /* 0: 1 */
 } kiln_dsv_desc;
 
+/* D3D10_SRV_DIMENSION: how the pixel shader reads the view (what its
+ * coordinates mean, kiln_ps_sample_uvw). */
+typedef enum kiln_srv_dimension {
+    /* The texture's own: TEXTURE1D or TEXTURE1DARRAY (array size > 1)
+     * for 1D textures, TEXTURE3D, TEXTURECUBE for cubes; for 2D textures
+     * kiln's 2D view of old: the first slice of its range is sampled. */
+    KILN_SRV_DIMENSION_DEFAULT = 0,
+    KILN_SRV_DIMENSION_TEXTURE1D,      /* one slice (first_array_slice) */
+    KILN_SRV_DIMENSION_TEXTURE1DARRAY, /* slices [first_array_slice, +array_size) */
+    KILN_SRV_DIMENSION_TEXTURE2D,      /* one slice (first_array_slice) */
+    KILN_SRV_DIMENSION_TEXTURE2DARRAY, /* also a cube's faces */
+    KILN_SRV_DIMENSION_TEXTURE3D,      /* array fields must be 0 */
+    KILN_SRV_DIMENSION_TEXTURECUBE     /* all 6 faces; array fields must be 0 */
+} kiln_srv_dimension;
+
 typedef struct kiln_srv_desc {
     kiln_format format;
     uint32_t most_detailed_mip;
     uint32_t mip_levels;      /* 0: all from most_detailed_mip on */
     uint32_t first_array_slice;
     uint32_t array_size;      /* 0: all from first_array_slice on */
+    /* Must fit the texture's kind (VIEW_DIMENSION): 1D kinds for 1D
+     * textures, 2D kinds for 2D ones and cubes, TEXTURECUBE for cubes
+     * only, TEXTURE3D for 3D ones. */
+    kiln_srv_dimension dimension;
 } kiln_srv_desc;
 
 /* `desc` may be NULL: the whole first mip / all mips, format of the texture. */
@@ -657,7 +755,9 @@ KILN_API kiln_result kiln_clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t c
 
 /* Copies `data` into a region of a DEFAULT resource (not depth-stencil).
  * box NULL: the whole subresource. row_pitch: bytes between rows of `data`
- * (textures; 0 means tightly packed); depth_pitch is ignored (2D only).
+ * (textures; 0 means tightly packed); depth_pitch: bytes between the
+ * depth slices of a 3D box (0: tight, row_pitch x rows; smaller is
+ * DEPTH_PITCH_INVALID), ignored for boxes one slice deep.
  * The bytes are copied into the transfer ring before the call returns; an
  * upload larger than half the ring is split into several commands. */
 KILN_API kiln_result kiln_update_subresource(kiln_context *ctx, kiln_resource dst,
@@ -670,8 +770,11 @@ KILN_API kiln_result kiln_update_subresource(kiln_context *ctx, kiln_resource ds
 KILN_API kiln_result kiln_copy_resource(kiln_context *ctx, kiln_resource dst, kiln_resource src);
 
 /* Copies src_box (NULL: whole subresource) of a source subresource to
- * (dst_x, dst_y, dst_z) of a destination subresource. Same format; buffers
- * copy to buffers (x in bytes). dst_z must be 0. Depth-stencil resources copy
+ * (dst_x, dst_y, dst_z) of a destination subresource. Same format and
+ * texture kind (COPY_KIND_MISMATCH: 1D to 1D, 2D and cubes to 2D and
+ * cubes, 3D to 3D); buffers copy to buffers (x in bytes). dst_z and the
+ * box's front/back are depth slices of 3D textures, else dst_z is 0 and
+ * the box one slice deep. Depth-stencil resources copy
  * whole subresources only. Within one subresource the regions must not
  * overlap. */
 KILN_API kiln_result kiln_copy_subresource_region(kiln_context *ctx, kiln_resource dst,
@@ -712,7 +815,8 @@ typedef enum kiln_map_flags {
 typedef struct kiln_mapped_subresource {
     void *data;
     uint32_t row_pitch;   /* bytes between rows (textures) */
-    uint32_t depth_pitch; /* bytes of the whole subresource */
+    uint32_t depth_pitch; /* 3D textures: bytes between depth slices;
+                             otherwise bytes of the whole subresource */
 } kiln_mapped_subresource;
 
 /* Maps a subresource for the CPU. Waits only for queued commands that
@@ -1263,6 +1367,105 @@ KILN_API void kiln_ps_load(const kiln_ps_args *args, uint32_t srv_slot, const in
 KILN_API void kiln_ps_get_dimensions(const kiln_ps_args *args, uint32_t srv_slot, uint32_t mip,
                                      uint32_t *width, uint32_t *height, uint32_t *levels);
 
+/* ---- sampling every texture kind: three coordinates ----
+ *
+ * The _uvw calls take three coordinate arrays (16 values each) whose
+ * meaning follows the view's dimension, as HLSL's float4 coordinate does:
+ *
+ *   view dimension   u            v             w
+ *   TEXTURE1D        u            -             -
+ *   TEXTURE1DARRAY   u            array index   -
+ *   TEXTURE2D        u            v             -
+ *   TEXTURE2DARRAY   u            v             array index
+ *   TEXTURE3D        u            v             w
+ *   TEXTURECUBE      direction x  direction y   direction z
+ *
+ * An array index is rounded to the nearest integer (halves up) and
+ * clamped to the view's slices, as D3D10 does; it takes no part in the
+ * LOD. The two-coordinate calls above read any view as these do with w
+ * = 0 (a 1D array's index is then v; a 2D array's first slice, as
+ * before). The LOD is D3D10's: log2 of the longer of the x and y
+ * derivatives of the coordinates in texels of the view's first mip (1D:
+ * u alone; 3D: the 3-vector of u, v and w scaled by width, height and
+ * depth), plus the biases, then clamped as for 2D.
+ *
+ * Cubes (D3D10's rules): the face is the direction's major axis, the
+ * component of largest magnitude, and its sign; ties go to z, then y,
+ * then x (|z| >= |x| and |z| >= |y| picks a z face; else |y| >= |x| a y
+ * face). With that component m and the others, the face coordinates are
+ *
+ *   face   sc    tc         face   sc    tc
+ *   +X     -z    -y         -X     +z    -y
+ *   +Y     +x    +z         -Y     +x    -z
+ *   +Z     +x    -y         -Z     -x    -y
+ *
+ * s = (sc / |m| + 1) / 2, t = (tc / |m| + 1) / 2, sampled as a 2D
+ * texture of that face (array slice 0..5). The sampler's address modes
+ * are ignored: s and t clamp to the face, so filtering never crosses to
+ * another face (no seamless filtering, which D3D10.0 does not require;
+ * bilinear reads at a face edge repeat the edge texel). The LOD of a 2x2
+ * quad comes from the derivatives of s and t on its top-left pixel's
+ * face (every pixel of the quad projected onto that face), times the face
+ * size. A zero direction reads face +Z at its centre.
+ *
+ * Worked example: an environment lookup along varying 1's xyz (a
+ * TEXTURECUBE view in slot 0), and a 3D noise texture in slot 1 read
+ * with WRAP at varying 2's xyz, multiplied:
+ *
+ *     static void ps_env(kiln_ps_args *a)
+ *     {
+ *         float env[64], noise[64];
+ *         kiln_ps_sample_uvw(a, 0, 0, KILN_PS_VARYING(a, 1, 0), KILN_PS_VARYING(a, 1, 1),
+ *                            KILN_PS_VARYING(a, 1, 2), env);
+ *         kiln_ps_sample_uvw(a, 1, 1, KILN_PS_VARYING(a, 2, 0), KILN_PS_VARYING(a, 2, 1),
+ *                            KILN_PS_VARYING(a, 2, 2), noise);
+ *         for (int c = 0; c < 4; c++)
+ *             for (int i = 0; i < 16; i++)
+ *                 KILN_PS_COLOR(a, 0, c)[i] = env[c * 16 + i] * noise[c * 16 + i];
+ *     }
+ *
+ * _level, _bias and _grad are SampleLevel, SampleBias and SampleGrad on
+ * three coordinates: grad takes ddx and ddy as 3 x 16 floats each,
+ * ddx[k * 16 + i] the x derivative of coordinate k (u, v, w) at pixel i
+ * (for a cube, of the direction: projected onto pixel i's face). The cmp
+ * calls are SampleCmp and SampleCmpLevelZero on three coordinates. These
+ * texture kinds take kiln's general sampling path (no SIMD kernels). */
+KILN_API void kiln_ps_sample_uvw(const kiln_ps_args *args, uint32_t srv_slot, uint32_t sampler_slot,
+                                 const float *u, const float *v, const float *w, float *rgba);
+KILN_API void kiln_ps_sample_uvw_level(const kiln_ps_args *args, uint32_t srv_slot,
+                                       uint32_t sampler_slot, const float *u, const float *v,
+                                       const float *w, const float *lod, float *rgba);
+KILN_API void kiln_ps_sample_uvw_bias(const kiln_ps_args *args, uint32_t srv_slot,
+                                      uint32_t sampler_slot, const float *u, const float *v,
+                                      const float *w, const float *bias, float *rgba);
+KILN_API void kiln_ps_sample_uvw_grad(const kiln_ps_args *args, uint32_t srv_slot,
+                                      uint32_t sampler_slot, const float *u, const float *v,
+                                      const float *w, const float *ddx, const float *ddy,
+                                      float *rgba);
+KILN_API void kiln_ps_sample_cmp_uvw(const kiln_ps_args *args, uint32_t srv_slot,
+                                     uint32_t sampler_slot, const float *u, const float *v,
+                                     const float *w, const float *ref, float *out);
+KILN_API void kiln_ps_sample_cmp_uvw_level_zero(const kiln_ps_args *args, uint32_t srv_slot,
+                                                uint32_t sampler_slot, const float *u,
+                                                const float *v, const float *w, const float *ref,
+                                                float *out);
+
+/* Load on three integer coordinates: (x) for TEXTURE1D, (x, array index
+ * y) for TEXTURE1DARRAY, (x, y) for TEXTURE2D, (x, y, array index z) for
+ * TEXTURE2DARRAY, (x, y, z) for TEXTURE3D; out of range reads zeros, and
+ * so does a TEXTURECUBE view (D3D10 has no Load on cubes). kiln_ps_load
+ * is this call with z = 0. */
+KILN_API void kiln_ps_load_uvw(const kiln_ps_args *args, uint32_t srv_slot, const int32_t *x,
+                               const int32_t *y, const int32_t *z, const int32_t *mip,
+                               float *rgba);
+
+/* GetDimensions of every kind: width, height (1 for 1D kinds), `depth`
+ * (3D: the mip's depth; arrays: the view's slices; cubes: 6; else 1) and
+ * the view's mips. Any pointer may be NULL; an empty slot gives zeros. */
+KILN_API void kiln_ps_get_dimensions_uvw(const kiln_ps_args *args, uint32_t srv_slot, uint32_t mip,
+                                         uint32_t *width, uint32_t *height, uint32_t *depth,
+                                         uint32_t *levels);
+
 typedef void (*kiln_vs_fn)(const kiln_vs_args *args);
 typedef void (*kiln_ps_fn)(kiln_ps_args *args);
 
@@ -1724,6 +1927,9 @@ typedef struct kiln_sampler_desc {
     /* Anisotropic filtering's limit, 1..16 (0 means 1); read only with
      * KILN_FILTER_ANISOTROPIC. */
     uint32_t max_anisotropy;
+    /* The third axis, w, of 3D textures (DEFAULT: CLAMP, as the others).
+     * Cubes ignore all three modes: face coordinates clamp to the face. */
+    kiln_address address_w;
 } kiln_sampler_desc;
 
 KILN_API kiln_result kiln_create_rasterizer_state(kiln_device *device, const kiln_rasterizer_desc *desc,
@@ -1860,7 +2066,9 @@ KILN_API kiln_result kiln_effect_get(kiln_effect effect, kiln_vertex_shader_desc
 KILN_API const char *kiln_effect_simd_level(void);
 
 /* Fills mips 1.. of the view's texture from its most detailed mip with a
- * 2x2 box filter (odd sizes take the edge texel once more). */
+ * 2x2 box filter (odd sizes take the edge texel once more), for every
+ * slice of the view (1D textures: 2 texels; cubes: each face on its own;
+ * 3D textures: a 2x2x2 box, halving the depth too). */
 KILN_API kiln_result kiln_generate_mips(kiln_context *ctx, kiln_srv view);
 
 /* ---------------------------------------------------------------------------

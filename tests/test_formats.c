@@ -524,7 +524,7 @@ static float *sample_into(kiln_device *dev, kiln_context *ctx, kiln_srv srv, kil
     ru_bind_pipe(ctx, &pipe);
     CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
     kiln_sampler_desc sd = {filter, filter, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP,
-                            0.0f, 0, 0.0f, 0.0f, {0, 0, 0, 0}, KILN_COMPARE_DEFAULT, 0};
+                            0.0f, 0, 0.0f, 0.0f, {0, 0, 0, 0}, KILN_COMPARE_DEFAULT, 0, KILN_ADDRESS_DEFAULT};
     kiln_sampler smp;
     CHECK_RESULT(kiln_create_sampler(dev, &sd, &smp), KILN_OK);
     CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &srv), KILN_OK);

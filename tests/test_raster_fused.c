@@ -208,7 +208,7 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
         t->num_mips = 1;
         kd_sampler sm = {KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                          modes[th_below(&r, 3)], modes[th_below(&r, 3)], 0.0f, 0.0f, 1000.0f,
-                         {0, 0, 0, 0}, KILN_COMPARE_DEFAULT, 0};
+                         {0, 0, 0, 0}, KILN_COMPARE_DEFAULT, 0, KILN_ADDRESS_CLAMP};
         tx.samp[0] = &sm;
         kiln_ps_args a;
         memset(&a, 0, sizeof a);
@@ -287,7 +287,7 @@ static void test_sample_mips(const kr_simd *lv, int nlv)
         kd_sampler sm = {KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                          th_below(&r, 4) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT, au, av,
                          th_below(&r, 3) ? 0.0f : frand(&r, -1.0f, 1.0f), 0.0f, 1000.0f,
-                         {0, 0, 0, 0}, KILN_COMPARE_DEFAULT, 0};
+                         {0, 0, 0, 0}, KILN_COMPARE_DEFAULT, 0, KILN_ADDRESS_CLAMP};
         tx.samp[0] = &sm;
         kiln_ps_args a;
         memset(&a, 0, sizeof a);
@@ -365,7 +365,7 @@ static void unit_init(uint32_t mips, kiln_format tfmt, kiln_format rfmt, th_rng 
     t->slice = 0;
     U.samp = (kd_sampler){KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                           KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP, 0.0f, 0.0f, 1000.0f,
-                          {0.0f, 0.0f, 0.0f, 0.0f}, KILN_COMPARE_DEFAULT, 0};
+                          {0.0f, 0.0f, 0.0f, 0.0f}, KILN_COMPARE_DEFAULT, 0, KILN_ADDRESS_CLAMP};
     U.dx.tex.samp[0] = &U.samp;
     U.s.ps = kr_ps_texture;
     U.s.ps_varyings = 1;
@@ -781,7 +781,7 @@ static void run_case(const fpipe *pp, const fcase *c, stats *st)
     CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &tex), KILN_OK);
     for (uint32_t i = 0; i < nsub; i++)
         free(mem[i]);
-    kiln_srv_desc vd = {c->tfmt, c->view_mip, c->view_mips, c->view_slice, 1};
+    kiln_srv_desc vd = {c->tfmt, c->view_mip, c->view_mips, c->view_slice, 1, 0};
     kiln_srv srv = {0};
     CHECK_RESULT(kiln_create_srv(dev, tex, &vd, &srv), KILN_OK);
     kiln_sampler samp = {0};
@@ -906,7 +906,7 @@ static void test_partial_blocks(fpipe *pp, kr_simd level, kiln_format tfmt, kiln
     kiln_srv srv = {0};
     CHECK_RESULT(kiln_create_srv(dev, tex, NULL, &srv), KILN_OK);
     kiln_sampler_desc sd = {KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
-                            KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP, 0.0f, 0, 0.0f, 0.0f, {0}, KILN_COMPARE_DEFAULT, 0};
+                            KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP, 0.0f, 0, 0.0f, 0.0f, {0}, KILN_COMPARE_DEFAULT, 0, KILN_ADDRESS_DEFAULT};
     kiln_sampler samp = {0};
     CHECK_RESULT(kiln_create_sampler(dev, &sd, &samp), KILN_OK);
 

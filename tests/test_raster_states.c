@@ -1345,7 +1345,7 @@ static void test_generate_mips(void)
     /* mip 1 through a view of it alone, and through LOD selection (8 texels
      * over 4 pixels: lod 1); mip 2 through a view */
     kiln_srv v1, v2;
-    kiln_srv_desc d1 = {KILN_FORMAT_UNKNOWN, 1, 1, 0, 0}, d2 = {KILN_FORMAT_UNKNOWN, 2, 1, 0, 0};
+    kiln_srv_desc d1 = {KILN_FORMAT_UNKNOWN, 1, 1, 0, 0, 0}, d2 = {KILN_FORMAT_UNKNOWN, 2, 1, 0, 0, 0};
     CHECK_RESULT(kiln_create_srv(dev, tex, &d1, &v1), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, tex, &d2, &v2), KILN_OK);
     for (int k = 0; k < 3; k++) {

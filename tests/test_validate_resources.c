@@ -527,9 +527,9 @@ static void test_views(void)
                KILN_E_INVALID_ARG, KILN_LOG_VIEW_FORMAT);
     VIEW_FAILS(rtv, color, (&(kiln_rtv_desc){KILN_FORMAT_R32_FLOAT, 0, 0, 0}), KILN_E_INVALID_ARG,
                KILN_LOG_VIEW_FORMAT);
-    VIEW_FAILS(srv, color, (&(kiln_srv_desc){KILN_FORMAT_R8_UNORM, 0, 0, 0, 0}), KILN_E_INVALID_ARG,
+    VIEW_FAILS(srv, color, (&(kiln_srv_desc){KILN_FORMAT_R8_UNORM, 0, 0, 0, 0, 0}), KILN_E_INVALID_ARG,
                KILN_LOG_VIEW_FORMAT);
-    VIEW_FAILS(srv, depth, (&(kiln_srv_desc){KILN_FORMAT_R32_FLOAT, 0, 0, 0, 0}),
+    VIEW_FAILS(srv, depth, (&(kiln_srv_desc){KILN_FORMAT_R32_FLOAT, 0, 0, 0, 0, 0}),
                KILN_E_INVALID_ARG, KILN_LOG_VIEW_FORMAT);
     VIEW_FAILS(dsv, depth, (&(kiln_dsv_desc){KILN_FORMAT_D24_UNORM_S8_UINT, 0, 0, 0}),
                KILN_E_INVALID_ARG, KILN_LOG_VIEW_FORMAT);
@@ -551,15 +551,15 @@ static void test_views(void)
                KILN_LOG_VIEW_SUBRESOURCE);
     VIEW_FAILS(rtv, color, (&(kiln_rtv_desc){0, 0, 1, UINT32_MAX}), KILN_E_INVALID_ARG,
                KILN_LOG_VIEW_SUBRESOURCE);
-    VIEW_FAILS(srv, color, (&(kiln_srv_desc){0, 4, 0, 0, 0}), KILN_E_INVALID_ARG,
+    VIEW_FAILS(srv, color, (&(kiln_srv_desc){0, 4, 0, 0, 0, 0}), KILN_E_INVALID_ARG,
                KILN_LOG_VIEW_SUBRESOURCE);
-    VIEW_FAILS(srv, color, (&(kiln_srv_desc){0, 1, 4, 0, 0}), KILN_E_INVALID_ARG,
+    VIEW_FAILS(srv, color, (&(kiln_srv_desc){0, 1, 4, 0, 0, 0}), KILN_E_INVALID_ARG,
                KILN_LOG_VIEW_SUBRESOURCE);
-    VIEW_FAILS(srv, color, (&(kiln_srv_desc){0, 2, UINT32_MAX, 0, 0}), KILN_E_INVALID_ARG,
+    VIEW_FAILS(srv, color, (&(kiln_srv_desc){0, 2, UINT32_MAX, 0, 0, 0}), KILN_E_INVALID_ARG,
                KILN_LOG_VIEW_SUBRESOURCE);
-    VIEW_FAILS(srv, color, (&(kiln_srv_desc){0, 0, 0, 3, 0}), KILN_E_INVALID_ARG,
+    VIEW_FAILS(srv, color, (&(kiln_srv_desc){0, 0, 0, 3, 0, 0}), KILN_E_INVALID_ARG,
                KILN_LOG_VIEW_SUBRESOURCE);
-    VIEW_FAILS(srv, color, (&(kiln_srv_desc){0, 0, 0, 1, 3}), KILN_E_INVALID_ARG,
+    VIEW_FAILS(srv, color, (&(kiln_srv_desc){0, 0, 0, 1, 3, 0}), KILN_E_INVALID_ARG,
                KILN_LOG_VIEW_SUBRESOURCE);
     VIEW_FAILS(dsv, depth, (&(kiln_dsv_desc){0, 4, 0, 0}), KILN_E_INVALID_ARG,
                KILN_LOG_VIEW_SUBRESOURCE);
@@ -586,10 +586,10 @@ static void test_views(void)
     VOK(kiln_create_rtv(dev, color, &(kiln_rtv_desc){0, 0, 1, 2}, &rv[3]));
     VOK(kiln_create_rtv(dev, rt_only, NULL, &rv[4]));
     VOK(kiln_create_srv(dev, color, NULL, &sv[0]));
-    VOK(kiln_create_srv(dev, color, &(kiln_srv_desc){RGBA, 3, 1, 2, 1}, &sv[1]));
-    VOK(kiln_create_srv(dev, color, &(kiln_srv_desc){0, 1, 0, 1, 0}, &sv[2]));
+    VOK(kiln_create_srv(dev, color, &(kiln_srv_desc){RGBA, 3, 1, 2, 1, 0}, &sv[1]));
+    VOK(kiln_create_srv(dev, color, &(kiln_srv_desc){0, 1, 0, 1, 0, 0}, &sv[2]));
     VOK(kiln_create_srv(dev, depth, NULL, &sv[3]));
-    VOK(kiln_create_srv(dev, sr_only, &(kiln_srv_desc){0, 0, 1, 0, 1}, &sv[4]));
+    VOK(kiln_create_srv(dev, sr_only, &(kiln_srv_desc){0, 0, 1, 0, 1, 0}, &sv[4]));
     VOK(kiln_create_dsv(dev, depth, NULL, &dv[0]));
     VOK(kiln_create_dsv(dev, depth, &(kiln_dsv_desc){KILN_FORMAT_D32_FLOAT, 3, 1, 1}, &dv[1]));
     VOK(kiln_create_dsv(dev, depth, &(kiln_dsv_desc){0, 0, 0, 2}, &dv[2]));

@@ -43,7 +43,7 @@ static kiln_result resolve_box(kiln_device *dev, const char *api, const kres_res
     const kres_subresource *s = &res->subs[sub];
     *empty = false;
     if (!box) {
-        *out = (kiln_box){0, 0, 0, s->width, s->height, 1};
+        *out = (kiln_box){0, 0, 0, s->width, s->height, s->depth};
         return KILN_OK;
     }
     if (box->left > box->right || box->top > box->bottom || box->front > box->back)
@@ -60,10 +60,11 @@ static kiln_result resolve_box(kiln_device *dev, const char *api, const kres_res
         bw = kres_blocks(fi, bw) * kres_block_dim(fi);
         bh = kres_blocks(fi, bh) * kres_block_dim(fi);
     }
-    if (box->right > bw || box->bottom > bh || box->back > 1)
+    if (box->right > bw || box->bottom > bh || box->back > s->depth)
         return FAIL(KILN_E_INVALID_ARG, BOX_INVALID,
-                    "box [%u,%u)x[%u,%u)x[%u,%u) is outside subresource %u (%ux%ux1)", box->left,
-                    box->right, box->top, box->bottom, box->front, box->back, sub, s->width, s->height);
+                    "box [%u,%u)x[%u,%u)x[%u,%u) is outside subresource %u (%ux%ux%u)", box->left,
+                    box->right, box->top, box->bottom, box->front, box->back, sub, s->width, s->height,
+                    s->depth);
     *out = *box;
     return KILN_OK;
 }
@@ -202,7 +203,7 @@ kiln_result kiln_clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, flo
 /* Queues one chunk: rows [y0, y1) and columns [x0, x1) of the box. */
 static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resource *res, uint32_t sub,
                                 const kiln_box *box, uint32_t x0, uint32_t x1, uint32_t y0,
-                                uint32_t y1, const uint8_t *data, size_t pitch)
+                                uint32_t y1, uint32_t z, const uint8_t *data, size_t pitch)
 {
     kiln_device *dev = ctx->dev;
     uint32_t bpp = texel_bytes(res);
@@ -223,7 +224,7 @@ static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resourc
                data + (size_t)(y - box->top) * pitch + (size_t)(x0 - box->left) * bpp, row);
     cmd->op = KQ_OP_UPDATE;
     cmd->u.update.sub = sub;
-    cmd->u.update.box = (kiln_box){x0, y0, 0, x1, y1, 1};
+    cmd->u.update.box = (kiln_box){x0, y0, z, x1, y1, z + 1};
     cmd->u.update.ring_offset = (uint32_t)(dst - ctx->q.ring.base);
     cmd->u.update.pitch = row;
     kq_access(cmd, res, KQ_WRITE);
@@ -239,7 +240,6 @@ static kiln_result update_subresource(kiln_context *ctx, kiln_resource dst, uint
     static const char api[] = "kiln_update_subresource";
     CTX_PREAMBLE();
     KA_FLUSH_SCENE_OR_RETURN(ctx, api);
-    (void)depth_pitch;
     if (!data)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "data is NULL");
     kiln_result r;
@@ -275,19 +275,30 @@ static kiln_result update_subresource(kiln_context *ctx, kiln_resource dst, uint
                     row_pitch, row);
     }
 
-    /* Split into chunks that fit half the transfer ring: whole rows when a
-     * row fits, else pieces of rows. */
+    size_t slice = depth_pitch ? depth_pitch : pitch * (b.bottom - b.top);
+    if (b.back - b.front > 1 && slice < pitch * (b.bottom - b.top)) {
+        kres_unref(&res->base);
+        return FAIL(KILN_E_INVALID_ARG, DEPTH_PITCH_INVALID,
+                    "depth pitch %u, the rows of one slice of the box take %zu bytes", depth_pitch,
+                    pitch * (b.bottom - b.top));
+    }
+
+    /* Split into chunks that fit half the transfer ring: one depth slice
+     * at a time (3D), whole rows when a row fits, else pieces of rows. */
     uint32_t max = kq_upload_max(&ctx->q);
-    const uint8_t *src = data;
-    if (row <= max) {
-        uint32_t rows = (uint32_t)(max / row);
-        for (uint32_t y = b.top; y < b.bottom && r == KILN_OK; y += rows)
-            r = update_chunk(ctx, api, res, sub, &b, b.left, b.right, y, KB_MIN(b.bottom, y + rows), src, pitch);
-    } else {
-        uint32_t cols = max / bpp;
-        for (uint32_t y = b.top; y < b.bottom && r == KILN_OK; y++)
-            for (uint32_t x = b.left; x < b.right && r == KILN_OK; x += cols)
-                r = update_chunk(ctx, api, res, sub, &b, x, KB_MIN(b.right, x + cols), y, y + 1, src, pitch);
+    for (uint32_t z = b.front; z < b.back && r == KILN_OK; z++) {
+        const uint8_t *src = (const uint8_t *)data + (z - b.front) * slice;
+        if (row <= max) {
+            uint32_t rows = (uint32_t)(max / row);
+            for (uint32_t y = b.top; y < b.bottom && r == KILN_OK; y += rows)
+                r = update_chunk(ctx, api, res, sub, &b, b.left, b.right, y, KB_MIN(b.bottom, y + rows), z, src,
+                                 pitch);
+        } else {
+            uint32_t cols = max / bpp;
+            for (uint32_t y = b.top; y < b.bottom && r == KILN_OK; y++)
+                for (uint32_t x = b.left; x < b.right && r == KILN_OK; x += cols)
+                    r = update_chunk(ctx, api, res, sub, &b, x, KB_MIN(b.right, x + cols), y, y + 1, z, src, pitch);
+        }
     }
     kres_unref(&res->base);
     return r;
@@ -299,7 +310,7 @@ kiln_result kiln_update_subresource(kiln_context *ctx, kiln_resource dst, uint32
 {
     kiln_result r = update_subresource(ctx, dst, sub, box, data, row_pitch, depth_pitch);
     if (ctx && ctx->dev->capture)
-        kcap_update_subresource(ctx, dst, sub, box, data, row_pitch, r);
+        kcap_update_subresource(ctx, dst, sub, box, data, row_pitch, depth_pitch, r);
     return r;
 }
 
@@ -346,8 +357,9 @@ static kiln_result copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_re
         ;
     else if (dst->base.type != src->base.type || dst->width != src->width || dst->height != src->height ||
              dst->format != src->format || dst->mip_levels != src->mip_levels ||
-             dst->array_size != src->array_size || dst->samples != src->samples)
-        r = FAIL(KILN_E_INVALID_ARG, COPY_MISMATCH, "type, size, format, mips, array size or samples differ");
+             dst->array_size != src->array_size || dst->depth != src->depth || dst->dim != src->dim ||
+             dst->samples != src->samples)
+        r = FAIL(KILN_E_INVALID_ARG, COPY_MISMATCH, "type, size, format, mips, array size, depth, kind or samples differ");
     if (r == KILN_OK) {
         kq_cmd *cmd;
         r = queue_copy(ctx, api, KQ_OP_COPY_RESOURCE, dst, src, &cmd);
@@ -367,9 +379,11 @@ kiln_result kiln_copy_resource(kiln_context *ctx, kiln_resource dst, kiln_resour
     return r;
 }
 
-static bool overlap(const kiln_box *a, uint32_t x, uint32_t y, uint32_t w, uint32_t h)
+static bool overlap(const kiln_box *a, uint32_t x, uint32_t y, uint32_t z, uint32_t w, uint32_t h,
+                    uint32_t d)
 {
-    return a->left < x + w && x < a->right && a->top < y + h && y < a->bottom;
+    return a->left < x + w && x < a->right && a->top < y + h && y < a->bottom && a->front < z + d &&
+           z < a->back;
 }
 
 static kiln_result copy_subresource_region(kiln_context *ctx, kiln_resource dst_h, uint32_t dst_sub,
@@ -397,10 +411,13 @@ static kiln_result copy_subresource_region(kiln_context *ctx, kiln_resource dst_
                  dst->samples > 1 ? "destination" : "source");
     else if (dst->base.type != src->base.type || dst->format != src->format)
         r = FAIL(KILN_E_INVALID_ARG, COPY_MISMATCH, "source and destination differ in type or format");
+    else if (dst->dim != src->dim)
+        r = FAIL(KILN_E_INVALID_ARG, COPY_KIND_MISMATCH, "source and destination are different texture kinds (1D, 2D, 3D)");
     else if ((r = check_sub(dev, api, dst, dst_sub)) != KILN_OK || (r = check_sub(dev, api, src, src_sub)) != KILN_OK)
         ;
-    else if (dst_z != 0)
-        r = FAIL(KILN_E_INVALID_ARG, BOX_INVALID, "dst_z %u: 2D resources have one layer", dst_z);
+    else if (dst_z >= dst->subs[dst_sub].depth)
+        r = FAIL(KILN_E_INVALID_ARG, BOX_INVALID, "dst_z %u: the subresource has %u depth slice(s)", dst_z,
+                 dst->subs[dst_sub].depth);
     else
         r = resolve_box(dev, api, src, src_sub, src_box, &b, &empty);
     /* BC formats: the box, the position and the sizes in blocks from here */
@@ -425,14 +442,16 @@ static kiln_result copy_subresource_region(kiln_context *ctx, kiln_resource dst_
     }
     if (r == KILN_OK && !empty) {
         const kres_subresource *ds = &dst->subs[dst_sub], *ss = &src->subs[src_sub];
-        uint32_t w = b.right - b.left, h = b.bottom - b.top;
-        if (dst_x > dw || w > dw - dst_x || dst_y > dh || h > dh - dst_y)
-            r = FAIL(KILN_E_INVALID_ARG, BOX_INVALID, "a %ux%u region at (%u,%u) leaves subresource %u (%ux%u)",
-                     w, h, dst_x, dst_y, dst_sub, dw, dh);
+        uint32_t w = b.right - b.left, h = b.bottom - b.top, d = b.back - b.front;
+        if (dst_x > dw || w > dw - dst_x || dst_y > dh || h > dh - dst_y || dst_z > ds->depth ||
+            d > ds->depth - dst_z)
+            r = FAIL(KILN_E_INVALID_ARG, BOX_INVALID,
+                     "a %ux%ux%u region at (%u,%u,%u) leaves subresource %u (%ux%ux%u)", w, h, d, dst_x,
+                     dst_y, dst_z, dst_sub, dw, dh, ds->depth);
         else if (is_depth(dst) && (dst_x || dst_y || w != ss->width || h != ss->height ||
                                    ds->width != ss->width || ds->height != ss->height))
             r = FAIL(KILN_E_INVALID_ARG, COPY_DEPTH_REGION, "depth-stencil copies take whole subresources");
-        else if (dst == src && dst_sub == src_sub && overlap(&b, dst_x, dst_y, w, h))
+        else if (dst == src && dst_sub == src_sub && overlap(&b, dst_x, dst_y, dst_z, w, h, d))
             r = FAIL(KILN_E_INVALID_ARG, COPY_OVERLAP, "regions overlap within subresource %u", dst_sub);
     }
     if (r == KILN_OK && !empty) {
@@ -442,6 +461,7 @@ static kiln_result copy_subresource_region(kiln_context *ctx, kiln_resource dst_
             cmd->u.copy.dst_sub = dst_sub;
             cmd->u.copy.dst_x = dst_x;
             cmd->u.copy.dst_y = dst_y;
+            cmd->u.copy.dst_z = dst_z;
             cmd->u.copy.src_sub = src_sub;
             cmd->u.copy.box = b;
             kq_submit(&ctx->q, cmd);
@@ -485,6 +505,8 @@ static kiln_result resolve_subresource(kiln_context *ctx, kiln_resource dst_h, u
         ;
     else if (dst->usage != KILN_USAGE_DEFAULT)
         r = FAIL(KILN_E_INVALID_ARG, RESOLVE_INVALID, "the destination is not DEFAULT");
+    else if (dst->dim != KRES_DIM_2D)
+        r = FAIL(KILN_E_INVALID_ARG, RESOLVE_INVALID, "the destination is not a 2D texture (or a cube's face)");
     else if (src->samples < 2 || dst->samples != 1)
         r = FAIL(KILN_E_INVALID_ARG, RESOLVE_INVALID, "the source has %u samples, the destination %u (4 and 1)",
                  src->samples, dst->samples);

@@ -105,8 +105,9 @@ static kiln_result create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
     if (init && !init->data)
         return FAIL(KILN_E_INVALID_ARG, INIT_DATA_INVALID, "init->data is NULL");
 
-    kres_layout_desc ld = {KRES_TYPE_BUFFER, desc->usage, bind, cpu, KILN_FORMAT_UNKNOWN,
-                           desc->size, 1, 1, 1, 1};
+    kres_layout_desc ld = {.type = KRES_TYPE_BUFFER, .usage = desc->usage, .bind_flags = bind,
+                           .cpu_access = cpu, .format = KILN_FORMAT_UNKNOWN, .width = desc->size,
+                           .height = 1, .mip_levels = 1, .array_size = 1};
     kres_resource *res;
     r = kres_resource_create(&dev->env, &ld, &res);
     if (r != KILN_OK)
@@ -135,30 +136,60 @@ static uint32_t full_chain(uint32_t w, uint32_t h)
     return n;
 }
 
-static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc *desc,
-                                    const kiln_subresource_data *init, kiln_texture *out)
+#define MAX_TEXTURE3D_DIM 2048u
+
+/* A texture of any kind, as the create calls resolve their descs. */
+typedef struct tex_args {
+    uint8_t dim;  /* KRES_DIM_* */
+    uint32_t w, h, d, mips, layers;
+    kiln_format format;
+    kiln_usage usage;
+    uint32_t bind, cpu;
+    bool cube;
+    uint32_t samples; /* 2D: the desc's sample_count (0: 1) */
+} tex_args;
+
+/* The kind-specific rules (sizes, array size, what 3D textures cannot
+ * be, which backend has them); mips resolved. */
+static kiln_result check_kind(kiln_device *dev, const char *api, tex_args *a)
 {
-    static const char api[] = "kiln_create_texture2d";
-    if (out)
-        out->id = 0;
-    if (!dev)
-        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
-    if (!desc || !out)
-        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "%s is NULL", !desc ? "desc" : "out_texture");
-    out->id = 0;
-    uint32_t w = desc->width, h = desc->height, bind = desc->bind_flags, cpu = desc->cpu_access;
-    if (w < 1 || h < 1 || w > MAX_TEXTURE_DIM || h > MAX_TEXTURE_DIM)
-        return FAIL(KILN_E_INVALID_ARG, TEXTURE_SIZE_INVALID, "%ux%u", w, h);
-    uint32_t mips = desc->mip_levels ? desc->mip_levels : full_chain(w, h);
-    if (mips > full_chain(w, h))
-        return FAIL(KILN_E_INVALID_ARG, TEXTURE_MIPS_INVALID, "%u mip levels for %ux%u (at most %u)",
-                    mips, w, h, full_chain(w, h));
-    uint32_t layers = desc->array_size ? desc->array_size : 1;
-    if (layers > MAX_ARRAY_SIZE)
-        return FAIL(KILN_E_INVALID_ARG, TEXTURE_ARRAY_INVALID, "array size %u", layers);
-    const kres_format_info *fi = kres_format(desc->format);
-    if (!fi || desc->format == KILN_FORMAT_R32G32B32_FLOAT)
-        return FAIL(KILN_E_INVALID_ARG, FORMAT_INVALID, "format %d", (int)desc->format);
+    uint32_t w = a->w, h = a->h, d = a->d;
+    if (a->dim == KRES_DIM_3D) {
+        if (w < 1 || h < 1 || d < 1 || w > MAX_TEXTURE3D_DIM || h > MAX_TEXTURE3D_DIM || d > MAX_TEXTURE3D_DIM)
+            return FAIL(KILN_E_INVALID_ARG, TEXTURE3D_SIZE_INVALID, "%ux%ux%u", w, h, d);
+    } else if (w < 1 || h < 1 || w > MAX_TEXTURE_DIM || h > MAX_TEXTURE_DIM) {
+        return a->dim == KRES_DIM_1D ? FAIL(KILN_E_INVALID_ARG, TEXTURE_SIZE_INVALID, "width %u", w)
+                                     : FAIL(KILN_E_INVALID_ARG, TEXTURE_SIZE_INVALID, "%ux%u", w, h);
+    }
+    uint32_t chain = full_chain(KB_MAX(w, d), h);
+    if (!a->mips)
+        a->mips = chain;
+    if (a->mips > chain)
+        return FAIL(KILN_E_INVALID_ARG, TEXTURE_MIPS_INVALID, "%u mip levels for %ux%ux%u (at most %u)", a->mips,
+                    w, h, d, chain);
+    if (a->layers > MAX_ARRAY_SIZE)
+        return FAIL(KILN_E_INVALID_ARG, TEXTURE_ARRAY_INVALID, "array size %u", a->layers);
+    const kres_format_info *fi = kres_format(a->format);
+    if (a->dim == KRES_DIM_3D && fi && (fi->is_depth || (a->bind & KILN_BIND_DEPTH_STENCIL)))
+        return FAIL(KILN_E_INVALID_ARG, TEXTURE_KIND_BIND, "a 3D texture cannot be a depth-stencil or of a depth format");
+    if (a->dim != KRES_DIM_2D && fi && fi->block > 1)
+        return FAIL(KILN_E_INVALID_ARG, TEXTURE_KIND_BIND, "block-compressed formats are for 2D and cube textures");
+    if ((a->dim != KRES_DIM_2D || a->cube) && !(dev->queue.backend->caps & KQ_BACKEND_TEXTURE_KINDS))
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has only 2D textures (no 1D, 3D or cube)",
+                    dev->queue.backend->name);
+    return KILN_OK;
+}
+
+static kiln_result create_texture(kiln_device *dev, const char *api, tex_args *a,
+                                   const kiln_subresource_data *init, kiln_texture *out)
+{
+    kiln_result r = check_kind(dev, api, a);
+    if (r != KILN_OK)
+        return r;
+    uint32_t w = a->w, h = a->h, d = a->d, mips = a->mips, layers = a->layers, bind = a->bind, cpu = a->cpu;
+    const kres_format_info *fi = kres_format(a->format);
+    if (!fi || a->format == KILN_FORMAT_R32G32B32_FLOAT)
+        return FAIL(KILN_E_INVALID_ARG, FORMAT_INVALID, "format %d", (int)a->format);
     if (bind & ~(uint32_t)(KILN_BIND_SHADER_RESOURCE | RT_DS))
         return FAIL(KILN_E_INVALID_ARG, BIND_FLAGS_INVALID, "bind flags 0x%x are not valid for a texture", bind);
     if (fi->is_depth && (bind & KILN_BIND_RENDER_TARGET))
@@ -168,26 +199,26 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
     if (fi->block > 1 && (bind & ~(uint32_t)KILN_BIND_SHADER_RESOURCE))
         return FAIL(KILN_E_INVALID_ARG, FORMAT_BIND_MISMATCH,
                     "a block-compressed format is a shader resource only (bind flags 0x%x)", bind);
-    if ((kres_texel_generic(desc->format) || fi->block > 1) &&
+    if ((kres_texel_generic(a->format) || fi->block > 1) &&
         !(dev->queue.backend->caps & KQ_BACKEND_TEXEL_FORMATS))
         return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no format %d textures",
-                    dev->queue.backend->name, (int)desc->format);
+                    dev->queue.backend->name, (int)a->format);
     if (fi->has_stencil && (bind & KILN_BIND_SHADER_RESOURCE))
         return FAIL(KILN_E_UNSUPPORTED, FORMAT_BIND_MISMATCH,
                     "a depth-stencil format with stencil cannot be a shader resource (kiln has no typeless formats)");
-    kiln_result r = check_usage(dev, api, desc->usage, bind, &cpu, init != NULL);
+    r = check_usage(dev, api, a->usage, bind, &cpu, init != NULL);
     if (r != KILN_OK)
         return r;
-    if (desc->usage == KILN_USAGE_DYNAMIC && (mips != 1 || layers != 1))
+    if (a->usage == KILN_USAGE_DYNAMIC && (mips != 1 || layers != 1))
         return FAIL(KILN_E_INVALID_ARG, USAGE_DYNAMIC_TEXTURE, "%u mips, array size %u", mips, layers);
-    uint32_t samples = desc->sample_count ? desc->sample_count : 1;
+    uint32_t samples = a->samples ? a->samples : 1;
     if (samples != 1) {
         if (samples != 4)
             return FAIL(KILN_E_INVALID_ARG, TEXTURE_SAMPLES_INVALID, "%u samples (1 or 4)", samples);
-        if (mips != 1 || desc->usage != KILN_USAGE_DEFAULT || !(bind & RT_DS) ||
+        if (mips != 1 || a->usage != KILN_USAGE_DEFAULT || !(bind & RT_DS) ||
             (bind & KILN_BIND_SHADER_RESOURCE) || init)
             return FAIL(KILN_E_INVALID_ARG, TEXTURE_SAMPLES_INVALID,
-                        "4 samples with %u mips, usage %d, bind flags 0x%x%s", mips, (int)desc->usage, bind,
+                        "4 samples with %u mips, usage %d, bind flags 0x%x%s", mips, (int)a->usage, bind,
                         init ? ", initial data" : "");
         if (!(dev->queue.backend->caps & KQ_BACKEND_MULTISAMPLE))
             return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no multisampled textures",
@@ -198,7 +229,7 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
     size_t total = 0;
     for (uint32_t m = 0; m < mips; m++)
         total += KB_ALIGN_UP(kres_row_bytes(fi, KB_MAX(1u, w >> m)), 16) *
-                     kres_blocks(fi, KB_MAX(1u, h >> m)) * samples + 64;
+                     kres_blocks(fi, KB_MAX(1u, h >> m)) * KB_MAX(1u, d >> m) * samples + 64;
     total *= layers;
     if (total > MAX_TEXTURE_BYTES)
         return FAIL(KILN_E_INVALID_ARG, TEXTURE_TOO_LARGE, "%zu bytes", total);
@@ -213,7 +244,12 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
         }
     }
 
-    kres_layout_desc ld = {KRES_TYPE_TEXTURE2D, desc->usage, bind, cpu, desc->format, w, h, mips, layers, samples};
+    kres_layout_desc ld = {.type = KRES_TYPE_TEXTURE2D, .usage = a->usage, .bind_flags = bind, .cpu_access = cpu,
+                           .format = a->format, .width = w, .height = h, .mip_levels = mips, .array_size = layers,
+                           .samples = samples};
+    ld.depth = d;
+    ld.dim = a->dim;
+    ld.cube = a->cube;
     kres_resource *res;
     r = kres_resource_create(&dev->env, &ld, &res);
     if (r != KILN_OK)
@@ -223,12 +259,88 @@ static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc 
     return add_handle(dev, api, &res->base, &out->id);
 }
 
+#define CREATE_PREAMBLE()                                                                          \
+    if (out)                                                                                       \
+        out->id = 0;                                                                               \
+    if (!dev)                                                                                      \
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL"); \
+    if (!desc || !out)                                                                             \
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "%s is NULL", !desc ? "desc" : "out_texture")
+
+static kiln_result create_texture2d(kiln_device *dev, const kiln_texture2d_desc *desc,
+                                    const kiln_subresource_data *init, kiln_texture *out)
+{
+    static const char api[] = "kiln_create_texture2d";
+    CREATE_PREAMBLE();
+    tex_args a = {KRES_DIM_2D, desc->width, desc->height, 1, desc->mip_levels,
+                  desc->array_size ? desc->array_size : 1, desc->format, desc->usage,
+                  desc->bind_flags, desc->cpu_access, false, desc->sample_count};
+    return create_texture(dev, api, &a, init, out);
+}
+
 kiln_result kiln_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *desc,
                                   const kiln_subresource_data *init, kiln_texture *out)
 {
     kiln_result r = create_texture2d(dev, desc, init, out);
     if (dev && dev->capture)
         kcap_create_texture2d(dev, desc, init, out ? *out : (kiln_texture){0}, r);
+    return r;
+}
+
+static kiln_result create_texture1d(kiln_device *dev, const kiln_texture1d_desc *desc,
+                                    const kiln_subresource_data *init, kiln_texture *out)
+{
+    static const char api[] = "kiln_create_texture1d";
+    CREATE_PREAMBLE();
+    tex_args a = {KRES_DIM_1D, desc->width, 1, 1, desc->mip_levels, desc->array_size ? desc->array_size : 1,
+                  desc->format, desc->usage, desc->bind_flags, desc->cpu_access, false, 1};
+    return create_texture(dev, api, &a, init, out);
+}
+
+kiln_result kiln_create_texture1d(kiln_device *dev, const kiln_texture1d_desc *desc,
+                                  const kiln_subresource_data *init, kiln_texture *out)
+{
+    kiln_result r = create_texture1d(dev, desc, init, out);
+    if (dev && dev->capture)
+        kcap_create_texture1d(dev, desc, init, out ? *out : (kiln_texture){0}, r);
+    return r;
+}
+
+static kiln_result create_texture_cube(kiln_device *dev, const kiln_texture_cube_desc *desc,
+                                       const kiln_subresource_data *init, kiln_texture *out)
+{
+    static const char api[] = "kiln_create_texture_cube";
+    CREATE_PREAMBLE();
+    tex_args a = {KRES_DIM_2D, desc->size, desc->size, 1, desc->mip_levels, 6, desc->format, desc->usage,
+                  desc->bind_flags, desc->cpu_access, true, 1};
+    return create_texture(dev, api, &a, init, out);
+}
+
+kiln_result kiln_create_texture_cube(kiln_device *dev, const kiln_texture_cube_desc *desc,
+                                     const kiln_subresource_data *init, kiln_texture *out)
+{
+    kiln_result r = create_texture_cube(dev, desc, init, out);
+    if (dev && dev->capture)
+        kcap_create_texture_cube(dev, desc, init, out ? *out : (kiln_texture){0}, r);
+    return r;
+}
+
+static kiln_result create_texture3d(kiln_device *dev, const kiln_texture3d_desc *desc,
+                                    const kiln_subresource_data *init, kiln_texture *out)
+{
+    static const char api[] = "kiln_create_texture3d";
+    CREATE_PREAMBLE();
+    tex_args a = {KRES_DIM_3D, desc->width, desc->height, desc->depth, desc->mip_levels, 1,
+                  desc->format, desc->usage, desc->bind_flags, desc->cpu_access, false, 1};
+    return create_texture(dev, api, &a, init, out);
+}
+
+kiln_result kiln_create_texture3d(kiln_device *dev, const kiln_texture3d_desc *desc,
+                                  const kiln_subresource_data *init, kiln_texture *out)
+{
+    kiln_result r = create_texture3d(dev, desc, init, out);
+    if (dev && dev->capture)
+        kcap_create_texture3d(dev, desc, init, out ? *out : (kiln_texture){0}, r);
     return r;
 }
 
@@ -332,11 +444,38 @@ kiln_result kiln_texture_get_desc(kiln_device *dev, kiln_texture t, kiln_texture
     return r;
 }
 
+static kiln_result texture3d_get_desc(kiln_device *dev, kiln_texture t, kiln_texture3d_desc *out)
+{
+    static const char api[] = "kiln_texture3d_get_desc";
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!dev)
+        return kb_fail(&ka_stderr_env, KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER, api, "device is NULL");
+    if (!out)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_desc is NULL");
+    kiln_result r;
+    kres_resource *res = ka_get_resource(dev, t.id, KRES_TYPE_TEXTURE2D, KRES_TYPE_TEXTURE2D, api, "texture", &r);
+    if (!res)
+        return r;
+    *out = (kiln_texture3d_desc){res->width, res->height, res->depth, res->mip_levels, res->format,
+                                 res->usage, res->bind_flags, res->cpu_access};
+    kres_unref(&res->base);
+    return KILN_OK;
+}
+
+kiln_result kiln_texture3d_get_desc(kiln_device *dev, kiln_texture t, kiln_texture3d_desc *out)
+{
+    kiln_result r = texture3d_get_desc(dev, t, out);
+    if (dev && dev->capture)
+        kcap_object(dev, KCAP_OP_TEXTURE3D_GET_DESC, t.id, r);
+    return r;
+}
+
 /* ---- views ---- */
 
 static kiln_result create_view(kiln_device *dev, const char *api, kres_type type, kiln_texture tex,
                                kiln_format format, uint32_t first_mip, uint32_t num_mips,
-                               uint32_t first_slice, uint32_t num_slices, uint32_t *out_id)
+                               uint32_t first_slice, uint32_t num_slices, uint8_t dim, uint32_t *out_id)
 {
     static const uint32_t need_bind[] = {[KRES_TYPE_RTV] = KILN_BIND_RENDER_TARGET,
                                          [KRES_TYPE_DSV] = KILN_BIND_DEPTH_STENCIL,
@@ -346,25 +485,31 @@ static kiln_result create_view(kiln_device *dev, const char *api, kres_type type
         ka_get_resource(dev, tex.id, KRES_TYPE_TEXTURE2D, KRES_TYPE_TEXTURE2D, api, "texture", &r);
     if (!res)
         return r;
+    /* Render targets of a 3D texture range over the W slices of their mip
+     * (an SRV of one views it whole: slice 0 of 1). */
+    uint32_t planes = res->array_size;
+    if (res->dim == KRES_DIM_3D && type == KRES_TYPE_RTV)
+        planes = first_mip < res->mip_levels ? res->subs[first_mip].depth : 1;
     if (!(res->bind_flags & need_bind[type]))
         r = FAIL(KILN_E_INVALID_ARG, VIEW_RESOURCE_BIND, "the texture lacks bind flag 0x%x", need_bind[type]);
     else if (format != KILN_FORMAT_UNKNOWN && format != res->format)
         r = FAIL(KILN_E_INVALID_ARG, VIEW_FORMAT, "view format %d, texture format %d", (int)format,
                  (int)res->format);
     else if (first_mip >= res->mip_levels || num_mips > res->mip_levels - first_mip || num_mips == 0 ||
-             first_slice >= res->array_size || num_slices > res->array_size - first_slice ||
-             num_slices == 0)
+             first_slice >= planes || num_slices > planes - first_slice || num_slices == 0)
         r = FAIL(KILN_E_INVALID_ARG, VIEW_SUBRESOURCE,
                  "mips [%u, +%u) slices [%u, +%u) of a texture with %u mips and %u slices", first_mip,
-                 num_mips, first_slice, num_slices, res->mip_levels, res->array_size);
+                 num_mips, first_slice, num_slices, res->mip_levels, planes);
     if (r == KILN_OK) {
         kres_view *v;
         r = kres_view_create(&dev->env, type, res, res->format, first_mip, num_mips, first_slice,
                              num_slices, &v);
-        if (r != KILN_OK)
+        if (r != KILN_OK) {
             r = FAIL(r, OUT_OF_MEMORY, "view");
-        else
+        } else {
+            v->dim = dim;
             r = add_handle(dev, api, &v->base, out_id);
+        }
     }
     kres_unref(&res->base);
     return r;
@@ -387,7 +532,7 @@ static kiln_result create_rtv(kiln_device *dev, kiln_texture tex, const kiln_rtv
     if (!d)
         d = &z;
     return create_view(dev, api, KRES_TYPE_RTV, tex, d->format, d->mip_slice, 1, d->first_array_slice,
-                       d->array_size ? d->array_size : 1, &out->id);
+                       d->array_size ? d->array_size : 1, 0, &out->id);
 }
 
 kiln_result kiln_create_rtv(kiln_device *dev, kiln_texture tex, const kiln_rtv_desc *d, kiln_rtv *out)
@@ -406,7 +551,7 @@ static kiln_result create_dsv(kiln_device *dev, kiln_texture tex, const kiln_dsv
     if (!d)
         d = &z;
     return create_view(dev, api, KRES_TYPE_DSV, tex, d->format, d->mip_slice, 1, d->first_array_slice,
-                       d->array_size ? d->array_size : 1, &out->id);
+                       d->array_size ? d->array_size : 1, 0, &out->id);
 }
 
 kiln_result kiln_create_dsv(kiln_device *dev, kiln_texture tex, const kiln_dsv_desc *d, kiln_dsv *out)
@@ -431,21 +576,62 @@ static kiln_result create_srv(kiln_device *dev, kiln_texture tex, const kiln_srv
         ka_get_resource(dev, tex.id, KRES_TYPE_TEXTURE2D, KRES_TYPE_TEXTURE2D, api, "texture", &r);
     if (!res)
         return r;
-    uint32_t mips = d->mip_levels, slices = d->array_size;
+    uint32_t mips = d->mip_levels, first = d->first_array_slice, slices = d->array_size;
     if (!mips)
         mips = d->most_detailed_mip < res->mip_levels ? res->mip_levels - d->most_detailed_mip : 1;
     if (!slices)
-        slices = d->first_array_slice < res->array_size ? res->array_size - d->first_array_slice : 1;
+        slices = first < res->array_size ? res->array_size - first : 1;
+    /* The dimension: the texture's own by default (2D textures keep
+     * kiln's original 2D view), else one that fits its kind. */
+    uint32_t dim = (uint32_t)d->dimension;
+    if (dim == KILN_SRV_DIMENSION_DEFAULT)
+        dim = res->dim == KRES_DIM_1D   ? (res->array_size > 1 ? KILN_SRV_DIMENSION_TEXTURE1DARRAY
+                                                                : KILN_SRV_DIMENSION_TEXTURE1D)
+              : res->dim == KRES_DIM_3D ? KILN_SRV_DIMENSION_TEXTURE3D
+              : res->cube               ? KILN_SRV_DIMENSION_TEXTURECUBE
+                                        : KILN_SRV_DIMENSION_DEFAULT;
+    bool fits = true;
+    switch (dim) {
+    case KILN_SRV_DIMENSION_DEFAULT: break;
+    case KILN_SRV_DIMENSION_TEXTURE1D:
+    case KILN_SRV_DIMENSION_TEXTURE1DARRAY: fits = res->dim == KRES_DIM_1D; break;
+    case KILN_SRV_DIMENSION_TEXTURE2D:
+    case KILN_SRV_DIMENSION_TEXTURE2DARRAY: fits = res->dim == KRES_DIM_2D; break;
+    case KILN_SRV_DIMENSION_TEXTURE3D: fits = res->dim == KRES_DIM_3D; break;
+    case KILN_SRV_DIMENSION_TEXTURECUBE: fits = res->dim == KRES_DIM_2D && res->cube; break;
+    default:
+        kres_unref(&res->base);
+        return FAIL(KILN_E_INVALID_ARG, DESC_INVALID_ENUM, "dimension %u is not a kiln_srv_dimension", dim);
+    }
+    int kind = res->dim;
+    bool cube = res->cube;
     kres_unref(&res->base);
-    return create_view(dev, api, KRES_TYPE_SRV, tex, d->format, d->most_detailed_mip, mips,
-                       d->first_array_slice, slices, &out->id);
+    if (!fits)
+        return FAIL(KILN_E_INVALID_ARG, VIEW_DIMENSION, "dimension %u on a %s texture", dim,
+                    kind == KRES_DIM_1D ? "1D" : kind == KRES_DIM_3D ? "3D" : cube ? "cube" : "2D");
+    if (dim == KILN_SRV_DIMENSION_TEXTURE3D || dim == KILN_SRV_DIMENSION_TEXTURECUBE) {
+        if (d->first_array_slice || d->array_size)
+            return FAIL(KILN_E_INVALID_ARG, VIEW_SUBRESOURCE,
+                        "a %s view has no array range (first_array_slice and array_size must be 0)",
+                        dim == KILN_SRV_DIMENSION_TEXTURE3D ? "3D" : "cube");
+        first = 0;
+        slices = dim == KILN_SRV_DIMENSION_TEXTURECUBE ? 6 : 1;
+    } else if (dim == KILN_SRV_DIMENSION_TEXTURE1D || dim == KILN_SRV_DIMENSION_TEXTURE2D) {
+        if (d->array_size > 1)
+            return FAIL(KILN_E_INVALID_ARG, VIEW_SUBRESOURCE, "a non-array view has one slice, not %u",
+                        d->array_size);
+        slices = 1;
+    }
+    return create_view(dev, api, KRES_TYPE_SRV, tex, d->format, d->most_detailed_mip, mips, first, slices,
+                       (uint8_t)dim, &out->id);
 }
 
 kiln_result kiln_create_srv(kiln_device *dev, kiln_texture tex, const kiln_srv_desc *d, kiln_srv *out)
 {
     kiln_result r = create_srv(dev, tex, d, out);
     if (dev && dev->capture)
-        kcap_create_view(dev, KCAP_OP_CREATE_SRV, tex, d, out ? out->id : 0, r);
+        kcap_create_view(dev, d && d->dimension ? KCAP_OP_CREATE_SRV_DIM : KCAP_OP_CREATE_SRV, tex, d,
+                         out ? out->id : 0, r);
     return r;
 }
 

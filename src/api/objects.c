@@ -353,10 +353,12 @@ static kiln_result create_sampler(kiln_device *dev, const kiln_sampler_desc *des
         (unsigned)desc->address_u > KILN_ADDRESS_MIRROR_ONCE ||
         (unsigned)desc->address_v > KILN_ADDRESS_MIRROR_ONCE || !isfinite(desc->mip_lod_bias) ||
         (desc->lod_clamp_enable && !(desc->min_lod <= desc->max_lod)) ||
-        (unsigned)desc->comparison_func > KILN_COMPARE_ALWAYS || desc->max_anisotropy > 16)
+        (unsigned)desc->comparison_func > KILN_COMPARE_ALWAYS || desc->max_anisotropy > 16 ||
+        (unsigned)desc->address_w > KILN_ADDRESS_MIRROR_ONCE)
         return FAIL(KILN_E_INVALID_ARG, STATE_DESC,
                     "a filter, address mode, LOD range, comparison function or max_anisotropy is invalid");
-    if ((aniso || desc->address_u == KILN_ADDRESS_MIRROR_ONCE || desc->address_v == KILN_ADDRESS_MIRROR_ONCE) &&
+    if ((aniso || desc->address_u == KILN_ADDRESS_MIRROR_ONCE || desc->address_v == KILN_ADDRESS_MIRROR_ONCE ||
+         desc->address_w == KILN_ADDRESS_MIRROR_ONCE) &&
         !(dev->queue.backend->caps & KQ_BACKEND_SAMPLER_EXT))
         return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no %s", dev->queue.backend->name,
                     aniso ? "anisotropic filtering" : "MIRROR_ONCE addressing");
@@ -368,7 +370,8 @@ kiln_result kiln_create_sampler(kiln_device *dev, const kiln_sampler_desc *desc,
     kiln_result r = create_sampler(dev, desc, out);
     if (dev && dev->capture)
         kcap_create_state(dev,
-                          desc && desc->max_anisotropy ? KCAP_OP_CREATE_SAMPLER_EXT
+                          desc && desc->address_w         ? KCAP_OP_CREATE_SAMPLER_W
+                          : desc && desc->max_anisotropy  ? KCAP_OP_CREATE_SAMPLER_EXT
                           : desc && desc->comparison_func ? KCAP_OP_CREATE_SAMPLER_CMP
                                                           : KCAP_OP_CREATE_SAMPLER,
                           desc, out ? out->id : 0, r);

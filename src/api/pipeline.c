@@ -610,7 +610,7 @@ static kiln_result om_set_render_targets(kiln_context *ctx, uint32_t count, cons
         kres_view *v = k < count ? got[k] : dsv;
         if (!v)
             continue;
-        const kres_subresource *sub = &v->res->subs[v->first_mip + v->first_slice * v->res->mip_levels];
+        const kres_subresource *sub = kres_plane_sub(v->res, v->first_mip, v->first_slice);
         if (w && (sub->width != w || sub->height != h))
             r = FAIL(KILN_E_INVALID_ARG, RT_MISMATCH, "view %u is %ux%u, the first is %ux%u", k, sub->width,
                      sub->height, w, h);
@@ -733,7 +733,7 @@ static kd_state *build_state(kiln_context *ctx)
         /* No viewport set: the whole target (a kiln default; D3D10 draws
          * nothing then). */
         kres_view *v = p->nrt && p->rtv[0] ? p->rtv[0] : p->dsv;
-        const kres_subresource *sub = v ? &v->res->subs[v->first_mip + v->first_slice * v->res->mip_levels] : NULL;
+        const kres_subresource *sub = v ? kres_plane_sub(v->res, v->first_mip, v->first_slice) : NULL;
         s->vp = (kiln_viewport){0, 0, sub ? (float)sub->width : 0, sub ? (float)sub->height : 0, 0, 1};
     }
     kiln_depth_stencil_desc ds0 = {0};

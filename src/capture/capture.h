@@ -168,16 +168,16 @@ static inline uint32_t kcap_row_count(kiln_format f, uint32_t texels)
     X(DRAW_AUTO, "kiln_draw_auto") /* 1.3 */                                                   \
     X(CREATE_SAMPLER_CMP, "kiln_create_sampler") /* 1.3: a comparison sampler */          \
     X(CREATE_BLEND_STATE_8, "kiln_create_blend_state") /* 1.3: targets 4..7 set */ \
-    X(CREATE_TEXTURE2D_MS, "kiln_create_texture2d") /* 1.4: sample_count > 1 (op 102) */ \
+    X(CREATE_TEXTURE1D, "kiln_create_texture1d") /* 1.4: 102 */ \
+    X(CREATE_TEXTURE3D, "kiln_create_texture3d") /* 1.4 */ \
+    X(CREATE_TEXTURE_CUBE, "kiln_create_texture_cube") /* 1.4 */ \
+    X(CREATE_SRV_DIM, "kiln_create_srv") /* 1.4: a view dimension */ \
+    X(CREATE_SAMPLER_W, "kiln_create_sampler") /* 1.4: address_w set */ \
+    X(TEXTURE3D_GET_DESC, "kiln_texture3d_get_desc") /* 1.4 */ \
+    X(UPDATE_SUBRESOURCE_3D, "kiln_update_subresource") /* 1.4: a box of several depth slices */ \
+    X(CREATE_TEXTURE2D_MS, "kiln_create_texture2d") /* 1.4: sample_count > 1 */ \
     X(RESOLVE_SUBRESOURCE, "kiln_resolve_subresource") /* 1.4 */ \
     X(CREATE_BLEND_STATE_A2C, "kiln_create_blend_state") /* 1.4: alpha_to_coverage set */ \
-    X(RESERVED_105, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(RESERVED_106, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(RESERVED_107, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(RESERVED_108, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(RESERVED_109, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(RESERVED_110, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(RESERVED_111, "reserved") /* another record of 1.4 (not in this build) */ \
     X(RESERVED_112, "reserved") /* another record of 1.4 (not in this build) */ \
     X(RESERVED_113, "reserved") /* another record of 1.4 (not in this build) */ \
     X(RESERVED_114, "reserved") /* another record of 1.4 (not in this build) */ \
@@ -195,10 +195,7 @@ typedef enum kcap_op {
  * build. */
 _Static_assert(KCAP_OP_CREATE_SAMPLER_EXT == 115, "CREATE_SAMPLER_EXT is op 115");
 #define KCAP_CASE_RESERVED                                                                         \
-    case KCAP_OP_RESERVED_105: case KCAP_OP_RESERVED_106: case KCAP_OP_RESERVED_107:              \
-    case KCAP_OP_RESERVED_108: case KCAP_OP_RESERVED_109: case KCAP_OP_RESERVED_110:              \
-    case KCAP_OP_RESERVED_111: case KCAP_OP_RESERVED_112: case KCAP_OP_RESERVED_113:              \
-    case KCAP_OP_RESERVED_114
+    case KCAP_OP_RESERVED_112: case KCAP_OP_RESERVED_113: case KCAP_OP_RESERVED_114
 
 
 /* "kiln_map", ...; "unknown" out of range. */
@@ -288,6 +285,8 @@ typedef struct kcap_call {
             const kiln_subresource_data *src; /* encoding: the caller's, or
                                                  NULL to encode `init` */
             kcap_bytes init;                  /* decoded: every subresource, tight, in order */
+            uint32_t dim;   /* KRES_DIM_*: 0 2D (CREATE_TEXTURE2D, _CUBE), 1 1D, 3 3D */
+            uint32_t depth; /* 3D: the depth (desc.array_size is then 1); else 1 */
         } texture;
         struct {
             uint32_t id; /* one handle: destroys, getters, binds, polls */
@@ -309,7 +308,7 @@ typedef struct kcap_call {
         struct {
             uint32_t dst, sub, has_box;
             kiln_box box;
-            kcap_rows data;
+            kcap_rows data; /* UPDATE_SUBRESOURCE_3D: every depth slice's rows, in order */
         } update;
         struct {
             uint32_t dst, src;
@@ -531,6 +530,12 @@ void kcap_create_buffer(kiln_device *dev, const kiln_buffer_desc *d,
                         const kiln_subresource_data *init, kiln_buffer out, kiln_result r);
 void kcap_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *d,
                            const kiln_subresource_data *init, kiln_texture out, kiln_result r);
+void kcap_create_texture1d(kiln_device *dev, const kiln_texture1d_desc *d,
+                           const kiln_subresource_data *init, kiln_texture out, kiln_result r);
+void kcap_create_texture_cube(kiln_device *dev, const kiln_texture_cube_desc *d,
+                              const kiln_subresource_data *init, kiln_texture out, kiln_result r);
+void kcap_create_texture3d(kiln_device *dev, const kiln_texture3d_desc *d,
+                           const kiln_subresource_data *init, kiln_texture out, kiln_result r);
 /* Calls of one handle (op says which): destroys, getters, polls. */
 void kcap_object(kiln_device *dev, kcap_op op, uint32_t id, kiln_result r);
 /* Before destroying a buffer or texture (op DESTROY_BUFFER or
@@ -544,7 +549,7 @@ void kcap_clear_dsv(kiln_context *ctx, kiln_dsv v, uint32_t flags, float depth, 
                     kiln_result r);
 void kcap_update_subresource(kiln_context *ctx, kiln_resource dst, uint32_t sub,
                              const kiln_box *box, const void *data, uint32_t row_pitch,
-                             kiln_result r);
+                             uint32_t depth_pitch, kiln_result r);
 void kcap_copy_resource(kiln_context *ctx, kiln_resource dst, kiln_resource src, kiln_result r);
 void kcap_resolve_subresource(kiln_context *ctx, kiln_resource dst, uint32_t dst_sub, kiln_resource src,
                               uint32_t src_sub, kiln_format format, kiln_result r);

@@ -264,14 +264,15 @@ static uint32_t full_chain(uint32_t w, uint32_t h)
 
 /* Bytes of a texture's initial data: every subresource's rows, tight. The
  * desc is already range-checked (sizes <= 8192, mips <= the chain). */
-static uint64_t texture_init_bytes(const kiln_texture2d_desc *d)
+static uint64_t texture_init_bytes(const kiln_texture2d_desc *d, uint32_t depth)
 {
-    uint32_t mips = d->mip_levels ? d->mip_levels : full_chain(d->width, d->height);
+    uint32_t mips = d->mip_levels ? d->mip_levels : full_chain(d->width > depth ? d->width : depth, d->height);
     uint32_t layers = d->array_size ? d->array_size : 1;
     uint64_t per_layer = 0;
     for (uint32_t m = 0; m < mips; m++) {
         uint64_t w = d->width >> m ? d->width >> m : 1, h = d->height >> m ? d->height >> m : 1;
-        per_layer += (uint64_t)kcap_row_bytes(d->format, (uint32_t)w) * kcap_row_count(d->format, (uint32_t)h);
+        uint64_t z = depth >> m ? depth >> m : 1;
+        per_layer += (uint64_t)kcap_row_bytes(d->format, (uint32_t)w) * kcap_row_count(d->format, (uint32_t)h) * z;
     }
     return per_layer * layers;
 }
@@ -354,30 +355,54 @@ static void io_ranges(kcap_io *io, kcap_ranges *r)
 
 #define FORMAT_MAX (KILN_FORMAT_COUNT - 1)
 
-static void io_texture_desc(kcap_io *io, kiln_texture2d_desc *d)
+/* A texture desc: CREATE_TEXTURE2D's fields; CREATE_TEXTURE1D's (no
+ * height, which reads as 1); CREATE_TEXTURE3D's (a depth, no array size);
+ * CREATE_TEXTURE_CUBE's (the size, no height nor array size, which read
+ * as the size and 6). */
+static void io_texture_desc(kcap_io *io, kcap_call *c)
 {
-    io_u32(io, &d->width, 8192);
-    io_u32(io, &d->height, 8192);
+    kiln_texture2d_desc *d = &c->u.texture.desc;
+    uint32_t max = c->op == KCAP_OP_CREATE_TEXTURE3D ? 2048 : 8192;
+    if (io->mode == IO_READ) {
+        c->u.texture.dim = c->op == KCAP_OP_CREATE_TEXTURE1D ? 1 : c->op == KCAP_OP_CREATE_TEXTURE3D ? 3 : 0;
+        c->u.texture.depth = 1;
+        d->height = 1;
+        d->array_size = 1;
+    }
+    bool cube = c->op == KCAP_OP_CREATE_TEXTURE_CUBE;
+    io_u32(io, &d->width, max);
+    if (c->op != KCAP_OP_CREATE_TEXTURE1D && !cube)
+        io_u32(io, &d->height, max);
+    if (c->op == KCAP_OP_CREATE_TEXTURE3D)
+        io_u32(io, &c->u.texture.depth, max);
     io_u32(io, &d->mip_levels, 14);
-    io_u32(io, &d->array_size, 512);
+    if (c->op != KCAP_OP_CREATE_TEXTURE3D && !cube)
+        io_u32(io, &d->array_size, 512);
+    if (cube && io->mode == IO_READ) {
+        d->height = d->width;
+        d->array_size = 6;
+    }
     IO_ENUM(io, d->format, FORMAT_MAX);
     IO_ENUM(io, d->usage, KILN_USAGE_STAGING);
     io_u32(io, &d->bind_flags, UINT32_MAX);
     io_u32(io, &d->cpu_access, UINT32_MAX);
     if (io->mode == IO_READ && !io->error) {
-        if (d->width == 0 || d->height == 0) {
+        uint32_t *depth = &c->u.texture.depth;
+        if (d->width == 0 || d->height == 0 || *depth == 0) {
             if (!tolerant(io)) {
                 fail(io, "a texture size is 0");
                 return;
             }
             d->width += !d->width;
             d->height += !d->height;
+            *depth += !*depth;
         }
-        if (d->mip_levels > full_chain(d->width, d->height)) {
+        uint32_t chain = full_chain(d->width > *depth ? d->width : *depth, d->height);
+        if (d->mip_levels > chain) {
             if (!tolerant(io))
                 fail(io, "more mip levels than the texture's chain");
             else
-                d->mip_levels = full_chain(d->width, d->height);
+                d->mip_levels = chain;
         }
     }
 }
@@ -487,34 +512,42 @@ static void fields(kcap_io *io, kcap_call *c)
             io_bytes(io, &c->u.buffer.init, c->u.buffer.desc.size);
         break;
     case KCAP_OP_CREATE_TEXTURE2D:
-    case KCAP_OP_CREATE_TEXTURE2D_MS: { /* 1.4: then the sample count */
+    case KCAP_OP_CREATE_TEXTURE2D_MS:   /* 1.4: then the sample count */
+    case KCAP_OP_CREATE_TEXTURE_CUBE:   /* 1.4 */
+    case KCAP_OP_CREATE_TEXTURE1D:      /* 1.4 */
+    case KCAP_OP_CREATE_TEXTURE3D: {    /* 1.4 */
         IO_ID(io, c->out[0]);
-        io_texture_desc(io, &c->u.texture.desc);
+        io_texture_desc(io, c);
         if (c->op == KCAP_OP_CREATE_TEXTURE2D_MS)
             io_u32(io, &c->u.texture.desc.sample_count, 64);
         IO_BOOL(io, c->u.texture.has_init);
         if (!c->u.texture.has_init || io->error)
             break;
         const kiln_texture2d_desc *d = &c->u.texture.desc;
+        uint32_t depth = c->u.texture.depth ? c->u.texture.depth : 1;
         if (io->mode == IO_READ || !c->u.texture.src) { /* decoded: the bytes as they are */
-            io_bytes(io, &c->u.texture.init, texture_init_bytes(d));
+            io_bytes(io, &c->u.texture.init, texture_init_bytes(d, depth));
             break;
         }
-        /* Every subresource's rows, tight, from the caller's pitches. */
-        uint32_t mips = d->mip_levels ? d->mip_levels : full_chain(d->width, d->height);
+        /* Every subresource's rows (3D: of every depth slice; BC: rows of
+         * blocks), tight, from the caller's pitches. */
+        uint32_t mips = d->mip_levels ? d->mip_levels : full_chain(d->width > depth ? d->width : depth, d->height);
         uint32_t layers = d->array_size ? d->array_size : 1;
-        put_varint(io, texture_init_bytes(d));
+        put_varint(io, texture_init_bytes(d, depth));
         for (uint32_t s = 0; s < mips * layers; s++) {
             uint32_t m = s % mips, w = d->width >> m ? d->width >> m : 1,
-                     h = d->height >> m ? d->height >> m : 1;
+                     h = d->height >> m ? d->height >> m : 1, z = depth >> m ? depth >> m : 1;
             const kiln_subresource_data *sd = &c->u.texture.src[s];
             uint32_t row = kcap_row_bytes(d->format, w);
             kcap_rows r = {row, kcap_row_count(d->format, h), sd->data, sd->row_pitch ? sd->row_pitch : row};
+            size_t slice = r.pitch * r.rows;
             if (io->mode == IO_SIZE)
-                io->size += (uint64_t)r.row_bytes * r.rows;
+                io->size += (uint64_t)r.row_bytes * r.rows * z;
             else
-                for (uint32_t y = 0; y < r.rows; y++)
-                    io->put(io->user, (const uint8_t *)r.data + (size_t)y * r.pitch, r.row_bytes);
+                for (uint32_t k = 0; k < z; k++)
+                    for (uint32_t y = 0; y < r.rows; y++)
+                        io->put(io->user, (const uint8_t *)r.data + k * slice + (size_t)y * r.pitch,
+                                r.row_bytes);
         }
         break;
     }
@@ -522,6 +555,7 @@ static void fields(kcap_io *io, kcap_call *c)
     case KCAP_OP_DESTROY_TEXTURE:
     case KCAP_OP_BUFFER_GET_DESC:
     case KCAP_OP_TEXTURE_GET_DESC:
+    case KCAP_OP_TEXTURE3D_GET_DESC: /* 1.4 */
     case KCAP_OP_DESTROY_RTV:
     case KCAP_OP_DESTROY_DSV:
     case KCAP_OP_DESTROY_SRV:
@@ -548,11 +582,13 @@ static void fields(kcap_io *io, kcap_call *c)
         if (c->u.view.has_desc) {
             IO_ENUM(io, c->u.view.rtv.format, FORMAT_MAX);
             io_u32(io, &c->u.view.rtv.mip_slice, 13);
-            io_u32(io, &c->u.view.rtv.first_array_slice, 511);
-            io_u32(io, &c->u.view.rtv.array_size, 512);
+            /* 1.4: up to a 3D texture's 2048 W slices */
+            io_u32(io, &c->u.view.rtv.first_array_slice, 2047);
+            io_u32(io, &c->u.view.rtv.array_size, 2048);
         }
         break;
     case KCAP_OP_CREATE_SRV:
+    case KCAP_OP_CREATE_SRV_DIM: /* 1.4: the same, and the dimension */
         IO_ID(io, c->out[0]);
         IO_ID(io, c->u.view.texture);
         IO_BOOL(io, c->u.view.has_desc);
@@ -562,6 +598,8 @@ static void fields(kcap_io *io, kcap_call *c)
             io_u32(io, &c->u.view.srv.mip_levels, 14);
             io_u32(io, &c->u.view.srv.first_array_slice, 511);
             io_u32(io, &c->u.view.srv.array_size, 512);
+            if (c->op == KCAP_OP_CREATE_SRV_DIM)
+                IO_ENUM(io, c->u.view.srv.dimension, KILN_SRV_DIMENSION_TEXTURECUBE);
         }
         break;
     case KCAP_OP_CLEAR_RTV:
@@ -577,6 +615,7 @@ static void fields(kcap_io *io, kcap_call *c)
         io_u32(io, &c->u.clear_dsv.stencil, 255);
         break;
     case KCAP_OP_UPDATE_SUBRESOURCE:
+    case KCAP_OP_UPDATE_SUBRESOURCE_3D: /* 1.4: the rows of several depth slices */
         IO_ID(io, c->ctx);
         IO_ID(io, c->u.update.dst);
         io_u32(io, &c->u.update.sub, 512 * 14 - 1);
@@ -783,7 +822,8 @@ static void fields(kcap_io *io, kcap_call *c)
         break;
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:   /* 1.3: the same, and the comparison function */
-    case KCAP_OP_CREATE_SAMPLER_EXT: { /* 1.4: the same as CMP, and max_anisotropy */
+    case KCAP_OP_CREATE_SAMPLER_EXT:   /* 1.4: CMP's fields, then max_anisotropy */
+    case KCAP_OP_CREATE_SAMPLER_W: {   /* 1.4: CMP's fields, then max_anisotropy and address_w */
         kiln_sampler_desc *d = &c->u.sampler;
         IO_ID(io, c->out[0]);
         /* 1.4 widens the filters to ANISOTROPIC, the modes to MIRROR_ONCE */
@@ -799,8 +839,10 @@ static void fields(kcap_io *io, kcap_call *c)
         io_floats(io, d->border_color, 4);
         if (c->op != KCAP_OP_CREATE_SAMPLER)
             IO_ENUM(io, d->comparison_func, KILN_COMPARE_ALWAYS);
-        if (c->op == KCAP_OP_CREATE_SAMPLER_EXT)
+        if (c->op == KCAP_OP_CREATE_SAMPLER_EXT || c->op == KCAP_OP_CREATE_SAMPLER_W)
             io_u32(io, &d->max_anisotropy, 16);
+        if (c->op == KCAP_OP_CREATE_SAMPLER_W)
+            IO_ENUM(io, d->address_w, KILN_ADDRESS_MIRROR_ONCE);
         break;
     }
     case KCAP_OP_IA_SET_VERTEX_BUFFERS:

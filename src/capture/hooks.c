@@ -9,6 +9,7 @@
 #include "../api/api.h"
 #include "capture.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Starts a record of `op` for a call that returned `r`, with the writer
@@ -118,25 +119,67 @@ void kcap_create_buffer(kiln_device *dev, const kiln_buffer_desc *d,
     done(w, &c);
 }
 
-void kcap_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *d,
-                           const kiln_subresource_data *init, kiln_texture out, kiln_result r)
+/* Any texture kind: `d` holds what CREATE_TEXTURE* records (1D: height
+ * 1; 3D: array size 1 and `depth`). */
+static void create_texture(kiln_device *dev, kcap_op op, const kiln_texture2d_desc *d, uint32_t dim,
+                           uint32_t depth, const kiln_subresource_data *init, kiln_texture out,
+                           kiln_result r)
 {
     kcap_call c;
     struct kcap_writer *w =
-        start(dev, d && d->sample_count > 1 ? KCAP_OP_CREATE_TEXTURE2D_MS : KCAP_OP_CREATE_TEXTURE2D, r, &c);
+        start(dev, op == KCAP_OP_CREATE_TEXTURE2D && d && d->sample_count > 1 ? KCAP_OP_CREATE_TEXTURE2D_MS : op,
+              r, &c);
     if (!w)
         return;
     c.out[0] = out.id;
     c.u.texture.desc = *d;
+    c.u.texture.dim = dim;
+    c.u.texture.depth = depth;
     c.u.texture.has_init = init != NULL;
     c.u.texture.src = init;
-    if (d->usage == KILN_USAGE_DYNAMIC) { /* one mip, one slice */
+    if (d->usage == KILN_USAGE_DYNAMIC && depth <= 1) { /* one mip, one slice */
         uint32_t row = kcap_row_bytes(d->format, d->width);
         kcap_rows rows = {row, kcap_row_count(d->format, d->height), init ? init->data : NULL,
                           init && init->row_pitch ? init->row_pitch : row};
         kcap_shadow_add(w, out.id, &rows);
+    } else if (d->usage == KILN_USAGE_DYNAMIC) {
+        /* a DYNAMIC 3D texture: its depth slices' rows follow each other */
+        uint32_t row = d->width * kiln_format_size(d->format);
+        size_t pitch = init && init->row_pitch ? init->row_pitch : row;
+        kcap_rows rows = {row, d->height * depth, init ? init->data : NULL, pitch};
+        kcap_shadow_add(w, out.id, &rows);
     }
     done(w, &c);
+}
+
+void kcap_create_texture2d(kiln_device *dev, const kiln_texture2d_desc *d,
+                           const kiln_subresource_data *init, kiln_texture out, kiln_result r)
+{
+    create_texture(dev, KCAP_OP_CREATE_TEXTURE2D, d, 0, 1, init, out, r);
+}
+
+void kcap_create_texture_cube(kiln_device *dev, const kiln_texture_cube_desc *d,
+                              const kiln_subresource_data *init, kiln_texture out, kiln_result r)
+{
+    kiln_texture2d_desc d2 = {d->size,   d->size,  d->mip_levels, 6,
+                              d->format, d->usage, d->bind_flags, d->cpu_access};
+    create_texture(dev, KCAP_OP_CREATE_TEXTURE_CUBE, &d2, 0, 1, init, out, r);
+}
+
+void kcap_create_texture1d(kiln_device *dev, const kiln_texture1d_desc *d,
+                           const kiln_subresource_data *init, kiln_texture out, kiln_result r)
+{
+    kiln_texture2d_desc d2 = {d->width,  1,        d->mip_levels, d->array_size,
+                              d->format, d->usage, d->bind_flags, d->cpu_access};
+    create_texture(dev, KCAP_OP_CREATE_TEXTURE1D, &d2, 1, 1, init, out, r);
+}
+
+void kcap_create_texture3d(kiln_device *dev, const kiln_texture3d_desc *d,
+                           const kiln_subresource_data *init, kiln_texture out, kiln_result r)
+{
+    kiln_texture2d_desc d2 = {d->width,  d->height, d->mip_levels, 1,
+                              d->format, d->usage,  d->bind_flags, d->cpu_access};
+    create_texture(dev, KCAP_OP_CREATE_TEXTURE3D, &d2, 3, d->depth, init, out, r);
 }
 
 void kcap_object(kiln_device *dev, kcap_op op, uint32_t id, kiln_result r)
@@ -176,7 +219,7 @@ void kcap_create_view(kiln_device *dev, kcap_op op, kiln_texture t, const void *
     c.out[0] = out;
     c.u.view.texture = t.id;
     c.u.view.has_desc = desc != NULL;
-    if (desc && op == KCAP_OP_CREATE_SRV) {
+    if (op == KCAP_OP_CREATE_SRV_DIM || (desc && op == KCAP_OP_CREATE_SRV)) {
         c.u.view.srv = *(const kiln_srv_desc *)desc;
     } else if (desc && op == KCAP_OP_CREATE_DSV) {
         const kiln_dsv_desc *d = desc;
@@ -217,30 +260,50 @@ void kcap_clear_dsv(kiln_context *ctx, kiln_dsv v, uint32_t flags, float depth, 
 
 void kcap_update_subresource(kiln_context *ctx, kiln_resource dst, uint32_t sub,
                              const kiln_box *box, const void *data, uint32_t row_pitch,
-                             kiln_result r)
+                             uint32_t depth_pitch, kiln_result r)
 {
     kiln_device *dev = ctx->dev;
     kres_resource *res = r == KILN_OK ? resource(dev, dst.id) : NULL;
     if (r == KILN_OK && !res)
         r = KILN_E_INVALID_HANDLE; /* destroyed by another thread meanwhile */
+    const kres_subresource *s = res ? &res->subs[sub] : NULL;
+    kiln_box b = box ? *box : s ? (kiln_box){0, 0, 0, s->width, s->height, s->depth} : (kiln_box){0};
+    bool empty = b.left == b.right || b.top == b.bottom || b.front == b.back;
+    /* a box of several depth slices: UPDATE_SUBRESOURCE_3D, its rows
+     * gathered tight from the caller's slices */
+    bool deep = res && !empty && b.back - b.front > 1;
     kcap_call c;
-    struct kcap_writer *w = start_ctx(ctx, KCAP_OP_UPDATE_SUBRESOURCE, r, &c);
+    struct kcap_writer *w =
+        start_ctx(ctx, deep ? KCAP_OP_UPDATE_SUBRESOURCE_3D : KCAP_OP_UPDATE_SUBRESOURCE, r, &c);
     if (w) {
         c.u.update.dst = dst.id;
         c.u.update.sub = sub;
         c.u.update.has_box = box != NULL;
-        const kres_subresource *s = &res->subs[sub];
-        kiln_box b = box ? *box : (kiln_box){0, 0, 0, s->width, s->height, 1};
         if (box)
             c.u.update.box = *box;
-        bool empty = b.left == b.right || b.top == b.bottom || b.front == b.back;
         bool buffer = res->base.type == KRES_TYPE_BUFFER;
         /* BC: rows of blocks (the box is on block boundaries) */
         uint32_t row = empty ? 0 : buffer ? b.right - b.left : kcap_row_bytes(res->format, b.right - b.left);
+        size_t pitch = buffer || !row_pitch ? row : row_pitch;
         uint32_t rows = empty ? 0 : buffer ? b.bottom - b.top : kcap_row_count(res->format, b.bottom - b.top);
-        c.u.update.data = (kcap_rows){row, rows, data,
-                                      buffer || !row_pitch ? row : row_pitch};
+        uint8_t *tight = NULL;
+        c.u.update.data = (kcap_rows){row, rows, data, pitch};
+        if (deep) {
+            uint32_t depth = b.back - b.front;
+            size_t slice = depth_pitch ? depth_pitch : pitch * rows;
+            tight = malloc((size_t)row * rows * depth);
+            if (tight) {
+                for (uint32_t z = 0; z < depth; z++)
+                    for (uint32_t y = 0; y < rows; y++)
+                        memcpy(tight + ((size_t)z * rows + y) * row,
+                               (const uint8_t *)data + z * slice + y * pitch, row);
+                c.u.update.data = (kcap_rows){row, rows * depth, tight, row};
+            } else {
+                c.u.update.data.rows = 0; /* out of memory: the record says no bytes */
+            }
+        }
         done(w, &c);
+        free(tight);
     }
     if (res)
         kres_unref(&res->base);
@@ -307,10 +370,12 @@ void kcap_map(kiln_context *ctx, kiln_resource handle, uint32_t sub, kiln_map_ty
         c.u.map.flags = flags;
         if (res) {
             const kres_subresource *s = &res->subs[sub];
+            /* BC: rows of blocks; a 3D subresource's depth slices are rows
+             * row_pitch apart too */
             bool buffer = res->base.type == KRES_TYPE_BUFFER;
             kcap_map_add(w, c.ctx, handle.id, sub, type, m,
                          buffer ? s->width * bytes_per_texel(res) : kcap_row_bytes(res->format, s->width),
-                         buffer ? s->height : kcap_row_count(res->format, s->height),
+                         buffer ? s->height : kcap_row_count(res->format, s->height) * s->depth,
                          res->usage == KILN_USAGE_DYNAMIC);
         }
         done(w, &c);

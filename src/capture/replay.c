@@ -323,7 +323,8 @@ static bool run_shader(krp_replayer *r, const kcap_call *c)
 static void run_texture(krp_replayer *r, const kcap_call *c)
 {
     const kiln_texture2d_desc *d = &c->u.texture.desc;
-    uint32_t mips = d->mip_levels ? d->mip_levels : krp_full_chain(d->width, d->height);
+    uint32_t depth = c->u.texture.depth ? c->u.texture.depth : 1;
+    uint32_t mips = d->mip_levels ? d->mip_levels : krp_full_chain(d->width > depth ? d->width : depth, d->height);
     uint32_t layers = d->array_size ? d->array_size : 1;
     kiln_subresource_data *init = NULL;
     if (c->u.texture.has_init) {
@@ -335,25 +336,41 @@ static void run_texture(krp_replayer *r, const kcap_call *c)
         const uint8_t *p = c->u.texture.init.data;
         for (uint32_t s = 0; s < mips * layers; s++) {
             uint32_t m = s % mips, w = d->width >> m ? d->width >> m : 1,
-                     h = d->height >> m ? d->height >> m : 1;
+                     h = d->height >> m ? d->height >> m : 1, z = depth >> m ? depth >> m : 1;
             init[s] = (kiln_subresource_data){p, kcap_row_bytes(d->format, w)};
-            p += (size_t)kcap_row_bytes(d->format, w) * kcap_row_count(d->format, h);
+            p += (size_t)kcap_row_bytes(d->format, w) * kcap_row_count(d->format, h) * z;
         }
         r->fs.bytes_uploaded += c->u.texture.init.size;
     }
     kiln_texture t = {0};
-    expect_ok(r, kiln_create_texture2d(r->dev, d, init, &t));
+    if (c->op == KCAP_OP_CREATE_TEXTURE1D) {
+        kiln_texture1d_desc d1 = {d->width, d->mip_levels, d->array_size, d->format, d->usage, d->bind_flags,
+                                  d->cpu_access};
+        expect_ok(r, kiln_create_texture1d(r->dev, &d1, init, &t));
+    } else if (c->op == KCAP_OP_CREATE_TEXTURE3D) {
+        kiln_texture3d_desc d3 = {d->width,  d->height, depth,         d->mip_levels,
+                                  d->format, d->usage,  d->bind_flags, d->cpu_access};
+        expect_ok(r, kiln_create_texture3d(r->dev, &d3, init, &t));
+    } else if (c->op == KCAP_OP_CREATE_TEXTURE_CUBE) {
+        kiln_texture_cube_desc dc = {d->width, d->mip_levels, d->format, d->usage, d->bind_flags, d->cpu_access};
+        expect_ok(r, kiln_create_texture_cube(r->dev, &dc, init, &t));
+    } else {
+        expect_ok(r, kiln_create_texture2d(r->dev, d, init, &t));
+    }
     free(init);
     krp_obj *o = bind_id(r, c->out[0], t.id, K_TEXTURE);
     if (!o)
         return;
     o->width = d->width;
     o->height = d->height;
+    o->depth = depth;
     o->mips = mips;
     o->layers = layers;
     o->format = d->format;
     o->bind = d->bind_flags;
-    o->target = t.id && (d->bind_flags & KILN_BIND_RENDER_TARGET) ? ++r->targets : 0;
+    /* render-target images are read back from 2D kinds (cubes: each face) */
+    bool two_d = c->op == KCAP_OP_CREATE_TEXTURE2D || c->op == KCAP_OP_CREATE_TEXTURE_CUBE;
+    o->target = t.id && two_d && (d->bind_flags & KILN_BIND_RENDER_TARGET) ? ++r->targets : 0;
 }
 
 static void run_swapchain_create(krp_replayer *r, const kcap_call *c, kiln_context *ctx)
@@ -468,6 +485,9 @@ static void run(krp_replayer *r, const kcap_call *c)
     }
     case KCAP_OP_CREATE_TEXTURE2D:
     case KCAP_OP_CREATE_TEXTURE2D_MS:
+    case KCAP_OP_CREATE_TEXTURE_CUBE:
+    case KCAP_OP_CREATE_TEXTURE1D:
+    case KCAP_OP_CREATE_TEXTURE3D:
         run_texture(r, c);
         return;
     case KCAP_OP_DESTROY_BUFFER:
@@ -490,6 +510,11 @@ static void run(krp_replayer *r, const kcap_call *c)
         got = kiln_texture_get_desc(dev, (kiln_texture){xl(r, c->u.obj.id)}, &d);
         break;
     }
+    case KCAP_OP_TEXTURE3D_GET_DESC: {
+        kiln_texture3d_desc d;
+        got = kiln_texture3d_get_desc(dev, (kiln_texture){xl(r, c->u.obj.id)}, &d);
+        break;
+    }
     case KCAP_OP_CREATE_RTV:
         got = kiln_create_rtv(dev, (kiln_texture){xl(r, c->u.view.texture)},
                               c->u.view.has_desc ? &c->u.view.rtv : NULL, (kiln_rtv *)&id);
@@ -504,6 +529,7 @@ static void run(krp_replayer *r, const kcap_call *c)
         break;
     }
     case KCAP_OP_CREATE_SRV:
+    case KCAP_OP_CREATE_SRV_DIM:
         got = kiln_create_srv(dev, (kiln_texture){xl(r, c->u.view.texture)},
                               c->u.view.has_desc ? &c->u.view.srv : NULL, (kiln_srv *)&id);
         bind_id(r, c->out[0], id, K_SRV);
@@ -524,12 +550,21 @@ static void run(krp_replayer *r, const kcap_call *c)
         got = kiln_clear_dsv(ctx, (kiln_dsv){xl(r, c->u.clear_dsv.view)}, c->u.clear_dsv.flags,
                              c->u.clear_dsv.depth, (uint8_t)c->u.clear_dsv.stencil);
         break;
-    case KCAP_OP_UPDATE_SUBRESOURCE: {
+    case KCAP_OP_UPDATE_SUBRESOURCE:
+    case KCAP_OP_UPDATE_SUBRESOURCE_3D: {
         static const uint8_t none[1];
         const kcap_rows *d = &c->u.update.data;
+        /* 3D: the rows of each depth slice follow each other (tight) */
+        const kiln_box *b = &c->u.update.box;
+        uint32_t slice_rows = c->u.update.has_box ? b->bottom - b->top : 0;
+        if (!c->u.update.has_box) {
+            krp_obj *o = krp_find(&r->objs, c->u.update.dst);
+            uint32_t m = o && o->mips ? c->u.update.sub % o->mips : 0;
+            slice_rows = o ? (o->height >> m ? o->height >> m : 1) : 0;
+        }
         got = kiln_update_subresource(ctx, (kiln_resource){xl(r, c->u.update.dst)}, c->u.update.sub,
                                       c->u.update.has_box ? &c->u.update.box : NULL,
-                                      d->data ? d->data : none, d->row_bytes, 0);
+                                      d->data ? d->data : none, d->row_bytes, d->row_bytes * slice_rows);
         r->fs.bytes_uploaded += (uint64_t)d->row_bytes * d->rows;
         break;
     }
@@ -713,6 +748,7 @@ static void run(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:
     case KCAP_OP_CREATE_SAMPLER_EXT:
+    case KCAP_OP_CREATE_SAMPLER_W:
         got = kiln_create_sampler(dev, &c->u.sampler, (kiln_sampler *)&id);
         bind_id(r, c->out[0], id, K_SAMPLER);
         break;

@@ -56,6 +56,7 @@ typedef struct krp_obj {
     kiln_format format;
     uint64_t bytes;
     uint32_t target; /* render-target ordinal + 1, or 0 */
+    uint32_t depth;  /* 3D textures: depth of mip 0 (0 or 1 otherwise) */
 } krp_obj;
 
 typedef struct krp_objmap {

@@ -279,6 +279,9 @@ bool krp_sub_layout(krp_replayer *r, const krp_obj *o, uint32_t sub, uint32_t *r
     uint32_t m = sub % o->mips;
     *row_bytes = kcap_row_bytes(o->format, o->width >> m ? o->width >> m : 1);
     *rows = kcap_row_count(o->format, o->height >> m ? o->height >> m : 1);
+    /* a 3D mip: its depth slices' rows follow each other */
+    if (o->depth > 1)
+        *rows *= o->depth >> m ? o->depth >> m : 1;
     return true;
 }
 
@@ -293,15 +296,25 @@ static bool check_update(krp_replayer *r, const kcap_call *c)
     bool buffer = o->kind == K_BUFFER;
     uint32_t bpp = buffer ? 1 : kiln_format_size(o->format);
     uint32_t dim = buffer ? 1 : kiln_format_block_dim(o->format); /* BC: 4 */
+    uint32_t m = buffer || !o->mips ? 0 : c->u.update.sub % o->mips;
+    uint32_t depth = o->depth > 1 ? (o->depth >> m ? o->depth >> m : 1) : 1;
+    uint32_t height = rows / depth; /* in rows of blocks for BC */
     if (c->u.update.has_box) {
         bool empty = b->left == b->right || b->top == b->bottom || b->front == b->back;
         if (b->left > b->right || b->top > b->bottom || b->front > b->back ||
-            (!empty && (b->right > row / bpp * dim || b->bottom > rows * dim || b->back > 1)))
+            (!empty && (b->right > row / bpp * dim || b->bottom > height * dim || b->back > depth)))
             return krp_refuse(r, KILN_E_INVALID_ARG, "the box lies outside subresource %u",
                               c->u.update.sub);
         row = empty ? 0 : buffer ? b->right - b->left : kcap_row_bytes(o->format, b->right - b->left);
-        rows = empty ? 0 : buffer ? b->bottom - b->top : kcap_row_count(o->format, b->bottom - b->top);
+        rows = empty ? 0
+                     : (buffer ? b->bottom - b->top : kcap_row_count(o->format, b->bottom - b->top)) *
+                           (b->back - b->front);
     }
+    /* UPDATE_SUBRESOURCE carries one depth slice, _3D several */
+    bool deep = rows > 0 && (c->u.update.has_box ? b->back - b->front > 1 : depth > 1);
+    if ((c->op == KCAP_OP_UPDATE_SUBRESOURCE_3D) != deep)
+        return krp_refuse(r, KILN_E_INVALID_ARG, "a box %s one depth slice in the wrong record",
+                          c->op == KCAP_OP_UPDATE_SUBRESOURCE_3D ? "of" : "beyond");
     if (c->u.update.data.row_bytes != row || c->u.update.data.rows != rows)
         return krp_refuse(r, KILN_E_INVALID_ARG,
                           "%u rows of %u bytes, but the region holds %u rows of %u bytes",
@@ -351,20 +364,29 @@ static bool check(krp_replayer *r, const kcap_call *c)
         o->height = o->mips = o->layers = 1;
         return budget(r, o, c->u.buffer.desc.size);
     case KCAP_OP_CREATE_TEXTURE2D:
-    case KCAP_OP_CREATE_TEXTURE2D_MS: {
+    case KCAP_OP_CREATE_TEXTURE2D_MS:
+    case KCAP_OP_CREATE_TEXTURE_CUBE:
+    case KCAP_OP_CREATE_TEXTURE1D:
+    case KCAP_OP_CREATE_TEXTURE3D: {
         const kiln_texture2d_desc *d = &c->u.texture.desc;
         if (!(o = create(r, c->out[0], K_TEXTURE)))
             return false;
+        uint32_t depth = c->u.texture.depth ? c->u.texture.depth : 1;
         o->width = d->width;
         o->height = d->height;
-        o->mips = d->mip_levels ? d->mip_levels : krp_full_chain(d->width, d->height);
+        o->depth = depth;
+        o->mips = d->mip_levels ? d->mip_levels : krp_full_chain(d->width > depth ? d->width : depth, d->height);
         o->layers = d->array_size ? d->array_size : 1;
         o->format = d->format;
         o->bind = d->bind_flags;
         if (kiln_format_size(d->format) == 0)
             return krp_refuse(r, KILN_E_INVALID_ARG, "texture format %d", (int)d->format);
-        return budget(r, o, texture_bytes(d->width, d->height, o->mips, o->layers, d->format) *
-                                (d->sample_count > 1 ? d->sample_count : 1));
+        uint64_t bytes = 0;
+        for (uint32_t m = 0; m < o->mips; m++)
+            bytes += texture_bytes(d->width >> m ? d->width >> m : 1, d->height >> m ? d->height >> m : 1, 1,
+                                   1, d->format) *
+                     (depth >> m ? depth >> m : 1);
+        return budget(r, o, bytes * o->layers * (d->sample_count > 1 ? d->sample_count : 1));
     }
     case KCAP_OP_DESTROY_BUFFER:
         return destroy(r, c->u.obj.id, K_BUFFER);
@@ -373,12 +395,14 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_BUFFER_GET_DESC:
         return use(r, c->u.obj.id, K_BUFFER, false);
     case KCAP_OP_TEXTURE_GET_DESC:
+    case KCAP_OP_TEXTURE3D_GET_DESC:
         return use(r, c->u.obj.id, K_TEXTURE, false);
     case KCAP_OP_CREATE_RTV:
         return use(r, c->u.view.texture, K_TEXTURE, false) && create(r, c->out[0], K_RTV);
     case KCAP_OP_CREATE_DSV:
         return use(r, c->u.view.texture, K_TEXTURE, false) && create(r, c->out[0], K_DSV);
     case KCAP_OP_CREATE_SRV:
+    case KCAP_OP_CREATE_SRV_DIM:
         return use(r, c->u.view.texture, K_TEXTURE, false) && create(r, c->out[0], K_SRV);
     case KCAP_OP_DESTROY_RTV:
         return destroy(r, c->u.obj.id, K_RTV);
@@ -391,6 +415,7 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_CLEAR_DSV:
         return use_ctx(r, c->ctx) && use(r, c->u.clear_dsv.view, K_DSV, false);
     case KCAP_OP_UPDATE_SUBRESOURCE:
+    case KCAP_OP_UPDATE_SUBRESOURCE_3D:
         return use_ctx(r, c->ctx) && use(r, c->u.update.dst, K_RESOURCE, false) &&
                check_update(r, c);
     case KCAP_OP_COPY_RESOURCE:
@@ -491,6 +516,7 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:
     case KCAP_OP_CREATE_SAMPLER_EXT:
+    case KCAP_OP_CREATE_SAMPLER_W:
         return create(r, c->out[0], K_SAMPLER) != NULL;
     case KCAP_OP_DESTROY_RASTERIZER_STATE:
         return destroy(r, c->u.obj.id, K_RS);

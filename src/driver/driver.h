@@ -29,6 +29,7 @@ typedef struct kd_sampler {
     kiln_compare cmp; /* DEFAULT: not a comparison sampler */
     uint32_t max_aniso; /* ANISOTROPIC: 2..16 (filters then LINEAR); 0:
                            not anisotropic (max_anisotropy 1 is trilinear) */
+    kiln_address address_w; /* 3D textures' third axis (resolved like u, v) */
 } kd_sampler;
 
 /* Resolves a sampler desc's defaults (NULL: the default sampler). */

@@ -337,6 +337,7 @@ void kd_sampler_resolve(const kiln_sampler_desc *d, kd_sampler *out)
     out->mip_filter = d->mip_filter == KILN_FILTER_POINT ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
     out->address_u = d->address_u == KILN_ADDRESS_DEFAULT ? KILN_ADDRESS_CLAMP : d->address_u;
     out->address_v = d->address_v == KILN_ADDRESS_DEFAULT ? KILN_ADDRESS_CLAMP : d->address_v;
+    out->address_w = d->address_w == KILN_ADDRESS_DEFAULT ? KILN_ADDRESS_CLAMP : d->address_w;
     out->mip_lod_bias = d->mip_lod_bias;
     if (d->lod_clamp_enable) {
         out->min_lod = d->min_lod;

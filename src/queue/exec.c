@@ -85,7 +85,7 @@ static kq_exec_result run_cpu(kq_cmd *cmd)
          * when both are one resource (merged into one write). */
         kq_node *s = cmd->naccess > 1 && cmd->acc[1].res != cmd->pred_res ? &cmd->acc[1] : a;
         kres_copy_region(a->res, a->st, cmd->u.copy.dst_sub, cmd->u.copy.dst_x,
-                         cmd->u.copy.dst_y, s->res, s->st, cmd->u.copy.src_sub,
+                         cmd->u.copy.dst_y, cmd->u.copy.dst_z, s->res, s->st, cmd->u.copy.src_sub,
                          &cmd->u.copy.box);
         break;
     }

@@ -62,7 +62,7 @@ static void fill_out(kres_resource *res, uint32_t sub, kiln_mapped_subresource *
     const kres_subresource *s = &res->subs[sub];
     out->data = res->map.node.st->data + s->offset;
     out->row_pitch = s->row_pitch;
-    out->depth_pitch = (uint32_t)s->size;
+    out->depth_pitch = (uint32_t)s->depth_pitch; /* the whole subresource but for 3D */
 }
 
 kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_type type,

@@ -134,6 +134,7 @@ typedef struct kq_cmd {
         } update;
         struct {
             uint32_t dst_sub, dst_x, dst_y, src_sub;
+            uint32_t dst_z;
             kiln_box box;
         } copy;
         struct {
@@ -411,6 +412,7 @@ void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
                                         queries */
 #define KQ_BACKEND_MULTISAMPLE 128u /* 4x textures: rendering, clears and
                                        resolve */
+#define KQ_BACKEND_TEXTURE_KINDS 512u /* 1D, 3D and cube textures (issue 12) */
 typedef struct kq_backend {
     const char *name; /* "soft", "osmesa": for logs and progress lines */
     uint32_t caps;    /* KQ_BACKEND_* bits */

@@ -24,8 +24,8 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
         const kres_view *v = s->rtv[r];
         if (!v)
             continue;
-        const kres_subresource *sub = &v->res->subs[v->first_mip + v->first_slice * v->res->mip_levels];
-        fb->rt[r] = kd_node_storage(cmd, v->res)->data + sub->offset;
+        const kres_subresource *sub = kres_plane_sub(v->res, v->first_mip, v->first_slice);
+        fb->rt[r] = kd_node_storage(cmd, v->res)->data + kres_plane_offset(v->res, v->first_mip, v->first_slice);
         fb->rt_pitch[r] = sub->row_pitch;
         fb->rt_format[r] = v->format;
         fb->rt_plane[r] = (size_t)sub->row_pitch * sub->height;
@@ -35,8 +35,8 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
     }
     if (s->dsv) {
         const kres_view *v = s->dsv;
-        const kres_subresource *sub = &v->res->subs[v->first_mip + v->first_slice * v->res->mip_levels];
-        fb->ds = kd_node_storage(cmd, v->res)->data + sub->offset;
+        const kres_subresource *sub = kres_plane_sub(v->res, v->first_mip, v->first_slice);
+        fb->ds = kd_node_storage(cmd, v->res)->data + kres_plane_offset(v->res, v->first_mip, v->first_slice);
         fb->ds_pitch = sub->row_pitch;
         fb->ds_format = v->format;
         fb->ds_plane = (size_t)sub->row_pitch * sub->height;
@@ -83,6 +83,8 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_dra
         t->first_mip = v->first_mip;
         t->num_mips = v->num_mips;
         t->slice = v->first_slice;
+        t->num_slices = v->num_slices;
+        t->dim = v->dim;
     }
     for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
         x->tex.samp[i] = &s->samp[i];
@@ -227,7 +229,7 @@ static void slice_fb(const exec_ctx *e, const kr_fb *fb, uint32_t slice, kr_fb *
         const kres_view *v = e->views[i];
         if (!v)
             continue;
-        size_t off = v->res->subs[v->first_mip + (v->first_slice + slice) * v->res->mip_levels].offset;
+        size_t off = kres_plane_offset(v->res, v->first_mip, v->first_slice + slice);
         if (i < KILN_MAX_RENDER_TARGETS)
             out->rt[i] = e->view_data[i] + off;
         else
@@ -532,7 +534,7 @@ static void soft_destroy(void *data) { kr_pool_destroy(data); }
 const kq_backend kr_soft_backend = {
     .name = "soft",
     .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS | KQ_BACKEND_GEOMETRY | KQ_BACKEND_STREAM_OUTPUT |
-            KQ_BACKEND_SAMPLER_EXT | KQ_BACKEND_MULTISAMPLE,
+            KQ_BACKEND_SAMPLER_EXT | KQ_BACKEND_MULTISAMPLE | KQ_BACKEND_TEXTURE_KINDS,
     .create = soft_create,
     .destroy = soft_destroy,
     .scene = scene_exec,

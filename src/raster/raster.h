@@ -28,7 +28,31 @@ typedef struct kr_texture {
     uint32_t res_mip_levels;          /* mips of the resource (for indexing subs) */
     uint32_t first_mip, num_mips;     /* the view's mips */
     uint32_t slice;                   /* the view's first array slice */
+    uint32_t num_slices;              /* the view's slices (cube: 6) */
+    uint32_t dim;                     /* the view's kiln_srv_dimension */
 } kr_texture;
+
+/* Views the 2D path of sample.c does not read: 1D, 1D and 2D arrays
+ * (through the _uvw calls), 3D and cubes; sample_kinds.c does. */
+static inline int kr_kind_view(const kr_texture *t)
+{
+    return t->dim != KILN_SRV_DIMENSION_DEFAULT && t->dim != KILN_SRV_DIMENSION_TEXTURE2D &&
+           t->dim != KILN_SRV_DIMENSION_TEXTURE2DARRAY;
+}
+
+/* generate_mips of a 3D texture (sample_kinds.c; kr_generate_mips has
+ * checked the format): each mip from the one above with a 2x2x2 box. */
+void kr_generate_mips_3d(kres_resource *res, kres_storage *st, uint32_t first_mip, uint32_t num_mips);
+
+/* Shared with sample_kinds.c (sample.c's own definitions, so both read
+ * texels, address and quantize alike). */
+int32_t kr_address(int32_t i, int32_t size, kiln_address mode);
+int32_t kr_split_coord(float x, int32_t *frac256);
+int32_t kr_floor_coord(float x);
+void kr_decode_texel(kiln_format f, const uint8_t *p, float o[4]);
+int kr_format_sampleable(kiln_format f);
+int kr_compare(kiln_compare f, float ref, float texel);
+const struct kd_sampler *kr_default_sampler(void);
 
 struct kiln_ps_textures {
     kr_texture tex[KILN_MAX_SHADER_RESOURCES];
@@ -39,7 +63,8 @@ struct kiln_ps_textures {
 void kr_texel_fetch(const kr_texture *t, uint32_t level, uint32_t x, uint32_t y, float rgba[4]);
 
 /* generate_mips: fills mips first_mip+1 .. first_mip+num_mips-1 of each
- * slice in [first_slice, first_slice + num_slices) from the mip above. */
+ * slice in [first_slice, first_slice + num_slices) from the mip above
+ * (3D textures: a 2x2x2 box over the whole mip). */
 void kr_generate_mips(kres_resource *res, kres_storage *st, uint32_t first_mip, uint32_t num_mips,
                       uint32_t first_slice, uint32_t num_slices);
 

@@ -65,6 +65,7 @@ static const kd_sampler default_sampler = {
     {0.0f, 0.0f, 0.0f, 0.0f},
     KILN_COMPARE_DEFAULT,
     0, /* not anisotropic */
+    KILN_ADDRESS_CLAMP,
 };
 
 
@@ -1157,6 +1158,10 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
     const kr_texture *t = NULL;
     if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
         t = &a->textures->tex[srv_slot];
+    if (t && kr_kind_view(t)) { /* 1D, 3D, cube: sample_kinds.c */
+        kiln_ps_sample_uvw(a, srv_slot, sampler_slot, u, v, NULL, rgba);
+        return;
+    }
     int rgba8 = t && (t->format == KILN_FORMAT_R8G8B8A8_UNORM ||
                       t->format == KILN_FORMAT_B8G8R8A8_UNORM); /* sampleable, in the table */
     if (!t || !t->data || !t->subs || t->num_mips == 0 ||
@@ -1289,6 +1294,10 @@ KILN_API void kiln_ps_sample_level(const kiln_ps_args *a, uint32_t srv_slot, uin
     const kr_texture *t = bound(a, srv_slot, sampler_slot, &s, rgba);
     if (!t)
         return;
+    if (kr_kind_view(t)) {
+        kiln_ps_sample_uvw_level(a, srv_slot, sampler_slot, u, v, NULL, lod, rgba);
+        return;
+    }
     /* D3D10's sample_l: the sampler's MipLODBias and LOD clamps apply */
     float l[BLOCK];
     for (int i = 0; i < BLOCK; i++)
@@ -1303,6 +1312,10 @@ KILN_API void kiln_ps_sample_bias(const kiln_ps_args *a, uint32_t srv_slot, uint
     const kr_texture *t = bound(a, srv_slot, sampler_slot, &s, rgba);
     if (!t)
         return;
+    if (kr_kind_view(t)) {
+        kiln_ps_sample_uvw_bias(a, srv_slot, sampler_slot, u, v, NULL, bias, rgba);
+        return;
+    }
     /* Sample's LOD per quad (the same operations, so a bias of 0 gives
      * Sample's plans), then each pixel's bias, limited to D3D10's
      * [-16, 15.99] (NaN: 0) */
@@ -1342,6 +1355,15 @@ KILN_API void kiln_ps_sample_grad(const kiln_ps_args *a, uint32_t srv_slot, uint
     const kr_texture *t = bound(a, srv_slot, sampler_slot, &s, rgba);
     if (!t)
         return;
+    if (kr_kind_view(t)) {
+        float ddx[3 * BLOCK] = {0}, ddy[3 * BLOCK] = {0};
+        memcpy(ddx, dudx, sizeof(float) * BLOCK);
+        memcpy(ddx + BLOCK, dvdx, sizeof(float) * BLOCK);
+        memcpy(ddy, dudy, sizeof(float) * BLOCK);
+        memcpy(ddy + BLOCK, dvdy, sizeof(float) * BLOCK);
+        kiln_ps_sample_uvw_grad(a, srv_slot, sampler_slot, u, v, NULL, ddx, ddy, rgba);
+        return;
+    }
     /* Sample's LOD formula on the given derivatives, per pixel: passing a
      * quad's own differences gives Sample's result */
     const kres_subresource *l0 = view_level(t, 0);
@@ -1438,6 +1460,10 @@ KILN_API void kiln_ps_sample_cmp(const kiln_ps_args *a, uint32_t srv_slot, uint3
     const kr_texture *t = bound_cmp(a, srv_slot, sampler_slot, &s, out);
     if (!t)
         return;
+    if (kr_kind_view(t)) {
+        kiln_ps_sample_cmp_uvw(a, srv_slot, sampler_slot, u, v, NULL, ref, out);
+        return;
+    }
     /* kiln_ps_sample's plans: the LOD per quad */
     uint32_t nl = t->num_mips < MAX_LEVELS ? t->num_mips : MAX_LEVELS;
     const kres_subresource *subs = view_level(t, 0);
@@ -1457,6 +1483,10 @@ KILN_API void kiln_ps_sample_cmp_level_zero(const kiln_ps_args *a, uint32_t srv_
     const kr_texture *t = bound_cmp(a, srv_slot, sampler_slot, &s, out);
     if (!t)
         return;
+    if (kr_kind_view(t)) {
+        kiln_ps_sample_cmp_uvw_level_zero(a, srv_slot, sampler_slot, u, v, NULL, ref, out);
+        return;
+    }
     level lv[1];
     set_level(&lv[0], t->data, view_level(t, 0));
     const quad_plan p0 = {s->mag_filter, 1, {0, 0}, {1.0f, 0.0f}};
@@ -1474,6 +1504,10 @@ KILN_API void kiln_ps_load(const kiln_ps_args *a, uint32_t srv_slot, const int32
     const kr_texture *t = NULL;
     if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
         t = &a->textures->tex[srv_slot];
+    if (t && kr_kind_view(t)) {
+        kiln_ps_load_uvw(a, srv_slot, x, y, NULL, mip, rgba);
+        return;
+    }
     for (int i = 0; i < BLOCK; i++) {
         float px[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         /* D3D10's ld: any coordinate or level out of range reads 0 */
@@ -1494,6 +1528,10 @@ KILN_API void kiln_ps_get_dimensions(const kiln_ps_args *a, uint32_t srv_slot, u
     const kr_texture *t = NULL;
     if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
         t = &a->textures->tex[srv_slot];
+    if (t && kr_kind_view(t)) {
+        kiln_ps_get_dimensions_uvw(a, srv_slot, mip, width, height, NULL, levels);
+        return;
+    }
     uint32_t w = 0, h = 0, n = 0;
     if (t && t->data && t->subs) {
         n = t->num_mips;
@@ -1560,6 +1598,10 @@ void kr_generate_mips(kres_resource *res, kres_storage *st, uint32_t first_mip, 
     const kres_format_info *fi = kres_format(res->format);
     if (!fi || fi->is_depth || fi->block > 1 || !format_sampleable(res->format))
         return;
+    if (res->dim == KRES_DIM_3D) { /* sample_kinds.c */
+        kr_generate_mips_3d(res, st, first_mip, num_mips);
+        return;
+    }
     for (uint32_t slice = first_slice; slice < first_slice + num_slices; slice++) {
         for (uint32_t m = first_mip + 1; m < first_mip + num_mips; m++) {
             const kres_subresource *ss = &res->subs[m - 1 + slice * res->mip_levels];
@@ -1717,7 +1759,7 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
         return NULL;
     if (fb->ds && (s->depth_enable || s->stencil_enable))
         return NULL;
-    if (!t->data || !t->subs || t->num_mips == 0 || !is_rgba8(t->format))
+    if (!t->data || !t->subs || t->num_mips == 0 || !is_rgba8(t->format) || kr_kind_view(t))
         return NULL;
     if (sm->min_filter != KILN_FILTER_LINEAR || sm->mag_filter != KILN_FILTER_LINEAR ||
         sm->address_u == KILN_ADDRESS_BORDER || sm->address_v == KILN_ADDRESS_BORDER)
@@ -1755,3 +1797,13 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
 }
 
 #endif
+
+/* ---- shared with sample_kinds.c ---- */
+
+int32_t kr_address(int32_t i, int32_t size, kiln_address mode) { return address(i, size, mode); }
+int32_t kr_split_coord(float x, int32_t *frac256) { return split_coord(x, frac256); }
+int32_t kr_floor_coord(float x) { return floor_coord(x); }
+void kr_decode_texel(kiln_format f, const uint8_t *p, float o[4]) { decode_texel(f, p, o); }
+int kr_format_sampleable(kiln_format f) { return format_sampleable(f); }
+int kr_compare(kiln_compare f, float ref, float texel) { return cmp_pass(f, ref, texel); }
+const kd_sampler *kr_default_sampler(void) { return &default_sampler; }

@@ -11,19 +11,21 @@ static uint32_t texel_size(const kres_resource *r)
 }
 
 void kres_copy_region(kres_resource *dst, kres_storage *dst_st, uint32_t dst_sub,
-                      uint32_t dst_x, uint32_t dst_y, kres_resource *src,
+                      uint32_t dst_x, uint32_t dst_y, uint32_t dst_z, kres_resource *src,
                       kres_storage *src_st, uint32_t src_sub, const kiln_box *box)
 {
     const kres_subresource *ds = &dst->subs[dst_sub];
     const kres_subresource *ss = &src->subs[src_sub];
     uint32_t bpp = texel_size(dst);
     size_t row = (size_t)(box->right - box->left) * bpp;
-    for (uint32_t y = 0; y < box->bottom - box->top; y++) {
-        uint8_t *d = dst_st->data + ds->offset + (size_t)(dst_y + y) * ds->row_pitch +
-                     (size_t)dst_x * bpp;
-        const uint8_t *s = src_st->data + ss->offset + (size_t)(box->top + y) * ss->row_pitch +
-                           (size_t)box->left * bpp;
-        memmove(d, s, row); /* regions never overlap; memmove costs nothing extra */
+    for (uint32_t z = 0; z < box->back - box->front; z++) {
+        for (uint32_t y = 0; y < box->bottom - box->top; y++) {
+            uint8_t *d = dst_st->data + ds->offset + (dst_z + z) * ds->depth_pitch +
+                         (size_t)(dst_y + y) * ds->row_pitch + (size_t)dst_x * bpp;
+            const uint8_t *s = src_st->data + ss->offset + (box->front + z) * ss->depth_pitch +
+                               (size_t)(box->top + y) * ss->row_pitch + (size_t)box->left * bpp;
+            memmove(d, s, row); /* regions never overlap; memmove costs nothing extra */
+        }
     }
 }
 
@@ -40,10 +42,14 @@ void kres_write_box(kres_resource *dst, kres_storage *st, uint32_t sub, const ki
     const kres_subresource *s = &dst->subs[sub];
     uint32_t bpp = texel_size(dst);
     size_t row = (size_t)(box->right - box->left) * bpp;
-    for (uint32_t y = 0; y < box->bottom - box->top; y++)
-        memcpy(st->data + s->offset + (size_t)(box->top + y) * s->row_pitch +
-                   (size_t)box->left * bpp,
-               src + (size_t)y * src_pitch, row);
+    uint32_t rows = box->bottom - box->top;
+    /* the rows of depth slice front, then front + 1, ...: src is tight
+     * across slices (rows * src_pitch apart) */
+    for (uint32_t z = 0; z < box->back - box->front; z++)
+        for (uint32_t y = 0; y < rows; y++)
+            memcpy(st->data + s->offset + (box->front + z) * s->depth_pitch +
+                       (size_t)(box->top + y) * s->row_pitch + (size_t)box->left * bpp,
+                   src + ((size_t)z * rows + y) * src_pitch, row);
 }
 
 void kres_fill(kres_resource *dst, kres_storage *st, uint32_t first_mip, uint32_t num_mips,
@@ -53,8 +59,9 @@ void kres_fill(kres_resource *dst, kres_storage *st, uint32_t first_mip, uint32_
     uint32_t bpp = kres_format(dst->format)->size;
     for (uint32_t slice = first_slice; slice < first_slice + num_slices; slice++) {
         for (uint32_t mip = first_mip; mip < first_mip + num_mips; mip++) {
-            const kres_subresource *s = &dst->subs[mip + slice * dst->mip_levels];
-            uint8_t *base = st->data + s->offset;
+            /* planes: array slices, or a 3D texture's W slices */
+            const kres_subresource *s = kres_plane_sub(dst, mip, slice);
+            uint8_t *base = st->data + kres_plane_offset(dst, mip, slice);
             const uint32_t rows = s->height * dst->samples; /* every sample plane */
             if (dst->format == KILN_FORMAT_D32_FLOAT_S8X24_UINT && mask32 != 0xffffffffu) {
                 /* Partial clear of D32S8 texels: mask32 as D24's, its

@@ -71,6 +71,9 @@ kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
     res->mip_levels = d->mip_levels;
     res->array_size = d->array_size;
     res->samples = d->samples > 1 ? d->samples : 1;
+    res->dim = d->dim;
+    res->cube = d->cube;
+    res->depth = d->depth ? d->depth : 1;
     res->num_subresources = d->type == KRES_TYPE_BUFFER ? 1 : d->mip_levels * d->array_size;
 
     res->subs = kb_calloc(env, sizeof(kres_subresource) * res->num_subresources);
@@ -84,7 +87,7 @@ kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
 
     size_t offset = 0;
     if (d->type == KRES_TYPE_BUFFER) {
-        res->subs[0] = (kres_subresource){0, d->width, d->width, 1, d->width};
+        res->subs[0] = (kres_subresource){0, d->width, d->width, 1, d->width, 1, d->width};
         offset = d->width;
     } else {
         const kres_format_info *fi = kres_format(d->format);
@@ -96,7 +99,9 @@ kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
                 /* Rows 16-byte aligned for SIMD; subresources 64-byte
                  * aligned (a cache line). BC formats: rows of blocks. */
                 s->row_pitch = (uint32_t)KB_ALIGN_UP(kres_row_bytes(fi, s->width), 16);
-                s->size = (size_t)s->row_pitch * kres_blocks(fi, s->height) * res->samples;
+                s->depth = KB_MAX(1u, res->depth >> mip);
+                s->depth_pitch = (size_t)s->row_pitch * kres_blocks(fi, s->height);
+                s->size = s->depth_pitch * s->depth * res->samples;
                 offset = KB_ALIGN_UP(offset, 64);
                 s->offset = offset;
                 offset += s->size;
@@ -124,10 +129,12 @@ void kres_resource_init_data(kres_resource *res, const kiln_subresource_data *in
         const kres_subresource *s = &res->subs[i];
         size_t row = kres_row_bytes(fi, s->width);
         size_t pitch = init[i].row_pitch ? init[i].row_pitch : row;
+        size_t slice = pitch * s->height; /* 3D: slices follow each other */
         const uint8_t *src = init[i].data;
-        for (uint32_t y = 0; y < kres_blocks(fi, s->height); y++)
-            memcpy(res->current->data + s->offset + (size_t)y * s->row_pitch,
-                   src + (size_t)y * pitch, row);
+        for (uint32_t z = 0; z < s->depth; z++)
+            for (uint32_t y = 0; y < kres_blocks(fi, s->height); y++)
+                memcpy(res->current->data + s->offset + z * s->depth_pitch + (size_t)y * s->row_pitch,
+                       src + z * slice + (size_t)y * pitch, row);
     }
 }
 

@@ -170,9 +170,12 @@ void kres_storage_unref(kres_storage *st);
 
 typedef struct kres_subresource {
     size_t offset;      /* from the start of the storage */
-    size_t size;        /* row_pitch * rows (of blocks for BC formats) * samples */
+    size_t size;        /* depth_pitch * depth * the resource's samples */
     uint32_t width, height; /* texels */
     uint32_t row_pitch; /* bytes (a row of blocks for BC); buffers: the size */
+    uint32_t depth;     /* 1 except for the mips of 3D textures */
+    size_t depth_pitch; /* row_pitch * rows (of blocks for BC): bytes between depth slices
+                           (and between the sample planes of a 4x texture) */
 } kres_subresource;
 
 /* CPU map state, owned by the queue (guarded by the scheduler mutex). */
@@ -209,7 +212,32 @@ typedef struct kres_resource {
      * Written and read only by commands holding the resource (a draw that
      * streams into it writes it), so the lock lists order every access. */
     uint32_t so_filled;
+    /* Texture kinds (issue 12): every texture is a KRES_TYPE_TEXTURE2D
+     * object; `dim` says which kind. 1D textures have height 1; a
+     * TextureCube is a 2D array of 6 faces with `cube` set; a 3D texture
+     * has array size 1 and one subresource per mip, `depth` slices deep
+     * (kres_subresource.depth). */
+    uint8_t dim;          /* KRES_DIM_* */
+    uint8_t cube;
+    uint32_t depth;       /* 3D: depth of mip 0; else 1 */
 } kres_resource;
+
+enum { KRES_DIM_2D = 0, KRES_DIM_1D = 1, KRES_DIM_3D = 3 };
+
+/* A "plane" is what a render target, a clear or a layered draw writes: one
+ * 2D image of a mip, picked by `layer`, the array slice, or for a 3D
+ * texture the depth slice (a W slice). */
+static inline const kres_subresource *kres_plane_sub(const kres_resource *r, uint32_t mip,
+                                                     uint32_t layer)
+{
+    return &r->subs[r->dim == KRES_DIM_3D ? mip : mip + layer * r->mip_levels];
+}
+static inline size_t kres_plane_offset(const kres_resource *r, uint32_t mip, uint32_t layer)
+{
+    if (r->dim == KRES_DIM_3D)
+        return r->subs[mip].offset + (size_t)layer * r->subs[mip].depth_pitch;
+    return r->subs[mip + layer * r->mip_levels].offset;
+}
 
 typedef struct kres_layout_desc {
     kres_type type;
@@ -218,6 +246,9 @@ typedef struct kres_layout_desc {
     kiln_format format;
     uint32_t width, height, mip_levels, array_size;
     uint32_t samples; /* 0 or 1: one */
+    uint32_t depth; /* 3D only (0: 1) */
+    uint8_t dim;    /* KRES_DIM_*; 0: 2D */
+    uint8_t cube;
 } kres_layout_desc;
 
 /* Creates a resource with zeroed storage (arguments already validated). */
@@ -236,7 +267,10 @@ typedef struct kres_view {
     kres_resource *res;   /* reference held */
     kiln_format format;
     uint32_t first_mip, num_mips;
-    uint32_t first_slice, num_slices;
+    uint32_t first_slice, num_slices; /* 3D render targets: W slices */
+    uint8_t dim;          /* SRV: a kiln_srv_dimension, DEFAULT for 2D
+                             views as kiln always made them (sampled at
+                             their first slice) */
 } kres_view;
 
 kiln_result kres_view_create(const kb_env *env, kres_type type, kres_resource *res,
@@ -288,7 +322,7 @@ kiln_result kres_pipe_create(const kb_env *env, kres_type type, const void *desc
 /* Region copy between subresources; box in texels (bytes for buffers;
  * blocks for BC formats: src/api converts). */
 void kres_copy_region(kres_resource *dst, kres_storage *dst_st, uint32_t dst_sub,
-                      uint32_t dst_x, uint32_t dst_y, kres_resource *src,
+                      uint32_t dst_x, uint32_t dst_y, uint32_t dst_z, kres_resource *src,
                       kres_storage *src_st, uint32_t src_sub, const kiln_box *box);
 /* Whole-resource copy (identical layouts). */
 void kres_copy_all(kres_resource *dst, kres_storage *dst_st, kres_resource *src,
@@ -297,11 +331,12 @@ void kres_copy_all(kres_resource *dst, kres_storage *dst_st, kres_resource *src,
  * average of the source's samples (a color format, not integer). */
 void kres_resolve(kres_resource *dst, kres_storage *dst_st, uint32_t dst_sub, kres_resource *src,
                   kres_storage *src_st, uint32_t src_sub);
-/* Writes rows of packed bytes (src_pitch apart) into a box of a
- * subresource (box in blocks for BC formats, as for kres_copy_region). */
+/* Writes rows of packed bytes (src_pitch apart; a 3D box's depth slices
+ * follow each other, (bottom - top) rows each) into a box of a subresource
+ * (box in blocks for BC formats, as for kres_copy_region). */
 void kres_write_box(kres_resource *dst, kres_storage *st, uint32_t sub, const kiln_box *box,
                     const uint8_t *src, size_t src_pitch);
-/* Fills mips [first_mip, first_mip+num_mips) x slices with one texel value.
+/* Fills mips [first_mip, first_mip+num_mips) x planes (kres_plane_sub) with one texel value.
  * For depth formats `mask` selects the bits kept from `texel` (D24S8
  * partial clears); pass all ones otherwise. */
 void kres_fill(kres_resource *dst, kres_storage *st, uint32_t first_mip, uint32_t num_mips,

@@ -240,6 +240,8 @@ static void create_texture(fz *f, const kcap_call *c)
     d.width = reduce(d.width, MAX_TEX, 8192);
     d.height = reduce(d.height, MAX_TEX, 8192);
     d.array_size = reduce(d.array_size, MAX_SLICES, 2048);
+    if (c->op == KCAP_OP_CREATE_TEXTURE_CUBE) /* six faces, whatever the reduction: init has one entry each */
+        d.array_size = 6;
     kiln_subresource_data init[16 * MAX_SLICES];
     const uint8_t *bytes = scratch_with(f, c->u.texture.init.data, c->u.texture.init.size);
     uint32_t n = (d.mip_levels ? d.mip_levels : 16) * (d.array_size ? d.array_size : 1);
@@ -247,7 +249,38 @@ static void create_texture(fz *f, const kcap_call *c)
     for (uint32_t i = 0; with_init && i < n; i++)
         init[i] = (kiln_subresource_data){bytes, MAX_TEX * 16};
     kiln_texture out = {0};
-    kiln_create_texture2d(f->dev, &d, with_init ? init : NULL, &out);
+    const kiln_subresource_data *in = with_init ? init : NULL;
+    /* 3D: depth slices too, so that init (rows MAX_TEX * 16 bytes apart)
+     * and any update of the whole texture (rows up to MAX_ROW_PITCH
+     * apart) read inside the scratch bytes */
+    uint32_t depth = reduce(c->u.texture.depth, MAX_TEX, 2048);
+    uint32_t h = d.height ? (d.height < MAX_TEX ? d.height : MAX_TEX) : 1;
+    uint32_t max_depth = SCRATCH_SIZE / (MAX_ROW_PITCH * h);
+    if (depth <= 2048 && depth > max_depth)
+        depth = max_depth;
+    switch (c->op) { /* 1.4: the other kinds, from the same reduced desc */
+    case KCAP_OP_CREATE_TEXTURE1D:
+        kiln_create_texture1d(f->dev,
+                              &(kiln_texture1d_desc){d.width, d.mip_levels, d.array_size, d.format, d.usage,
+                                                     d.bind_flags, d.cpu_access},
+                              in, &out);
+        break;
+    case KCAP_OP_CREATE_TEXTURE3D:
+        kiln_create_texture3d(f->dev,
+                              &(kiln_texture3d_desc){d.width, d.height, depth, d.mip_levels, d.format, d.usage,
+                                                     d.bind_flags, d.cpu_access},
+                              in, &out);
+        break;
+    case KCAP_OP_CREATE_TEXTURE_CUBE:
+        kiln_create_texture_cube(f->dev,
+                                 &(kiln_texture_cube_desc){d.width, d.mip_levels, d.format, d.usage, d.bind_flags,
+                                                           d.cpu_access},
+                                 in, &out);
+        break;
+    default:
+        kiln_create_texture2d(f->dev, &d, in, &out);
+        break;
+    }
     bind(f, c->out[0], out.id);
 }
 
@@ -335,6 +368,9 @@ static void run(fz *f, const kcap_call *c)
     }
     case KCAP_OP_CREATE_TEXTURE2D:
     case KCAP_OP_CREATE_TEXTURE2D_MS:
+    case KCAP_OP_CREATE_TEXTURE1D:
+    case KCAP_OP_CREATE_TEXTURE3D:
+    case KCAP_OP_CREATE_TEXTURE_CUBE:
         create_texture(f, c);
         break;
     case KCAP_OP_DESTROY_BUFFER:
@@ -355,6 +391,11 @@ static void run(fz *f, const kcap_call *c)
         kiln_texture_get_desc(dev, (kiln_texture){ID(c->u.obj.id)}, &d);
         break;
     }
+    case KCAP_OP_TEXTURE3D_GET_DESC: {
+        kiln_texture3d_desc d;
+        kiln_texture3d_get_desc(dev, (kiln_texture){ID(c->u.obj.id)}, &d);
+        break;
+    }
     case KCAP_OP_CREATE_RTV: {
         kiln_rtv out = {0};
         kiln_create_rtv(dev, (kiln_texture){ID(c->u.view.texture)},
@@ -369,7 +410,8 @@ static void run(fz *f, const kcap_call *c)
         bind(f, c->out[0], out.id);
         break;
     }
-    case KCAP_OP_CREATE_SRV: {
+    case KCAP_OP_CREATE_SRV:
+    case KCAP_OP_CREATE_SRV_DIM: {
         kiln_srv out = {0};
         kiln_create_srv(dev, (kiln_texture){ID(c->u.view.texture)},
                         c->u.view.has_desc ? &c->u.view.srv : NULL, &out);
@@ -392,7 +434,11 @@ static void run(fz *f, const kcap_call *c)
         kiln_clear_dsv(ctx, (kiln_dsv){ID(c->u.clear_dsv.view)}, c->u.clear_dsv.flags,
                        c->u.clear_dsv.depth, (uint8_t)c->u.clear_dsv.stencil);
         break;
-    case KCAP_OP_UPDATE_SUBRESOURCE: {
+    case KCAP_OP_UPDATE_SUBRESOURCE:
+    case KCAP_OP_UPDATE_SUBRESOURCE_3D: {
+        /* the data is the record's rows (3D: every slice's, but a box the
+         * record does not fill reads the scratch zeros past them, and a
+         * depth pitch of 0 keeps each slice inside what the call reads) */
         const kcap_rows *rows = &c->u.update.data;
         uint32_t pitch = rows->row_bytes > MAX_ROW_PITCH ? MAX_ROW_PITCH : rows->row_bytes;
         const uint8_t *data = scratch_with(f, rows->data, (uint64_t)rows->row_bytes * rows->rows);
@@ -631,7 +677,8 @@ static void run(fz *f, const kcap_call *c)
     }
     case KCAP_OP_CREATE_SAMPLER:
     case KCAP_OP_CREATE_SAMPLER_CMP:
-    case KCAP_OP_CREATE_SAMPLER_EXT: {
+    case KCAP_OP_CREATE_SAMPLER_EXT:
+    case KCAP_OP_CREATE_SAMPLER_W: {
         kiln_sampler out = {0};
         kiln_create_sampler(dev, &c->u.sampler, &out);
         bind(f, c->out[0], out.id);
