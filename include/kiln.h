@@ -232,7 +232,7 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(SO_OFFSET, "stream-output offset is not a multiple of 4 (nor -1, append)") \
     X(DRAW_SO_MISMATCH, "the stream-output declaration does not fit the bound shaders or buffers") \
     X(DRAW_AUTO_NO_SO, "draw_auto needs a stream-output buffer with a non-zero stride in vertex-buffer slot 0") \
-    X(DRAW_NO_RASTER, "a draw without a pixel shader needs stream output, and depth and stencil off") \
+    X(DRAW_NO_RASTER, "a draw without a pixel shader needs stream output or a depth-stencil test to write") \
     X(SO_TARGET_DUPLICATE, "one buffer is bound to two stream-output slots") \
     X(MIPS_FORMAT, "generate_mips cannot filter this format (integer formats)")
 
@@ -1384,8 +1384,9 @@ KILN_API kiln_result kiln_destroy_geometry_shader(kiln_device *device, kiln_geom
  * Rasterization may be off: a draw with no pixel shader bound is valid
  * when the bound geometry shader streams out and depth and stencil are
  * disabled (or no depth-stencil view is bound); it writes the buffers and
- * does no raster work. Draws stream out whether or not render targets are
- * bound and whatever the viewport.
+ * does no raster work. With depth or stencil on it also draws depth only
+ * (see kiln_ps_set_shader). Draws stream out whether or not render
+ * targets are bound and whatever the viewport.
  *
  * Dependencies: a draw writes the buffers bound as targets, so a later
  * draw, copy or Map that reads one waits for it, and nothing else does.
@@ -1666,6 +1667,18 @@ KILN_API kiln_result kiln_gs_set_shader(kiln_context *ctx, kiln_geometry_shader 
  * backend: KILN_E_UNSUPPORTED (BACKEND_FEATURE). */
 KILN_API kiln_result kiln_so_set_targets(kiln_context *ctx, uint32_t count, const kiln_buffer *buffers,
                                          const uint32_t *offsets);
+/* A pixel shader of 0 (none) is D3D10's NULL pixel shader. With a
+ * depth-stencil view bound whose state tests depth or stencil (the
+ * default state tests depth), draws are depth only: they rasterize, test
+ * and write depth and stencil exactly as with a shader, shade nothing and
+ * leave the render targets untouched (a shadow map's depth pass, a
+ * depth pre-pass). OCCLUSION queries count their passing samples;
+ * PIPELINE_STATISTICS counts no pixel-shader invocations. Without a
+ * pixel shader a draw needs such a test or stream output:
+ * KILN_E_INVALID_CALL, DRAW_NO_SHADER (no depth-stencil view, no stream
+ * output) or DRAW_NO_RASTER (a view, but depth and stencil off). The
+ * osmesa backend draws them too (a fragment shader that writes nothing,
+ * color writes masked off). */
 KILN_API kiln_result kiln_ps_set_shader(kiln_context *ctx, kiln_pixel_shader shader);
 KILN_API kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
                                                   const kiln_buffer *buffers);

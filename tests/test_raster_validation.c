@@ -209,8 +209,11 @@ static void test_missing_state(void)
     DFAILS(kiln_draw_indexed(ctx, 3, 0, 0), KILN_E_INVALID_CALL, KILN_LOG_DRAW_NO_SHADER);
     OK(kiln_vs_set_shader(ctx, K.vs));
     OK(kiln_ps_set_shader(ctx, (kiln_pixel_shader){0}));
+    OK(kiln_draw(ctx, 3, 0)); /* depth only: the kit's depth-stencil view is tested */
+    OK(kiln_om_set_render_targets(ctx, 1, &K.rtv, (kiln_dsv){0}));
     DFAILS(kiln_draw(ctx, 3, 0), KILN_E_INVALID_CALL, KILN_LOG_DRAW_NO_SHADER);
     DFAILS(kiln_draw_instanced(ctx, 3, 2, 0, 0), KILN_E_INVALID_CALL, KILN_LOG_DRAW_NO_SHADER);
+    OK(kiln_om_set_render_targets(ctx, 1, &K.rtv, K.dsv));
     OK(kiln_ps_set_shader(ctx, K.ps));
 
     OK(kiln_ia_set_input_layout(ctx, (kiln_input_layout){0}));

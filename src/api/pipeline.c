@@ -647,6 +647,19 @@ kiln_result kiln_om_set_render_targets(kiln_context *ctx, uint32_t count, const 
 static kiln_stencil_op sop(kiln_stencil_op o) { return o ? o : KILN_STENCIL_OP_KEEP; }
 static uint32_t mask8(uint32_t m) { return m == KILN_MASK_DEFAULT ? 0xffu : m == KILN_MASK_NONE ? 0u : m & 0xffu; }
 
+/* A depth-only draw (D3D10's NULL pixel shader with depth or stencil on):
+ * no pixel shader, a depth-stencil view bound and its state testing depth
+ * or stencil. It rasterizes, tests and writes depth/stencil, and writes no
+ * color. */
+static bool depth_only(const ka_pipeline *p)
+{
+    if (p->ps || !p->dsv)
+        return false;
+    if (!p->dss)
+        return true; /* the default state tests depth */
+    return !p->dss->u.dss.depth_disable || p->dss->u.dss.stencil_enable;
+}
+
 static kd_state *build_state(kiln_context *ctx)
 {
     ka_pipeline *p = ctx->pipe;
@@ -657,9 +670,10 @@ static kd_state *build_state(kiln_context *ctx)
     atomic_init(&s->refs, 1);
     s->env = env;
     const kiln_vertex_shader_desc *vs = &p->vs->u.vs;
-    const kiln_pixel_shader_desc ps0 = {0}; /* none: rasterization off (stream output only) */
+    /* none: depth only, or rasterization off (stream output only) */
+    const kiln_pixel_shader_desc ps0 = {0};
     const kiln_pixel_shader_desc *ps = p->ps ? &p->ps->u.ps : &ps0;
-    s->raster = p->ps != NULL;
+    s->raster = p->ps != NULL || depth_only(p);
     s->vs = vs->fn;
     s->vs_user = vs->user;
     s->vs_inputs = vs->num_inputs;
@@ -925,13 +939,12 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
     kiln_device *dev = ctx->dev;
     ka_pipeline *p = ctx->pipe;
     bool so = p->gs && p->gs->u.gs.so.n;
-    if (!p->vs || (!p->ps && !so))
+    if (!p->vs || (!p->ps && !so && !p->dsv))
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_SHADER, "no %s shader bound", !p->vs ? "vertex" : "pixel");
-    if (!p->ps && p->dsv && p->dss && (!p->dss->u.dss.depth_disable || p->dss->u.dss.stencil_enable))
+    if (!p->ps && !so && !depth_only(p))
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_RASTER,
-                    "no pixel shader, and the depth-stencil state tests a bound depth-stencil view");
-    if (!p->ps && p->dsv && !p->dss) /* the default state tests depth */
-        return FAIL(KILN_E_INVALID_CALL, DRAW_NO_RASTER, "no pixel shader, and the default depth test is on");
+                    "no pixel shader and no stream output, and the depth-stencil state tests nothing: "
+                    "the draw would write nothing");
     if (!p->layout)
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "no input layout bound");
     if (p->topology == KILN_TOPOLOGY_UNDEFINED)
@@ -1119,7 +1132,7 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
     if (r != KILN_OK)
         return r;
     bool so = p->gs && p->gs->u.gs.so.n;
-    bool raster = p->ps && (p->nrt || p->dsv);
+    bool raster = (p->ps && (p->nrt || p->dsv)) || depth_only(p);
     if (kd_prim_count(p->topology, count) == 0 || (!raster && !so))
         return KILN_OK;
     if (ctx->scene && (so || !same_views(ctx->scene, p) || ctx->scene->nops >= KD_SCENE_MAX_OPS ||

@@ -720,6 +720,14 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         v4_store(z + 4 * row, zr);
     }
 
+    if (!s->ps) {
+        /* Depth only (no pixel shader): test and write depth/stencil, no
+         * shading, no color; occlusion queries count the samples. */
+        mask = depth_stencil(p, fb, x, y, z, mask);
+        if (fb->counts)
+            fb->counts[1] += bits16(mask);
+        return;
+    }
     if (dx->early_z) {
         mask = depth_stencil(p, fb, x, y, z, mask);
         if (!mask)
