@@ -694,13 +694,35 @@ static void test_setters(void)
                 KILN_LOG_BIND_RANGE);
     CHECK_FAILS(kiln_ia_set_vertex_buffers(ctx, 9, 0, vbs, st, of), KILN_E_INVALID_ARG,
                 KILN_LOG_BIND_RANGE);
-    CHECK_FAILS(kiln_vs_set_constant_buffers(ctx, 4, 1, &K.cb), KILN_E_INVALID_ARG,
+    /* D3D10's slot counts: 14 constant buffers, 128 views, 16 samplers per
+     * stage; the last slot binds, one past it is refused. */
+    CHECK_FAILS(kiln_vs_set_constant_buffers(ctx, 14, 1, &K.cb), KILN_E_INVALID_ARG,
                 KILN_LOG_BIND_RANGE);
-    CHECK_FAILS(kiln_ps_set_constant_buffers(ctx, 2, 3, vbs), KILN_E_INVALID_ARG,
+    CHECK_FAILS(kiln_ps_set_constant_buffers(ctx, 12, 3, vbs), KILN_E_INVALID_ARG,
                 KILN_LOG_BIND_RANGE);
-    CHECK_FAILS(kiln_ps_set_shader_resources(ctx, 8, 1, &K.srv), KILN_E_INVALID_ARG,
+    CHECK_FAILS(kiln_ps_set_shader_resources(ctx, 128, 1, &K.srv), KILN_E_INVALID_ARG,
                 KILN_LOG_BIND_RANGE);
-    CHECK_FAILS(kiln_ps_set_samplers(ctx, 5, 4, &K.samp), KILN_E_INVALID_ARG, KILN_LOG_BIND_RANGE);
+    CHECK_FAILS(kiln_vs_set_shader_resources(ctx, 127, 2, (kiln_srv[2]){K.srv, K.srv}), KILN_E_INVALID_ARG,
+                KILN_LOG_BIND_RANGE);
+    CHECK_FAILS(kiln_ps_set_samplers(ctx, 13, 4, (kiln_sampler[4]){K.samp, K.samp, K.samp, K.samp}),
+                KILN_E_INVALID_ARG, KILN_LOG_BIND_RANGE);
+    CHECK_FAILS(kiln_vs_set_samplers(ctx, 16, 1, &K.samp), KILN_E_INVALID_ARG, KILN_LOG_BIND_RANGE);
+    CHECK_FAILS(kiln_vs_set_samplers(ctx, 0, 1, (kiln_sampler[1]){{K.srv.id}}), KILN_E_INVALID_HANDLE,
+                KILN_LOG_HANDLE_WRONG_TYPE);
+    OK(kiln_vs_set_constant_buffers(ctx, 13, 1, &K.cb));
+    OK(kiln_ps_set_shader_resources(ctx, 127, 1, &K.srv));
+    OK(kiln_vs_set_shader_resources(ctx, 127, 1, &K.srv));
+    OK(kiln_ps_set_samplers(ctx, 15, 1, &K.samp));
+    OK(kiln_vs_set_samplers(ctx, 15, 1, &K.samp));
+    kit_works("the highest slots bound");
+    kiln_srv nos[1] = {{0}};
+    kiln_sampler nosm[1] = {{0}};
+    kiln_buffer nob[1] = {{0}};
+    OK(kiln_vs_set_constant_buffers(ctx, 13, 1, nob));
+    OK(kiln_ps_set_shader_resources(ctx, 127, 1, nos));
+    OK(kiln_vs_set_shader_resources(ctx, 127, 1, nos));
+    OK(kiln_ps_set_samplers(ctx, 15, 1, nosm));
+    OK(kiln_vs_set_samplers(ctx, 15, 1, nosm));
     kiln_rtv rtvs[KILN_MAX_RENDER_TARGETS + 1];
     for (int i = 0; i <= KILN_MAX_RENDER_TARGETS; i++)
         rtvs[i] = K.rtv;

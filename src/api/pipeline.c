@@ -23,8 +23,14 @@ typedef struct ka_pipeline {
     uint32_t ib_offset;
     kiln_topology topology;
     kres_resource *vs_cb[KILN_MAX_CONSTANT_BUFFERS], *ps_cb[KILN_MAX_CONSTANT_BUFFERS];
-    kres_view *srv[KILN_MAX_SHADER_RESOURCES];
+    kres_view *srv[KILN_MAX_SHADER_RESOURCES]; /* the pixel stage's */
     kres_pipe *samp[KILN_MAX_SAMPLERS];
+    kres_view *vs_srv[KILN_MAX_SHADER_RESOURCES]; /* the vertex stage's */
+    kres_pipe *vs_samp[KILN_MAX_SAMPLERS];
+    /* The highest bound slot + 1 of each array above: draws capture,
+     * compare and check those slots only (D3D10's 128 views cost a draw
+     * nothing when it binds two). */
+    uint32_t n_vs_cb, n_ps_cb, nsrv, nsamp, n_vs_srv, n_vs_samp;
     kiln_viewport vp;
     bool vp_set;
     kiln_rect scissor;
@@ -101,10 +107,14 @@ void ka_pipeline_fini(kiln_context *ctx)
         SET(p->vs_cb[i], NULL);
         SET(p->ps_cb[i], NULL);
     }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
         SET(p->srv[i], NULL);
-    for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
+        SET(p->vs_srv[i], NULL);
+    }
+    for (int i = 0; i < KILN_MAX_SAMPLERS; i++) {
         SET(p->samp[i], NULL);
+        SET(p->vs_samp[i], NULL);
+    }
     for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         SET(p->rtv[i], NULL);
     SET(p->dsv, NULL);
@@ -423,8 +433,20 @@ kiln_result kiln_ia_set_index_buffer(kiln_context *ctx, kiln_buffer buf, kiln_in
     return r;
 }
 
+/* The highest non-empty slot + 1 of slots [0, n). */
+#define HIGHEST(slots, n)                                                                          \
+    do {                                                                                           \
+        while ((n) && !(slots)[(n) - 1])                                                           \
+            (n)--;                                                                                 \
+    } while (0)
+
+static uint32_t bound_end(uint32_t n, uint32_t start, uint32_t count)
+{
+    return start + count > n ? start + count : n;
+}
+
 static kiln_result set_cbs(kiln_context *ctx, const char *api, uint32_t start, uint32_t count,
-                           const kiln_buffer *bufs, kres_resource **slots)
+                           const kiln_buffer *bufs, kres_resource **slots, uint32_t *n)
 {
     kiln_device *dev = ctx->dev;
     kres_resource *got[KILN_MAX_CONSTANT_BUFFERS] = {0};
@@ -433,6 +455,8 @@ static kiln_result set_cbs(kiln_context *ctx, const char *api, uint32_t start, u
         return r;
     for (uint32_t i = 0; i < count; i++)
         SET(slots[start + i], got[i]);
+    *n = bound_end(*n, start, count);
+    HIGHEST(slots, *n);
     dirty(ctx->pipe);
     return KILN_OK;
 }
@@ -442,7 +466,7 @@ static kiln_result vs_set_constant_buffers(kiln_context *ctx, uint32_t start, ui
     static const char api[] = "kiln_vs_set_constant_buffers";
     CTX_PREAMBLE();
     (void)dev;
-    return set_cbs(ctx, api, start, count, bufs, ctx->pipe->vs_cb);
+    return set_cbs(ctx, api, start, count, bufs, ctx->pipe->vs_cb, &ctx->pipe->n_vs_cb);
 }
 
 kiln_result kiln_vs_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
@@ -458,7 +482,7 @@ static kiln_result ps_set_constant_buffers(kiln_context *ctx, uint32_t start, ui
     static const char api[] = "kiln_ps_set_constant_buffers";
     CTX_PREAMBLE();
     (void)dev;
-    return set_cbs(ctx, api, start, count, bufs, ctx->pipe->ps_cb);
+    return set_cbs(ctx, api, start, count, bufs, ctx->pipe->ps_cb, &ctx->pipe->n_ps_cb);
 }
 
 kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
@@ -469,14 +493,34 @@ kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start, uint
     return r;
 }
 
-static kiln_result ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+/* Whether the backend can read a view in `slot` of the vertex stage
+ * (vs) or pixel stage: osmesa has no vertex-stage views and 16 pixel-stage
+ * slots (GL texture unit N is view N sampled with sampler N). */
+static kiln_result backend_slot(kiln_device *dev, const char *api, bool vs, uint32_t slot, const char *what)
 {
-    static const char api[] = "kiln_ps_set_shader_resources";
-    CTX_PREAMBLE();
+    const kq_backend *b = dev->queue.backend;
+    if (vs && !(b->caps & KQ_BACKEND_VS_RESOURCES))
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no vertex-stage %s", b->name, what);
+    if (!vs && b->srv_slots && slot >= b->srv_slots)
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has %u %s slots; slot %u is past them",
+                    b->name, b->srv_slots, what, slot);
+    return KILN_OK;
+}
+
+static kiln_result set_srvs(kiln_context *ctx, const char *api, bool vs, uint32_t start, uint32_t count,
+                            const kiln_srv *views)
+{
+    kiln_device *dev = ctx->dev;
     if (start > KILN_MAX_SHADER_RESOURCES || count > KILN_MAX_SHADER_RESOURCES - start)
-        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u)", start, start + count);
+        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u) of %u", start, start + count,
+                    KILN_MAX_SHADER_RESOURCES);
     if (count && !views)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "views is NULL");
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_result r = views[i].id ? backend_slot(dev, api, vs, start + i, "shader-resource") : KILN_OK;
+        if (r != KILN_OK)
+            return r;
+    }
     kres_view *got[KILN_MAX_SHADER_RESOURCES] = {0};
     for (uint32_t i = 0; i < count; i++) {
         kiln_result r = KILN_OK;
@@ -489,10 +533,23 @@ static kiln_result ps_set_shader_resources(kiln_context *ctx, uint32_t start, ui
             return r;
         }
     }
+    ka_pipeline *p = ctx->pipe;
+    kres_view **slots = vs ? p->vs_srv : p->srv;
+    uint32_t *n = vs ? &p->n_vs_srv : &p->nsrv;
     for (uint32_t i = 0; i < count; i++)
-        SET(ctx->pipe->srv[start + i], got[i]);
-    dirty(ctx->pipe);
+        SET(slots[start + i], got[i]);
+    *n = bound_end(*n, start, count);
+    HIGHEST(slots, *n);
+    dirty(p);
     return KILN_OK;
+}
+
+static kiln_result ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+{
+    static const char api[] = "kiln_ps_set_shader_resources";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_srvs(ctx, api, false, start, count, views);
 }
 
 kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
@@ -503,14 +560,35 @@ kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint
     return r;
 }
 
-static kiln_result ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+static kiln_result vs_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
 {
-    static const char api[] = "kiln_ps_set_samplers";
+    static const char api[] = "kiln_vs_set_shader_resources";
     CTX_PREAMBLE();
+    (void)dev;
+    return set_srvs(ctx, api, true, start, count, views);
+}
+
+kiln_result kiln_vs_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+{
+    kiln_result r = vs_set_shader_resources(ctx, start, count, views);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_VS_SET_SHADER_RESOURCES, start, count, views, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result set_samplers(kiln_context *ctx, const char *api, bool vs, uint32_t start, uint32_t count,
+                                const kiln_sampler *samplers)
+{
+    kiln_device *dev = ctx->dev;
     if (start > KILN_MAX_SAMPLERS || count > KILN_MAX_SAMPLERS - start)
-        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u)", start, start + count);
+        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u) of %u", start, start + count, KILN_MAX_SAMPLERS);
     if (count && !samplers)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "samplers is NULL");
+    for (uint32_t i = 0; vs && i < count; i++) {
+        kiln_result r = samplers[i].id ? backend_slot(dev, api, true, start + i, "sampler") : KILN_OK;
+        if (r != KILN_OK)
+            return r;
+    }
     kres_object *got[KILN_MAX_SAMPLERS] = {0};
     for (uint32_t i = 0; i < count; i++) {
         kiln_result r = bind_get(dev, api, samplers[i].id, KRES_TYPE_SAMPLER, "sampler", &got[i]);
@@ -521,10 +599,23 @@ static kiln_result ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t c
             return r;
         }
     }
+    ka_pipeline *p = ctx->pipe;
+    kres_pipe **slots = vs ? p->vs_samp : p->samp;
+    uint32_t *n = vs ? &p->n_vs_samp : &p->nsamp;
     for (uint32_t i = 0; i < count; i++)
-        SET(ctx->pipe->samp[start + i], got[i]);
-    dirty(ctx->pipe);
+        SET(slots[start + i], got[i]);
+    *n = bound_end(*n, start, count);
+    HIGHEST(slots, *n);
+    dirty(p);
     return KILN_OK;
+}
+
+static kiln_result ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    static const char api[] = "kiln_ps_set_samplers";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_samplers(ctx, api, false, start, count, samplers);
 }
 
 kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
@@ -532,6 +623,22 @@ kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t cou
     kiln_result r = ps_set_samplers(ctx, start, count, samplers);
     if (ctx && ctx->dev->capture)
         kcap_set_slots(ctx, KCAP_OP_PS_SET_SAMPLERS, start, count, samplers, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result vs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    static const char api[] = "kiln_vs_set_samplers";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_samplers(ctx, api, true, start, count, samplers);
+}
+
+kiln_result kiln_vs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    kiln_result r = vs_set_samplers(ctx, start, count, samplers);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_VS_SET_SAMPLERS, start, count, samplers, NULL, NULL, r);
     return r;
 }
 
@@ -713,18 +820,31 @@ static kd_state *build_state(kiln_context *ctx)
     s->ib_format = p->ib_format;
     s->ib_offset = p->ib_offset;
     s->topology = p->topology;
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+    /* Slots up to the highest bound one (the rest stay empty: calloc). */
+    s->n_vs_cb = p->n_vs_cb;
+    s->n_ps_cb = p->n_ps_cb;
+    s->nsrv = p->nsrv;
+    s->nsamp = p->nsamp;
+    s->n_vs_srv = p->n_vs_srv;
+    s->n_vs_samp = p->n_vs_samp;
+    for (uint32_t i = 0; i < p->n_vs_cb; i++)
         if ((s->vs_cb[i] = p->vs_cb[i]))
             kres_ref(&s->vs_cb[i]->base);
+    for (uint32_t i = 0; i < p->n_ps_cb; i++)
         if ((s->ps_cb[i] = p->ps_cb[i]))
             kres_ref(&s->ps_cb[i]->base);
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (uint32_t i = 0; i < p->nsrv; i++)
         if ((s->srv[i] = p->srv[i]))
             kres_ref(&s->srv[i]->base);
+    for (uint32_t i = 0; i < p->n_vs_srv; i++)
+        if ((s->vs_srv[i] = p->vs_srv[i]))
+            kres_ref(&s->vs_srv[i]->base);
+    /* Every sampler slot resolved (empty ones to the default sampler):
+     * backends read any slot a shader names. */
+    kiln_sampler_desc zero = {0};
     for (int i = 0; i < KILN_MAX_SAMPLERS; i++) {
-        kiln_sampler_desc zero = {0};
         kd_sampler_resolve(p->samp[i] ? &p->samp[i]->u.sampler : &zero, &s->samp[i]);
+        kd_sampler_resolve(p->vs_samp[i] ? &p->vs_samp[i]->u.sampler : &zero, &s->vs_samp[i]);
     }
     kiln_rasterizer_desc rs0 = {0};
     const kiln_rasterizer_desc *rs = p->rs ? &p->rs->u.rs : &rs0;
@@ -877,11 +997,19 @@ static bool bind_current(const ka_pipeline *p, const kd_bind *b, bool indexed)
             return false;
     if (indexed && !same_storage(p->ib, b->ib_st))
         return false;
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
-        if (!same_storage(p->vs_cb[i], b->vs_cb_st[i]) || !same_storage(p->ps_cb[i], b->ps_cb_st[i]))
+    if (b->n_vs_cb != p->n_vs_cb || b->n_ps_cb != p->n_ps_cb || b->nsrv != p->nsrv || b->n_vs_srv != p->n_vs_srv)
+        return false;
+    for (uint32_t i = 0; i < p->n_vs_cb; i++)
+        if (!same_storage(p->vs_cb[i], b->vs_cb_st[i]))
             return false;
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (uint32_t i = 0; i < p->n_ps_cb; i++)
+        if (!same_storage(p->ps_cb[i], b->ps_cb_st[i]))
+            return false;
+    for (uint32_t i = 0; i < p->nsrv; i++)
         if (!same_storage(p->srv[i] ? p->srv[i]->res : NULL, b->srv_st[i]))
+            return false;
+    for (uint32_t i = 0; i < p->n_vs_srv; i++)
+        if (!same_storage(p->vs_srv[i] ? p->vs_srv[i]->res : NULL, b->vs_srv_st[i]))
             return false;
     return true;
 }
@@ -892,11 +1020,14 @@ static bool binds_dynamic(const ka_pipeline *p)
     bool dyn = p->ib && p->ib->usage == KILN_USAGE_DYNAMIC;
     for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
         dyn |= p->vb[i] && p->vb[i]->usage == KILN_USAGE_DYNAMIC;
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
-        dyn |= (p->vs_cb[i] && p->vs_cb[i]->usage == KILN_USAGE_DYNAMIC) ||
-               (p->ps_cb[i] && p->ps_cb[i]->usage == KILN_USAGE_DYNAMIC);
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (uint32_t i = 0; i < p->n_vs_cb; i++)
+        dyn |= p->vs_cb[i] && p->vs_cb[i]->usage == KILN_USAGE_DYNAMIC;
+    for (uint32_t i = 0; i < p->n_ps_cb; i++)
+        dyn |= p->ps_cb[i] && p->ps_cb[i]->usage == KILN_USAGE_DYNAMIC;
+    for (uint32_t i = 0; i < p->nsrv; i++)
         dyn |= p->srv[i] && p->srv[i]->res->usage == KILN_USAGE_DYNAMIC;
+    for (uint32_t i = 0; i < p->n_vs_srv; i++)
+        dyn |= p->vs_srv[i] && p->vs_srv[i]->res->usage == KILN_USAGE_DYNAMIC;
     return dyn;
 }
 
@@ -904,24 +1035,31 @@ static bool binds_dynamic(const ka_pipeline *p)
  * NULL on out of memory (what was captured stays with the scene). */
 static kd_bind *capture_bind(kiln_device *dev, const ka_pipeline *p, kd_scene *s, bool indexed)
 {
-    kd_bind *b = kd_scene_new_bind(s);
+    kd_bind *b = kd_scene_new_bind(s, p->nsrv, p->n_vs_srv);
     if (!b)
         return NULL;
+    b->n_vs_cb = p->n_vs_cb;
+    b->n_ps_cb = p->n_ps_cb;
     bool ok = true;
     for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
         if (p->vb[i] && (b->vb_st[i] = capture(dev, p->vb[i])))
             ok &= kd_scene_use(s, p->vb[i], b->vb_st[i], KQ_READ);
     if (indexed && (b->ib_st = capture(dev, p->ib)))
         ok &= kd_scene_use(s, p->ib, b->ib_st, KQ_READ);
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+    for (uint32_t i = 0; i < p->n_vs_cb; i++)
         if (p->vs_cb[i] && (b->vs_cb_st[i] = capture(dev, p->vs_cb[i])))
             ok &= kd_scene_use(s, p->vs_cb[i], b->vs_cb_st[i], KQ_READ);
+    for (uint32_t i = 0; i < p->n_ps_cb; i++)
         if (p->ps_cb[i] && (b->ps_cb_st[i] = capture(dev, p->ps_cb[i])))
             ok &= kd_scene_use(s, p->ps_cb[i], b->ps_cb_st[i], KQ_READ);
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    /* Views of both stages are read nodes of the scene alike: a later
+     * write to the texture waits for the draw, a Map only for it. */
+    for (uint32_t i = 0; i < p->nsrv; i++)
         if (p->srv[i] && (b->srv_st[i] = capture(dev, p->srv[i]->res)))
             ok &= kd_scene_use(s, p->srv[i]->res, b->srv_st[i], KQ_READ);
+    for (uint32_t i = 0; i < p->n_vs_srv; i++)
+        if (p->vs_srv[i] && (b->vs_srv_st[i] = capture(dev, p->vs_srv[i]->res)))
+            ok &= kd_scene_use(s, p->vs_srv[i]->res, b->vs_srv_st[i], KQ_READ);
     b->complete = ok;
     return ok ? b : NULL;
 }
@@ -983,10 +1121,14 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
                 (indexed && destroyed_res(p->ib)) || destroyed_view(p->dsv);
     for (uint32_t e = 0; e < p->layout->u.layout.num_elements; e++)
         dead |= destroyed_res(p->vb[p->layout->u.layout.elements[e].slot]);
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
-        dead |= destroyed_res(p->vs_cb[i]) || destroyed_res(p->ps_cb[i]);
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (uint32_t i = 0; i < p->n_vs_cb; i++)
+        dead |= destroyed_res(p->vs_cb[i]);
+    for (uint32_t i = 0; i < p->n_ps_cb; i++)
+        dead |= destroyed_res(p->ps_cb[i]);
+    for (uint32_t i = 0; i < p->nsrv; i++)
         dead |= destroyed_view(p->srv[i]);
+    for (uint32_t i = 0; i < p->n_vs_srv; i++)
+        dead |= destroyed_view(p->vs_srv[i]);
     for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         dead |= destroyed_view(p->rtv[i]);
     for (int i = 0; so && i < KILN_SO_BUFFER_SLOTS; i++)
@@ -1030,13 +1172,17 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
         if (!p->vb[l->elements[e].slot])
             return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "element %u reads slot %u, which has no buffer", e,
                         l->elements[e].slot);
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
-        if (!p->srv[i])
+    for (uint32_t k = 0; k < p->nsrv + p->n_vs_srv; k++) {
+        bool vs = k >= p->nsrv;
+        uint32_t i = vs ? k - p->nsrv : k;
+        const kres_view *v = vs ? p->vs_srv[i] : p->srv[i];
+        if (!v)
             continue;
         for (uint32_t r = 0; r <= p->nrt; r++) {
             kres_view *t = r < p->nrt ? p->rtv[r] : p->dsv;
-            if (t && t->res == p->srv[i]->res)
-                return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "shader resource %d is also bound as a target", i);
+            if (t && t->res == v->res)
+                return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "%s shader resource %u is also bound as a target",
+                            vs ? "vertex-stage" : "pixel-stage", i);
         }
     }
     return KILN_OK;
@@ -1178,6 +1324,11 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
         d->bind = b;
         ok = b != NULL;
     }
+    if (ok && (p->block->nsrv || p->block->n_vs_srv) && (s->tex_state != p->block || s->tex_bind != d->bind)) {
+        s->texsets++; /* bounds what the backend resolves per scene */
+        s->tex_state = p->block;
+        s->tex_bind = d->bind;
+    }
     kd_op op = {.kind = KD_OP_DRAW, .draw = d};
     if (!ok || !kd_scene_push(s, &op)) {
         /* The scene keeps what it gathered; this draw is undone. */
@@ -1191,6 +1342,8 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
     }
     s->vertices += (uint64_t)count * instances;
     ctx->scene = s;
+    if (!so && s->texsets >= KD_SCENE_MAX_TEXSETS)
+        return ka_flush_scene(ctx, api);
     if (so) {
         /* Later draws continue where this one ends (D3D10: the offsets
          * apply to the first draw after SOSetTargets). */

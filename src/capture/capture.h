@@ -44,7 +44,7 @@
 #define KCAP_MAGIC "KILNCAP"  /* 7 characters + NUL: the first 8 bytes */
 #define KCAP_VERSION_MAJOR 1u /* records change: older readers refuse */
 #define KCAP_VERSION_MINOR                                                                         \
-    3u                       /* records added: older readers refuse                                \
+    4u                       /* records added: older readers refuse                                \
                                 captures that use them, by op */
 #define KCAP_HEADER_SIZE 16u /* magic, u16 major, u16 minor, u32 size */
 #define KCAP_BLEND_TARGETS_1_0 4u /* CREATE_BLEND_STATE's targets (1.0: kiln had 4) */
@@ -155,13 +155,42 @@
     X(CREATE_SAMPLER_CMP, "kiln_create_sampler") /* 1.3: a comparison sampler */          \
     X(CREATE_BLEND_STATE_8, "kiln_create_blend_state") /* 1.3: targets 4..7 set */
 
+/* Ops numbered from KCAP_OP_BLOCK_120 on, whatever the list above holds
+ * (numbers between its end and 120 are reserved for other 1.4 records;
+ * a reader refuses them until they exist). */
+#define KCAP_OP_BLOCK_120 120
+#define KCAP_OPS_120(X)                                                                            \
+    X(VS_SET_SHADER_RESOURCES, "kiln_vs_set_shader_resources") /* 1.4, op 120 */              \
+    X(VS_SET_SAMPLERS, "kiln_vs_set_samplers") /* 1.4, op 121 */
+
+/* One past the last op of KCAP_OPS. */
+enum kcap_ops_end_ {
+    KCAP_OPS_END_NONE_ = 0,
+#define KCAP_X_(name, text) KCAP_OPS_END_##name,
+    KCAP_OPS(KCAP_X_)
+#undef KCAP_X_
+        KCAP_OPS_END
+};
+
 typedef enum kcap_op {
     KCAP_OP_NONE = 0, /* never in a file */
 #define KCAP_X_(name, text) KCAP_OP_##name,
     KCAP_OPS(KCAP_X_)
 #undef KCAP_X_
+    KCAP_OP_BLOCK_120_START_ = KCAP_OP_BLOCK_120 - 1,
+#define KCAP_X_(name, text) KCAP_OP_##name,
+    KCAP_OPS_120(KCAP_X_)
+#undef KCAP_X_
         KCAP_OP_COUNT
 } kcap_op;
+
+_Static_assert(KCAP_OPS_END <= KCAP_OP_BLOCK_120, "the ops before 120 ran into the block at 120");
+
+/* Whether `op` is a record this kiln knows. */
+static inline bool kcap_op_known(uint64_t op)
+{
+    return op != 0 && op < KCAP_OP_COUNT && (op < KCAP_OPS_END || op >= KCAP_OP_BLOCK_120);
+}
 
 /* "kiln_map", ...; "unknown" out of range. */
 const char *kcap_op_name(uint32_t op);
@@ -331,7 +360,8 @@ typedef struct kcap_call {
         kiln_sampler_desc sampler;
         struct { /* vertex buffers, constant buffers, views, samplers */
             uint32_t start, count;
-            uint32_t ids[8], strides[8], offsets[8];
+            uint32_t ids[KILN_MAX_SHADER_RESOURCES]; /* the largest stage range */
+            uint32_t strides[KILN_MAX_VERTEX_BUFFERS], offsets[KILN_MAX_VERTEX_BUFFERS];
             uint32_t has_offsets; /* SO_SET_TARGETS: offsets given */
         } slots;
         struct {

@@ -176,7 +176,7 @@ static GLuint link(kg_device *d, kg_program *p, const char *vs, size_t vs_len, c
                    type == GL_FLOAT_VEC4) {
             p->ps_cb[slot] = loc;
             p->ps_cb_n[slot] = size;
-        } else if (sscanf(name, "u_tex%u%c", &slot, &tail) == 1 && slot < KILN_MAX_SHADER_RESOURCES) {
+        } else if (sscanf(name, "u_tex%u%c", &slot, &tail) == 1 && slot < KG_SRV_SLOTS) {
             gl->ProgramUniform1i(prog, loc, (GLint)slot);
         }
     }
@@ -494,9 +494,14 @@ static bool run_draw(kg_device *d, const kd_draw *dw, const kd_draw **prev, cons
         upload_cb(d, p->prog, p->vs_cb[i], p->vs_cb_n[i], dw->bind->vs_cb_st[i]);
         upload_cb(d, p->prog, p->ps_cb[i], p->ps_cb_n[i], dw->bind->ps_cb_st[i]);
     }
-    for (uint32_t i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
-        const kres_view *v = s->srv[i];
+    /* Views up to the highest bound slot (the API refuses slots past
+     * KG_SRV_SLOTS here); units above it that the last draw used are
+     * unbound. */
+    for (uint32_t i = 0; i < KG_SRV_SLOTS; i++) {
+        const kres_view *v = i < s->nsrv ? s->srv[i] : NULL;
         GLuint t = 0;
+        if (!v && !d->bound_tex[i])
+            continue;
         if (v && dw->bind->srv_st[i]) {
             kg_mirror *m = kg_mirror_get(d, v->res, dw->bind->srv_st[i]);
             if (m)
@@ -507,6 +512,7 @@ static bool run_draw(kg_device *d, const kd_draw *dw, const kd_draw **prev, cons
             }
         }
         gl->BindTextureUnit(i, t);
+        d->bound_tex[i] = t;
     }
     for (uint32_t e = 0; e < KILN_MAX_INPUT_ELEMENTS; e++) {
         if (e >= s->nelems) {

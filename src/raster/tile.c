@@ -767,7 +767,7 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         v4_store(color + i, v4_set1(0.0f));
     kiln_ps_args a = {
         .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = z,
-        .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = &dx->tex,
+        .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = dx->tex,
         .user = s->ps_user, .primitive_id = p->prim_id,
     };
     s->ps(&a);
