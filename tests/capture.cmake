@@ -10,7 +10,8 @@ include(${PROJECT_SOURCE_DIR}/examples/sources.cmake)
 include(${PROJECT_SOURCE_DIR}/examples/stb.cmake)
 
 foreach(t test_capture_api test_capture_streams test_capture_decode test_capture_replay
-          test_capture_files test_queries test_gs test_so test_sample_cmp test_mrt8)
+          test_capture_files test_queries test_gs test_so test_sample_cmp test_mrt8
+          test_vs_textures test_depth_only)
   if(TARGET ${t})
     target_link_libraries(${t} PRIVATE kiln_replay_core)
   endif()
