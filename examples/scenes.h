@@ -17,6 +17,8 @@
  *                   shader expands
  *   scenes_skybox.c draw scene "skybox": six faces rendered in one layered
  *                   draw, then sampled as a sky
+ *   scenes_shadow.c draw scene "shadow": a depth-only pass into a shadow
+ *                   map, then comparison sampling (scenes_shadow.h)
  *   mat4.h          the little matrix math the draw scenes need
  *
  * A scene records one frame into the runner's canvas texture with kiln
@@ -206,6 +208,7 @@ extern const scene demo_scene_swirl;     /* scenes_so.c */
 
 extern const scene demo_scene_sprites; /* scenes_sprites.c */
 extern const scene demo_scene_skybox;  /* scenes_skybox.c */
+extern const scene demo_scene_shadow;  /* scenes_shadow.c */
 
 /* Every scene's register_shaders on `dev`: what a replay of any scene's
  * capture needs before its first record (a kcap_replay setup_fn). */

@@ -10,4 +10,5 @@ set(KILN_DEMO_SCENE_SOURCES
   ${KILN_DEMO_DIR}/scenes_occlusion.c
   ${KILN_DEMO_DIR}/scenes_so.c
   ${KILN_DEMO_DIR}/scenes_sprites.c
-  ${KILN_DEMO_DIR}/scenes_skybox.c)
+  ${KILN_DEMO_DIR}/scenes_skybox.c
+  ${KILN_DEMO_DIR}/scenes_shadow.c)

@@ -16,7 +16,7 @@ foreach(t test_capture_api test_capture_streams test_capture_decode test_capture
     target_link_libraries(${t} PRIVATE kiln_replay_core)
   endif()
 endforeach()
-foreach(t test_capture_replay test_capture_files test_capture_decode)
+foreach(t test_capture_replay test_capture_files test_capture_decode test_shadow)
   if(TARGET ${t})
     target_sources(${t} PRIVATE ${KILN_DEMO_SCENE_SOURCES})
     target_include_directories(${t} PRIVATE ${KILN_DEMO_DIR})
