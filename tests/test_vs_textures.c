@@ -125,6 +125,7 @@ typedef struct rig {
     kiln_sampler point, linear;
     kiln_texture tex;
     kiln_srv srv;
+    kiln_buffer cb;
     ru_tex rt;
 } rig;
 
@@ -161,12 +162,24 @@ static void rig_init(rig *r, kiln_device *dev)
     CHECK_RESULT(kiln_vs_set_shader_resources(r->ctx, SLOT, 1, &r->srv), KILN_OK);
     CHECK_RESULT(kiln_vs_set_samplers(r->ctx, POINT_SAMP, 1, &r->point), KILN_OK);
     CHECK_RESULT(kiln_vs_set_samplers(r->ctx, LINEAR_SAMP, 1, &r->linear), KILN_OK);
+    /* Slots past the old limits in the other arrays too (the pixel stage
+     * reads none of them: captured, replayed, harmless). */
+    r->cb = ru_cbuffer(dev, (const float[4]){1, 2, 3, 4}, 4);
+    CHECK_RESULT(kiln_vs_set_constant_buffers(r->ctx, KILN_MAX_CONSTANT_BUFFERS - 1, 1, &r->cb), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_constant_buffers(r->ctx, 9, 1, &r->cb), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_shader_resources(r->ctx, 120, 1, &r->srv), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_samplers(r->ctx, KILN_MAX_SAMPLERS - 1, 1, &r->linear), KILN_OK);
 }
 
 static void rig_free(rig *r)
 {
     kiln_srv none = {0};
     kiln_vs_set_shader_resources(r->ctx, SLOT, 1, &none);
+    kiln_ps_set_shader_resources(r->ctx, 120, 1, &none);
+    kiln_buffer nob = {0};
+    kiln_vs_set_constant_buffers(r->ctx, KILN_MAX_CONSTANT_BUFFERS - 1, 1, &nob);
+    kiln_ps_set_constant_buffers(r->ctx, 9, 1, &nob);
+    kiln_destroy_buffer(r->dev, r->cb);
     kiln_destroy_srv(r->dev, r->srv);
     kiln_destroy_texture(r->dev, r->tex);
     ru_free_tex(r->dev, &r->rt);
@@ -481,6 +494,7 @@ int main(void)
     CHECK(bytes != NULL);
     CHECK(cu_count_op(bytes, len, KCAP_OP_VS_SET_SHADER_RESOURCES) >= 1);
     CHECK(cu_count_op(bytes, len, KCAP_OP_VS_SET_SAMPLERS) >= 2);
+    CHECK(cu_count_op(bytes, len, KCAP_OP_PS_SET_SHADER_RESOURCES) >= 1);
     for (int m = 0; bytes && m < 2; m++) {
         cu_images out = {0};
         kcap_replay_report rep;
