@@ -15,6 +15,9 @@
  *   vertex-read texture and a WRITE_DISCARD Map of a DYNAMIC one (two
  *   vertex slots), on ASYNC devices of 1 and 3 workers and a SERIAL one:
  *   every draw reads the contents current at its call, bit for bit alike.
+ * - Many bindings: 1,300 draws alternating two textures (a distinct
+ *   binding each, so scenes end every KD_SCENE_MAX_TEXSETS): the last draw
+ *   at each pixel wins, SERIAL and ASYNC.
  * - Locks: a gate holds the render target, so a draw reading the texture
  *   in its vertex stage is pending; an update of the texture queued after
  *   it must wait for it (the draw reads the old contents); a Map WRITE of
@@ -356,6 +359,61 @@ static void test_async_equals_serial(void)
     free(ref);
 }
 
+/* ---- many bindings: scenes end at KD_SCENE_MAX_TEXSETS ---- */
+
+enum { NMANY = 1300 };
+
+/* 1,300 one-point draws alternating two textures in the vertex slot: each
+ * a distinct binding, so the API ends the scene every 512 of them (the
+ * bound on the backend's resolved views); the last draw at each pixel
+ * wins. */
+static void test_many_bindings(kiln_exec_mode mode, uint32_t threads)
+{
+    kiln_device *dev = th_device(mode, threads);
+    rig r;
+    rig_init(&r, dev);
+    kiln_texture t2;
+    kiln_srv s2;
+    float m0[TW * TH * 4], m1[TW * TH];
+    fill_mip(0, 5, m0);
+    fill_mip(1, 5, m1);
+    kiln_subresource_data init[2] = {{m0, TW * 16}, {m1, TW / 2 * 16}};
+    kiln_texture2d_desc td = {TW, TH, 2, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT,
+                              KILN_BIND_SHADER_RESOURCE, 0};
+    CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &t2), KILN_OK);
+    CHECK_RESULT(kiln_create_srv(dev, t2, NULL, &s2), KILN_OK);
+    pt p[NMANY];
+    for (uint32_t i = 0; i < NMANY; i++)
+        p[i] = (pt){{(float)(i % W), (float)(i / W % (H - 2)), (float)(i % TW), (float)(i / TW % TH), 0, 0, 0, 0}};
+    kiln_buffer vb = ru_buffer(dev, KILN_BIND_VERTEX_BUFFER, p, sizeof p);
+    uint32_t stride = sizeof(pt), off = 0;
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(r.ctx, 0, 1, &vb, &stride, &off), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_topology(r.ctx, KILN_TOPOLOGY_POINT_LIST), KILN_OK);
+    for (uint32_t i = 0; i < NMANY; i++) {
+        CHECK_RESULT(kiln_vs_set_shader_resources(r.ctx, SLOT, 1, i % 2 ? &s2 : &r.srv), KILN_OK);
+        CHECK_RESULT(kiln_draw(r.ctx, 1, i), KILN_OK);
+    }
+    float *img = ru_read_f32(dev, &r.rt);
+    static float want[W * H * 4];
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        want[i] = -1.0f;
+    for (uint32_t i = 0; i < NMANY; i++) {
+        float t[4];
+        texel(i % TW, i / TW % TH, 0, i % 2 ? 5 : 0, t);
+        int row = (int)p[i].in[1] + (int)t[1];
+        memcpy(want + 4 * ((size_t)row * W + i % W), t, 16);
+    }
+    CHECK(memcmp(img, want, sizeof want) == 0);
+    free(img);
+    kiln_destroy_buffer(dev, vb);
+    kiln_srv none = {0};
+    CHECK_RESULT(kiln_vs_set_shader_resources(r.ctx, SLOT, 1, &none), KILN_OK);
+    kiln_destroy_srv(dev, s2);
+    kiln_destroy_texture(dev, t2);
+    rig_free(&r);
+    kiln_device_destroy(dev);
+}
+
 /* ---- locks ---- */
 
 static void test_locks(void)
@@ -513,6 +571,8 @@ int main(void)
     free(bytes);
 
     test_async_equals_serial();
+    test_many_bindings(KILN_EXEC_SERIAL, 0);
+    test_many_bindings(KILN_EXEC_ASYNC, 3);
     test_locks();
     test_validation();
     return th_exit();
