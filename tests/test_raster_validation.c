@@ -122,7 +122,7 @@ static void kit_create(void)
 /* Binds the kit into a context cleared of everything else. */
 static void kit_bind(void)
 {
-    kiln_buffer nob[KILN_MAX_VERTEX_BUFFERS] = {{0}};
+    kiln_buffer nob[KILN_MAX_CONSTANT_BUFFERS] = {{0}}; /* 14: vertex buffers (8) and constant buffers */
     uint32_t zero[KILN_MAX_VERTEX_BUFFERS] = {0};
     kiln_srv nos[KILN_MAX_SHADER_RESOURCES] = {{0}};
     kiln_sampler nosm[KILN_MAX_SAMPLERS] = {{0}};
