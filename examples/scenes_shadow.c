@@ -29,10 +29,10 @@
  * sampler2DShadow), and registered by name (shadow_register) for
  * captures.
  */
+#include "scenes_shadow.h"
 #include "mat4.h"
 #include "mesh.h"
 #include "scenes.h"
-#include "scenes_shadow.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -40,7 +40,7 @@
 #define PI_F 3.14159265f
 #define SHADOW_SIZE 512u
 #define SHADOW_BIAS 0.003f /* light depth units subtracted before comparing */
-#define SHADOW_OBJECTS 4    /* the ground, then three cubes */
+#define SHADOW_OBJECTS 4   /* the ground, then three cubes */
 
 typedef struct shadow_vertex {
     float pos[3];
@@ -138,34 +138,34 @@ static void ps_main(kiln_ps_args *a)
     "in vec4 a_position;\n"                                                                        \
     "in vec4 a_normal;\n"
 #define GLSL_ROWS(o, row)                                                                          \
-    "    " o " = vec4(dot(u_cb0[" #row "], p), dot(u_cb0[" #row " + 1], p), dot(u_cb0[" #row        \
+    "    " o " = vec4(dot(u_cb0[" #row "], p), dot(u_cb0[" #row " + 1], p), dot(u_cb0[" #row       \
     " + 2], p), dot(u_cb0[" #row " + 3], p));\n"
 
-static const char glsl_caster[] = GLSL_VS_HEAD "void main()\n"
-                                               "{\n"
-                                               "    vec4 p = vec4(a_position.xyz, 1.0);\n" GLSL_ROWS(
-                                                   "gl_Position", 4) "}\n";
-
-static const char glsl_main[] =
-    GLSL_VS_HEAD "out vec4 v_light;\n"
-                 "void main()\n"
+static const char glsl_caster[] =
+    GLSL_VS_HEAD "void main()\n"
                  "{\n"
-                 "    vec4 p = vec4(a_position.xyz, 1.0);\n" GLSL_ROWS("gl_Position", 0)
-                     GLSL_ROWS("v_light", 4) "}\n"
-                                             "//--- fragment\n"
-                                             "#version 130\n"
-                                             "uniform vec4 u_ps_cb0[2];\n"
-                                             "uniform sampler2DShadow u_tex0;\n"
-                                             "in vec4 v_light;\n"
-                                             "out vec4 o_color;\n"
-                                             "void main()\n"
-                                             "{\n"
-                                             "    vec3 t = vec3(0.5 + 0.5 * v_light.x / v_light.w,\n"
-                                             "                  0.5 - 0.5 * v_light.y / v_light.w,\n"
-                                             "                  v_light.z / v_light.w - 0.003);\n"
-                                             "    float l = texture(u_tex0, t);\n"
-                                             "    o_color = u_ps_cb0[0] * l + u_ps_cb0[1] * (1.0 - l);\n"
-                                             "}\n";
+                 "    vec4 p = vec4(a_position.xyz, 1.0);\n" GLSL_ROWS("gl_Position", 4) "}\n";
+
+static const char glsl_main[] = GLSL_VS_HEAD
+    "out vec4 v_light;\n"
+    "void main()\n"
+    "{\n"
+    "    vec4 p = vec4(a_position.xyz, 1.0);\n" GLSL_ROWS("gl_Position", 0)
+        GLSL_ROWS("v_light", 4) "}\n"
+                                "//--- fragment\n"
+                                "#version 130\n"
+                                "uniform vec4 u_ps_cb0[2];\n"
+                                "uniform sampler2DShadow u_tex0;\n"
+                                "in vec4 v_light;\n"
+                                "out vec4 o_color;\n"
+                                "void main()\n"
+                                "{\n"
+                                "    vec3 t = vec3(0.5 + 0.5 * v_light.x / v_light.w,\n"
+                                "                  0.5 - 0.5 * v_light.y / v_light.w,\n"
+                                "                  v_light.z / v_light.w - 0.003);\n"
+                                "    float l = texture(u_tex0, t);\n"
+                                "    o_color = u_ps_cb0[0] * l + u_ps_cb0[1] * (1.0 - l);\n"
+                                "}\n";
 
 static const kiln_vertex_shader_desc caster_vs_desc = {
     .fn = vs_caster, .num_inputs = 2, .num_varyings = 0, .glsl = glsl_caster};
@@ -176,7 +176,8 @@ static const kiln_pixel_shader_desc main_ps_desc = {
 
 static kiln_result shadow_register(kiln_device *dev)
 {
-    kiln_result r = kiln_capture_register_vertex_shader(dev, "demo.shadow.caster_vs", &caster_vs_desc);
+    kiln_result r =
+        kiln_capture_register_vertex_shader(dev, "demo.shadow.caster_vs", &caster_vs_desc);
     if (r == KILN_OK)
         r = kiln_capture_register_vertex_shader(dev, "demo.shadow.main_vs", &main_vs_desc);
     if (r == KILN_OK)
@@ -187,7 +188,7 @@ static kiln_result shadow_register(kiln_device *dev)
 /* ---- the world ---- */
 
 static const float base_color[SHADOW_OBJECTS][3] = {
-    {1.0f, 0.5f, 0.25f},  /* the ground: its ends exact in binary */
+    {1.0f, 0.5f, 0.25f}, /* the ground: its ends exact in binary */
     {0.3f, 0.6f, 0.9f},
     {0.9f, 0.85f, 0.3f},
     {0.5f, 0.9f, 0.4f},
@@ -197,12 +198,16 @@ static const float base_color[SHADOW_OBJECTS][3] = {
 static mat4 object_world(int k, uint32_t f)
 {
     switch (k) {
-    case 0: return mat4_mul(mat4_translate(0, -1.1f, 0), mat4_scale(5.0f, 0.1f, 5.0f));
-    case 1: return mat4_mul(mat4_translate(-1.2f, -0.4f, 0.2f), mat4_scale(0.6f, 0.6f, 0.6f));
+    case 0:
+        return mat4_mul(mat4_translate(0, -1.1f, 0), mat4_scale(5.0f, 0.1f, 5.0f));
+    case 1:
+        return mat4_mul(mat4_translate(-1.2f, -0.4f, 0.2f), mat4_scale(0.6f, 0.6f, 0.6f));
     case 2:
-        return mat4_mul(mat4_translate(1.0f, -0.25f, -1.0f),
-                        mat4_mul(mat4_rotate(v3(0, 1, 0), 0.25f * (float)f), mat4_scale(0.5f, 0.75f, 0.5f)));
-    default: return mat4_mul(mat4_translate(0.9f, -0.7f, 1.6f), mat4_scale(0.3f, 0.3f, 0.3f));
+        return mat4_mul(
+            mat4_translate(1.0f, -0.25f, -1.0f),
+            mat4_mul(mat4_rotate(v3(0, 1, 0), 0.25f * (float)f), mat4_scale(0.5f, 0.75f, 0.5f)));
+    default:
+        return mat4_mul(mat4_translate(0.9f, -0.7f, 1.6f), mat4_scale(0.3f, 0.3f, 0.3f));
     }
 }
 
@@ -223,8 +228,9 @@ mat4 demo_shadow_camera(uint32_t w, uint32_t h)
 {
     vec3 eye, at;
     demo_shadow_eye(&eye, &at);
-    return mat4_mul(mat4_perspective(DEMO_SHADOW_FOVY_DEG * PI_F / 180.0f, (float)w / (float)h, 1.0f, 30.0f),
-                    mat4_look_at(eye, at, v3(0, 1, 0)));
+    return mat4_mul(
+        mat4_perspective(DEMO_SHADOW_FOVY_DEG * PI_F / 180.0f, (float)w / (float)h, 1.0f, 30.0f),
+        mat4_look_at(eye, at, v3(0, 1, 0)));
 }
 
 mat4 demo_shadow_world(int object, uint32_t frame) { return object_world(object, frame); }
@@ -263,8 +269,14 @@ static int shadow_setup(demo *d, void *state)
         {.format = KILN_FORMAT_R32G32B32_FLOAT, .offset = offsetof(shadow_vertex, pos)},
         {.format = KILN_FORMAT_R32G32B32_FLOAT, .offset = offsetof(shadow_vertex, normal)},
     };
-    const kiln_texture2d_desc md = {SHADOW_SIZE, SHADOW_SIZE, 1, 1, KILN_FORMAT_D32_FLOAT, KILN_USAGE_DEFAULT,
-                                    KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE, 0};
+    const kiln_texture2d_desc md = {SHADOW_SIZE,
+                                    SHADOW_SIZE,
+                                    1,
+                                    1,
+                                    KILN_FORMAT_D32_FLOAT,
+                                    KILN_USAGE_DEFAULT,
+                                    KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE,
+                                    0};
     kiln_sampler_desc sd = {0};
     sd.min_filter = sd.mag_filter = KILN_FILTER_LINEAR;
     sd.mip_filter = KILN_FILTER_POINT;
@@ -273,7 +285,8 @@ static int shadow_setup(demo *d, void *state)
     sd.comparison_func = KILN_COMPARE_LESS_EQUAL;
     const kiln_rasterizer_desc rs = {.cull = KILN_CULL_BACK, .front_ccw = 1};
     /* the depth pass: a slope-scaled bias against self-shadowing ("acne") */
-    const kiln_rasterizer_desc rs_caster = {.cull = KILN_CULL_BACK, .front_ccw = 1, .slope_scaled_depth_bias = 2.0f};
+    const kiln_rasterizer_desc rs_caster = {
+        .cull = KILN_CULL_BACK, .front_ccw = 1, .slope_scaled_depth_bias = 2.0f};
     if (demo_new_vertex_shader(d, &caster_vs_desc, &s->vs_caster) ||
         demo_new_vertex_shader(d, &main_vs_desc, &s->vs_main) ||
         demo_new_pixel_shader(d, &main_ps_desc, &s->ps_main) ||
@@ -282,15 +295,16 @@ static int shadow_setup(demo *d, void *state)
         demo_new_buffer(d, sizeof idx, KILN_USAGE_IMMUTABLE, KILN_BIND_INDEX_BUFFER, idx, &s->ib) ||
         demo_new_texture_desc(d, &md, NULL, &s->map) || demo_new_dsv(d, s->map, &s->map_dsv) ||
         demo_new_srv(d, s->map, &s->map_srv) || demo_new_sampler(d, &sd, &s->cmp) ||
-        demo_new_depth(d, d->w, d->h, KILN_FORMAT_D32_FLOAT, &s->dsv) || demo_new_rasterizer(d, &rs, &s->rs) ||
-        demo_new_rasterizer(d, &rs_caster, &s->rs_caster))
+        demo_new_depth(d, d->w, d->h, KILN_FORMAT_D32_FLOAT, &s->dsv) ||
+        demo_new_rasterizer(d, &rs, &s->rs) || demo_new_rasterizer(d, &rs_caster, &s->rs_caster))
         return -1;
     for (int k = 0; k < SHADOW_OBJECTS; k++) {
         shadow_ps_constants pc;
         demo_shadow_colors(k, pc.lit, pc.shadowed);
-        if (demo_new_buffer(d, sizeof(shadow_vs_constants), KILN_USAGE_DEFAULT, KILN_BIND_CONSTANT_BUFFER, NULL,
-                            &s->vs_cb[k]) ||
-            demo_new_buffer(d, sizeof pc, KILN_USAGE_IMMUTABLE, KILN_BIND_CONSTANT_BUFFER, &pc, &s->ps_cb[k]))
+        if (demo_new_buffer(d, sizeof(shadow_vs_constants), KILN_USAGE_DEFAULT,
+                            KILN_BIND_CONSTANT_BUFFER, NULL, &s->vs_cb[k]) ||
+            demo_new_buffer(d, sizeof pc, KILN_USAGE_IMMUTABLE, KILN_BIND_CONSTANT_BUFFER, &pc,
+                            &s->ps_cb[k]))
             return -1;
     }
     return 0;
@@ -353,7 +367,8 @@ static int shadow_frame(demo *d, void *state, kiln_texture canvas, kiln_rtv canv
 
 const scene demo_scene_shadow = {
     .name = "shadow",
-    .summary = "a shadow map: a depth-only pass from the light into D32_FLOAT, then kiln_ps_sample_cmp (PCF)",
+    .summary = "a shadow map: a depth-only pass from the light into D32_FLOAT, then "
+               "kiln_ps_sample_cmp (PCF)",
     .state_size = sizeof(shadow_scene),
     .setup = shadow_setup,
     .frame = shadow_frame,

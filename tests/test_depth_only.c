@@ -65,7 +65,8 @@ static void fixture_init(fixture *f, kiln_device *dev, kiln_format ds_format)
     CHECK_RESULT(kiln_ia_set_input_layout(f->ctx, f->il), KILN_OK);
     CHECK_RESULT(kiln_vs_set_constant_buffers(f->ctx, 0, 1, &f->cb), KILN_OK);
     CHECK_RESULT(kiln_clear_rtv(f->ctx, f->rt.rtv, CLEAR), KILN_OK);
-    CHECK_RESULT(kiln_clear_dsv(f->ctx, f->ds.dsv, KILN_CLEAR_DEPTH | KILN_CLEAR_STENCIL, 1.0f, 0), KILN_OK);
+    CHECK_RESULT(kiln_clear_dsv(f->ctx, f->ds.dsv, KILN_CLEAR_DEPTH | KILN_CLEAR_STENCIL, 1.0f, 0),
+                 KILN_OK);
 }
 
 static void fixture_free(fixture *f)
@@ -84,7 +85,9 @@ static void fixture_free(fixture *f)
 static void set_ps(fixture *f, bool with_ps)
 {
     CHECK_RESULT(kiln_ps_set_shader(f->ctx, with_ps ? f->ps : (kiln_pixel_shader){0}), KILN_OK);
-    CHECK_RESULT(kiln_om_set_blend_state(f->ctx, with_ps ? f->mask_off : (kiln_blend_state){0}, NULL), KILN_OK);
+    CHECK_RESULT(
+        kiln_om_set_blend_state(f->ctx, with_ps ? f->mask_off : (kiln_blend_state){0}, NULL),
+        KILN_OK);
 }
 
 static void rect(fixture *f, double x0, double y0, double x1, double y1, float z)
@@ -160,8 +163,8 @@ static void test_rect_exact(void)
 
 /* Random triangles; returns the depth-stencil bytes, and the occlusion and
  * pixel-shader-invocation counts through `samples` / `ps_inv`. */
-static uint8_t *random_pass(kiln_device *dev, kiln_format ds_format, bool with_ps, uint64_t *samples,
-                            uint64_t *ps_inv)
+static uint8_t *random_pass(kiln_device *dev, kiln_format ds_format, bool with_ps,
+                            uint64_t *samples, uint64_t *ps_inv)
 {
     fixture f;
     fixture_init(&f, dev, ds_format);
@@ -170,10 +173,12 @@ static uint8_t *random_pass(kiln_device *dev, kiln_format ds_format, bool with_p
     if (ds_format == KILN_FORMAT_D24_UNORM_S8_UINT) {
         /* Stencil counts passes (saturating at 3), and a pixel whose count
          * has reached 2 is tested no more. */
-        kiln_stencil_face face = {KILN_STENCIL_OP_KEEP, KILN_STENCIL_OP_INCR_SAT, KILN_STENCIL_OP_INCR_SAT,
-                                  KILN_COMPARE_GREATER};
-        dss = ru_dss(dev, (kiln_depth_stencil_desc){.depth_func = KILN_COMPARE_LESS_EQUAL, .stencil_enable = 1,
-                                                    .front = face, .back = face});
+        kiln_stencil_face face = {KILN_STENCIL_OP_KEEP, KILN_STENCIL_OP_INCR_SAT,
+                                  KILN_STENCIL_OP_INCR_SAT, KILN_COMPARE_GREATER};
+        dss = ru_dss(dev, (kiln_depth_stencil_desc){.depth_func = KILN_COMPARE_LESS_EQUAL,
+                                                    .stencil_enable = 1,
+                                                    .front = face,
+                                                    .back = face});
         CHECK_RESULT(kiln_om_set_depth_stencil_state(f.ctx, dss, 2), KILN_OK);
     }
     kiln_query occ, stats;
@@ -239,7 +244,8 @@ static void test_random_equals_masked(kiln_format fmt)
     CHECK(changed > W * H / 4);
     if (fmt == KILN_FORMAT_D24_UNORM_S8_UINT)
         CHECK(stencil > 0);
-    printf("format %d: %llu samples passed, %d texels changed\n", (int)fmt, (unsigned long long)n_only, changed);
+    printf("format %d: %llu samples passed, %d texels changed\n", (int)fmt,
+           (unsigned long long)n_only, changed);
     free(only);
     free(ref);
     kiln_device_destroy(a);

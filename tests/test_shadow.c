@@ -58,7 +58,8 @@ static void affine_inverse(const mat4 *m, double inv[3][3], double t[3])
             a[r][c] = m->m[r * 4 + c];
         t[r] = m->m[r * 4 + 3];
     }
-    double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+    double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+                 a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
                  a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) {
@@ -125,7 +126,8 @@ static void check_image(const uint8_t *img, const char *what)
     r[0] = -f[2], r[1] = 0, r[2] = f[0];
     n = sqrt(r[0] * r[0] + r[2] * r[2]);
     r[0] /= n, r[2] /= n;
-    u[0] = r[1] * f[2] - r[2] * f[1], u[1] = r[2] * f[0] - r[0] * f[2], u[2] = r[0] * f[1] - r[1] * f[0];
+    u[0] = r[1] * f[2] - r[2] * f[1], u[1] = r[2] * f[0] - r[0] * f[2],
+    u[2] = r[0] * f[1] - r[1] * f[0];
     double ty = tan(DEMO_SHADOW_FOVY_DEG * 3.14159265358979 / 360.0), tx = ty * W / H;
     vec3 light;
     mat4 lvp;
@@ -158,15 +160,15 @@ static void check_image(const uint8_t *img, const char *what)
                 nsh++;
                 if (memcmp(got, sh, 4)) {
                     if (bad++ < 4)
-                        fprintf(stderr, "    (%d, %d) must be shadowed %u %u %u, is %u %u %u\n", px, py, sh[0], sh[1],
-                                sh[2], got[0], got[1], got[2]);
+                        fprintf(stderr, "    (%d, %d) must be shadowed %u %u %u, is %u %u %u\n", px,
+                                py, sh[0], sh[1], sh[2], got[0], got[1], got[2]);
                 }
             } else if (!hits_any(p, to_light, 1.1)) {
                 nlit++;
                 if (memcmp(got, lit, 4)) {
                     if (bad++ < 4)
-                        fprintf(stderr, "    (%d, %d) must be lit %u %u %u, is %u %u %u\n", px, py, lit[0], lit[1],
-                                lit[2], got[0], got[1], got[2]);
+                        fprintf(stderr, "    (%d, %d) must be lit %u %u %u, is %u %u %u\n", px, py,
+                                lit[0], lit[1], lit[2], got[0], got[1], got[2]);
                 }
             }
         }

@@ -151,8 +151,9 @@ static void rig_init(rig *r, kiln_device *dev)
     fill_mip(0, 0, m0);
     fill_mip(1, 0, m1);
     kiln_subresource_data init[2] = {{m0, TW * 16}, {m1, TW / 2 * 16}};
-    kiln_texture2d_desc td = {TW, TH, 2, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT,
-                              KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture2d_desc td = {
+        TW, TH, 2, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE,
+        0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &r->tex), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, r->tex, NULL, &r->srv), KILN_OK);
     r->rt = ru_rt(dev, W, H, KILN_FORMAT_R32G32B32A32_FLOAT);
@@ -168,7 +169,8 @@ static void rig_init(rig *r, kiln_device *dev)
     /* Slots past the old limits in the other arrays too (the pixel stage
      * reads none of them: captured, replayed, harmless). */
     r->cb = ru_cbuffer(dev, (const float[4]){1, 2, 3, 4}, 4);
-    CHECK_RESULT(kiln_vs_set_constant_buffers(r->ctx, KILN_MAX_CONSTANT_BUFFERS - 1, 1, &r->cb), KILN_OK);
+    CHECK_RESULT(kiln_vs_set_constant_buffers(r->ctx, KILN_MAX_CONSTANT_BUFFERS - 1, 1, &r->cb),
+                 KILN_OK);
     CHECK_RESULT(kiln_ps_set_constant_buffers(r->ctx, 9, 1, &r->cb), KILN_OK);
     CHECK_RESULT(kiln_ps_set_shader_resources(r->ctx, 120, 1, &r->srv), KILN_OK);
     CHECK_RESULT(kiln_ps_set_samplers(r->ctx, KILN_MAX_SAMPLERS - 1, 1, &r->linear), KILN_OK);
@@ -280,9 +282,10 @@ static void check_exact(const float *img, const char *what)
         const float *got = img + 4 * ((size_t)row * W + (size_t)p[i].in[0]);
         if (memcmp(got, want, 16) != 0) {
             if (bad++ < 4)
-                fprintf(stderr, "    point %d (mode %d) at row %d: got %g %g %g %g, want %g %g %g %g\n", i,
-                        (int)p[i].in[5], row, got[0], got[1], got[2], got[3], want[0], want[1], want[2],
-                        want[3]);
+                fprintf(stderr,
+                        "    point %d (mode %d) at row %d: got %g %g %g %g, want %g %g %g %g\n", i,
+                        (int)p[i].in[5], row, got[0], got[1], got[2], got[3], want[0], want[1],
+                        want[2], want[3]);
         }
     }
     th_check(bad == 0, what, __FILE__, __LINE__);
@@ -300,8 +303,14 @@ static float *update_scene(kiln_device *dev)
      * Load's red channel to alpha */
     kiln_texture dyn;
     kiln_srv dyn_srv;
-    kiln_texture2d_desc td = {TW, TH, 1, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DYNAMIC,
-                              KILN_BIND_SHADER_RESOURCE, KILN_CPU_ACCESS_WRITE};
+    kiln_texture2d_desc td = {TW,
+                              TH,
+                              1,
+                              1,
+                              KILN_FORMAT_R32G32B32A32_FLOAT,
+                              KILN_USAGE_DYNAMIC,
+                              KILN_BIND_SHADER_RESOURCE,
+                              KILN_CPU_ACCESS_WRITE};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &dyn), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, dyn, NULL, &dyn_srv), KILN_OK);
     CHECK_RESULT(kiln_vs_set_shader_resources(r.ctx, 0, 1, &dyn_srv), KILN_OK);
@@ -309,17 +318,21 @@ static float *update_scene(kiln_device *dev)
     for (uint32_t k = 0; k < NDRAWS; k++) {
         float m0[TW * TH * 4];
         fill_mip(0, k + 1, m0);
-        CHECK_RESULT(kiln_update_subresource(r.ctx, kiln_texture_resource(r.tex), 0, NULL, m0, 0, 0), KILN_OK);
+        CHECK_RESULT(
+            kiln_update_subresource(r.ctx, kiln_texture_resource(r.tex), 0, NULL, m0, 0, 0),
+            KILN_OK);
         kiln_mapped_subresource m;
-        CHECK_RESULT(kiln_map(r.ctx, kiln_texture_resource(dyn), 0, KILN_MAP_WRITE_DISCARD, 0, &m), KILN_OK);
+        CHECK_RESULT(kiln_map(r.ctx, kiln_texture_resource(dyn), 0, KILN_MAP_WRITE_DISCARD, 0, &m),
+                     KILN_OK);
         for (uint32_t y = 0; y < TH; y++)
             for (uint32_t x = 0; x < TW * 4; x++)
-                ((float *)((uint8_t *)m.data + y * m.row_pitch))[x] = (float)(k * 1000 + y * 100 + x);
+                ((float *)((uint8_t *)m.data + y * m.row_pitch))[x] =
+                    (float)(k * 1000 + y * 100 + x);
         CHECK_RESULT(kiln_unmap(r.ctx, kiln_texture_resource(dyn), 0), KILN_OK);
         /* one row of Loads: texel (x, k % TH) into column x, rows from k */
         for (uint32_t x = 0; x < TW; x++)
-            p[x] = (pt){{(float)(x + (k % 2) * TW), (float)(k / 2 * 2 % (H - 2)), (float)x, (float)(k % TH), 0, 0,
-                         0, 0}};
+            p[x] = (pt){{(float)(x + (k % 2) * TW), (float)(k / 2 * 2 % (H - 2)), (float)x,
+                         (float)(k % TH), 0, 0, 0, 0}};
         draw_points(&r, p, TW);
     }
     float *img = ru_read_f32(dev, &r.rt);
@@ -378,13 +391,15 @@ static void test_many_bindings(kiln_exec_mode mode, uint32_t threads)
     fill_mip(0, 5, m0);
     fill_mip(1, 5, m1);
     kiln_subresource_data init[2] = {{m0, TW * 16}, {m1, TW / 2 * 16}};
-    kiln_texture2d_desc td = {TW, TH, 2, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT,
-                              KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture2d_desc td = {
+        TW, TH, 2, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE,
+        0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &t2), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, t2, NULL, &s2), KILN_OK);
     pt p[NMANY];
     for (uint32_t i = 0; i < NMANY; i++)
-        p[i] = (pt){{(float)(i % W), (float)(i / W % (H - 2)), (float)(i % TW), (float)(i / TW % TH), 0, 0, 0, 0}};
+        p[i] = (pt){{(float)(i % W), (float)(i / W % (H - 2)), (float)(i % TW),
+                     (float)(i / TW % TH), 0, 0, 0, 0}};
     kiln_buffer vb = ru_buffer(dev, KILN_BIND_VERTEX_BUFFER, p, sizeof p);
     uint32_t stride = sizeof(pt), off = 0;
     CHECK_RESULT(kiln_ia_set_vertex_buffers(r.ctx, 0, 1, &vb, &stride, &off), KILN_OK);
@@ -423,8 +438,14 @@ static void test_locks(void)
     rig_init(&r, dev);
     kiln_texture dyn, other;
     kiln_srv dyn_srv;
-    kiln_texture2d_desc td = {TW, TH, 1, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DYNAMIC,
-                              KILN_BIND_SHADER_RESOURCE, KILN_CPU_ACCESS_WRITE};
+    kiln_texture2d_desc td = {TW,
+                              TH,
+                              1,
+                              1,
+                              KILN_FORMAT_R32G32B32A32_FLOAT,
+                              KILN_USAGE_DYNAMIC,
+                              KILN_BIND_SHADER_RESOURCE,
+                              KILN_CPU_ACCESS_WRITE};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &dyn), KILN_OK);
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &other), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, dyn, NULL, &dyn_srv), KILN_OK);
@@ -445,13 +466,16 @@ static void test_locks(void)
     /* The texture the pending draw reads: an update must wait for it. */
     float m0[TW * TH * 4];
     fill_mip(0, 7, m0);
-    CHECK_RESULT(kiln_update_subresource(r.ctx, kiln_texture_resource(r.tex), 0, NULL, m0, 0, 0), KILN_OK);
+    CHECK_RESULT(kiln_update_subresource(r.ctx, kiln_texture_resource(r.tex), 0, NULL, m0, 0, 0),
+                 KILN_OK);
     /* A Map WRITE of the DYNAMIC texture it reads in the vertex stage
      * conflicts with it; one of a texture it does not read does not. */
     kiln_mapped_subresource m;
-    CHECK_RESULT(kiln_map(r.ctx, kiln_texture_resource(dyn), 0, KILN_MAP_WRITE, KILN_MAP_FLAG_DO_NOT_WAIT, &m),
+    CHECK_RESULT(kiln_map(r.ctx, kiln_texture_resource(dyn), 0, KILN_MAP_WRITE,
+                          KILN_MAP_FLAG_DO_NOT_WAIT, &m),
                  KILN_E_WAS_STILL_DRAWING);
-    CHECK_RESULT(kiln_map(r.ctx, kiln_texture_resource(other), 0, KILN_MAP_WRITE, KILN_MAP_FLAG_DO_NOT_WAIT, &m),
+    CHECK_RESULT(kiln_map(r.ctx, kiln_texture_resource(other), 0, KILN_MAP_WRITE,
+                          KILN_MAP_FLAG_DO_NOT_WAIT, &m),
                  KILN_OK);
     CHECK_RESULT(kiln_unmap(r.ctx, kiln_texture_resource(other), 0), KILN_OK);
     kiln_test_gate_open(g);
@@ -508,7 +532,8 @@ static void test_validation(void)
     kiln_srv none = {0};
     CHECK_RESULT(kiln_vs_set_shader_resources(r.ctx, 7, 1, &none), KILN_OK);
     CHECK_RESULT(kiln_draw(r.ctx, 1, 0), KILN_OK);
-    CHECK_FAILS(kiln_vs_set_shader_resources(r.ctx, 0, 1, NULL), KILN_E_INVALID_ARG, KILN_LOG_NULL_POINTER);
+    CHECK_FAILS(kiln_vs_set_shader_resources(r.ctx, 0, 1, NULL), KILN_E_INVALID_ARG,
+                KILN_LOG_NULL_POINTER);
     kiln_destroy_buffer(dev, vb);
     kiln_destroy_srv(dev, rt_srv);
     rig_free(&r);
@@ -524,10 +549,13 @@ static void test_validation(void)
     kiln_sampler smp;
     kiln_sampler_desc sd = {0};
     CHECK_RESULT(kiln_create_sampler(gl, &sd, &smp), KILN_OK);
-    CHECK_FAILS(kiln_vs_set_shader_resources(ctx, 0, 1, &t.srv), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
-    CHECK_FAILS(kiln_vs_set_samplers(ctx, 0, 1, &smp), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
+    CHECK_FAILS(kiln_vs_set_shader_resources(ctx, 0, 1, &t.srv), KILN_E_UNSUPPORTED,
+                KILN_LOG_BACKEND_FEATURE);
+    CHECK_FAILS(kiln_vs_set_samplers(ctx, 0, 1, &smp), KILN_E_UNSUPPORTED,
+                KILN_LOG_BACKEND_FEATURE);
     CHECK_RESULT(kiln_vs_set_shader_resources(ctx, 0, 1, &none), KILN_OK); /* empty slots bind */
-    CHECK_FAILS(kiln_ps_set_shader_resources(ctx, 16, 1, &t.srv), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
+    CHECK_FAILS(kiln_ps_set_shader_resources(ctx, 16, 1, &t.srv), KILN_E_UNSUPPORTED,
+                KILN_LOG_BACKEND_FEATURE);
     CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 15, 1, &t.srv), KILN_OK);
     CHECK_RESULT(kiln_ps_set_samplers(ctx, 15, 1, &smp), KILN_OK);
     CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 15, 1, &none), KILN_OK);
@@ -543,7 +571,8 @@ int main(void)
     CHECK_RESULT(kiln_capture_begin(dev, "vs_textures.kcap"), KILN_OK);
     float *img = exact_scene(dev);
     CHECK_RESULT(kiln_capture_end(dev), KILN_OK);
-    check_exact(img, "vertex-stage Load, SampleLevel (POINT, LINEAR), GetDimensions and displacement");
+    check_exact(img,
+                "vertex-stage Load, SampleLevel (POINT, LINEAR), GetDimensions and displacement");
     free(img);
     kiln_device_destroy(dev);
 
@@ -556,7 +585,8 @@ int main(void)
     for (int m = 0; bytes && m < 2; m++) {
         cu_images out = {0};
         kcap_replay_report rep;
-        CHECK_RESULT(cu_replay(bytes, len, m ? KILN_EXEC_SERIAL : KILN_EXEC_ASYNC, 3, register_shaders, &out, &rep),
+        CHECK_RESULT(cu_replay(bytes, len, m ? KILN_EXEC_SERIAL : KILN_EXEC_ASYNC, 3,
+                               register_shaders, &out, &rep),
                      KILN_OK);
         CHECK_EQ_INT(rep.mismatches, 0);
         const cu_image *t = NULL;
