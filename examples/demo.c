@@ -283,6 +283,8 @@ int demo_reset_pipeline(demo *d)
     TRY(d, kiln_vs_set_constant_buffers(d->ctx, 0, KILN_MAX_CONSTANT_BUFFERS, ncb));
     TRY(d, kiln_vs_set_shader_resources(d->ctx, 0, KILN_MAX_SHADER_RESOURCES, ns));
     TRY(d, kiln_vs_set_samplers(d->ctx, 0, KILN_MAX_SAMPLERS, nsamp));
+    TRY(d, kiln_gs_set_shader_resources(d->ctx, 0, KILN_MAX_SHADER_RESOURCES, ns));
+    TRY(d, kiln_gs_set_samplers(d->ctx, 0, KILN_MAX_SAMPLERS, nsamp));
     TRY(d, kiln_ps_set_shader(d->ctx, (kiln_pixel_shader){0}));
     TRY(d, kiln_ps_set_constant_buffers(d->ctx, 0, KILN_MAX_CONSTANT_BUFFERS, ncb));
     TRY(d, kiln_ps_set_shader_resources(d->ctx, 0, KILN_MAX_SHADER_RESOURCES, ns));

@@ -1379,7 +1379,23 @@ typedef struct kiln_gs_args {
      * of the bound views draws into slice 0. Starts at 0. */
     uint32_t out_rt_array_index;
     struct kiln_gs_stream *stream; /* the library's: for emit and cut */
+    /* Shader resources and samplers bound to the geometry stage
+     * (kiln_gs_set_shader_resources / kiln_gs_set_samplers), read through
+     * kiln_gs_sample_level, kiln_gs_load and kiln_gs_get_dimensions. */
+    const struct kiln_ps_textures *textures;
 } kiln_gs_args;
+
+/* The vertex stage's texture reads (kiln_vs_sample_level, kiln_vs_load,
+ * kiln_vs_get_dimensions) from a geometry shader: the same calls on the
+ * geometry stage's views and samplers, `n` values each (any number; a
+ * primitive's vertices, say), value i's channel c in rgba[c * n + i]. */
+KILN_API void kiln_gs_sample_level(const kiln_gs_args *args, uint32_t srv_slot, uint32_t sampler_slot,
+                                   uint32_t n, const float *u, const float *v, const float *lod,
+                                   float *rgba);
+KILN_API void kiln_gs_load(const kiln_gs_args *args, uint32_t srv_slot, uint32_t n, const int32_t *x,
+                           const int32_t *y, const int32_t *mip, float *rgba);
+KILN_API void kiln_gs_get_dimensions(const kiln_gs_args *args, uint32_t srv_slot, uint32_t mip,
+                                     uint32_t *width, uint32_t *height, uint32_t *levels);
 
 typedef void (*kiln_gs_fn)(kiln_gs_args *args);
 
@@ -1715,6 +1731,14 @@ KILN_API kiln_result kiln_vs_set_samplers(kiln_context *ctx, uint32_t start_slot
                                           const kiln_sampler *samplers);
 /* {0} unbinds (no geometry stage). */
 KILN_API kiln_result kiln_gs_set_shader(kiln_context *ctx, kiln_geometry_shader shader);
+/* The geometry stage's views and samplers (D3D10 GSSetShaderResources,
+ * GSSetSamplers): the vertex stage's rules (above). osmesa, which has no
+ * geometry stage: KILN_E_UNSUPPORTED, BACKEND_FEATURE, for any non-empty
+ * slot. */
+KILN_API kiln_result kiln_gs_set_shader_resources(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                                  const kiln_srv *views);
+KILN_API kiln_result kiln_gs_set_samplers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                          const kiln_sampler *samplers);
 /* D3D10 SOSetTargets: binds buffers 0..count-1 (created with
  * KILN_BIND_STREAM_OUTPUT, else KILN_E_INVALID_ARG, BIND_USAGE; {0}
  * leaves a slot empty) and unbinds the slots after them; count 0 unbinds

@@ -34,6 +34,7 @@
 #include "capture_util.h"
 #include "raster_util.h"
 
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 
@@ -109,6 +110,34 @@ static void vs_fetch(const kiln_vs_args *a)
 }
 
 static const kiln_vertex_shader_desc FETCH_VS = {vs_fetch, 2, 1, NULL, NULL};
+
+enum { GS_SLOT = 2, GS_SAMP = 1 };
+
+/* The geometry stage reads its own view: each point (from vs_fetch's
+ * mode 0 at mip 0, whose red is x + 10 y) is emitted with the geometry
+ * stage's texel (x, y) through kiln_gs_load, checked against
+ * kiln_gs_sample_level at the texel's center (POINT) and
+ * kiln_gs_get_dimensions (NaN where they disagree). */
+static void gs_fetch(kiln_gs_args *a)
+{
+    const float *p = a->in;
+    int32_t x = (int32_t)p[4] % 10, y = (int32_t)p[4] / 10 % 10, mip = 0;
+    float ld[4], sp[4], u = (x + 0.5f) / TW, v = (y + 0.5f) / TH, lod = 0;
+    kiln_gs_load(a, GS_SLOT, 1, &x, &y, &mip, ld);
+    kiln_gs_sample_level(a, GS_SLOT, GS_SAMP, 1, &u, &v, &lod, sp);
+    uint32_t w, h, l;
+    kiln_gs_get_dimensions(a, GS_SLOT, 1, &w, &h, &l);
+    float out[8];
+    memcpy(out, p, 4 * sizeof(float));
+    bool same = !memcmp(ld, sp, sizeof ld) && w == TW / 2 && h == TH / 2 && l == 2;
+    for (int c = 0; c < 4; c++)
+        out[4 + c] = same ? ld[c] : NAN;
+    kiln_gs_emit(a, out);
+}
+
+static const kiln_geometry_shader_desc FETCH_GS = {
+    .fn = gs_fetch, .input = KILN_GS_INPUT_POINT, .output = KILN_GS_OUTPUT_POINT_LIST, .max_vertices = 1,
+    .num_varyings = 1};
 static const kiln_pixel_shader_desc PASS_PS = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1)};
 
 static void register_shaders(kiln_device *dev, void *user)
@@ -116,6 +145,7 @@ static void register_shaders(kiln_device *dev, void *user)
     (void)user;
     CHECK_RESULT(kiln_capture_register_vertex_shader(dev, "test.vs_fetch", &FETCH_VS), KILN_OK);
     CHECK_RESULT(kiln_capture_register_pixel_shader(dev, "test.pass", &PASS_PS), KILN_OK);
+    CHECK_RESULT(kiln_capture_register_geometry_shader(dev, "test.gs_fetch", &FETCH_GS), KILN_OK);
 }
 
 typedef struct rig {
@@ -429,6 +459,90 @@ static void test_many_bindings(kiln_exec_mode mode, uint32_t threads)
     kiln_device_destroy(dev);
 }
 
+/* ---- the geometry stage ---- */
+
+enum { NGS = 20 };
+
+static float *gs_scene(kiln_device *dev)
+{
+    rig r;
+    rig_init(&r, dev);
+    kiln_texture t2;
+    kiln_srv s2;
+    float m0[TW * TH * 4], m1[TW * TH];
+    fill_mip(0, 9, m0);
+    fill_mip(1, 9, m1);
+    kiln_subresource_data init[2] = {{m0, TW * 16}, {m1, TW / 2 * 16}};
+    kiln_texture2d_desc td = {TW, TH, 2, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT,
+                              KILN_BIND_SHADER_RESOURCE, 0};
+    CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &t2), KILN_OK);
+    CHECK_RESULT(kiln_create_srv(dev, t2, NULL, &s2), KILN_OK);
+    kiln_geometry_shader gs;
+    CHECK_RESULT(kiln_create_geometry_shader(dev, &FETCH_GS, &gs), KILN_OK);
+    CHECK_RESULT(kiln_gs_set_shader(r.ctx, gs), KILN_OK);
+    CHECK_RESULT(kiln_gs_set_shader_resources(r.ctx, GS_SLOT, 1, &s2), KILN_OK);
+    CHECK_RESULT(kiln_gs_set_samplers(r.ctx, GS_SAMP, 1, &r.point), KILN_OK);
+    pt p[NGS];
+    for (uint32_t i = 0; i < NGS; i++)
+        p[i] = (pt){{(float)(i % W), (float)(12 + 3 * (i / W)), (float)(i % TW), (float)(i / TW % TH), 0, 0, 0, 0}};
+    draw_points(&r, p, NGS);
+    float *img = ru_read_f32(dev, &r.rt);
+    kiln_srv none = {0};
+    CHECK_RESULT(kiln_gs_set_shader_resources(r.ctx, GS_SLOT, 1, &none), KILN_OK);
+    CHECK_RESULT(kiln_gs_set_shader(r.ctx, (kiln_geometry_shader){0}), KILN_OK);
+    kiln_destroy_geometry_shader(dev, gs);
+    kiln_destroy_srv(dev, s2);
+    kiln_destroy_texture(dev, t2);
+    rig_free(&r);
+    return img;
+}
+
+static void check_gs(const float *img, const char *what)
+{
+    int bad = 0;
+    for (uint32_t i = 0; i < NGS; i++) {
+        uint32_t x = i % TW, y = i / TW % TH;
+        float disp[4], want[4];
+        texel(x, y, 0, 0, disp); /* the vertex stage's displacement */
+        texel(x, y, 0, 9, want); /* what the geometry stage read */
+        int row = 12 + 3 * (int)(i / W) + (int)disp[1];
+        bad += memcmp(img + 4 * ((size_t)row * W + i % W), want, 16) != 0;
+    }
+    th_check(bad == 0, what, __FILE__, __LINE__);
+}
+
+static void test_gs(void)
+{
+    kiln_device *dev = th_device(KILN_EXEC_ASYNC, 2);
+    CHECK_RESULT(kiln_capture_begin(dev, "gs_textures.kcap"), KILN_OK);
+    float *img = gs_scene(dev);
+    CHECK_RESULT(kiln_capture_end(dev), KILN_OK);
+    check_gs(img, "geometry-stage Load, SampleLevel, GetDimensions");
+    free(img);
+    kiln_device_destroy(dev);
+    size_t len;
+    uint8_t *bytes = cu_read("gs_textures.kcap", &len);
+    CHECK(bytes != NULL);
+    CHECK(cu_count_op(bytes, len, KCAP_OP_GS_SET_SHADER_RESOURCES) >= 1);
+    CHECK(cu_count_op(bytes, len, KCAP_OP_GS_SET_SAMPLERS) >= 1);
+    for (int m = 0; bytes && m < 2; m++) {
+        cu_images out = {0};
+        kcap_replay_report rep;
+        CHECK_RESULT(cu_replay(bytes, len, m ? KILN_EXEC_SERIAL : KILN_EXEC_ASYNC, 2, register_shaders, &out, &rep),
+                     KILN_OK);
+        CHECK_EQ_INT(rep.mismatches, 0);
+        const cu_image *t = NULL;
+        for (uint32_t k = 0; k < out.n && !t; k++)
+            if (out.v[k].kind == KCAP_IMAGE_TARGET && out.v[k].width == W && out.v[k].bpp == 16)
+                t = &out.v[k];
+        CHECK(t != NULL);
+        if (t)
+            check_gs((const float *)t->pixels, "replayed geometry-stage reads");
+        cu_free(&out);
+    }
+    free(bytes);
+}
+
 /* ---- locks ---- */
 
 static void test_locks(void)
@@ -559,6 +673,8 @@ static void test_validation(void)
     CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 15, 1, &t.srv), KILN_OK);
     CHECK_RESULT(kiln_ps_set_samplers(ctx, 15, 1, &smp), KILN_OK);
     CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 15, 1, &none), KILN_OK);
+    CHECK_FAILS(kiln_gs_set_shader_resources(ctx, 0, 1, &t.srv), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
+    CHECK_FAILS(kiln_gs_set_samplers(ctx, 0, 1, &smp), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
     kiln_destroy_sampler(gl, smp);
     ru_free_tex(gl, &t);
     kiln_device_destroy(gl);
@@ -601,6 +717,7 @@ int main(void)
     free(bytes);
 
     test_async_equals_serial();
+    test_gs();
     test_many_bindings(KILN_EXEC_SERIAL, 0);
     test_many_bindings(KILN_EXEC_ASYNC, 3);
     test_locks();

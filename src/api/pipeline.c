@@ -27,10 +27,12 @@ typedef struct ka_pipeline {
     kres_pipe *samp[KILN_MAX_SAMPLERS];
     kres_view *vs_srv[KILN_MAX_SHADER_RESOURCES]; /* the vertex stage's */
     kres_pipe *vs_samp[KILN_MAX_SAMPLERS];
+    kres_view *gs_srv[KILN_MAX_SHADER_RESOURCES]; /* the geometry stage's */
+    kres_pipe *gs_samp[KILN_MAX_SAMPLERS];
     /* The highest bound slot + 1 of each array above: draws capture,
      * compare and check those slots only (D3D10's 128 views cost a draw
      * nothing when it binds two). */
-    uint32_t n_vs_cb, n_ps_cb, nsrv, nsamp, n_vs_srv, n_vs_samp;
+    uint32_t n_vs_cb, n_ps_cb, nsrv, nsamp, n_vs_srv, n_vs_samp, n_gs_srv, n_gs_samp;
     kiln_viewport vp;
     bool vp_set;
     kiln_rect scissor;
@@ -110,10 +112,12 @@ void ka_pipeline_fini(kiln_context *ctx)
     for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
         SET(p->srv[i], NULL);
         SET(p->vs_srv[i], NULL);
+        SET(p->gs_srv[i], NULL);
     }
     for (int i = 0; i < KILN_MAX_SAMPLERS; i++) {
         SET(p->samp[i], NULL);
         SET(p->vs_samp[i], NULL);
+        SET(p->gs_samp[i], NULL);
     }
     for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         SET(p->rtv[i], NULL);
@@ -493,21 +497,27 @@ kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start, uint
     return r;
 }
 
-/* Whether the backend can read a view in `slot` of the vertex stage
- * (vs) or pixel stage: osmesa has no vertex-stage views and 16 pixel-stage
- * slots (GL texture unit N is view N sampled with sampler N). */
-static kiln_result backend_slot(kiln_device *dev, const char *api, bool vs, uint32_t slot, const char *what)
+/* The stages that bind views and samplers. */
+typedef enum stage { STAGE_PS, STAGE_VS, STAGE_GS } stage;
+static const char *const stage_names[] = {"pixel", "vertex", "geometry"};
+
+/* Whether the backend can read a view in `slot` of a stage: osmesa has
+ * no vertex- or geometry-stage views and 16 pixel-stage slots (GL
+ * texture unit N is view N sampled with sampler N). */
+static kiln_result backend_slot(kiln_device *dev, const char *api, stage st, uint32_t slot, const char *what)
 {
     const kq_backend *b = dev->queue.backend;
+    bool vs = st != STAGE_PS;
     if (vs && !(b->caps & KQ_BACKEND_VS_RESOURCES))
-        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no vertex-stage %s", b->name, what);
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no %s-stage %s", b->name,
+                    stage_names[st], what);
     if (!vs && b->srv_slots && slot >= b->srv_slots)
         return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has %u %s slots; slot %u is past them",
                     b->name, b->srv_slots, what, slot);
     return KILN_OK;
 }
 
-static kiln_result set_srvs(kiln_context *ctx, const char *api, bool vs, uint32_t start, uint32_t count,
+static kiln_result set_srvs(kiln_context *ctx, const char *api, stage st, uint32_t start, uint32_t count,
                             const kiln_srv *views)
 {
     kiln_device *dev = ctx->dev;
@@ -517,7 +527,7 @@ static kiln_result set_srvs(kiln_context *ctx, const char *api, bool vs, uint32_
     if (count && !views)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "views is NULL");
     for (uint32_t i = 0; i < count; i++) {
-        kiln_result r = views[i].id ? backend_slot(dev, api, vs, start + i, "shader-resource") : KILN_OK;
+        kiln_result r = views[i].id ? backend_slot(dev, api, st, start + i, "shader-resource") : KILN_OK;
         if (r != KILN_OK)
             return r;
     }
@@ -534,8 +544,8 @@ static kiln_result set_srvs(kiln_context *ctx, const char *api, bool vs, uint32_
         }
     }
     ka_pipeline *p = ctx->pipe;
-    kres_view **slots = vs ? p->vs_srv : p->srv;
-    uint32_t *n = vs ? &p->n_vs_srv : &p->nsrv;
+    kres_view **slots = st == STAGE_VS ? p->vs_srv : st == STAGE_GS ? p->gs_srv : p->srv;
+    uint32_t *n = st == STAGE_VS ? &p->n_vs_srv : st == STAGE_GS ? &p->n_gs_srv : &p->nsrv;
     for (uint32_t i = 0; i < count; i++)
         SET(slots[start + i], got[i]);
     *n = bound_end(*n, start, count);
@@ -549,7 +559,7 @@ static kiln_result ps_set_shader_resources(kiln_context *ctx, uint32_t start, ui
     static const char api[] = "kiln_ps_set_shader_resources";
     CTX_PREAMBLE();
     (void)dev;
-    return set_srvs(ctx, api, false, start, count, views);
+    return set_srvs(ctx, api, STAGE_PS, start, count, views);
 }
 
 kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
@@ -565,7 +575,7 @@ static kiln_result vs_set_shader_resources(kiln_context *ctx, uint32_t start, ui
     static const char api[] = "kiln_vs_set_shader_resources";
     CTX_PREAMBLE();
     (void)dev;
-    return set_srvs(ctx, api, true, start, count, views);
+    return set_srvs(ctx, api, STAGE_VS, start, count, views);
 }
 
 kiln_result kiln_vs_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
@@ -576,7 +586,7 @@ kiln_result kiln_vs_set_shader_resources(kiln_context *ctx, uint32_t start, uint
     return r;
 }
 
-static kiln_result set_samplers(kiln_context *ctx, const char *api, bool vs, uint32_t start, uint32_t count,
+static kiln_result set_samplers(kiln_context *ctx, const char *api, stage st, uint32_t start, uint32_t count,
                                 const kiln_sampler *samplers)
 {
     kiln_device *dev = ctx->dev;
@@ -584,8 +594,8 @@ static kiln_result set_samplers(kiln_context *ctx, const char *api, bool vs, uin
         return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u) of %u", start, start + count, KILN_MAX_SAMPLERS);
     if (count && !samplers)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "samplers is NULL");
-    for (uint32_t i = 0; vs && i < count; i++) {
-        kiln_result r = samplers[i].id ? backend_slot(dev, api, true, start + i, "sampler") : KILN_OK;
+    for (uint32_t i = 0; st != STAGE_PS && i < count; i++) {
+        kiln_result r = samplers[i].id ? backend_slot(dev, api, st, start + i, "sampler") : KILN_OK;
         if (r != KILN_OK)
             return r;
     }
@@ -600,8 +610,8 @@ static kiln_result set_samplers(kiln_context *ctx, const char *api, bool vs, uin
         }
     }
     ka_pipeline *p = ctx->pipe;
-    kres_pipe **slots = vs ? p->vs_samp : p->samp;
-    uint32_t *n = vs ? &p->n_vs_samp : &p->nsamp;
+    kres_pipe **slots = st == STAGE_VS ? p->vs_samp : st == STAGE_GS ? p->gs_samp : p->samp;
+    uint32_t *n = st == STAGE_VS ? &p->n_vs_samp : st == STAGE_GS ? &p->n_gs_samp : &p->nsamp;
     for (uint32_t i = 0; i < count; i++)
         SET(slots[start + i], got[i]);
     *n = bound_end(*n, start, count);
@@ -615,7 +625,7 @@ static kiln_result ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t c
     static const char api[] = "kiln_ps_set_samplers";
     CTX_PREAMBLE();
     (void)dev;
-    return set_samplers(ctx, api, false, start, count, samplers);
+    return set_samplers(ctx, api, STAGE_PS, start, count, samplers);
 }
 
 kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
@@ -631,7 +641,7 @@ static kiln_result vs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t c
     static const char api[] = "kiln_vs_set_samplers";
     CTX_PREAMBLE();
     (void)dev;
-    return set_samplers(ctx, api, true, start, count, samplers);
+    return set_samplers(ctx, api, STAGE_VS, start, count, samplers);
 }
 
 kiln_result kiln_vs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
@@ -639,6 +649,38 @@ kiln_result kiln_vs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t cou
     kiln_result r = vs_set_samplers(ctx, start, count, samplers);
     if (ctx && ctx->dev->capture)
         kcap_set_slots(ctx, KCAP_OP_VS_SET_SAMPLERS, start, count, samplers, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result gs_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+{
+    static const char api[] = "kiln_gs_set_shader_resources";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_srvs(ctx, api, STAGE_GS, start, count, views);
+}
+
+kiln_result kiln_gs_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+{
+    kiln_result r = gs_set_shader_resources(ctx, start, count, views);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_GS_SET_SHADER_RESOURCES, start, count, views, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result gs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    static const char api[] = "kiln_gs_set_samplers";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_samplers(ctx, api, STAGE_GS, start, count, samplers);
+}
+
+kiln_result kiln_gs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    kiln_result r = gs_set_samplers(ctx, start, count, samplers);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_GS_SET_SAMPLERS, start, count, samplers, NULL, NULL, r);
     return r;
 }
 
@@ -827,6 +869,8 @@ static kd_state *build_state(kiln_context *ctx)
     s->nsamp = p->nsamp;
     s->n_vs_srv = p->n_vs_srv;
     s->n_vs_samp = p->n_vs_samp;
+    s->n_gs_srv = p->n_gs_srv;
+    s->n_gs_samp = p->n_gs_samp;
     for (uint32_t i = 0; i < p->n_vs_cb; i++)
         if ((s->vs_cb[i] = p->vs_cb[i]))
             kres_ref(&s->vs_cb[i]->base);
@@ -839,12 +883,16 @@ static kd_state *build_state(kiln_context *ctx)
     for (uint32_t i = 0; i < p->n_vs_srv; i++)
         if ((s->vs_srv[i] = p->vs_srv[i]))
             kres_ref(&s->vs_srv[i]->base);
+    for (uint32_t i = 0; i < p->n_gs_srv; i++)
+        if ((s->gs_srv[i] = p->gs_srv[i]))
+            kres_ref(&s->gs_srv[i]->base);
     /* Every sampler slot resolved (empty ones to the default sampler):
      * backends read any slot a shader names. */
     kiln_sampler_desc zero = {0};
     for (int i = 0; i < KILN_MAX_SAMPLERS; i++) {
         kd_sampler_resolve(p->samp[i] ? &p->samp[i]->u.sampler : &zero, &s->samp[i]);
         kd_sampler_resolve(p->vs_samp[i] ? &p->vs_samp[i]->u.sampler : &zero, &s->vs_samp[i]);
+        kd_sampler_resolve(p->gs_samp[i] ? &p->gs_samp[i]->u.sampler : &zero, &s->gs_samp[i]);
     }
     kiln_rasterizer_desc rs0 = {0};
     const kiln_rasterizer_desc *rs = p->rs ? &p->rs->u.rs : &rs0;
@@ -997,7 +1045,8 @@ static bool bind_current(const ka_pipeline *p, const kd_bind *b, bool indexed)
             return false;
     if (indexed && !same_storage(p->ib, b->ib_st))
         return false;
-    if (b->n_vs_cb != p->n_vs_cb || b->n_ps_cb != p->n_ps_cb || b->nsrv != p->nsrv || b->n_vs_srv != p->n_vs_srv)
+    if (b->n_vs_cb != p->n_vs_cb || b->n_ps_cb != p->n_ps_cb || b->nsrv != p->nsrv || b->n_vs_srv != p->n_vs_srv ||
+        b->n_gs_srv != p->n_gs_srv)
         return false;
     for (uint32_t i = 0; i < p->n_vs_cb; i++)
         if (!same_storage(p->vs_cb[i], b->vs_cb_st[i]))
@@ -1010,6 +1059,9 @@ static bool bind_current(const ka_pipeline *p, const kd_bind *b, bool indexed)
             return false;
     for (uint32_t i = 0; i < p->n_vs_srv; i++)
         if (!same_storage(p->vs_srv[i] ? p->vs_srv[i]->res : NULL, b->vs_srv_st[i]))
+            return false;
+    for (uint32_t i = 0; i < p->n_gs_srv; i++)
+        if (!same_storage(p->gs_srv[i] ? p->gs_srv[i]->res : NULL, b->gs_srv_st[i]))
             return false;
     return true;
 }
@@ -1028,6 +1080,8 @@ static bool binds_dynamic(const ka_pipeline *p)
         dyn |= p->srv[i] && p->srv[i]->res->usage == KILN_USAGE_DYNAMIC;
     for (uint32_t i = 0; i < p->n_vs_srv; i++)
         dyn |= p->vs_srv[i] && p->vs_srv[i]->res->usage == KILN_USAGE_DYNAMIC;
+    for (uint32_t i = 0; i < p->n_gs_srv; i++)
+        dyn |= p->gs_srv[i] && p->gs_srv[i]->res->usage == KILN_USAGE_DYNAMIC;
     return dyn;
 }
 
@@ -1035,7 +1089,7 @@ static bool binds_dynamic(const ka_pipeline *p)
  * NULL on out of memory (what was captured stays with the scene). */
 static kd_bind *capture_bind(kiln_device *dev, const ka_pipeline *p, kd_scene *s, bool indexed)
 {
-    kd_bind *b = kd_scene_new_bind(s, p->nsrv, p->n_vs_srv);
+    kd_bind *b = kd_scene_new_bind(s, p->nsrv, p->n_vs_srv, p->n_gs_srv);
     if (!b)
         return NULL;
     b->n_vs_cb = p->n_vs_cb;
@@ -1060,6 +1114,9 @@ static kd_bind *capture_bind(kiln_device *dev, const ka_pipeline *p, kd_scene *s
     for (uint32_t i = 0; i < p->n_vs_srv; i++)
         if (p->vs_srv[i] && (b->vs_srv_st[i] = capture(dev, p->vs_srv[i]->res)))
             ok &= kd_scene_use(s, p->vs_srv[i]->res, b->vs_srv_st[i], KQ_READ);
+    for (uint32_t i = 0; i < p->n_gs_srv; i++)
+        if (p->gs_srv[i] && (b->gs_srv_st[i] = capture(dev, p->gs_srv[i]->res)))
+            ok &= kd_scene_use(s, p->gs_srv[i]->res, b->gs_srv_st[i], KQ_READ);
     b->complete = ok;
     return ok ? b : NULL;
 }
@@ -1129,6 +1186,8 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
         dead |= destroyed_view(p->srv[i]);
     for (uint32_t i = 0; i < p->n_vs_srv; i++)
         dead |= destroyed_view(p->vs_srv[i]);
+    for (uint32_t i = 0; i < p->n_gs_srv; i++)
+        dead |= destroyed_view(p->gs_srv[i]);
     for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         dead |= destroyed_view(p->rtv[i]);
     for (int i = 0; so && i < KILN_SO_BUFFER_SLOTS; i++)
@@ -1172,19 +1231,20 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
         if (!p->vb[l->elements[e].slot])
             return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "element %u reads slot %u, which has no buffer", e,
                         l->elements[e].slot);
-    for (uint32_t k = 0; k < p->nsrv + p->n_vs_srv; k++) {
-        bool vs = k >= p->nsrv;
-        uint32_t i = vs ? k - p->nsrv : k;
-        const kres_view *v = vs ? p->vs_srv[i] : p->srv[i];
-        if (!v)
-            continue;
-        for (uint32_t r = 0; r <= p->nrt; r++) {
-            kres_view *t = r < p->nrt ? p->rtv[r] : p->dsv;
-            if (t && t->res == v->res)
-                return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "%s shader resource %u is also bound as a target",
-                            vs ? "vertex-stage" : "pixel-stage", i);
+    kres_view *const *views[3] = {p->srv, p->vs_srv, p->gs_srv};
+    const uint32_t nviews[3] = {p->nsrv, p->n_vs_srv, p->n_gs_srv};
+    for (int st = STAGE_PS; st <= STAGE_GS; st++)
+        for (uint32_t i = 0; i < nviews[st]; i++) {
+            const kres_view *v = views[st][i];
+            if (!v)
+                continue;
+            for (uint32_t r = 0; r <= p->nrt; r++) {
+                kres_view *t = r < p->nrt ? p->rtv[r] : p->dsv;
+                if (t && t->res == v->res)
+                    return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "%s-stage shader resource %u is also bound as a target",
+                                stage_names[st], i);
+            }
         }
-    }
     return KILN_OK;
 }
 
@@ -1324,7 +1384,8 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
         d->bind = b;
         ok = b != NULL;
     }
-    if (ok && (p->block->nsrv || p->block->n_vs_srv) && (s->tex_state != p->block || s->tex_bind != d->bind)) {
+    if (ok && (p->block->nsrv || p->block->n_vs_srv || p->block->n_gs_srv) &&
+        (s->tex_state != p->block || s->tex_bind != d->bind)) {
         s->texsets++; /* bounds what the backend resolves per scene */
         s->tex_state = p->block;
         s->tex_bind = d->bind;

@@ -161,7 +161,9 @@
 #define KCAP_OP_BLOCK_120 120
 #define KCAP_OPS_120(X)                                                                            \
     X(VS_SET_SHADER_RESOURCES, "kiln_vs_set_shader_resources") /* 1.4, op 120 */              \
-    X(VS_SET_SAMPLERS, "kiln_vs_set_samplers") /* 1.4, op 121 */
+    X(VS_SET_SAMPLERS, "kiln_vs_set_samplers") /* 1.4, op 121 */                               \
+    X(GS_SET_SHADER_RESOURCES, "kiln_gs_set_shader_resources") /* 1.4, op 122 */              \
+    X(GS_SET_SAMPLERS, "kiln_gs_set_samplers") /* 1.4, op 123 */
 
 /* One past the last op of KCAP_OPS. */
 enum kcap_ops_end_ {

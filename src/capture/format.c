@@ -810,11 +810,13 @@ static void fields(kcap_io *io, kcap_call *c)
         break;
     case KCAP_OP_PS_SET_SHADER_RESOURCES:
     case KCAP_OP_VS_SET_SHADER_RESOURCES: /* 1.4 */
+    case KCAP_OP_GS_SET_SHADER_RESOURCES: /* 1.4 */
         IO_ID(io, c->ctx);
         io_slot_ids(io, c, KILN_MAX_SHADER_RESOURCES);
         break;
     case KCAP_OP_PS_SET_SAMPLERS:
     case KCAP_OP_VS_SET_SAMPLERS: /* 1.4 */
+    case KCAP_OP_GS_SET_SAMPLERS: /* 1.4 */
         IO_ID(io, c->ctx);
         io_slot_ids(io, c, KILN_MAX_SAMPLERS);
         break;

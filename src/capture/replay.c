@@ -733,7 +733,9 @@ static void run(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_PS_SET_SHADER_RESOURCES:
     case KCAP_OP_PS_SET_SAMPLERS:
     case KCAP_OP_VS_SET_SHADER_RESOURCES:
-    case KCAP_OP_VS_SET_SAMPLERS: {
+    case KCAP_OP_VS_SET_SAMPLERS:
+    case KCAP_OP_GS_SET_SHADER_RESOURCES:
+    case KCAP_OP_GS_SET_SAMPLERS: {
         enum { N = KILN_MAX_SHADER_RESOURCES }; /* the largest range (decoded within its op's) */
         uint32_t n = c->u.slots.count, ids[N];
         for (uint32_t i = 0; i < n; i++)
@@ -761,6 +763,10 @@ static void run(krp_replayer *r, const kcap_call *c)
             got = kiln_vs_set_shader_resources(ctx, start, n, v);
         else if (c->op == KCAP_OP_VS_SET_SAMPLERS)
             got = kiln_vs_set_samplers(ctx, start, n, s);
+        else if (c->op == KCAP_OP_GS_SET_SHADER_RESOURCES)
+            got = kiln_gs_set_shader_resources(ctx, start, n, v);
+        else if (c->op == KCAP_OP_GS_SET_SAMPLERS)
+            got = kiln_gs_set_samplers(ctx, start, n, s);
         else
             got = kiln_ps_set_samplers(ctx, start, n, s);
         break;

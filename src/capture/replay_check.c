@@ -505,9 +505,11 @@ static bool check(krp_replayer *r, const kcap_call *c)
         return use_ctx(r, c->ctx) && use_all(r, c->u.slots.ids, c->u.slots.count, K_BUFFER);
     case KCAP_OP_PS_SET_SHADER_RESOURCES:
     case KCAP_OP_VS_SET_SHADER_RESOURCES:
+    case KCAP_OP_GS_SET_SHADER_RESOURCES:
         return use_ctx(r, c->ctx) && use_all(r, c->u.slots.ids, c->u.slots.count, K_SRV);
     case KCAP_OP_PS_SET_SAMPLERS:
     case KCAP_OP_VS_SET_SAMPLERS:
+    case KCAP_OP_GS_SET_SAMPLERS:
         return use_ctx(r, c->ctx) && use_all(r, c->u.slots.ids, c->u.slots.count, K_SAMPLER);
     case KCAP_OP_IA_SET_INDEX_BUFFER:
         return use_ctx(r, c->ctx) && use(r, c->u.ib.buffer, K_BUFFER, true);

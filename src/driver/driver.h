@@ -87,7 +87,9 @@ typedef struct kd_state {
     kd_sampler samp[KILN_MAX_SAMPLERS];
     kres_view *vs_srv[KILN_MAX_SHADER_RESOURCES];
     kd_sampler vs_samp[KILN_MAX_SAMPLERS];
-    uint32_t n_vs_cb, n_ps_cb, nsrv, nsamp, n_vs_srv, n_vs_samp;
+    kres_view *gs_srv[KILN_MAX_SHADER_RESOURCES]; /* the geometry stage's */
+    kd_sampler gs_samp[KILN_MAX_SAMPLERS];
+    uint32_t n_vs_cb, n_ps_cb, nsrv, nsamp, n_vs_srv, n_vs_samp, n_gs_srv, n_gs_samp;
     /* rasterizer */
     kiln_fill_mode fill;
     kiln_cull_mode cull;          /* NONE, FRONT or BACK */
@@ -117,12 +119,13 @@ void kd_state_unref(kd_state *s);
 typedef struct kd_bind {
     struct kd_bind *next; /* the scene's list */
     bool complete;        /* every storage is a node of the scene */
-    uint32_t n_vs_cb, n_ps_cb, nsrv, n_vs_srv;
+    uint32_t n_vs_cb, n_ps_cb, nsrv, n_vs_srv, n_gs_srv;
     kres_storage *vb_st[KILN_MAX_VERTEX_BUFFERS], *ib_st;
     kres_storage *vs_cb_st[KILN_MAX_CONSTANT_BUFFERS], *ps_cb_st[KILN_MAX_CONSTANT_BUFFERS];
     kres_storage **srv_st;    /* nsrv: the pixel stage's views' storages */
     kres_storage **vs_srv_st; /* n_vs_srv: the vertex stage's */
-    kres_storage *st_[];      /* both arrays */
+    kres_storage **gs_srv_st; /* n_gs_srv: the geometry stage's */
+    kres_storage *st_[];      /* the three arrays */
 } kd_bind;
 
 /* A draw: its scene owns it and holds what it points to. */
@@ -229,7 +232,7 @@ void kd_scene_drop_draw(kd_scene *s);
 /* A zeroed bind record with room for `nsrv` pixel-stage and `n_vs_srv`
  * vertex-stage view storages, owned by the scene (it drops the storages'
  * references when freed); NULL on out of memory. */
-kd_bind *kd_scene_new_bind(kd_scene *s, uint32_t nsrv, uint32_t n_vs_srv);
+kd_bind *kd_scene_new_bind(kd_scene *s, uint32_t nsrv, uint32_t n_vs_srv, uint32_t n_gs_srv);
 /* The scene holds one reference to `st` for all its draws. */
 bool kd_scene_hold_state(kd_scene *s, kd_state *st);
 /* Adds a node for `st` of `res` (taking new references), merging with an

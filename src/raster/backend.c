@@ -48,12 +48,22 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
 static bool same_textures(const kd_draw *a, const kd_draw *b)
 {
     const kd_bind *x = a->bind, *y = b->bind;
+    uint32_t n = x->nsrv + x->n_vs_srv + x->n_gs_srv;
     return a->state == b->state &&
-           (x == y || (x->nsrv == y->nsrv && x->n_vs_srv == y->n_vs_srv &&
-                       !memcmp(x->st_, y->st_, sizeof(kres_storage *) * (x->nsrv + x->n_vs_srv))));
+           (x == y || (x->nsrv == y->nsrv && x->n_vs_srv == y->n_vs_srv && x->n_gs_srv == y->n_gs_srv &&
+                       !memcmp(x->st_, y->st_, sizeof(kres_storage *) * n)));
 }
 
-static bool has_textures(const kd_draw *d) { return d->state->nsrv || d->state->n_vs_srv; }
+static bool has_textures(const kd_draw *d)
+{
+    return d->state->nsrv || d->state->n_vs_srv || d->state->n_gs_srv;
+}
+
+/* Texture sets a draw with its own views needs: one per stage that has any. */
+static size_t texture_sets(const kd_state *s)
+{
+    return (size_t)(s->nsrv != 0) + (s->n_vs_srv != 0) + (s->n_gs_srv != 0);
+}
 
 /* One stage's views resolved (slots past n stay empty: zeroed) and its
  * samplers (every slot resolved in the state). */
@@ -84,6 +94,7 @@ static void draw_textures(const kd_draw *d, kr_drawx *x, const kr_drawx *prev, s
     if (prev && same_textures(prev->tex_owner, d)) {
         x->tex = prev->tex;
         x->vs_tex = prev->vs_tex;
+        x->gs_tex = prev->gs_tex;
         x->tex_owner = prev->tex_owner;
         return;
     }
@@ -95,6 +106,10 @@ static void draw_textures(const kd_draw *d, kr_drawx *x, const kr_drawx *prev, s
     if (s->n_vs_srv) {
         build_textures(s->vs_samp, s->vs_srv, d->bind->vs_srv_st, s->n_vs_srv, &sets[*nsets]);
         x->vs_tex = &sets[(*nsets)++];
+    }
+    if (s->n_gs_srv) {
+        build_textures(s->gs_samp, s->gs_srv, d->bind->gs_srv_st, s->n_gs_srv, &sets[*nsets]);
+        x->gs_tex = &sets[(*nsets)++];
     }
 }
 
@@ -397,7 +412,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             ndx++;
             dx_first = dw;
             if (has_textures(dw) && !(tex_first && same_textures(tex_first, dw))) {
-                ntex += (dw->state->nsrv != 0) + (dw->state->n_vs_srv != 0);
+                ntex += texture_sets(dw->state);
                 tex_first = dw;
             }
         }

@@ -34,7 +34,7 @@ typedef struct kr_drawx {
     /* Views and samplers of the pixel and vertex stages, NULL when the
      * stage binds no view (sampling reads zeros then); shared by the
      * contexts of draws that bind the same ones (tex_owner built them). */
-    const struct kiln_ps_textures *tex, *vs_tex;
+    const struct kiln_ps_textures *tex, *vs_tex, *gs_tex;
     const kd_draw *tex_owner;
     uint32_t nvary;                /* varyings interpolated: the PS's count */
     uint32_t out_stride;           /* floats per shaded vertex */

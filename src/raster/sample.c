@@ -1325,26 +1325,26 @@ KILN_API void kiln_ps_get_dimensions(const kiln_ps_args *a, uint32_t srv_slot, u
         *levels = n;
 }
 
-/* ---- the vertex stage: SampleLevel, Load, GetDimensions ---- */
+/* ---- the vertex and geometry stages: SampleLevel, Load, GetDimensions ---- */
 
 /* A vertex shader's reads are the pixel stage's calls on blocks of 16
  * values, through args that carry the vertex stage's views and samplers.
  * Each value is read on its own there (a plan per pixel, no derivatives),
  * so padding a last partial block with copies of its last value changes
  * nothing. */
-static kiln_ps_args vs_block_args(const kiln_vs_args *a)
+static kiln_ps_args block_args(const struct kiln_ps_textures *textures)
 {
     kiln_ps_args pa;
     memset(&pa, 0, sizeof pa);
     pa.mask = 0xffffu;
-    pa.textures = a ? a->textures : NULL;
+    pa.textures = textures;
     return pa;
 }
 
-KILN_API void kiln_vs_sample_level(const kiln_vs_args *a, uint32_t srv_slot, uint32_t sampler_slot, uint32_t n,
-                                   const float *u, const float *v, const float *lod, float *rgba)
+static void stage_sample_level(const struct kiln_ps_textures *tx, uint32_t srv_slot, uint32_t sampler_slot,
+                               uint32_t n, const float *u, const float *v, const float *lod, float *rgba)
 {
-    kiln_ps_args pa = vs_block_args(a);
+    kiln_ps_args pa = block_args(tx);
     for (uint32_t i0 = 0; i0 < n; i0 += BLOCK) {
         uint32_t m = n - i0 < BLOCK ? n - i0 : BLOCK;
         float bu[BLOCK], bv[BLOCK], bl[BLOCK], out[4 * BLOCK];
@@ -1360,10 +1360,10 @@ KILN_API void kiln_vs_sample_level(const kiln_vs_args *a, uint32_t srv_slot, uin
     }
 }
 
-KILN_API void kiln_vs_load(const kiln_vs_args *a, uint32_t srv_slot, uint32_t n, const int32_t *x, const int32_t *y,
-                           const int32_t *mip, float *rgba)
+static void stage_load(const struct kiln_ps_textures *tx, uint32_t srv_slot, uint32_t n, const int32_t *x,
+                       const int32_t *y, const int32_t *mip, float *rgba)
 {
-    kiln_ps_args pa = vs_block_args(a);
+    kiln_ps_args pa = block_args(tx);
     for (uint32_t i0 = 0; i0 < n; i0 += BLOCK) {
         uint32_t m = n - i0 < BLOCK ? n - i0 : BLOCK;
         int32_t bx[BLOCK], by[BLOCK], bm[BLOCK];
@@ -1380,10 +1380,41 @@ KILN_API void kiln_vs_load(const kiln_vs_args *a, uint32_t srv_slot, uint32_t n,
     }
 }
 
+KILN_API void kiln_vs_sample_level(const kiln_vs_args *a, uint32_t srv_slot, uint32_t sampler_slot, uint32_t n,
+                                   const float *u, const float *v, const float *lod, float *rgba)
+{
+    stage_sample_level(a ? a->textures : NULL, srv_slot, sampler_slot, n, u, v, lod, rgba);
+}
+
+KILN_API void kiln_vs_load(const kiln_vs_args *a, uint32_t srv_slot, uint32_t n, const int32_t *x, const int32_t *y,
+                           const int32_t *mip, float *rgba)
+{
+    stage_load(a ? a->textures : NULL, srv_slot, n, x, y, mip, rgba);
+}
+
 KILN_API void kiln_vs_get_dimensions(const kiln_vs_args *a, uint32_t srv_slot, uint32_t mip, uint32_t *width,
                                      uint32_t *height, uint32_t *levels)
 {
-    kiln_ps_args pa = vs_block_args(a);
+    kiln_ps_args pa = block_args(a ? a->textures : NULL);
+    kiln_ps_get_dimensions(&pa, srv_slot, mip, width, height, levels);
+}
+
+KILN_API void kiln_gs_sample_level(const kiln_gs_args *a, uint32_t srv_slot, uint32_t sampler_slot, uint32_t n,
+                                   const float *u, const float *v, const float *lod, float *rgba)
+{
+    stage_sample_level(a ? a->textures : NULL, srv_slot, sampler_slot, n, u, v, lod, rgba);
+}
+
+KILN_API void kiln_gs_load(const kiln_gs_args *a, uint32_t srv_slot, uint32_t n, const int32_t *x, const int32_t *y,
+                           const int32_t *mip, float *rgba)
+{
+    stage_load(a ? a->textures : NULL, srv_slot, n, x, y, mip, rgba);
+}
+
+KILN_API void kiln_gs_get_dimensions(const kiln_gs_args *a, uint32_t srv_slot, uint32_t mip, uint32_t *width,
+                                     uint32_t *height, uint32_t *levels)
+{
+    kiln_ps_args pa = block_args(a ? a->textures : NULL);
     kiln_ps_get_dimensions(&pa, srv_slot, mip, width, height, levels);
 }
 

@@ -651,7 +651,9 @@ static void run(fz *f, const kcap_call *c)
     case KCAP_OP_PS_SET_SHADER_RESOURCES:
     case KCAP_OP_PS_SET_SAMPLERS:
     case KCAP_OP_VS_SET_SHADER_RESOURCES:
-    case KCAP_OP_VS_SET_SAMPLERS: {
+    case KCAP_OP_VS_SET_SAMPLERS:
+    case KCAP_OP_GS_SET_SHADER_RESOURCES:
+    case KCAP_OP_GS_SET_SAMPLERS: {
         /* The arrays hold the largest range (128 views): a larger count is
          * what the call must refuse, so it gets that count and arrays it
          * will not read past. */
@@ -681,6 +683,12 @@ static void run(fz *f, const kcap_call *c)
             break;
         case KCAP_OP_VS_SET_SAMPLERS:
             kiln_vs_set_samplers(ctx, start, n, (const kiln_sampler *)ids);
+            break;
+        case KCAP_OP_GS_SET_SHADER_RESOURCES:
+            kiln_gs_set_shader_resources(ctx, start, n, (const kiln_srv *)ids);
+            break;
+        case KCAP_OP_GS_SET_SAMPLERS:
+            kiln_gs_set_samplers(ctx, start, n, (const kiln_sampler *)ids);
             break;
         default:
             kiln_ps_set_samplers(ctx, start, n, (const kiln_sampler *)ids);
