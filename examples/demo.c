@@ -284,7 +284,7 @@ int demo_bind_target(demo *d, kiln_rtv rtv, kiln_dsv dsv, uint32_t w, uint32_t h
 
 int demo_reset_pipeline(demo *d)
 {
-    kiln_buffer nb[KILN_MAX_VERTEX_BUFFERS] = {{0}};
+    kiln_buffer nb[KILN_MAX_VERTEX_BUFFERS] = {{0}}, ncb[KILN_MAX_CONSTANT_BUFFERS] = {{0}};
     uint32_t zeros[KILN_MAX_VERTEX_BUFFERS] = {0};
     kiln_srv ns[KILN_MAX_SHADER_RESOURCES] = {{0}};
     kiln_sampler nsamp[KILN_MAX_SAMPLERS] = {{0}};
@@ -296,9 +296,13 @@ int demo_reset_pipeline(demo *d)
     TRY(d, kiln_ia_set_index_buffer(d->ctx, (kiln_buffer){0}, KILN_INDEX_UINT16, 0));
     TRY(d, kiln_ia_set_topology(d->ctx, KILN_TOPOLOGY_UNDEFINED));
     TRY(d, kiln_vs_set_shader(d->ctx, (kiln_vertex_shader){0}));
-    TRY(d, kiln_vs_set_constant_buffers(d->ctx, 0, KILN_MAX_CONSTANT_BUFFERS, nb));
+    TRY(d, kiln_vs_set_constant_buffers(d->ctx, 0, KILN_MAX_CONSTANT_BUFFERS, ncb));
+    TRY(d, kiln_vs_set_shader_resources(d->ctx, 0, KILN_MAX_SHADER_RESOURCES, ns));
+    TRY(d, kiln_vs_set_samplers(d->ctx, 0, KILN_MAX_SAMPLERS, nsamp));
+    TRY(d, kiln_gs_set_shader_resources(d->ctx, 0, KILN_MAX_SHADER_RESOURCES, ns));
+    TRY(d, kiln_gs_set_samplers(d->ctx, 0, KILN_MAX_SAMPLERS, nsamp));
     TRY(d, kiln_ps_set_shader(d->ctx, (kiln_pixel_shader){0}));
-    TRY(d, kiln_ps_set_constant_buffers(d->ctx, 0, KILN_MAX_CONSTANT_BUFFERS, nb));
+    TRY(d, kiln_ps_set_constant_buffers(d->ctx, 0, KILN_MAX_CONSTANT_BUFFERS, ncb));
     TRY(d, kiln_ps_set_shader_resources(d->ctx, 0, KILN_MAX_SHADER_RESOURCES, ns));
     TRY(d, kiln_ps_set_samplers(d->ctx, 0, KILN_MAX_SAMPLERS, nsamp));
     TRY(d, kiln_rs_set_state(d->ctx, (kiln_rasterizer_state){0}));

@@ -531,6 +531,6 @@ const scene *const demo_scenes[] = {
     &demo_scene_occlusion,
     &demo_scene_swirl,
     &demo_scene_sprites, &demo_scene_skybox,
-    &demo_scene_srgb,     &demo_scene_msaa,
+    &demo_scene_srgb,     &demo_scene_msaa,      &demo_scene_shadow,
 };
 const size_t demo_num_scenes = sizeof demo_scenes / sizeof demo_scenes[0];

@@ -19,6 +19,8 @@
  *                   draw, then sampled as a sky
  *   scenes_srgb.c   draw scene "srgb": linear ramps into an sRGB target
  *   scenes_msaa.c   draw scene "msaa": 4x multisampling and resolve
+ *   scenes_shadow.c draw scene "shadow": a depth-only pass into a shadow
+ *                   map, then comparison sampling (scenes_shadow.h)
  *   mat4.h          the little matrix math the draw scenes need
  *
  * A scene records one frame into the runner's canvas texture with kiln
@@ -217,6 +219,7 @@ extern const scene demo_scene_sprites; /* scenes_sprites.c */
 extern const scene demo_scene_skybox;  /* scenes_skybox.c */
 extern const scene demo_scene_srgb;    /* scenes_srgb.c */
 extern const scene demo_scene_msaa;    /* scenes_msaa.c */
+extern const scene demo_scene_shadow;  /* scenes_shadow.c */
 
 /* Every scene's register_shaders on `dev`: what a replay of any scene's
  * capture needs before its first record (a kcap_replay setup_fn). */

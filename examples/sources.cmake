@@ -12,4 +12,5 @@ set(KILN_DEMO_SCENE_SOURCES
   ${KILN_DEMO_DIR}/scenes_sprites.c
   ${KILN_DEMO_DIR}/scenes_skybox.c
   ${KILN_DEMO_DIR}/scenes_srgb.c
-  ${KILN_DEMO_DIR}/scenes_msaa.c)
+  ${KILN_DEMO_DIR}/scenes_msaa.c
+  ${KILN_DEMO_DIR}/scenes_shadow.c)

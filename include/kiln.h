@@ -234,7 +234,7 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(SO_OFFSET, "stream-output offset is not a multiple of 4 (nor -1, append)") \
     X(DRAW_SO_MISMATCH, "the stream-output declaration does not fit the bound shaders or buffers") \
     X(DRAW_AUTO_NO_SO, "draw_auto needs a stream-output buffer with a non-zero stride in vertex-buffer slot 0") \
-    X(DRAW_NO_RASTER, "a draw without a pixel shader needs stream output, and depth and stencil off") \
+    X(DRAW_NO_RASTER, "a draw without a pixel shader needs stream output or a depth-stencil test to write") \
     X(SO_TARGET_DUPLICATE, "one buffer is bound to two stream-output slots") \
     X(MIPS_FORMAT, "generate_mips cannot filter this format (integer formats)") \
     X(BOX_BLOCK_ALIGN, "a box or copy position on a block-compressed texture is not on 4x4 block boundaries") \
@@ -1161,9 +1161,11 @@ KILN_API kiln_result kiln_set_predication(kiln_context *ctx, kiln_query query, i
 #define KILN_MAX_VERTEX_BUFFERS 8
 #define KILN_MAX_INPUT_ELEMENTS 8
 #define KILN_MAX_VARYINGS 8        /* float4 varyings from VS to PS */
-#define KILN_MAX_CONSTANT_BUFFERS 4 /* per stage */
-#define KILN_MAX_SHADER_RESOURCES 8
-#define KILN_MAX_SAMPLERS 8
+/* Slots per stage, D3D10's counts. A draw captures the slots up to the
+ * highest one bound, so binding slot 0 only costs what it did with 8. */
+#define KILN_MAX_CONSTANT_BUFFERS 14 /* D3D10_COMMONSHADER_CONSTANT_BUFFER_API_SLOT_COUNT */
+#define KILN_MAX_SHADER_RESOURCES 128 /* ..._INPUT_RESOURCE_SLOT_COUNT */
+#define KILN_MAX_SAMPLERS 16          /* ..._SAMPLER_SLOT_COUNT */
 #define KILN_MAX_RENDER_TARGETS 8   /* D3D10's 8, each with its own blend (D3D10.1's independent blend) */
 #define KILN_VS_BATCH 64           /* at most this many vertices per VS call */
 #define KILN_PS_BLOCK 16           /* pixels per PS call: a 4x4 block */
@@ -1225,9 +1227,13 @@ typedef struct kiln_vs_args {
     const void *const *cb;
     const uint32_t *cb_size;
     void *user;                 /* the shader desc's user pointer */
+    /* Shader resources and samplers bound to the vertex stage
+     * (kiln_vs_set_shader_resources / kiln_vs_set_samplers), read through
+     * kiln_vs_sample_level, kiln_vs_load and kiln_vs_get_dimensions. */
+    const struct kiln_ps_textures *textures;
 } kiln_vs_args;
 
-struct kiln_ps_textures;
+struct kiln_ps_textures; /* one stage's views and samplers (any stage) */
 
 typedef struct kiln_ps_args {
     int32_t x, y;               /* the block's top-left pixel */
@@ -1466,6 +1472,52 @@ KILN_API void kiln_ps_get_dimensions_uvw(const kiln_ps_args *args, uint32_t srv_
                                          uint32_t *width, uint32_t *height, uint32_t *depth,
                                          uint32_t *levels);
 
+/* Texture reads from a vertex shader (D3D10 lets the vertex stage read
+ * textures; there are no derivatives there, so the LOD is explicit).
+ * Each call reads `n` values (1..KILN_VS_BATCH; usually args->count, one
+ * per vertex) from the view in srv_slot and the sampler in sampler_slot
+ * bound with kiln_vs_set_shader_resources / kiln_vs_set_samplers, and
+ * writes value i's channel c to rgba[c * n + i]. They are the pixel
+ * stage's calls on the same machinery: value i gives exactly the bits
+ * kiln_ps_sample_level / kiln_ps_load give a pixel with those inputs,
+ * and the same empty-slot, out-of-range and format rules apply.
+ *
+ *   kiln_vs_sample_level (SampleLevel): u[i], v[i] at LOD lod[i] (+ the
+ *     sampler's mip_lod_bias, clamped to its min_lod / max_lod).
+ *   kiln_vs_load (Load): texel (x[i], y[i]) of mip mip[i], unfiltered.
+ *   kiln_vs_get_dimensions (GetDimensions): as kiln_ps_get_dimensions.
+ *
+ * A worked example, a displacement map: each vertex moves along z by the
+ * red channel of texture 0 at its texcoord (input 1), mip 0:
+ *
+ *     static void vs_displace(const kiln_vs_args *a)
+ *     {
+ *         float u[KILN_VS_BATCH], v[KILN_VS_BATCH], lod[KILN_VS_BATCH];
+ *         float h[4 * KILN_VS_BATCH];
+ *         for (uint32_t i = 0; i < a->count; i++) {
+ *             u[i] = a->in[i * a->in_stride + 4];
+ *             v[i] = a->in[i * a->in_stride + 5];
+ *             lod[i] = 0.0f;
+ *         }
+ *         kiln_vs_sample_level(a, 0, 0, a->count, u, v, lod, h);
+ *         for (uint32_t i = 0; i < a->count; i++) {
+ *             float *o = a->out + i * a->out_stride;
+ *             for (int c = 0; c < 4; c++)
+ *                 o[c] = a->in[i * a->in_stride + c];
+ *             o[2] += h[i];    (channel 0 of value i)
+ *         }
+ *     }
+ *
+ * The osmesa backend refuses vertex-stage views and samplers at bind
+ * time (KILN_E_UNSUPPORTED, BACKEND_FEATURE). */
+KILN_API void kiln_vs_sample_level(const kiln_vs_args *args, uint32_t srv_slot, uint32_t sampler_slot,
+                                   uint32_t n, const float *u, const float *v, const float *lod,
+                                   float *rgba);
+KILN_API void kiln_vs_load(const kiln_vs_args *args, uint32_t srv_slot, uint32_t n, const int32_t *x,
+                           const int32_t *y, const int32_t *mip, float *rgba);
+KILN_API void kiln_vs_get_dimensions(const kiln_vs_args *args, uint32_t srv_slot, uint32_t mip,
+                                     uint32_t *width, uint32_t *height, uint32_t *levels);
+
 typedef void (*kiln_vs_fn)(const kiln_vs_args *args);
 typedef void (*kiln_ps_fn)(kiln_ps_args *args);
 
@@ -1604,7 +1656,23 @@ typedef struct kiln_gs_args {
      * of the bound views draws into slice 0. Starts at 0. */
     uint32_t out_rt_array_index;
     struct kiln_gs_stream *stream; /* the library's: for emit and cut */
+    /* Shader resources and samplers bound to the geometry stage
+     * (kiln_gs_set_shader_resources / kiln_gs_set_samplers), read through
+     * kiln_gs_sample_level, kiln_gs_load and kiln_gs_get_dimensions. */
+    const struct kiln_ps_textures *textures;
 } kiln_gs_args;
+
+/* The vertex stage's texture reads (kiln_vs_sample_level, kiln_vs_load,
+ * kiln_vs_get_dimensions) from a geometry shader: the same calls on the
+ * geometry stage's views and samplers, `n` values each (any number; a
+ * primitive's vertices, say), value i's channel c in rgba[c * n + i]. */
+KILN_API void kiln_gs_sample_level(const kiln_gs_args *args, uint32_t srv_slot, uint32_t sampler_slot,
+                                   uint32_t n, const float *u, const float *v, const float *lod,
+                                   float *rgba);
+KILN_API void kiln_gs_load(const kiln_gs_args *args, uint32_t srv_slot, uint32_t n, const int32_t *x,
+                           const int32_t *y, const int32_t *mip, float *rgba);
+KILN_API void kiln_gs_get_dimensions(const kiln_gs_args *args, uint32_t srv_slot, uint32_t mip,
+                                     uint32_t *width, uint32_t *height, uint32_t *levels);
 
 typedef void (*kiln_gs_fn)(kiln_gs_args *args);
 
@@ -1661,8 +1729,9 @@ KILN_API kiln_result kiln_destroy_geometry_shader(kiln_device *device, kiln_geom
  * Rasterization may be off: a draw with no pixel shader bound is valid
  * when the bound geometry shader streams out and depth and stencil are
  * disabled (or no depth-stencil view is bound); it writes the buffers and
- * does no raster work. Draws stream out whether or not render targets are
- * bound and whatever the viewport.
+ * does no raster work. With depth or stencil on it also draws depth only
+ * (see kiln_ps_set_shader). Draws stream out whether or not render
+ * targets are bound and whatever the viewport.
  *
  * Dependencies: a draw writes the buffers bound as targets, so a later
  * draw, copy or Map that reads one waits for it, and nothing else does.
@@ -1965,8 +2034,29 @@ KILN_API kiln_result kiln_ia_set_topology(kiln_context *ctx, kiln_topology topol
 KILN_API kiln_result kiln_vs_set_shader(kiln_context *ctx, kiln_vertex_shader shader);
 KILN_API kiln_result kiln_vs_set_constant_buffers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
                                                   const kiln_buffer *buffers);
+/* The vertex stage's views and samplers (D3D10 VSSetShaderResources,
+ * VSSetSamplers), with the pixel stage's rules: slots [start_slot,
+ * start_slot + count) within KILN_MAX_SHADER_RESOURCES /
+ * KILN_MAX_SAMPLERS (else KILN_E_INVALID_ARG, BIND_RANGE); a view whose
+ * texture is also a bound target fails the draw (DRAW_HAZARD). A draw
+ * reads the bound textures: a later write to one waits for it, and a Map
+ * waits only for the draws that read it. Read with kiln_vs_sample_level,
+ * kiln_vs_load, kiln_vs_get_dimensions. osmesa: KILN_E_UNSUPPORTED,
+ * BACKEND_FEATURE, for any non-empty slot. */
+KILN_API kiln_result kiln_vs_set_shader_resources(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                                  const kiln_srv *views);
+KILN_API kiln_result kiln_vs_set_samplers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                          const kiln_sampler *samplers);
 /* {0} unbinds (no geometry stage). */
 KILN_API kiln_result kiln_gs_set_shader(kiln_context *ctx, kiln_geometry_shader shader);
+/* The geometry stage's views and samplers (D3D10 GSSetShaderResources,
+ * GSSetSamplers): the vertex stage's rules (above). osmesa, which has no
+ * geometry stage: KILN_E_UNSUPPORTED, BACKEND_FEATURE, for any non-empty
+ * slot. */
+KILN_API kiln_result kiln_gs_set_shader_resources(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                                  const kiln_srv *views);
+KILN_API kiln_result kiln_gs_set_samplers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
+                                          const kiln_sampler *samplers);
 /* D3D10 SOSetTargets: binds buffers 0..count-1 (created with
  * KILN_BIND_STREAM_OUTPUT, else KILN_E_INVALID_ARG, BIND_USAGE; {0}
  * leaves a slot empty) and unbinds the slots after them; count 0 unbinds
@@ -1984,9 +2074,27 @@ KILN_API kiln_result kiln_gs_set_shader(kiln_context *ctx, kiln_geometry_shader 
  * backend: KILN_E_UNSUPPORTED (BACKEND_FEATURE). */
 KILN_API kiln_result kiln_so_set_targets(kiln_context *ctx, uint32_t count, const kiln_buffer *buffers,
                                          const uint32_t *offsets);
+/* A pixel shader of 0 (none) is D3D10's NULL pixel shader. With a
+ * depth-stencil view bound whose state tests depth or stencil (the
+ * default state tests depth), draws are depth only: they rasterize, test
+ * and write depth and stencil exactly as with a shader, shade nothing and
+ * leave the render targets untouched (a shadow map's depth pass, a
+ * depth pre-pass). OCCLUSION queries count their passing samples;
+ * PIPELINE_STATISTICS counts no pixel-shader invocations. Without a
+ * pixel shader a draw needs such a test or stream output:
+ * KILN_E_INVALID_CALL, DRAW_NO_SHADER (no depth-stencil view, no stream
+ * output) or DRAW_NO_RASTER (a view, but depth and stencil off). The
+ * osmesa backend draws them too (a fragment shader that writes nothing,
+ * color writes masked off). */
 KILN_API kiln_result kiln_ps_set_shader(kiln_context *ctx, kiln_pixel_shader shader);
 KILN_API kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start_slot, uint32_t count,
                                                   const kiln_buffer *buffers);
+/* Slots past KILN_MAX_SHADER_RESOURCES (128), KILN_MAX_SAMPLERS (16),
+ * KILN_MAX_CONSTANT_BUFFERS (14): KILN_E_INVALID_ARG, BIND_RANGE. The
+ * osmesa backend has 16 shader-resource slots per stage (GL's texture
+ * unit N is view N sampled with sampler N): a view in slot 16 or above
+ * is refused there at bind time (KILN_E_UNSUPPORTED, BACKEND_FEATURE);
+ * its 14 constant buffers and 16 samplers are all there. */
 KILN_API kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start_slot, uint32_t count,
                                                   const kiln_srv *views);
 KILN_API kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start_slot, uint32_t count,

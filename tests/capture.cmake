@@ -11,12 +11,12 @@ include(${PROJECT_SOURCE_DIR}/examples/stb.cmake)
 
 foreach(t test_capture_api test_capture_streams test_capture_decode test_capture_replay
           test_capture_files test_queries test_gs test_so test_sample_cmp test_mrt8 test_bc test_sampler_ext test_msaa
-          test_texture_kinds)
+          test_texture_kinds test_vs_textures test_depth_only)
   if(TARGET ${t})
     target_link_libraries(${t} PRIVATE kiln_replay_core)
   endif()
 endforeach()
-foreach(t test_capture_replay test_capture_files test_capture_decode)
+foreach(t test_capture_replay test_capture_files test_capture_decode test_shadow)
   if(TARGET ${t})
     target_sources(${t} PRIVATE ${KILN_DEMO_SCENE_SOURCES})
     target_include_directories(${t} PRIVATE ${KILN_DEMO_DIR})

@@ -56,7 +56,7 @@ typedef struct budget {
 static const budget BUDGETS[] = {
     {"triangle", 0, 0.002, 0.0},  {"cube", 6, 0.03, 0.05},     {"rtt", 8, 0.05, 0.20},
     {"objects", 0, 0.002, 0.0},   {"particles", 4, 0.02, 0.02},  {"occlusion", 0, 0.002, 0.0},
-    {"swirl", 0, 0.002, 0.0},
+    {"swirl", 0, 0.002, 0.0},     {"shadow", 0, 0.002, 0.0},
 };
 /* Scenes that need a geometry shader, an sRGB target or multisampling,
  * which osmesa refuses: there they draw a fallback of their own

@@ -250,7 +250,7 @@ static void test_vertex_shaders_transform(void)
         uint32_t cb_size[KILN_MAX_CONSTANT_BUFFERS] = {
             all[e] == KILN_EFFECT_LIT ? 32 * sizeof(float) : 16 * sizeof(float)};
         uint32_t ids[KILN_VS_BATCH] = {0};
-        kiln_vs_args a = {count, 0, ids, in, in_stride, out, out_stride, cb, cb_size, NULL};
+        kiln_vs_args a = {count, 0, ids, in, in_stride, out, out_stride, cb, cb_size, NULL, NULL};
         d.fn(&a);
 
         int bad_pos = 0, bad_var = 0, bad_pad = 0;
@@ -295,7 +295,7 @@ static void test_vertex_shader_short_constants_read_zero(void)
     const void *cb[KILN_MAX_CONSTANT_BUFFERS] = {wvp};
     uint32_t cb_size[KILN_MAX_CONSTANT_BUFFERS] = {8 * sizeof(float)}; /* rows 0, 1 only */
     uint32_t id = 0;
-    kiln_vs_args a = {1, 0, &id, in, 12, out, 12, cb, cb_size, NULL};
+    kiln_vs_args a = {1, 0, &id, in, 12, out, 12, cb, cb_size, NULL, NULL};
     d.fn(&a);
     float p[4];
     expect_transform(wvp, in, p);

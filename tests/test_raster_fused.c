@@ -325,6 +325,7 @@ enum { UT_W = 8, UT_H = 8, UT_MIPS = 4, FB_W = 16, FB_H = 8, FB_PITCH = FB_W * 4
 typedef struct unit {
     kd_state s;
     kr_drawx dx;
+    struct kiln_ps_textures tx; /* dx.tex */
     kr_fb fb;
     kd_sampler samp;
     kres_subresource subs[UT_MIPS];
@@ -355,7 +356,8 @@ static void unit_init(uint32_t mips, kiln_format tfmt, kiln_format rfmt, th_rng 
     }
     for (size_t i = 0; i < sizeof U.tex; i++)
         U.tex[i] = (uint8_t)th_next(r);
-    kr_texture *t = &U.dx.tex.tex[0];
+    U.dx.tex = &U.tx;
+    kr_texture *t = &U.tx.tex[0];
     t->data = U.tex;
     t->subs = U.subs;
     t->format = tfmt;
@@ -366,7 +368,7 @@ static void unit_init(uint32_t mips, kiln_format tfmt, kiln_format rfmt, th_rng 
     U.samp = (kd_sampler){KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                           KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP, 0.0f, 0.0f, 1000.0f,
                           {0.0f, 0.0f, 0.0f, 0.0f}, KILN_COMPARE_DEFAULT, 0, KILN_ADDRESS_CLAMP};
-    U.dx.tex.samp[0] = &U.samp;
+    U.tx.samp[0] = &U.samp;
     U.s.ps = kr_ps_texture;
     U.s.ps_varyings = 1;
     U.s.ps_outputs = 1;
@@ -405,16 +407,16 @@ static void test_selection(void)
     th_rng r = {0x5e1ec7ull};
     SELECT_CASE("eligible draw", (void)0, 1);
     SELECT_CASE("BGRA8 texture into a BGRA8 target",
-                (U.dx.tex.tex[0].format = KILN_FORMAT_B8G8R8A8_UNORM,
+                (U.tx.tex[0].format = KILN_FORMAT_B8G8R8A8_UNORM,
                  U.fb.rt_format[0] = KILN_FORMAT_B8G8R8A8_UNORM),
                 1);
     SELECT_CASE("RGBA8 texture into a BGRA8 target", U.fb.rt_format[0] = KILN_FORMAT_B8G8R8A8_UNORM, 1);
-    SELECT_CASE("no sampler bound (the default: LINEAR, CLAMP)", U.dx.tex.samp[0] = NULL, 1);
+    SELECT_CASE("no sampler bound (the default: LINEAR, CLAMP)", U.tx.samp[0] = NULL, 1);
     SELECT_CASE("mip filter POINT", U.samp.mip_filter = KILN_FILTER_POINT, 1);
     SELECT_CASE("WRAP / MIRROR", (U.samp.address_u = KILN_ADDRESS_WRAP,
                                   U.samp.address_v = KILN_ADDRESS_MIRROR), 1);
     SELECT_CASE("lod bias and clamp", (U.samp.mip_lod_bias = 0.7f, U.samp.min_lod = 1.0f), 1);
-    SELECT_CASE("mip chain", (U.dx.tex.tex[0].num_mips = 4, U.dx.tex.tex[0].res_mip_levels = 4), 1);
+    SELECT_CASE("mip chain", (U.tx.tex[0].num_mips = 4, U.tx.tex[0].res_mip_levels = 4), 1);
 
     SELECT_CASE("another pixel shader function", U.s.ps = other_ps, 0);
     SELECT_CASE("the general path's copy of kr_ps_texture", U.s.ps = ps_texture_general, 0);
@@ -429,8 +431,8 @@ static void test_selection(void)
     SELECT_CASE("depth buffer bound, depth and stencil off", U.fb.ds = U.ds, 1);
     SELECT_CASE("stencil with a depth-stencil buffer bound", (U.s.stencil_enable = 1, U.fb.ds = U.ds), 0);
     SELECT_CASE("stencil enabled, no depth-stencil buffer", U.s.stencil_enable = 1, 1);
-    SELECT_CASE("texture R32_FLOAT", U.dx.tex.tex[0].format = KILN_FORMAT_R32_FLOAT, 0);
-    SELECT_CASE("texture R8_UNORM", U.dx.tex.tex[0].format = KILN_FORMAT_R8_UNORM, 0);
+    SELECT_CASE("texture R32_FLOAT", U.tx.tex[0].format = KILN_FORMAT_R32_FLOAT, 0);
+    SELECT_CASE("texture R8_UNORM", U.tx.tex[0].format = KILN_FORMAT_R8_UNORM, 0);
     SELECT_CASE("target R32G32B32A32_FLOAT", U.fb.rt_format[0] = KILN_FORMAT_R32G32B32A32_FLOAT, 0);
     SELECT_CASE("target R8_UNORM", U.fb.rt_format[0] = KILN_FORMAT_R8_UNORM, 0);
     SELECT_CASE("no render target 0", U.fb.rt[0] = NULL, 0);
@@ -439,9 +441,9 @@ static void test_selection(void)
     SELECT_CASE("mag filter POINT", U.samp.mag_filter = KILN_FILTER_POINT, 0);
     SELECT_CASE("address u BORDER", U.samp.address_u = KILN_ADDRESS_BORDER, 0);
     SELECT_CASE("address v BORDER", U.samp.address_v = KILN_ADDRESS_BORDER, 0);
-    SELECT_CASE("texture data NULL", U.dx.tex.tex[0].data = NULL, 0);
-    SELECT_CASE("texture layout NULL", U.dx.tex.tex[0].subs = NULL, 0);
-    SELECT_CASE("view of no mips", U.dx.tex.tex[0].num_mips = 0, 0);
+    SELECT_CASE("texture data NULL", U.tx.tex[0].data = NULL, 0);
+    SELECT_CASE("texture layout NULL", U.tx.tex[0].subs = NULL, 0);
+    SELECT_CASE("view of no mips", U.tx.tex[0].num_mips = 0, 0);
 }
 
 /* shade_block's varyings for a triangle block, then kiln_ps_sample (the
@@ -477,7 +479,7 @@ static void oracle_block(const kr_prim *p, int x, int y, int bgra_target, uint8_
     a.mask = 0xffff;
     a.varyings = vary;
     a.color = color;
-    a.textures = &p->dx->tex;
+    a.textures = p->dx->tex;
     kiln_ps_sample(&a, 0, 0, vary, vary + 16, color);
     for (int i = 0; i < 16; i++) {
         uint8_t rgba[4];

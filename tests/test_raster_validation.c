@@ -122,7 +122,7 @@ static void kit_create(void)
 /* Binds the kit into a context cleared of everything else. */
 static void kit_bind(void)
 {
-    kiln_buffer nob[KILN_MAX_VERTEX_BUFFERS] = {{0}};
+    kiln_buffer nob[KILN_MAX_CONSTANT_BUFFERS] = {{0}}; /* 14: vertex buffers (8) and constant buffers */
     uint32_t zero[KILN_MAX_VERTEX_BUFFERS] = {0};
     kiln_srv nos[KILN_MAX_SHADER_RESOURCES] = {{0}};
     kiln_sampler nosm[KILN_MAX_SAMPLERS] = {{0}};
@@ -209,8 +209,11 @@ static void test_missing_state(void)
     DFAILS(kiln_draw_indexed(ctx, 3, 0, 0), KILN_E_INVALID_CALL, KILN_LOG_DRAW_NO_SHADER);
     OK(kiln_vs_set_shader(ctx, K.vs));
     OK(kiln_ps_set_shader(ctx, (kiln_pixel_shader){0}));
+    OK(kiln_draw(ctx, 3, 0)); /* depth only: the kit's depth-stencil view is tested */
+    OK(kiln_om_set_render_targets(ctx, 1, &K.rtv, (kiln_dsv){0}));
     DFAILS(kiln_draw(ctx, 3, 0), KILN_E_INVALID_CALL, KILN_LOG_DRAW_NO_SHADER);
     DFAILS(kiln_draw_instanced(ctx, 3, 2, 0, 0), KILN_E_INVALID_CALL, KILN_LOG_DRAW_NO_SHADER);
+    OK(kiln_om_set_render_targets(ctx, 1, &K.rtv, K.dsv));
     OK(kiln_ps_set_shader(ctx, K.ps));
 
     OK(kiln_ia_set_input_layout(ctx, (kiln_input_layout){0}));
@@ -691,13 +694,35 @@ static void test_setters(void)
                 KILN_LOG_BIND_RANGE);
     CHECK_FAILS(kiln_ia_set_vertex_buffers(ctx, 9, 0, vbs, st, of), KILN_E_INVALID_ARG,
                 KILN_LOG_BIND_RANGE);
-    CHECK_FAILS(kiln_vs_set_constant_buffers(ctx, 4, 1, &K.cb), KILN_E_INVALID_ARG,
+    /* D3D10's slot counts: 14 constant buffers, 128 views, 16 samplers per
+     * stage; the last slot binds, one past it is refused. */
+    CHECK_FAILS(kiln_vs_set_constant_buffers(ctx, 14, 1, &K.cb), KILN_E_INVALID_ARG,
                 KILN_LOG_BIND_RANGE);
-    CHECK_FAILS(kiln_ps_set_constant_buffers(ctx, 2, 3, vbs), KILN_E_INVALID_ARG,
+    CHECK_FAILS(kiln_ps_set_constant_buffers(ctx, 12, 3, vbs), KILN_E_INVALID_ARG,
                 KILN_LOG_BIND_RANGE);
-    CHECK_FAILS(kiln_ps_set_shader_resources(ctx, 8, 1, &K.srv), KILN_E_INVALID_ARG,
+    CHECK_FAILS(kiln_ps_set_shader_resources(ctx, 128, 1, &K.srv), KILN_E_INVALID_ARG,
                 KILN_LOG_BIND_RANGE);
-    CHECK_FAILS(kiln_ps_set_samplers(ctx, 5, 4, &K.samp), KILN_E_INVALID_ARG, KILN_LOG_BIND_RANGE);
+    CHECK_FAILS(kiln_vs_set_shader_resources(ctx, 127, 2, (kiln_srv[2]){K.srv, K.srv}), KILN_E_INVALID_ARG,
+                KILN_LOG_BIND_RANGE);
+    CHECK_FAILS(kiln_ps_set_samplers(ctx, 13, 4, (kiln_sampler[4]){K.samp, K.samp, K.samp, K.samp}),
+                KILN_E_INVALID_ARG, KILN_LOG_BIND_RANGE);
+    CHECK_FAILS(kiln_vs_set_samplers(ctx, 16, 1, &K.samp), KILN_E_INVALID_ARG, KILN_LOG_BIND_RANGE);
+    CHECK_FAILS(kiln_vs_set_samplers(ctx, 0, 1, (kiln_sampler[1]){{K.srv.id}}), KILN_E_INVALID_HANDLE,
+                KILN_LOG_HANDLE_WRONG_TYPE);
+    OK(kiln_vs_set_constant_buffers(ctx, 13, 1, &K.cb));
+    OK(kiln_ps_set_shader_resources(ctx, 127, 1, &K.srv));
+    OK(kiln_vs_set_shader_resources(ctx, 127, 1, &K.srv));
+    OK(kiln_ps_set_samplers(ctx, 15, 1, &K.samp));
+    OK(kiln_vs_set_samplers(ctx, 15, 1, &K.samp));
+    kit_works("the highest slots bound");
+    kiln_srv nos[1] = {{0}};
+    kiln_sampler nosm[1] = {{0}};
+    kiln_buffer nob[1] = {{0}};
+    OK(kiln_vs_set_constant_buffers(ctx, 13, 1, nob));
+    OK(kiln_ps_set_shader_resources(ctx, 127, 1, nos));
+    OK(kiln_vs_set_shader_resources(ctx, 127, 1, nos));
+    OK(kiln_ps_set_samplers(ctx, 15, 1, nosm));
+    OK(kiln_vs_set_samplers(ctx, 15, 1, nosm));
     kiln_rtv rtvs[KILN_MAX_RENDER_TARGETS + 1];
     for (int i = 0; i <= KILN_MAX_RENDER_TARGETS; i++)
         rtvs[i] = K.rtv;

@@ -23,8 +23,16 @@ typedef struct ka_pipeline {
     uint32_t ib_offset;
     kiln_topology topology;
     kres_resource *vs_cb[KILN_MAX_CONSTANT_BUFFERS], *ps_cb[KILN_MAX_CONSTANT_BUFFERS];
-    kres_view *srv[KILN_MAX_SHADER_RESOURCES];
+    kres_view *srv[KILN_MAX_SHADER_RESOURCES]; /* the pixel stage's */
     kres_pipe *samp[KILN_MAX_SAMPLERS];
+    kres_view *vs_srv[KILN_MAX_SHADER_RESOURCES]; /* the vertex stage's */
+    kres_pipe *vs_samp[KILN_MAX_SAMPLERS];
+    kres_view *gs_srv[KILN_MAX_SHADER_RESOURCES]; /* the geometry stage's */
+    kres_pipe *gs_samp[KILN_MAX_SAMPLERS];
+    /* The highest bound slot + 1 of each array above: draws capture,
+     * compare and check those slots only (D3D10's 128 views cost a draw
+     * nothing when it binds two). */
+    uint32_t n_vs_cb, n_ps_cb, nsrv, nsamp, n_vs_srv, n_vs_samp, n_gs_srv, n_gs_samp;
     kiln_viewport vp;
     bool vp_set;
     kiln_rect scissor;
@@ -101,10 +109,16 @@ void ka_pipeline_fini(kiln_context *ctx)
         SET(p->vs_cb[i], NULL);
         SET(p->ps_cb[i], NULL);
     }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
         SET(p->srv[i], NULL);
-    for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
+        SET(p->vs_srv[i], NULL);
+        SET(p->gs_srv[i], NULL);
+    }
+    for (int i = 0; i < KILN_MAX_SAMPLERS; i++) {
         SET(p->samp[i], NULL);
+        SET(p->vs_samp[i], NULL);
+        SET(p->gs_samp[i], NULL);
+    }
     for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         SET(p->rtv[i], NULL);
     SET(p->dsv, NULL);
@@ -423,8 +437,20 @@ kiln_result kiln_ia_set_index_buffer(kiln_context *ctx, kiln_buffer buf, kiln_in
     return r;
 }
 
+/* The highest non-empty slot + 1 of slots [0, n). */
+#define HIGHEST(slots, n)                                                                          \
+    do {                                                                                           \
+        while ((n) && !(slots)[(n) - 1])                                                           \
+            (n)--;                                                                                 \
+    } while (0)
+
+static uint32_t bound_end(uint32_t n, uint32_t start, uint32_t count)
+{
+    return start + count > n ? start + count : n;
+}
+
 static kiln_result set_cbs(kiln_context *ctx, const char *api, uint32_t start, uint32_t count,
-                           const kiln_buffer *bufs, kres_resource **slots)
+                           const kiln_buffer *bufs, kres_resource **slots, uint32_t *n)
 {
     kiln_device *dev = ctx->dev;
     kres_resource *got[KILN_MAX_CONSTANT_BUFFERS] = {0};
@@ -433,6 +459,8 @@ static kiln_result set_cbs(kiln_context *ctx, const char *api, uint32_t start, u
         return r;
     for (uint32_t i = 0; i < count; i++)
         SET(slots[start + i], got[i]);
+    *n = bound_end(*n, start, count);
+    HIGHEST(slots, *n);
     dirty(ctx->pipe);
     return KILN_OK;
 }
@@ -442,7 +470,7 @@ static kiln_result vs_set_constant_buffers(kiln_context *ctx, uint32_t start, ui
     static const char api[] = "kiln_vs_set_constant_buffers";
     CTX_PREAMBLE();
     (void)dev;
-    return set_cbs(ctx, api, start, count, bufs, ctx->pipe->vs_cb);
+    return set_cbs(ctx, api, start, count, bufs, ctx->pipe->vs_cb, &ctx->pipe->n_vs_cb);
 }
 
 kiln_result kiln_vs_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
@@ -458,7 +486,7 @@ static kiln_result ps_set_constant_buffers(kiln_context *ctx, uint32_t start, ui
     static const char api[] = "kiln_ps_set_constant_buffers";
     CTX_PREAMBLE();
     (void)dev;
-    return set_cbs(ctx, api, start, count, bufs, ctx->pipe->ps_cb);
+    return set_cbs(ctx, api, start, count, bufs, ctx->pipe->ps_cb, &ctx->pipe->n_ps_cb);
 }
 
 kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_buffer *bufs)
@@ -469,14 +497,40 @@ kiln_result kiln_ps_set_constant_buffers(kiln_context *ctx, uint32_t start, uint
     return r;
 }
 
-static kiln_result ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+/* The stages that bind views and samplers. */
+typedef enum stage { STAGE_PS, STAGE_VS, STAGE_GS } stage;
+static const char *const stage_names[] = {"pixel", "vertex", "geometry"};
+
+/* Whether the backend can read a view in `slot` of a stage: osmesa has
+ * no vertex- or geometry-stage views and 16 pixel-stage slots (GL
+ * texture unit N is view N sampled with sampler N). */
+static kiln_result backend_slot(kiln_device *dev, const char *api, stage st, uint32_t slot, const char *what)
 {
-    static const char api[] = "kiln_ps_set_shader_resources";
-    CTX_PREAMBLE();
+    const kq_backend *b = dev->queue.backend;
+    bool vs = st != STAGE_PS;
+    if (vs && !(b->caps & KQ_BACKEND_VS_RESOURCES))
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no %s-stage %s", b->name,
+                    stage_names[st], what);
+    if (!vs && b->srv_slots && slot >= b->srv_slots)
+        return FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has %u %s slots; slot %u is past them",
+                    b->name, b->srv_slots, what, slot);
+    return KILN_OK;
+}
+
+static kiln_result set_srvs(kiln_context *ctx, const char *api, stage st, uint32_t start, uint32_t count,
+                            const kiln_srv *views)
+{
+    kiln_device *dev = ctx->dev;
     if (start > KILN_MAX_SHADER_RESOURCES || count > KILN_MAX_SHADER_RESOURCES - start)
-        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u)", start, start + count);
+        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u) of %u", start, start + count,
+                    KILN_MAX_SHADER_RESOURCES);
     if (count && !views)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "views is NULL");
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_result r = views[i].id ? backend_slot(dev, api, st, start + i, "shader-resource") : KILN_OK;
+        if (r != KILN_OK)
+            return r;
+    }
     kres_view *got[KILN_MAX_SHADER_RESOURCES] = {0};
     for (uint32_t i = 0; i < count; i++) {
         kiln_result r = KILN_OK;
@@ -489,10 +543,23 @@ static kiln_result ps_set_shader_resources(kiln_context *ctx, uint32_t start, ui
             return r;
         }
     }
+    ka_pipeline *p = ctx->pipe;
+    kres_view **slots = st == STAGE_VS ? p->vs_srv : st == STAGE_GS ? p->gs_srv : p->srv;
+    uint32_t *n = st == STAGE_VS ? &p->n_vs_srv : st == STAGE_GS ? &p->n_gs_srv : &p->nsrv;
     for (uint32_t i = 0; i < count; i++)
-        SET(ctx->pipe->srv[start + i], got[i]);
-    dirty(ctx->pipe);
+        SET(slots[start + i], got[i]);
+    *n = bound_end(*n, start, count);
+    HIGHEST(slots, *n);
+    dirty(p);
     return KILN_OK;
+}
+
+static kiln_result ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+{
+    static const char api[] = "kiln_ps_set_shader_resources";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_srvs(ctx, api, STAGE_PS, start, count, views);
 }
 
 kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
@@ -503,14 +570,35 @@ kiln_result kiln_ps_set_shader_resources(kiln_context *ctx, uint32_t start, uint
     return r;
 }
 
-static kiln_result ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+static kiln_result vs_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
 {
-    static const char api[] = "kiln_ps_set_samplers";
+    static const char api[] = "kiln_vs_set_shader_resources";
     CTX_PREAMBLE();
+    (void)dev;
+    return set_srvs(ctx, api, STAGE_VS, start, count, views);
+}
+
+kiln_result kiln_vs_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+{
+    kiln_result r = vs_set_shader_resources(ctx, start, count, views);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_VS_SET_SHADER_RESOURCES, start, count, views, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result set_samplers(kiln_context *ctx, const char *api, stage st, uint32_t start, uint32_t count,
+                                const kiln_sampler *samplers)
+{
+    kiln_device *dev = ctx->dev;
     if (start > KILN_MAX_SAMPLERS || count > KILN_MAX_SAMPLERS - start)
-        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u)", start, start + count);
+        return FAIL(KILN_E_INVALID_ARG, BIND_RANGE, "slots [%u, %u) of %u", start, start + count, KILN_MAX_SAMPLERS);
     if (count && !samplers)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "samplers is NULL");
+    for (uint32_t i = 0; st != STAGE_PS && i < count; i++) {
+        kiln_result r = samplers[i].id ? backend_slot(dev, api, st, start + i, "sampler") : KILN_OK;
+        if (r != KILN_OK)
+            return r;
+    }
     kres_object *got[KILN_MAX_SAMPLERS] = {0};
     for (uint32_t i = 0; i < count; i++) {
         kiln_result r = bind_get(dev, api, samplers[i].id, KRES_TYPE_SAMPLER, "sampler", &got[i]);
@@ -521,10 +609,23 @@ static kiln_result ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t c
             return r;
         }
     }
+    ka_pipeline *p = ctx->pipe;
+    kres_pipe **slots = st == STAGE_VS ? p->vs_samp : st == STAGE_GS ? p->gs_samp : p->samp;
+    uint32_t *n = st == STAGE_VS ? &p->n_vs_samp : st == STAGE_GS ? &p->n_gs_samp : &p->nsamp;
     for (uint32_t i = 0; i < count; i++)
-        SET(ctx->pipe->samp[start + i], got[i]);
-    dirty(ctx->pipe);
+        SET(slots[start + i], got[i]);
+    *n = bound_end(*n, start, count);
+    HIGHEST(slots, *n);
+    dirty(p);
     return KILN_OK;
+}
+
+static kiln_result ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    static const char api[] = "kiln_ps_set_samplers";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_samplers(ctx, api, STAGE_PS, start, count, samplers);
 }
 
 kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
@@ -532,6 +633,54 @@ kiln_result kiln_ps_set_samplers(kiln_context *ctx, uint32_t start, uint32_t cou
     kiln_result r = ps_set_samplers(ctx, start, count, samplers);
     if (ctx && ctx->dev->capture)
         kcap_set_slots(ctx, KCAP_OP_PS_SET_SAMPLERS, start, count, samplers, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result vs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    static const char api[] = "kiln_vs_set_samplers";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_samplers(ctx, api, STAGE_VS, start, count, samplers);
+}
+
+kiln_result kiln_vs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    kiln_result r = vs_set_samplers(ctx, start, count, samplers);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_VS_SET_SAMPLERS, start, count, samplers, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result gs_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+{
+    static const char api[] = "kiln_gs_set_shader_resources";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_srvs(ctx, api, STAGE_GS, start, count, views);
+}
+
+kiln_result kiln_gs_set_shader_resources(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_srv *views)
+{
+    kiln_result r = gs_set_shader_resources(ctx, start, count, views);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_GS_SET_SHADER_RESOURCES, start, count, views, NULL, NULL, r);
+    return r;
+}
+
+static kiln_result gs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    static const char api[] = "kiln_gs_set_samplers";
+    CTX_PREAMBLE();
+    (void)dev;
+    return set_samplers(ctx, api, STAGE_GS, start, count, samplers);
+}
+
+kiln_result kiln_gs_set_samplers(kiln_context *ctx, uint32_t start, uint32_t count, const kiln_sampler *samplers)
+{
+    kiln_result r = gs_set_samplers(ctx, start, count, samplers);
+    if (ctx && ctx->dev->capture)
+        kcap_set_slots(ctx, KCAP_OP_GS_SET_SAMPLERS, start, count, samplers, NULL, NULL, r);
     return r;
 }
 
@@ -651,6 +800,19 @@ kiln_result kiln_om_set_render_targets(kiln_context *ctx, uint32_t count, const 
 static kiln_stencil_op sop(kiln_stencil_op o) { return o ? o : KILN_STENCIL_OP_KEEP; }
 static uint32_t mask8(uint32_t m) { return m == KILN_MASK_DEFAULT ? 0xffu : m == KILN_MASK_NONE ? 0u : m & 0xffu; }
 
+/* A depth-only draw (D3D10's NULL pixel shader with depth or stencil on):
+ * no pixel shader, a depth-stencil view bound and its state testing depth
+ * or stencil. It rasterizes, tests and writes depth/stencil, and writes no
+ * color. */
+static bool depth_only(const ka_pipeline *p)
+{
+    if (p->ps || !p->dsv)
+        return false;
+    if (!p->dss)
+        return true; /* the default state tests depth */
+    return !p->dss->u.dss.depth_disable || p->dss->u.dss.stencil_enable;
+}
+
 static kd_state *build_state(kiln_context *ctx)
 {
     ka_pipeline *p = ctx->pipe;
@@ -661,9 +823,10 @@ static kd_state *build_state(kiln_context *ctx)
     atomic_init(&s->refs, 1);
     s->env = env;
     const kiln_vertex_shader_desc *vs = &p->vs->u.vs;
-    const kiln_pixel_shader_desc ps0 = {0}; /* none: rasterization off (stream output only) */
+    /* none: depth only, or rasterization off (stream output only) */
+    const kiln_pixel_shader_desc ps0 = {0};
     const kiln_pixel_shader_desc *ps = p->ps ? &p->ps->u.ps : &ps0;
-    s->raster = p->ps != NULL;
+    s->raster = p->ps != NULL || depth_only(p);
     s->vs = vs->fn;
     s->vs_user = vs->user;
     s->vs_inputs = vs->num_inputs;
@@ -703,18 +866,37 @@ static kd_state *build_state(kiln_context *ctx)
     s->ib_format = p->ib_format;
     s->ib_offset = p->ib_offset;
     s->topology = p->topology;
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+    /* Slots up to the highest bound one (the rest stay empty: calloc). */
+    s->n_vs_cb = p->n_vs_cb;
+    s->n_ps_cb = p->n_ps_cb;
+    s->nsrv = p->nsrv;
+    s->nsamp = p->nsamp;
+    s->n_vs_srv = p->n_vs_srv;
+    s->n_vs_samp = p->n_vs_samp;
+    s->n_gs_srv = p->n_gs_srv;
+    s->n_gs_samp = p->n_gs_samp;
+    for (uint32_t i = 0; i < p->n_vs_cb; i++)
         if ((s->vs_cb[i] = p->vs_cb[i]))
             kres_ref(&s->vs_cb[i]->base);
+    for (uint32_t i = 0; i < p->n_ps_cb; i++)
         if ((s->ps_cb[i] = p->ps_cb[i]))
             kres_ref(&s->ps_cb[i]->base);
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (uint32_t i = 0; i < p->nsrv; i++)
         if ((s->srv[i] = p->srv[i]))
             kres_ref(&s->srv[i]->base);
+    for (uint32_t i = 0; i < p->n_vs_srv; i++)
+        if ((s->vs_srv[i] = p->vs_srv[i]))
+            kres_ref(&s->vs_srv[i]->base);
+    for (uint32_t i = 0; i < p->n_gs_srv; i++)
+        if ((s->gs_srv[i] = p->gs_srv[i]))
+            kres_ref(&s->gs_srv[i]->base);
+    /* Every sampler slot resolved (empty ones to the default sampler):
+     * backends read any slot a shader names. */
+    kiln_sampler_desc zero = {0};
     for (int i = 0; i < KILN_MAX_SAMPLERS; i++) {
-        kiln_sampler_desc zero = {0};
         kd_sampler_resolve(p->samp[i] ? &p->samp[i]->u.sampler : &zero, &s->samp[i]);
+        kd_sampler_resolve(p->vs_samp[i] ? &p->vs_samp[i]->u.sampler : &zero, &s->vs_samp[i]);
+        kd_sampler_resolve(p->gs_samp[i] ? &p->gs_samp[i]->u.sampler : &zero, &s->gs_samp[i]);
     }
     kiln_rasterizer_desc rs0 = {0};
     const kiln_rasterizer_desc *rs = p->rs ? &p->rs->u.rs : &rs0;
@@ -868,11 +1050,23 @@ static bool bind_current(const ka_pipeline *p, const kd_bind *b, bool indexed)
             return false;
     if (indexed && !same_storage(p->ib, b->ib_st))
         return false;
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
-        if (!same_storage(p->vs_cb[i], b->vs_cb_st[i]) || !same_storage(p->ps_cb[i], b->ps_cb_st[i]))
+    if (b->n_vs_cb != p->n_vs_cb || b->n_ps_cb != p->n_ps_cb || b->nsrv != p->nsrv || b->n_vs_srv != p->n_vs_srv ||
+        b->n_gs_srv != p->n_gs_srv)
+        return false;
+    for (uint32_t i = 0; i < p->n_vs_cb; i++)
+        if (!same_storage(p->vs_cb[i], b->vs_cb_st[i]))
             return false;
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (uint32_t i = 0; i < p->n_ps_cb; i++)
+        if (!same_storage(p->ps_cb[i], b->ps_cb_st[i]))
+            return false;
+    for (uint32_t i = 0; i < p->nsrv; i++)
         if (!same_storage(p->srv[i] ? p->srv[i]->res : NULL, b->srv_st[i]))
+            return false;
+    for (uint32_t i = 0; i < p->n_vs_srv; i++)
+        if (!same_storage(p->vs_srv[i] ? p->vs_srv[i]->res : NULL, b->vs_srv_st[i]))
+            return false;
+    for (uint32_t i = 0; i < p->n_gs_srv; i++)
+        if (!same_storage(p->gs_srv[i] ? p->gs_srv[i]->res : NULL, b->gs_srv_st[i]))
             return false;
     return true;
 }
@@ -883,11 +1077,16 @@ static bool binds_dynamic(const ka_pipeline *p)
     bool dyn = p->ib && p->ib->usage == KILN_USAGE_DYNAMIC;
     for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
         dyn |= p->vb[i] && p->vb[i]->usage == KILN_USAGE_DYNAMIC;
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
-        dyn |= (p->vs_cb[i] && p->vs_cb[i]->usage == KILN_USAGE_DYNAMIC) ||
-               (p->ps_cb[i] && p->ps_cb[i]->usage == KILN_USAGE_DYNAMIC);
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (uint32_t i = 0; i < p->n_vs_cb; i++)
+        dyn |= p->vs_cb[i] && p->vs_cb[i]->usage == KILN_USAGE_DYNAMIC;
+    for (uint32_t i = 0; i < p->n_ps_cb; i++)
+        dyn |= p->ps_cb[i] && p->ps_cb[i]->usage == KILN_USAGE_DYNAMIC;
+    for (uint32_t i = 0; i < p->nsrv; i++)
         dyn |= p->srv[i] && p->srv[i]->res->usage == KILN_USAGE_DYNAMIC;
+    for (uint32_t i = 0; i < p->n_vs_srv; i++)
+        dyn |= p->vs_srv[i] && p->vs_srv[i]->res->usage == KILN_USAGE_DYNAMIC;
+    for (uint32_t i = 0; i < p->n_gs_srv; i++)
+        dyn |= p->gs_srv[i] && p->gs_srv[i]->res->usage == KILN_USAGE_DYNAMIC;
     return dyn;
 }
 
@@ -895,24 +1094,34 @@ static bool binds_dynamic(const ka_pipeline *p)
  * NULL on out of memory (what was captured stays with the scene). */
 static kd_bind *capture_bind(kiln_device *dev, const ka_pipeline *p, kd_scene *s, bool indexed)
 {
-    kd_bind *b = kd_scene_new_bind(s);
+    kd_bind *b = kd_scene_new_bind(s, p->nsrv, p->n_vs_srv, p->n_gs_srv);
     if (!b)
         return NULL;
+    b->n_vs_cb = p->n_vs_cb;
+    b->n_ps_cb = p->n_ps_cb;
     bool ok = true;
     for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
         if (p->vb[i] && (b->vb_st[i] = capture(dev, p->vb[i])))
             ok &= kd_scene_use(s, p->vb[i], b->vb_st[i], KQ_READ);
     if (indexed && (b->ib_st = capture(dev, p->ib)))
         ok &= kd_scene_use(s, p->ib, b->ib_st, KQ_READ);
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+    for (uint32_t i = 0; i < p->n_vs_cb; i++)
         if (p->vs_cb[i] && (b->vs_cb_st[i] = capture(dev, p->vs_cb[i])))
             ok &= kd_scene_use(s, p->vs_cb[i], b->vs_cb_st[i], KQ_READ);
+    for (uint32_t i = 0; i < p->n_ps_cb; i++)
         if (p->ps_cb[i] && (b->ps_cb_st[i] = capture(dev, p->ps_cb[i])))
             ok &= kd_scene_use(s, p->ps_cb[i], b->ps_cb_st[i], KQ_READ);
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    /* Views of both stages are read nodes of the scene alike: a later
+     * write to the texture waits for the draw, a Map only for it. */
+    for (uint32_t i = 0; i < p->nsrv; i++)
         if (p->srv[i] && (b->srv_st[i] = capture(dev, p->srv[i]->res)))
             ok &= kd_scene_use(s, p->srv[i]->res, b->srv_st[i], KQ_READ);
+    for (uint32_t i = 0; i < p->n_vs_srv; i++)
+        if (p->vs_srv[i] && (b->vs_srv_st[i] = capture(dev, p->vs_srv[i]->res)))
+            ok &= kd_scene_use(s, p->vs_srv[i]->res, b->vs_srv_st[i], KQ_READ);
+    for (uint32_t i = 0; i < p->n_gs_srv; i++)
+        if (p->gs_srv[i] && (b->gs_srv_st[i] = capture(dev, p->gs_srv[i]->res)))
+            ok &= kd_scene_use(s, p->gs_srv[i]->res, b->gs_srv_st[i], KQ_READ);
     b->complete = ok;
     return ok ? b : NULL;
 }
@@ -930,13 +1139,12 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
     kiln_device *dev = ctx->dev;
     ka_pipeline *p = ctx->pipe;
     bool so = p->gs && p->gs->u.gs.so.n;
-    if (!p->vs || (!p->ps && !so))
+    if (!p->vs || (!p->ps && !so && !p->dsv))
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_SHADER, "no %s shader bound", !p->vs ? "vertex" : "pixel");
-    if (!p->ps && p->dsv && p->dss && (!p->dss->u.dss.depth_disable || p->dss->u.dss.stencil_enable))
+    if (!p->ps && !so && !depth_only(p))
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_RASTER,
-                    "no pixel shader, and the depth-stencil state tests a bound depth-stencil view");
-    if (!p->ps && p->dsv && !p->dss) /* the default state tests depth */
-        return FAIL(KILN_E_INVALID_CALL, DRAW_NO_RASTER, "no pixel shader, and the default depth test is on");
+                    "no pixel shader and no stream output, and the depth-stencil state tests nothing: "
+                    "the draw would write nothing");
     if (!p->layout)
         return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "no input layout bound");
     if (p->topology == KILN_TOPOLOGY_UNDEFINED)
@@ -975,10 +1183,16 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
                 (indexed && destroyed_res(p->ib)) || destroyed_view(p->dsv);
     for (uint32_t e = 0; e < p->layout->u.layout.num_elements; e++)
         dead |= destroyed_res(p->vb[p->layout->u.layout.elements[e].slot]);
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++)
-        dead |= destroyed_res(p->vs_cb[i]) || destroyed_res(p->ps_cb[i]);
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (uint32_t i = 0; i < p->n_vs_cb; i++)
+        dead |= destroyed_res(p->vs_cb[i]);
+    for (uint32_t i = 0; i < p->n_ps_cb; i++)
+        dead |= destroyed_res(p->ps_cb[i]);
+    for (uint32_t i = 0; i < p->nsrv; i++)
         dead |= destroyed_view(p->srv[i]);
+    for (uint32_t i = 0; i < p->n_vs_srv; i++)
+        dead |= destroyed_view(p->vs_srv[i]);
+    for (uint32_t i = 0; i < p->n_gs_srv; i++)
+        dead |= destroyed_view(p->gs_srv[i]);
     for (int i = 0; i < KILN_MAX_RENDER_TARGETS; i++)
         dead |= destroyed_view(p->rtv[i]);
     for (int i = 0; so && i < KILN_SO_BUFFER_SLOTS; i++)
@@ -1022,15 +1236,20 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
         if (!p->vb[l->elements[e].slot])
             return FAIL(KILN_E_INVALID_CALL, DRAW_NO_LAYOUT, "element %u reads slot %u, which has no buffer", e,
                         l->elements[e].slot);
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
-        if (!p->srv[i])
-            continue;
-        for (uint32_t r = 0; r <= p->nrt; r++) {
-            kres_view *t = r < p->nrt ? p->rtv[r] : p->dsv;
-            if (t && t->res == p->srv[i]->res)
-                return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "shader resource %d is also bound as a target", i);
+    kres_view *const *views[3] = {p->srv, p->vs_srv, p->gs_srv};
+    const uint32_t nviews[3] = {p->nsrv, p->n_vs_srv, p->n_gs_srv};
+    for (int st = STAGE_PS; st <= STAGE_GS; st++)
+        for (uint32_t i = 0; i < nviews[st]; i++) {
+            const kres_view *v = views[st][i];
+            if (!v)
+                continue;
+            for (uint32_t r = 0; r <= p->nrt; r++) {
+                kres_view *t = r < p->nrt ? p->rtv[r] : p->dsv;
+                if (t && t->res == v->res)
+                    return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "%s-stage shader resource %u is also bound as a target",
+                                stage_names[st], i);
+            }
         }
-    }
     return KILN_OK;
 }
 
@@ -1124,7 +1343,7 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
     if (r != KILN_OK)
         return r;
     bool so = p->gs && p->gs->u.gs.so.n;
-    bool raster = p->ps && (p->nrt || p->dsv);
+    bool raster = (p->ps && (p->nrt || p->dsv)) || depth_only(p);
     if (kd_prim_count(p->topology, count) == 0 || (!raster && !so))
         return KILN_OK;
     if (ctx->scene && (so || !same_views(ctx->scene, p) || ctx->scene->nops >= KD_SCENE_MAX_OPS ||
@@ -1170,6 +1389,12 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
         d->bind = b;
         ok = b != NULL;
     }
+    if (ok && (p->block->nsrv || p->block->n_vs_srv || p->block->n_gs_srv) &&
+        (s->tex_state != p->block || s->tex_bind != d->bind)) {
+        s->texsets++; /* bounds what the backend resolves per scene */
+        s->tex_state = p->block;
+        s->tex_bind = d->bind;
+    }
     kd_op op = {.kind = KD_OP_DRAW, .draw = d};
     if (!ok || !kd_scene_push(s, &op)) {
         /* The scene keeps what it gathered; this draw is undone. */
@@ -1183,6 +1408,8 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
     }
     s->vertices += (uint64_t)count * instances;
     ctx->scene = s;
+    if (!so && s->texsets >= KD_SCENE_MAX_TEXSETS)
+        return ka_flush_scene(ctx, api);
     if (so) {
         /* Later draws continue where this one ends (D3D10: the offsets
          * apply to the first draw after SOSetTargets). */

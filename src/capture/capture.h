@@ -178,10 +178,11 @@ static inline uint32_t kcap_row_count(kiln_format f, uint32_t texels)
     X(CREATE_TEXTURE2D_MS, "kiln_create_texture2d") /* 1.4: sample_count > 1 */ \
     X(RESOLVE_SUBRESOURCE, "kiln_resolve_subresource") /* 1.4 */ \
     X(CREATE_BLEND_STATE_A2C, "kiln_create_blend_state") /* 1.4: alpha_to_coverage set */ \
-    X(RESERVED_112, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(RESERVED_113, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(RESERVED_114, "reserved") /* another record of 1.4 (not in this build) */ \
-    X(CREATE_SAMPLER_EXT, "kiln_create_sampler") /* 1.4: max_anisotropy set (op 115) */
+    X(CREATE_SAMPLER_EXT, "kiln_create_sampler") /* 1.4: max_anisotropy set */ \
+    X(VS_SET_SHADER_RESOURCES, "kiln_vs_set_shader_resources") /* 1.4 */ \
+    X(VS_SET_SAMPLERS, "kiln_vs_set_samplers") /* 1.4 */ \
+    X(GS_SET_SHADER_RESOURCES, "kiln_gs_set_shader_resources") /* 1.4 */ \
+    X(GS_SET_SAMPLERS, "kiln_gs_set_samplers") /* 1.4 */
 
 typedef enum kcap_op {
     KCAP_OP_NONE = 0, /* never in a file */
@@ -190,13 +191,12 @@ typedef enum kcap_op {
 #undef KCAP_X_
         KCAP_OP_COUNT
 } kcap_op;
-/* Ops 102..114 belong to records another branch adds in 1.4: this build
- * refuses them as reserved; CREATE_SAMPLER_EXT is op 115 in every 1.4
- * build. */
-_Static_assert(KCAP_OP_CREATE_SAMPLER_EXT == 115, "CREATE_SAMPLER_EXT is op 115");
-#define KCAP_CASE_RESERVED                                                                         \
-    case KCAP_OP_RESERVED_112: case KCAP_OP_RESERVED_113: case KCAP_OP_RESERVED_114
 
+/* Whether `op` is a record this kiln knows. */
+static inline bool kcap_op_known(uint64_t op)
+{
+    return op != 0 && op < KCAP_OP_COUNT;
+}
 
 /* "kiln_map", ...; "unknown" out of range. */
 const char *kcap_op_name(uint32_t op);
@@ -372,7 +372,8 @@ typedef struct kcap_call {
         kiln_sampler_desc sampler;
         struct { /* vertex buffers, constant buffers, views, samplers */
             uint32_t start, count;
-            uint32_t ids[8], strides[8], offsets[8];
+            uint32_t ids[KILN_MAX_SHADER_RESOURCES]; /* the largest stage range */
+            uint32_t strides[KILN_MAX_VERTEX_BUFFERS], offsets[KILN_MAX_VERTEX_BUFFERS];
             uint32_t has_offsets; /* SO_SET_TARGETS: offsets given */
         } slots;
         struct {

@@ -15,13 +15,14 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const op_names[] = {"none",
-#define X(name, text) text,
-                                       KCAP_OPS(X)
+static const char *const op_names[KCAP_OP_COUNT] = {
+    [KCAP_OP_NONE] = "none",
+#define X(name, text) [KCAP_OP_##name] = text,
+    KCAP_OPS(X)
 #undef X
 };
 
-const char *kcap_op_name(uint32_t op) { return op < KCAP_OP_COUNT ? op_names[op] : "unknown"; }
+const char *kcap_op_name(uint32_t op) { return kcap_op_known(op) ? op_names[op] : "unknown"; }
 
 /* ---- the io ---- */
 
@@ -454,9 +455,6 @@ static void io_gs_desc(kcap_io *io, kcap_call *c)
 static void fields(kcap_io *io, kcap_call *c)
 {
     switch (c->op) {
-    KCAP_CASE_RESERVED:
-        fail(io, "ops 102..114 are reserved in this build");
-        break;
     case KCAP_OP_NONE:
     case KCAP_OP_COUNT:
         fail(io, "op 0 is not a record");
@@ -498,8 +496,8 @@ static void fields(kcap_io *io, kcap_call *c)
     case KCAP_OP_FAILED:
         io_u32(io, &c->u.failed.op, KCAP_OP_COUNT - 1);
         io_i32(io, &c->u.failed.result);
-        if (io->mode == IO_READ && !io->error && c->u.failed.op == KCAP_OP_NONE)
-            fail(io, "a failed call of op 0");
+        if (io->mode == IO_READ && !io->error && !kcap_op_known(c->u.failed.op))
+            fail(io, "a failed call of an op this kiln does not know");
         break;
     case KCAP_OP_CREATE_BUFFER:
         IO_ID(io, c->out[0]);
@@ -871,10 +869,14 @@ static void fields(kcap_io *io, kcap_call *c)
         io_slot_ids(io, c, KILN_MAX_CONSTANT_BUFFERS);
         break;
     case KCAP_OP_PS_SET_SHADER_RESOURCES:
+    case KCAP_OP_VS_SET_SHADER_RESOURCES: /* 1.4 */
+    case KCAP_OP_GS_SET_SHADER_RESOURCES: /* 1.4 */
         IO_ID(io, c->ctx);
         io_slot_ids(io, c, KILN_MAX_SHADER_RESOURCES);
         break;
     case KCAP_OP_PS_SET_SAMPLERS:
+    case KCAP_OP_VS_SET_SAMPLERS: /* 1.4 */
+    case KCAP_OP_GS_SET_SAMPLERS: /* 1.4 */
         IO_ID(io, c->ctx);
         io_slot_ids(io, c, KILN_MAX_SAMPLERS);
         break;
@@ -1090,13 +1092,14 @@ bool kcap_decode(const uint8_t *bytes, size_t len, size_t offset, unsigned flags
         snprintf(err->message, sizeof err->message, "record header: %s", io.error);
         return false;
     }
-    if (op == 0 || op >= KCAP_OP_COUNT) {
+    if (!kcap_op_known(op)) {
         if (!(flags & KCAP_DECODE_TOLERANT)) {
             snprintf(err->message, sizeof err->message,
                      "unknown op %llu (this kiln knows 1..%d; a newer capture?)",
                      (unsigned long long)op, KCAP_OP_COUNT - 1);
             return false;
         }
+        /* onto the known ops, 1..KCAP_OP_COUNT - 1 */
         op = 1 + op % (KCAP_OP_COUNT - 1);
     }
     if (payload > io.len - io.pos) {

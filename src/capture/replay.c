@@ -433,7 +433,6 @@ static void run(krp_replayer *r, const kcap_call *c)
     switch (c->op) {
     case KCAP_OP_NONE:
     case KCAP_OP_COUNT:
-    KCAP_CASE_RESERVED: /* never decoded */
     case KCAP_OP_DEVICE:
         break;
     case KCAP_OP_CONTEXT_STATE: {
@@ -780,14 +779,19 @@ static void run(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_VS_SET_CONSTANT_BUFFERS:
     case KCAP_OP_PS_SET_CONSTANT_BUFFERS:
     case KCAP_OP_PS_SET_SHADER_RESOURCES:
-    case KCAP_OP_PS_SET_SAMPLERS: {
-        uint32_t n = c->u.slots.count, ids[8];
+    case KCAP_OP_PS_SET_SAMPLERS:
+    case KCAP_OP_VS_SET_SHADER_RESOURCES:
+    case KCAP_OP_VS_SET_SAMPLERS:
+    case KCAP_OP_GS_SET_SHADER_RESOURCES:
+    case KCAP_OP_GS_SET_SAMPLERS: {
+        enum { N = KILN_MAX_SHADER_RESOURCES }; /* the largest range (decoded within its op's) */
+        uint32_t n = c->u.slots.count, ids[N];
         for (uint32_t i = 0; i < n; i++)
             ids[i] = xl(r, c->u.slots.ids[i]);
         /* Every handle type is a struct of one uint32_t: pass arrays of them. */
-        kiln_buffer b[8];
-        kiln_srv v[8];
-        kiln_sampler s[8];
+        kiln_buffer b[N];
+        kiln_srv v[N];
+        kiln_sampler s[N];
         for (uint32_t i = 0; i < n; i++) {
             b[i].id = ids[i];
             v[i].id = ids[i];
@@ -803,6 +807,14 @@ static void run(krp_replayer *r, const kcap_call *c)
             got = kiln_ps_set_constant_buffers(ctx, start, n, b);
         else if (c->op == KCAP_OP_PS_SET_SHADER_RESOURCES)
             got = kiln_ps_set_shader_resources(ctx, start, n, v);
+        else if (c->op == KCAP_OP_VS_SET_SHADER_RESOURCES)
+            got = kiln_vs_set_shader_resources(ctx, start, n, v);
+        else if (c->op == KCAP_OP_VS_SET_SAMPLERS)
+            got = kiln_vs_set_samplers(ctx, start, n, s);
+        else if (c->op == KCAP_OP_GS_SET_SHADER_RESOURCES)
+            got = kiln_gs_set_shader_resources(ctx, start, n, v);
+        else if (c->op == KCAP_OP_GS_SET_SAMPLERS)
+            got = kiln_gs_set_samplers(ctx, start, n, s);
         else
             got = kiln_ps_set_samplers(ctx, start, n, s);
         break;

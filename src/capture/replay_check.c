@@ -347,7 +347,6 @@ static bool check(krp_replayer *r, const kcap_call *c)
     switch (c->op) {
     case KCAP_OP_NONE:
     case KCAP_OP_COUNT:
-    KCAP_CASE_RESERVED: /* never decoded */
     case KCAP_OP_DEVICE:
         return krp_refuse(r, KILN_E_INVALID_ARG, "only the first record is DEVICE");
     case KCAP_OP_CONTEXT_STATE:
@@ -539,8 +538,12 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_PS_SET_CONSTANT_BUFFERS:
         return use_ctx(r, c->ctx) && use_all(r, c->u.slots.ids, c->u.slots.count, K_BUFFER);
     case KCAP_OP_PS_SET_SHADER_RESOURCES:
+    case KCAP_OP_VS_SET_SHADER_RESOURCES:
+    case KCAP_OP_GS_SET_SHADER_RESOURCES:
         return use_ctx(r, c->ctx) && use_all(r, c->u.slots.ids, c->u.slots.count, K_SRV);
     case KCAP_OP_PS_SET_SAMPLERS:
+    case KCAP_OP_VS_SET_SAMPLERS:
+    case KCAP_OP_GS_SET_SAMPLERS:
         return use_ctx(r, c->ctx) && use_all(r, c->u.slots.ids, c->u.slots.count, K_SAMPLER);
     case KCAP_OP_IA_SET_INDEX_BUFFER:
         return use_ctx(r, c->ctx) && use(r, c->u.ib.buffer, K_BUFFER, true);

@@ -81,10 +81,18 @@ typedef struct kd_state {
     kiln_index_format ib_format;
     uint32_t ib_offset;
     kiln_topology topology;
-    /* resources of the stages */
+    /* resources of the stages: srv / samp the pixel stage's, vs_srv /
+     * vs_samp the vertex stage's. Only the slots below each count (the
+     * highest bound slot + 1 when the state was built) are set; the rest
+     * are empty. Every sampler slot is resolved (empty: the default). */
     kres_resource *vs_cb[KILN_MAX_CONSTANT_BUFFERS], *ps_cb[KILN_MAX_CONSTANT_BUFFERS];
     kres_view *srv[KILN_MAX_SHADER_RESOURCES];
     kd_sampler samp[KILN_MAX_SAMPLERS];
+    kres_view *vs_srv[KILN_MAX_SHADER_RESOURCES];
+    kd_sampler vs_samp[KILN_MAX_SAMPLERS];
+    kres_view *gs_srv[KILN_MAX_SHADER_RESOURCES]; /* the geometry stage's */
+    kd_sampler gs_samp[KILN_MAX_SAMPLERS];
+    uint32_t n_vs_cb, n_ps_cb, nsrv, nsamp, n_vs_srv, n_vs_samp, n_gs_srv, n_gs_samp;
     /* rasterizer */
     kiln_fill_mode fill;
     kiln_cull_mode cull;          /* NONE, FRONT or BACK */
@@ -108,13 +116,20 @@ void kd_state_unref(kd_state *s);
 
 /* The storages a draw reads, captured when it was recorded (references
  * held; NULL: unbound). Consecutive draws of a scene that bind the same
- * storages share one record, so a draw costs no reference counting. */
+ * storages share one record, so a draw costs no reference counting.
+ * Slots are captured up to the highest bound one (the counts); the
+ * shader-resource arrays are sized to them (128 slots are D3D10's, one or
+ * two the usual use), in the record's own allocation. */
 typedef struct kd_bind {
     struct kd_bind *next; /* the scene's list */
     bool complete;        /* every storage is a node of the scene */
+    uint32_t n_vs_cb, n_ps_cb, nsrv, n_vs_srv, n_gs_srv;
     kres_storage *vb_st[KILN_MAX_VERTEX_BUFFERS], *ib_st;
     kres_storage *vs_cb_st[KILN_MAX_CONSTANT_BUFFERS], *ps_cb_st[KILN_MAX_CONSTANT_BUFFERS];
-    kres_storage *srv_st[KILN_MAX_SHADER_RESOURCES];
+    kres_storage **srv_st;    /* nsrv: the pixel stage's views' storages */
+    kres_storage **vs_srv_st; /* n_vs_srv: the vertex stage's */
+    kres_storage **gs_srv_st; /* n_gs_srv: the geometry stage's */
+    kres_storage *st_[];      /* the three arrays */
 } kd_bind;
 
 /* A draw: its scene owns it and holds what it points to. */
@@ -178,6 +193,12 @@ typedef struct kd_scene {
     struct kd_draw_chunk *chunks; /* newest first */
     struct kd_draw_chunk *spare;  /* emptied chunks of a recycled scene */
     kd_bind *binds;               /* newest first */
+    /* Draws with shader resources whose state or bind record differ from
+     * the previous such draw's: each may cost the backend a resolved copy
+     * of its views (src/raster), so a scene ends at KD_SCENE_MAX_TEXSETS. */
+    uint32_t texsets;
+    const kd_state *tex_state;
+    const kd_bind *tex_bind;
     kd_state **states;            /* one reference each */
     uint32_t nstates, states_cap;
 } kd_scene;
@@ -187,6 +208,7 @@ typedef struct kd_scene {
 /* Limits that end a scene (the API submits it and starts another). */
 #define KD_SCENE_MAX_OPS 65536u
 #define KD_SCENE_MAX_VERTICES (4u << 20)
+#define KD_SCENE_MAX_TEXSETS 512u
 
 /* Scenes' memory kept for the next scenes of a device: a freed scene
  * (released on the worker that completed it) keeps its op, node and state
@@ -211,9 +233,10 @@ kd_scene *kd_scene_create(const kb_env *env, kd_recycler *r);
  * newest one can be given back (kd_scene_drop_draw) when recording fails. */
 kd_draw *kd_scene_new_draw(kd_scene *s);
 void kd_scene_drop_draw(kd_scene *s);
-/* A zeroed bind record owned by the scene (it drops the storages' references
- * when freed); NULL on out of memory. */
-kd_bind *kd_scene_new_bind(kd_scene *s);
+/* A zeroed bind record with room for `nsrv` pixel-stage and `n_vs_srv`
+ * vertex-stage view storages, owned by the scene (it drops the storages'
+ * references when freed); NULL on out of memory. */
+kd_bind *kd_scene_new_bind(kd_scene *s, uint32_t nsrv, uint32_t n_vs_srv, uint32_t n_gs_srv);
 /* The scene holds one reference to `st` for all its draws. */
 bool kd_scene_hold_state(kd_scene *s, kd_state *st);
 /* Adds a node for `st` of `res` (taking new references), merging with an

@@ -21,15 +21,21 @@ void kd_state_unref(kd_state *s)
             kres_unref(&s->vb[i]->base);
     if (s->ib)
         kres_unref(&s->ib->base);
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+    for (uint32_t i = 0; i < s->n_vs_cb; i++)
         if (s->vs_cb[i])
             kres_unref(&s->vs_cb[i]->base);
+    for (uint32_t i = 0; i < s->n_ps_cb; i++)
         if (s->ps_cb[i])
             kres_unref(&s->ps_cb[i]->base);
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
+    for (uint32_t i = 0; i < s->nsrv; i++)
         if (s->srv[i])
             kres_unref(&s->srv[i]->base);
+    for (uint32_t i = 0; i < s->n_vs_srv; i++)
+        if (s->vs_srv[i])
+            kres_unref(&s->vs_srv[i]->base);
+    for (uint32_t i = 0; i < s->n_gs_srv; i++)
+        if (s->gs_srv[i])
+            kres_unref(&s->gs_srv[i]->base);
     kb_free(s->env, s, sizeof *s);
 }
 
@@ -101,10 +107,23 @@ void kd_scene_drop_draw(kd_scene *s)
         s->chunks->used--;
 }
 
-kd_bind *kd_scene_new_bind(kd_scene *s)
+static size_t bind_size(uint32_t nviews)
 {
-    kd_bind *b = kb_calloc(s->env, sizeof *b);
+    return sizeof(kd_bind) + sizeof(kres_storage *) * nviews;
+}
+
+static uint32_t bind_views(const kd_bind *b) { return b->nsrv + b->n_vs_srv + b->n_gs_srv; }
+
+kd_bind *kd_scene_new_bind(kd_scene *s, uint32_t nsrv, uint32_t n_vs_srv, uint32_t n_gs_srv)
+{
+    kd_bind *b = kb_calloc(s->env, bind_size(nsrv + n_vs_srv + n_gs_srv));
     if (b) {
+        b->nsrv = nsrv;
+        b->n_vs_srv = n_vs_srv;
+        b->n_gs_srv = n_gs_srv;
+        b->srv_st = b->st_;
+        b->vs_srv_st = b->st_ + nsrv;
+        b->gs_srv_st = b->st_ + nsrv + n_vs_srv;
         b->next = s->binds;
         s->binds = b;
     }
@@ -136,13 +155,13 @@ static void bind_free(const kb_env *env, kd_bind *b)
     kres_storage_unref(b->ib_st);
     for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
         kres_storage_unref(b->vb_st[i]);
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+    for (uint32_t i = 0; i < b->n_vs_cb; i++)
         kres_storage_unref(b->vs_cb_st[i]);
+    for (uint32_t i = 0; i < b->n_ps_cb; i++)
         kres_storage_unref(b->ps_cb_st[i]);
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++)
-        kres_storage_unref(b->srv_st[i]);
-    kb_free(env, b, sizeof *b);
+    for (uint32_t i = 0; i < bind_views(b); i++)
+        kres_storage_unref(b->st_[i]);
+    kb_free(env, b, bind_size(bind_views(b)));
 }
 
 /* Bytes a scene keeps for reuse. */
@@ -205,6 +224,9 @@ void kd_scene_free(kd_scene *s)
     s->pred_value = 0;
     memset(s->so, 0, sizeof s->so);
     s->streams = false;
+    s->texsets = 0;
+    s->tex_state = NULL;
+    s->tex_bind = NULL;
     /* Nodes not handed to a command still hold their references. */
     for (uint32_t i = 0; i < s->nnodes; i++) {
         kres_storage_unref(s->nodes[i].st);
@@ -389,9 +411,15 @@ void kd_scene_count(const kd_scene *s, const kq_cmd *cmd, const uint64_t counts[
 bool kd_draw_same_storages(const kd_draw *a, const kd_draw *b)
 {
     const kd_bind *x = a->bind, *y = b->bind;
-    return x == y ||
-           (!memcmp(x->vb_st, y->vb_st, sizeof x->vb_st) && !memcmp(x->vs_cb_st, y->vs_cb_st, sizeof x->vs_cb_st) &&
-            !memcmp(x->ps_cb_st, y->ps_cb_st, sizeof x->ps_cb_st) && !memcmp(x->srv_st, y->srv_st, sizeof x->srv_st));
+    if (x == y)
+        return true;
+    if (x->n_vs_cb != y->n_vs_cb || x->n_ps_cb != y->n_ps_cb || x->nsrv != y->nsrv || x->n_vs_srv != y->n_vs_srv ||
+        x->n_gs_srv != y->n_gs_srv)
+        return false;
+    return !memcmp(x->vb_st, y->vb_st, sizeof x->vb_st) &&
+           !memcmp(x->vs_cb_st, y->vs_cb_st, sizeof(kres_storage *) * x->n_vs_cb) &&
+           !memcmp(x->ps_cb_st, y->ps_cb_st, sizeof(kres_storage *) * x->n_ps_cb) &&
+           !memcmp(x->st_, y->st_, sizeof(kres_storage *) * bind_views(x));
 }
 
 uint32_t kd_auto_count(const kres_resource *vb, uint32_t offset, uint32_t stride)

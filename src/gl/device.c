@@ -214,6 +214,7 @@ void kg_mirror_release(void *p)
 const kq_backend kg_osmesa_backend = {
     .name = "osmesa",
     .caps = KQ_BACKEND_NEEDS_GLSL,
+    .srv_slots = KG_SRV_SLOTS,
     .create = gl_create,
     .destroy = gl_destroy,
     .scene = gl_scene,

@@ -176,7 +176,7 @@ static GLuint link(kg_device *d, kg_program *p, const char *vs, size_t vs_len, c
                    type == GL_FLOAT_VEC4) {
             p->ps_cb[slot] = loc;
             p->ps_cb_n[slot] = size;
-        } else if (sscanf(name, "u_tex%u%c", &slot, &tail) == 1 && slot < KILN_MAX_SHADER_RESOURCES) {
+        } else if (sscanf(name, "u_tex%u%c", &slot, &tail) == 1 && slot < KG_SRV_SLOTS) {
             gl->ProgramUniform1i(prog, loc, (GLint)slot);
         }
     }
@@ -193,12 +193,33 @@ static char *dup_text(kg_device *d, const char *s, size_t n)
     return c;
 }
 
+/* The fragment shader of a depth-only draw (no pixel shader): writes no
+ * color (apply_fixed masks every target off as well), in the vertex
+ * shader's #version so the two link. */
+static void depth_only_text(const char *vs, size_t vs_len, char *buf, size_t cap, const char **out, size_t *len)
+{
+    const char *ver = vs_len >= 9 ? strstr(vs, "#version") : NULL;
+    int n = 0;
+    if (ver && ver < vs + vs_len) {
+        const char *eol = memchr(ver, '\n', (size_t)(vs + vs_len - ver));
+        n = snprintf(buf, cap, "%.*s\nvoid main() {}\n", (int)(eol ? eol - ver : vs + vs_len - ver), ver);
+    } else {
+        n = snprintf(buf, cap, "void main() {}\n");
+    }
+    *out = buf;
+    *len = n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
 static kg_program *program_for(kg_device *d, const kd_state *s)
 {
     const char *vs, *ps;
     size_t vs_len, ps_len;
+    char depth_only[96];
     stage_text(s->vs_glsl, true, &vs, &vs_len);
-    stage_text(s->ps_glsl, false, &ps, &ps_len);
+    if (s->ps_glsl)
+        stage_text(s->ps_glsl, false, &ps, &ps_len);
+    else
+        depth_only_text(vs, vs_len, depth_only, sizeof depth_only, &ps, &ps_len);
     for (kg_program *p = d->programs; p; p = p->next)
         if (p->vs_src == s->vs_glsl && p->ps_src == s->ps_glsl && p->vs_len == vs_len && p->ps_len == ps_len &&
             !memcmp(p->vs_copy, vs, vs_len) && !memcmp(p->ps_copy, ps, ps_len))
@@ -473,9 +494,14 @@ static bool run_draw(kg_device *d, const kd_draw *dw, const kd_draw **prev, cons
         upload_cb(d, p->prog, p->vs_cb[i], p->vs_cb_n[i], dw->bind->vs_cb_st[i]);
         upload_cb(d, p->prog, p->ps_cb[i], p->ps_cb_n[i], dw->bind->ps_cb_st[i]);
     }
-    for (uint32_t i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
-        const kres_view *v = s->srv[i];
+    /* Views up to the highest bound slot (the API refuses slots past
+     * KG_SRV_SLOTS here); units above it that the last draw used are
+     * unbound. */
+    for (uint32_t i = 0; i < KG_SRV_SLOTS; i++) {
+        const kres_view *v = i < s->nsrv ? s->srv[i] : NULL;
         GLuint t = 0;
+        if (!v && !d->bound_tex[i])
+            continue;
         if (v && dw->bind->srv_st[i]) {
             kg_mirror *m = kg_mirror_get(d, v->res, dw->bind->srv_st[i]);
             if (m)
@@ -486,6 +512,7 @@ static bool run_draw(kg_device *d, const kd_draw *dw, const kd_draw **prev, cons
             }
         }
         gl->BindTextureUnit(i, t);
+        d->bound_tex[i] = t;
     }
     for (uint32_t e = 0; e < KILN_MAX_INPUT_ELEMENTS; e++) {
         if (e >= s->nelems) {

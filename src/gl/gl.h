@@ -64,6 +64,11 @@ typedef struct kg_mirror {
     uint32_t nviews, views_cap;
 } kg_mirror;
 
+/* Pixel-stage view slots on GL: texture unit N is view N, sampled with
+ * sampler N (KILN_MAX_SAMPLERS of them), so views past the samplers have
+ * no GL sampler; the API refuses binding them (kq_backend.srv_slots). */
+#define KG_SRV_SLOTS KILN_MAX_SAMPLERS
+
 typedef struct kg_device {
     atomic_uint refs;        /* the device, plus one per mirror */
     const kb_env *env;
@@ -83,6 +88,7 @@ typedef struct kg_device {
     GLuint fbo, vao;
     struct kg_program *programs;
     GLuint samplers[KILN_MAX_SAMPLERS];
+    GLuint bound_tex[KG_SRV_SLOTS]; /* texture units the last draw bound (0: none) */
     float *cb_scratch;        /* constant data staged for glProgramUniform4fv */
 } kg_device;
 

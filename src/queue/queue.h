@@ -413,9 +413,13 @@ void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
 #define KQ_BACKEND_MULTISAMPLE 128u /* 4x textures: rendering, clears and
                                        resolve */
 #define KQ_BACKEND_TEXTURE_KINDS 512u /* 1D, 3D and cube textures (issue 12) */
+#define KQ_BACKEND_VS_RESOURCES 32u /* vertex-stage views and samplers */
 typedef struct kq_backend {
     const char *name; /* "soft", "osmesa": for logs and progress lines */
     uint32_t caps;    /* KQ_BACKEND_* bits */
+    uint32_t srv_slots; /* pixel-stage view slots it reads; 0: all
+                           KILN_MAX_SHADER_RESOURCES (binds past it are
+                           refused, BACKEND_FEATURE) */
     /* Creates the per-device state, stored in q->backend_data, once the
      * queue's workers run (`threads`: how many threads execute, the
      * device's explicit worker count, else the CPU count since the

@@ -48,7 +48,81 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
         fb->width = fb->height = 0;
 }
 
-static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_drawx *x)
+/* Whether two draws' views resolve to the same textures: one state block
+ * (the views, samplers) and the same storages under them. */
+static bool same_textures(const kd_draw *a, const kd_draw *b)
+{
+    const kd_bind *x = a->bind, *y = b->bind;
+    uint32_t n = x->nsrv + x->n_vs_srv + x->n_gs_srv;
+    return a->state == b->state &&
+           (x == y || (x->nsrv == y->nsrv && x->n_vs_srv == y->n_vs_srv && x->n_gs_srv == y->n_gs_srv &&
+                       !memcmp(x->st_, y->st_, sizeof(kres_storage *) * n)));
+}
+
+static bool has_textures(const kd_draw *d)
+{
+    return d->state->nsrv || d->state->n_vs_srv || d->state->n_gs_srv;
+}
+
+/* Texture sets a draw with its own views needs: one per stage that has any. */
+static size_t texture_sets(const kd_state *s)
+{
+    return (size_t)(s->nsrv != 0) + (s->n_vs_srv != 0) + (s->n_gs_srv != 0);
+}
+
+/* One stage's views resolved (slots past n stay empty: zeroed) and its
+ * samplers (every slot resolved in the state). */
+static void build_textures(const kd_sampler *samp, kres_view *const *srv, kres_storage *const *st, uint32_t n,
+                           struct kiln_ps_textures *t)
+{
+    memset(t, 0, sizeof *t);
+    for (uint32_t i = 0; i < n; i++) {
+        const kres_view *v = srv[i];
+        if (!v || !st[i])
+            continue;
+        t->tex[i] = (kr_texture){st[i]->data, v->res->subs, v->format, v->res->mip_levels,
+                                 v->first_mip, v->num_mips, v->first_slice};
+        t->tex[i].num_slices = v->num_slices;
+        t->tex[i].dim = v->dim;
+    }
+    for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
+        t->samp[i] = &samp[i];
+}
+
+/* The textures of a draw context: those of `prev` (the last context that
+ * has some) when they are the same, else resolved into the next of
+ * `sets` (the counting pass reserved them). */
+static void draw_textures(const kd_draw *d, kr_drawx *x, const kr_drawx *prev, struct kiln_ps_textures *sets,
+                          uint32_t *nsets)
+{
+    const kd_state *s = d->state;
+    if (!has_textures(d))
+        return;
+    if (prev && same_textures(prev->tex_owner, d)) {
+        x->tex = prev->tex;
+        x->vs_tex = prev->vs_tex;
+        x->gs_tex = prev->gs_tex;
+        x->tex_owner = prev->tex_owner;
+        return;
+    }
+    x->tex_owner = d;
+    if (s->nsrv) {
+        build_textures(s->samp, s->srv, d->bind->srv_st, s->nsrv, &sets[*nsets]);
+        x->tex = &sets[(*nsets)++];
+    }
+    if (s->n_vs_srv) {
+        build_textures(s->vs_samp, s->vs_srv, d->bind->vs_srv_st, s->n_vs_srv, &sets[*nsets]);
+        x->vs_tex = &sets[(*nsets)++];
+    }
+    if (s->n_gs_srv) {
+        build_textures(s->gs_samp, s->gs_srv, d->bind->gs_srv_st, s->n_gs_srv, &sets[*nsets]);
+        x->gs_tex = &sets[(*nsets)++];
+    }
+}
+
+/* Fills a draw context but its textures and block function (draw_textures,
+ * then kr_block_select, which reads them). */
+static void build_drawx(const kd_draw *d, const kr_fb *fb, kr_drawx *x)
 {
     const kd_state *s = d->state;
     memset(x, 0, sizeof *x);
@@ -61,33 +135,16 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_dra
         x->vb[i] = d->bind->vb_st[i]->data + s->vb_offset[i];
         x->vb_size[i] = s->vb_offset[i] < size ? size - s->vb_offset[i] : 0;
     }
-    for (int i = 0; i < KILN_MAX_CONSTANT_BUFFERS; i++) {
+    for (uint32_t i = 0; i < d->bind->n_vs_cb; i++)
         if (d->bind->vs_cb_st[i]) {
             x->vs_cb[i] = d->bind->vs_cb_st[i]->data;
             x->vs_cb_size[i] = (uint32_t)d->bind->vs_cb_st[i]->size;
         }
+    for (uint32_t i = 0; i < d->bind->n_ps_cb; i++)
         if (d->bind->ps_cb_st[i]) {
             x->ps_cb[i] = d->bind->ps_cb_st[i]->data;
             x->ps_cb_size[i] = (uint32_t)d->bind->ps_cb_st[i]->size;
         }
-    }
-    for (int i = 0; i < KILN_MAX_SHADER_RESOURCES; i++) {
-        const kres_view *v = s->srv[i];
-        if (!v || !d->bind->srv_st[i])
-            continue;
-        kr_texture *t = &x->tex.tex[i];
-        t->data = d->bind->srv_st[i]->data;
-        t->subs = v->res->subs;
-        t->format = v->format;
-        t->res_mip_levels = v->res->mip_levels;
-        t->first_mip = v->first_mip;
-        t->num_mips = v->num_mips;
-        t->slice = v->first_slice;
-        t->num_slices = v->num_slices;
-        t->dim = v->dim;
-    }
-    for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
-        x->tex.samp[i] = &s->samp[i];
     x->nvary = s->ps_varyings;
     x->out_stride = 4 + 4 * s->vs_varyings;
     x->early_z = !(s->ps_flags & KILN_PS_MAY_DISCARD);
@@ -96,9 +153,6 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, bool counting, kr_dra
                  : fb->ds_format == KILN_FORMAT_D16_UNORM       ? 1.0f / 65536.0f
                                                                  : 0.0f;
     x->wide = kr_effects_active_level() == KR_SIMD_AVX2;
-    /* The specialized block paths do not count: a counted scene takes the
-     * general one (the same pixels). */
-    x->block = counting || !s->raster || fb->samples > 1 || s->alpha_to_coverage ? NULL : kr_block_select(x, fb);
 }
 
 /* Stream output of a scene (its one draw streams out): where each
@@ -348,8 +402,9 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
      * below), so a stream of 100,000 tiny draws allocates one execution
      * context per distinct state and one job per 1,024 primitives, not one
      * of each per draw: those were ~100 MB zeroed and faulted in per frame. */
-    size_t nsegs = 0, ndx = 0, njobs = 0; /* sizes: no 32-bit wrap */
+    size_t nsegs = 0, ndx = 0, njobs = 0, ntex = 0; /* sizes: no 32-bit wrap */
     const kd_draw *dx_first = NULL; /* the draw the current context was built for */
+    const kd_draw *tex_first = NULL; /* the draw the current textures were resolved for */
     uint32_t open_prims = 0;
     bool job_open = false;
     for (uint32_t i = 0; i < s->nops; i++) {
@@ -363,6 +418,10 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         if (!dx_first || dx_first->state != dw->state || !kd_draw_same_storages(dx_first, dw)) {
             ndx++;
             dx_first = dw;
+            if (has_textures(dw) && !(tex_first && same_textures(tex_first, dw))) {
+                ntex += texture_sets(dw->state);
+                tex_first = dw;
+            }
         }
         uint32_t np = kd_prim_count(dw->state->topology, dw->count);
         uint32_t w = prim_weight(dw->state), len = JOB_PRIMS / w;
@@ -379,21 +438,27 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             }
     }
     size_t dx_size = sizeof(kr_drawx) * (ndx ? ndx : 1);
+    /* Resolved views: one set per stage per distinct binding (the API ends
+     * a scene at KD_SCENE_MAX_TEXSETS distinct ones, which bounds this). */
+    size_t tex_size = sizeof(struct kiln_ps_textures) * (ntex ? ntex : 1);
+    struct kiln_ps_textures *texs = ntex ? kb_alloc(env, tex_size) : NULL;
     size_t seg_size = sizeof(kr_seg) * (nsegs ? nsegs : 1);
     size_t job_cap = njobs ? njobs : 1;
     kr_drawx *dxs = kb_alloc(env, dx_size);   /* build_drawx fills each */
     kr_seg *segs = kb_alloc(env, seg_size);   /* every field assigned */
     e.jobs = kb_calloc(env, sizeof(kr_job) * job_cap);
-    if (!dxs || !segs || !e.jobs) {
+    if (!dxs || !segs || !e.jobs || (ntex && !texs)) {
         if (e.tile_counts)
             kb_free(env, e.tile_counts, counts_size);
+        kb_free(env, texs, tex_size);
         kb_free(env, dxs, dx_size);
         kb_free(env, segs, seg_size);
         kb_free(env, e.jobs, sizeof(kr_job) * job_cap);
         cmd->fail_reason = "out of memory for the scene's jobs";
         return KQ_EXEC_FAILED;
     }
-    uint32_t nj = 0, nd = 0, ns = 0;
+    uint32_t nj = 0, nd = 0, ns = 0, nt = 0;
+    const kr_drawx *tex_dx = NULL; /* the last context with textures */
     kr_job *open = NULL;
     for (uint32_t i = 0; i < s->nops; i++) {
         const kd_op *op = &s->ops[i];
@@ -410,7 +475,15 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             dx = &dxs[nd - 1];
         } else {
             dx = &dxs[nd++];
-            build_drawx(dw, &e.fb, counting, dx);
+            build_drawx(dw, &e.fb, dx);
+            draw_textures(dw, dx, tex_dx, texs, &nt);
+            if (dx->tex_owner)
+                tex_dx = dx;
+            /* The specialized block paths do not count: a counted scene
+             * takes the general one (the same pixels). */
+            dx->block = counting || !dw->state->raster || e.fb.samples > 1 || dw->state->alpha_to_coverage
+                            ? NULL
+                            : kr_block_select(dx, &e.fb);
         }
         uint32_t np = kd_prim_count(op->draw->state->topology, op->draw->count);
         kiln_topology topo = dw->state->topology;
@@ -436,7 +509,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         }
     }
 
-    assert(nd == ndx && ns == nsegs && nj == njobs); /* the counting pass is exact */
+    assert(nd == ndx && ns == nsegs && nj == njobs && nt == ntex); /* the counting pass is exact */
     if (tr) {
         uint64_t now = kt_now();
         kt_slice(tr, "scene setup", t_phase, now, "jobs", nj);
@@ -488,6 +561,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         first += count;
     }
     kb_free(env, dxs, dx_size);
+    kb_free(env, texs, tex_size);
     kb_free(env, segs, seg_size);
     kb_free(env, e.jobs, sizeof(kr_job) * job_cap);
     if (s->streams) {
@@ -534,7 +608,8 @@ static void soft_destroy(void *data) { kr_pool_destroy(data); }
 const kq_backend kr_soft_backend = {
     .name = "soft",
     .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS | KQ_BACKEND_GEOMETRY | KQ_BACKEND_STREAM_OUTPUT |
-            KQ_BACKEND_SAMPLER_EXT | KQ_BACKEND_MULTISAMPLE | KQ_BACKEND_TEXTURE_KINDS,
+            KQ_BACKEND_SAMPLER_EXT | KQ_BACKEND_MULTISAMPLE | KQ_BACKEND_TEXTURE_KINDS |
+            KQ_BACKEND_VS_RESOURCES,
     .create = soft_create,
     .destroy = soft_destroy,
     .scene = scene_exec,

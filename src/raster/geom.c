@@ -304,7 +304,7 @@ static float *shade_vertices(const kr_drawx *dx, const kd_draw *d, uint32_t inst
         kiln_vs_args a = {
             .count = cnt, .instance_id = instance, .vertex_id = vid + b, /* SV_InstanceID starts at 0 */
             .in = in, .in_stride = in_stride, .out = rows + (size_t)b * os, .out_stride = os,
-            .cb = dx->vs_cb, .cb_size = dx->vs_cb_size, .user = s->vs_user,
+            .cb = dx->vs_cb, .cb_size = dx->vs_cb_size, .user = s->vs_user, .textures = dx->vs_tex,
         };
         s->vs(&a);
     }

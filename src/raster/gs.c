@@ -56,6 +56,7 @@ void kr_gs_invoke(const kr_drawx *dx, const float *const *v, uint32_t nv, uint32
         .user = s->gs_user,
         .out_primitive_id = prim_id,
         .stream = &st,
+        .textures = dx->gs_tex,
     };
     s->gs(&a);
 }

@@ -31,7 +31,11 @@ typedef struct kr_drawx {
     size_t vb_size[KILN_MAX_VERTEX_BUFFERS];  /* bytes from vb[i] on */
     const void *vs_cb[KILN_MAX_CONSTANT_BUFFERS], *ps_cb[KILN_MAX_CONSTANT_BUFFERS];
     uint32_t vs_cb_size[KILN_MAX_CONSTANT_BUFFERS], ps_cb_size[KILN_MAX_CONSTANT_BUFFERS];
-    struct kiln_ps_textures tex;
+    /* Views and samplers of the pixel and vertex stages, NULL when the
+     * stage binds no view (sampling reads zeros then); shared by the
+     * contexts of draws that bind the same ones (tex_owner built them). */
+    const struct kiln_ps_textures *tex, *vs_tex, *gs_tex;
+    const kd_draw *tex_owner;
     uint32_t nvary;                /* varyings interpolated: the PS's count */
     uint32_t out_stride;           /* floats per shaded vertex */
     bool early_z;

@@ -1549,6 +1549,99 @@ KILN_API void kiln_ps_get_dimensions(const kiln_ps_args *a, uint32_t srv_slot, u
         *levels = n;
 }
 
+/* ---- the vertex and geometry stages: SampleLevel, Load, GetDimensions ---- */
+
+/* A vertex shader's reads are the pixel stage's calls on blocks of 16
+ * values, through args that carry the vertex stage's views and samplers.
+ * Each value is read on its own there (a plan per pixel, no derivatives),
+ * so padding a last partial block with copies of its last value changes
+ * nothing. */
+static kiln_ps_args block_args(const struct kiln_ps_textures *textures)
+{
+    kiln_ps_args pa;
+    memset(&pa, 0, sizeof pa);
+    pa.mask = 0xffffu;
+    pa.textures = textures;
+    return pa;
+}
+
+static void stage_sample_level(const struct kiln_ps_textures *tx, uint32_t srv_slot, uint32_t sampler_slot,
+                               uint32_t n, const float *u, const float *v, const float *lod, float *rgba)
+{
+    kiln_ps_args pa = block_args(tx);
+    for (uint32_t i0 = 0; i0 < n; i0 += BLOCK) {
+        uint32_t m = n - i0 < BLOCK ? n - i0 : BLOCK;
+        float bu[BLOCK], bv[BLOCK], bl[BLOCK], out[4 * BLOCK];
+        for (uint32_t i = 0; i < BLOCK; i++) {
+            uint32_t k = i0 + (i < m ? i : m - 1);
+            bu[i] = u[k];
+            bv[i] = v[k];
+            bl[i] = lod[k];
+        }
+        kiln_ps_sample_level(&pa, srv_slot, sampler_slot, bu, bv, bl, out);
+        for (int c = 0; c < 4; c++)
+            memcpy(rgba + (size_t)c * n + i0, out + c * BLOCK, sizeof(float) * m);
+    }
+}
+
+static void stage_load(const struct kiln_ps_textures *tx, uint32_t srv_slot, uint32_t n, const int32_t *x,
+                       const int32_t *y, const int32_t *mip, float *rgba)
+{
+    kiln_ps_args pa = block_args(tx);
+    for (uint32_t i0 = 0; i0 < n; i0 += BLOCK) {
+        uint32_t m = n - i0 < BLOCK ? n - i0 : BLOCK;
+        int32_t bx[BLOCK], by[BLOCK], bm[BLOCK];
+        float out[4 * BLOCK];
+        for (uint32_t i = 0; i < BLOCK; i++) {
+            uint32_t k = i0 + (i < m ? i : m - 1);
+            bx[i] = x[k];
+            by[i] = y[k];
+            bm[i] = mip[k];
+        }
+        kiln_ps_load(&pa, srv_slot, bx, by, bm, out);
+        for (int c = 0; c < 4; c++)
+            memcpy(rgba + (size_t)c * n + i0, out + c * BLOCK, sizeof(float) * m);
+    }
+}
+
+KILN_API void kiln_vs_sample_level(const kiln_vs_args *a, uint32_t srv_slot, uint32_t sampler_slot, uint32_t n,
+                                   const float *u, const float *v, const float *lod, float *rgba)
+{
+    stage_sample_level(a ? a->textures : NULL, srv_slot, sampler_slot, n, u, v, lod, rgba);
+}
+
+KILN_API void kiln_vs_load(const kiln_vs_args *a, uint32_t srv_slot, uint32_t n, const int32_t *x, const int32_t *y,
+                           const int32_t *mip, float *rgba)
+{
+    stage_load(a ? a->textures : NULL, srv_slot, n, x, y, mip, rgba);
+}
+
+KILN_API void kiln_vs_get_dimensions(const kiln_vs_args *a, uint32_t srv_slot, uint32_t mip, uint32_t *width,
+                                     uint32_t *height, uint32_t *levels)
+{
+    kiln_ps_args pa = block_args(a ? a->textures : NULL);
+    kiln_ps_get_dimensions(&pa, srv_slot, mip, width, height, levels);
+}
+
+KILN_API void kiln_gs_sample_level(const kiln_gs_args *a, uint32_t srv_slot, uint32_t sampler_slot, uint32_t n,
+                                   const float *u, const float *v, const float *lod, float *rgba)
+{
+    stage_sample_level(a ? a->textures : NULL, srv_slot, sampler_slot, n, u, v, lod, rgba);
+}
+
+KILN_API void kiln_gs_load(const kiln_gs_args *a, uint32_t srv_slot, uint32_t n, const int32_t *x, const int32_t *y,
+                           const int32_t *mip, float *rgba)
+{
+    stage_load(a ? a->textures : NULL, srv_slot, n, x, y, mip, rgba);
+}
+
+KILN_API void kiln_gs_get_dimensions(const kiln_gs_args *a, uint32_t srv_slot, uint32_t mip, uint32_t *width,
+                                     uint32_t *height, uint32_t *levels)
+{
+    kiln_ps_args pa = block_args(a ? a->textures : NULL);
+    kiln_ps_get_dimensions(&pa, srv_slot, mip, width, height, levels);
+}
+
 /* ---- generate_mips ---- */
 
 /* One mip from the one above: dst (x, y) averages source texels 2x, 2x+1
@@ -1750,10 +1843,10 @@ static int is_rgba8(kiln_format f)
 kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
 {
     const kd_state *s = dx->s;
-    const kr_texture *t = &dx->tex.tex[0];
-    const kd_sampler *sm = dx->tex.samp[0] ? dx->tex.samp[0] : &default_sampler;
-    if (s->ps != kr_ps_texture || s->ps_outputs != 1 || dx->nvary < 1)
+    if (s->ps != kr_ps_texture || s->ps_outputs != 1 || dx->nvary < 1 || !dx->tex)
         return NULL;
+    const kr_texture *t = &dx->tex->tex[0];
+    const kd_sampler *sm = dx->tex->samp[0] ? dx->tex->samp[0] : &default_sampler;
     if (fb->nrt < 1 || !fb->rt[0] || !is_rgba8(fb->rt_format[0]) || s->blend[0].enable ||
         s->blend[0].write_mask != 15u)
         return NULL;

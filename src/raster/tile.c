@@ -785,6 +785,14 @@ static void shade_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, cons
         sample_fb(fb, k, &f[k]);
         block_depth(p, x, y, kr_pattern4[k][0], kr_pattern4[k][1], z[k]);
     }
+    if (!s->ps) { /* depth only: per sample, no shading */
+        for (uint32_t k = 0; k < 4; k++) {
+            sm[k] = sm[k] ? depth_stencil(p, &f[k], x, y, z[k], sm[k]) : 0;
+            if (fb->counts)
+                fb->counts[1] += bits16(sm[k]);
+        }
+        return;
+    }
     if (dx->early_z && !s->alpha_to_coverage)
         for (uint32_t k = 0; k < 4; k++)
             sm[k] = sm[k] ? depth_stencil(p, &f[k], x, y, z[k], sm[k]) : 0;
@@ -806,7 +814,7 @@ static void shade_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, cons
     block_depth(p, x, y, 0, 0, zc);
     kiln_ps_args a = {
         .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = zc,
-        .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = &dx->tex,
+        .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = dx->tex,
         .user = s->ps_user, .primitive_id = p->prim_id,
     };
     s->ps(&a);
@@ -862,6 +870,14 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     _Alignas(16) float z[B];
     block_depth(p, x, y, 0, 0, z);
 
+    if (!s->ps) {
+        /* Depth only (no pixel shader): test and write depth/stencil, no
+         * shading, no color; occlusion queries count the samples. */
+        mask = depth_stencil(p, fb, x, y, z, mask);
+        if (fb->counts)
+            fb->counts[1] += bits16(mask);
+        return;
+    }
     const bool a2c = s->alpha_to_coverage && s->ps_outputs;
     if (dx->early_z && !a2c) {
         mask = depth_stencil(p, fb, x, y, z, mask);
@@ -876,7 +892,7 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         v4_store(color + i, v4_set1(0.0f));
     kiln_ps_args a = {
         .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = z,
-        .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = &dx->tex,
+        .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = dx->tex,
         .user = s->ps_user, .primitive_id = p->prim_id,
     };
     s->ps(&a);

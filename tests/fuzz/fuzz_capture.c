@@ -703,15 +703,21 @@ static void run(fz *f, const kcap_call *c)
     case KCAP_OP_VS_SET_CONSTANT_BUFFERS:
     case KCAP_OP_PS_SET_CONSTANT_BUFFERS:
     case KCAP_OP_PS_SET_SHADER_RESOURCES:
-    case KCAP_OP_PS_SET_SAMPLERS: {
-        /* The arrays hold 8: a larger count is what the call must refuse,
-         * so it gets the count and arrays of 8 it will not read past. */
-        uint32_t ids[8] = {0};
-        for (uint32_t i = 0; i < 8; i++)
+    case KCAP_OP_PS_SET_SAMPLERS:
+    case KCAP_OP_VS_SET_SHADER_RESOURCES:
+    case KCAP_OP_VS_SET_SAMPLERS:
+    case KCAP_OP_GS_SET_SHADER_RESOURCES:
+    case KCAP_OP_GS_SET_SAMPLERS: {
+        /* The arrays hold the largest range (128 views): a larger count is
+         * what the call must refuse, so it gets that count and arrays it
+         * will not read past. */
+        enum { N = KILN_MAX_SHADER_RESOURCES };
+        uint32_t ids[N] = {0};
+        for (uint32_t i = 0; i < N; i++)
             ids[i] = ID(c->u.slots.ids[i]);
         uint32_t start = c->u.slots.start, n = c->u.slots.count;
-        if (n > 8)
-            n = 9; /* beyond every stage's limit: refused before reading */
+        if (n > N)
+            n = N + 1; /* beyond every stage's limit: refused before reading */
         switch (c->op) {
         case KCAP_OP_IA_SET_VERTEX_BUFFERS:
             kiln_ia_set_vertex_buffers(ctx, start, n, (const kiln_buffer *)ids, c->u.slots.strides,
@@ -725,6 +731,18 @@ static void run(fz *f, const kcap_call *c)
             break;
         case KCAP_OP_PS_SET_SHADER_RESOURCES:
             kiln_ps_set_shader_resources(ctx, start, n, (const kiln_srv *)ids);
+            break;
+        case KCAP_OP_VS_SET_SHADER_RESOURCES:
+            kiln_vs_set_shader_resources(ctx, start, n, (const kiln_srv *)ids);
+            break;
+        case KCAP_OP_VS_SET_SAMPLERS:
+            kiln_vs_set_samplers(ctx, start, n, (const kiln_sampler *)ids);
+            break;
+        case KCAP_OP_GS_SET_SHADER_RESOURCES:
+            kiln_gs_set_shader_resources(ctx, start, n, (const kiln_srv *)ids);
+            break;
+        case KCAP_OP_GS_SET_SAMPLERS:
+            kiln_gs_set_samplers(ctx, start, n, (const kiln_sampler *)ids);
             break;
         default:
             kiln_ps_set_samplers(ctx, start, n, (const kiln_sampler *)ids);
