@@ -276,7 +276,7 @@ static int shadow_setup(demo *d, void *state)
                                     KILN_FORMAT_D32_FLOAT,
                                     KILN_USAGE_DEFAULT,
                                     KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE,
-                                    0};
+                                    0, 0};
     kiln_sampler_desc sd = {0};
     sd.min_filter = sd.mag_filter = KILN_FILTER_LINEAR;
     sd.mip_filter = KILN_FILTER_POINT;

@@ -294,7 +294,7 @@ static void create_all(run *R)
 
     kiln_texture2d_desc cd = {
         W, H, 1, SLICES, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET,
-        0};
+        0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &cd, NULL, &R->color), KILN_OK);
     kiln_texture2d_desc zd = cd;
     zd.format = KILN_FORMAT_D32_FLOAT;

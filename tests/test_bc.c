@@ -321,7 +321,7 @@ static void test_decode_every_texel(void)
         for (int round = 0; round < 4; round++) { /* 4 x 32 blocks, 6 edge ones each */
             uint8_t *blocks = make_blocks(fc, W / 4, H / 4);
             kiln_texture2d_desc td = {
-                W, H, 1, 1, fc->f, KILN_USAGE_IMMUTABLE, KILN_BIND_SHADER_RESOURCE, 0};
+                W, H, 1, 1, fc->f, KILN_USAGE_IMMUTABLE, KILN_BIND_SHADER_RESOURCE, 0, 0};
             kiln_subresource_data init = {blocks, W / 4 * fc->size};
             kiln_texture tex;
             kiln_srv srv;
@@ -541,7 +541,7 @@ static void test_rules(void)
                               KILN_FORMAT_BC1_UNORM,
                               KILN_USAGE_DEFAULT,
                               KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET,
-                              0};
+                              0, 0};
     CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_INVALID_ARG,
                 KILN_LOG_FORMAT_BIND_MISMATCH);
     td.bind_flags = KILN_BIND_DEPTH_STENCIL;
@@ -598,7 +598,7 @@ static void test_rules(void)
     /* CopySubresourceRegion in blocks, into a 2x2 mip (one whole block);
      * mip 2 of an 8x8 */
     kiln_texture2d_desc td2 = {
-        8, 8, 3, 1, KILN_FORMAT_BC1_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
+        8, 8, 3, 1, KILN_FORMAT_BC1_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td2, NULL, &t2), KILN_OK);
     kiln_resource r2 = kiln_texture_resource(t2);
     box = (kiln_box){4, 4, 0, 8, 6, 1}; /* block (1, 1) of the 10x6 */
@@ -626,7 +626,7 @@ static void test_rules(void)
                                KILN_FORMAT_BC3_UNORM,
                                KILN_USAGE_DYNAMIC,
                                KILN_BIND_SHADER_RESOURCE,
-                               KILN_CPU_ACCESS_WRITE};
+                               KILN_CPU_ACCESS_WRITE, 0};
     kiln_texture t3;
     CHECK_RESULT(kiln_create_texture2d(dev, &td3, NULL, &t3), KILN_OK);
     kiln_mapped_subresource m;
@@ -703,7 +703,7 @@ static void test_capture_replay(void)
     for (int r = 0; r < 2; r++)
         memcpy(pad1 + r * 40, m1 + r * 32, 32);
     kiln_subresource_data init[2] = {{pad0, 80}, {pad1, 40}};
-    kiln_texture2d_desc td = {14, 9, 2, 1, b3->f, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture2d_desc td = {14, 9, 2, 1, b3->f, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0, 0};
     kiln_texture ta, tb;
     CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &ta), KILN_OK);
     uint8_t *up = make_blocks(b3, 2, 1);
@@ -711,7 +711,7 @@ static void test_capture_replay(void)
     CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(ta), 0, &box, up, 32, 0),
                  KILN_OK);
     kiln_texture2d_desc dd = {15, 16, 1, 1, b1->f, KILN_USAGE_DYNAMIC, KILN_BIND_SHADER_RESOURCE,
-                              0};
+                              0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &dd, NULL, &tb), KILN_OK);
     uint8_t *dyn = make_blocks(b1, 4, 4);
     kiln_mapped_subresource m;

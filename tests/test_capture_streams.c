@@ -20,7 +20,7 @@ enum { W = 16, H = 8 };
 
 static kiln_texture staging(kiln_device *dev)
 {
-    kiln_texture2d_desc d = {W, H, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_STAGING, 0, 0};
+    kiln_texture2d_desc d = {W, H, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_STAGING, 0, 0, 0};
     kiln_texture t = {0};
     CHECK_RESULT(kiln_create_texture2d(dev, &d, NULL, &t), KILN_OK);
     return t;

@@ -633,7 +633,7 @@ static void test_sampling(kiln_ps_fn fn)
             fc->f == KILN_FORMAT_R16G16_FLOAT || fc->f == KILN_FORMAT_R16G16B16A16_FLOAT)
             for (uint32_t i = 0; i < W * H * fc->size; i += 2)
                 texels[i + 1] &= 0x3B; /* finite, moderate exponents */
-        kiln_texture2d_desc td = {W, H, 1, 1, fc->f, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
+        kiln_texture2d_desc td = {W, H, 1, 1, fc->f, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0, 0};
         kiln_subresource_data init = {texels, W * fc->size};
         kiln_texture tex;
         kiln_srv srv;
@@ -666,7 +666,7 @@ static void test_srgb_filtering(void)
     /* A 2x2 texture (and its 1x1 mip): dark and light columns. */
     uint8_t texels[2 * 2 * 4] = {10, 10, 10, 255, 240, 240, 240, 255, 10, 10, 10, 255, 240, 240, 240, 255};
     kiln_texture2d_desc td = {2, 2, 2, 1, KILN_FORMAT_R8G8B8A8_UNORM_SRGB, KILN_USAGE_DEFAULT,
-                              KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET, 0};
+                              KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET, 0, 0};
     kiln_subresource_data init[2] = {{texels, 8}, {texels, 4}};
     kiln_texture tex;
     kiln_srv srv;
@@ -720,7 +720,7 @@ static void test_d16(kiln_exec_mode mode)
     kiln_context *ctx = kiln_device_immediate_context(dev);
     ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
     kiln_texture2d_desc dd = {W, H, 1, 1, KILN_FORMAT_D16_UNORM, KILN_USAGE_DEFAULT,
-                              KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE, 0};
+                              KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE, 0, 0};
     kiln_texture ds;
     kiln_dsv dsv;
     CHECK_RESULT(kiln_create_texture2d(dev, &dd, NULL, &ds), KILN_OK);
@@ -824,7 +824,7 @@ static void test_integer_rules(void)
     kiln_destroy_blend_state(dev, add);
 
     kiln_texture2d_desc td = {8, 8, 0, 1, KILN_FORMAT_R32_UINT, KILN_USAGE_DEFAULT,
-                              KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET, 0};
+                              KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET, 0, 0};
     kiln_texture tex;
     kiln_srv srv;
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_OK);
@@ -864,7 +864,7 @@ static void test_d32s8(kiln_exec_mode mode)
             init[8 * i + 5] = 0xa5, init[8 * i + 6] = 0x5a, init[8 * i + 7] = (uint8_t)i;
         ru_tex ds;
         memset(&ds, 0, sizeof ds);
-        kiln_texture2d_desc dd = {DW, DH, 1, 1, dfmt[k], KILN_USAGE_DEFAULT, KILN_BIND_DEPTH_STENCIL, 0};
+        kiln_texture2d_desc dd = {DW, DH, 1, 1, dfmt[k], KILN_USAGE_DEFAULT, KILN_BIND_DEPTH_STENCIL, 0, 0};
         kiln_subresource_data dinit = {init, DW * 8};
         CHECK_RESULT(kiln_create_texture2d(dev, &dd, k == 1 ? &dinit : NULL, &ds.tex), KILN_OK);
         CHECK_RESULT(kiln_create_dsv(dev, ds.tex, NULL, &ds.dsv), KILN_OK);
@@ -953,7 +953,7 @@ static void test_d32s8(kiln_exec_mode mode)
         free(color[k]), free(depth[k]);
     /* not a shader resource (no typeless formats), and osmesa refuses it */
     kiln_texture2d_desc td = {4, 4, 1, 1, KILN_FORMAT_D32_FLOAT_S8X24_UINT, KILN_USAGE_DEFAULT,
-                              KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE, 0};
+                              KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE, 0, 0};
     kiln_texture tex;
     CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_UNSUPPORTED, KILN_LOG_FORMAT_BIND_MISMATCH);
     ru_free_pipe(dev, &pipe);
@@ -967,7 +967,7 @@ static void test_osmesa_refuses(void)
     if (!dev)
         return; /* no GL provider on this machine: nothing to refuse */
     kiln_texture2d_desc td = {4, 4, 1, 1, KILN_FORMAT_R16G16B16A16_FLOAT, KILN_USAGE_DEFAULT,
-                              KILN_BIND_SHADER_RESOURCE, 0};
+                              KILN_BIND_SHADER_RESOURCE, 0, 0};
     kiln_texture tex;
     CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_UNSUPPORTED, KILN_LOG_BACKEND_FEATURE);
     td.format = KILN_FORMAT_R32_UINT;

@@ -505,7 +505,7 @@ static void layered(kiln_exec_mode mode, uint32_t threads)
     kiln_device *dev = th_device(mode, threads);
     kiln_context *ctx = kiln_device_immediate_context(dev);
     kiln_texture2d_desc td = {W, H, 1, SLICES, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT,
-                              KILN_BIND_RENDER_TARGET, 0};
+                              KILN_BIND_RENDER_TARGET, 0, 0};
     kiln_texture color = {0}, depth = {0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &color), KILN_OK);
     td.format = KILN_FORMAT_D32_FLOAT;

@@ -850,7 +850,7 @@ static void counted_same_image(void)
         for (int i = 0; i < 16 * 16 * 4; i++)
             texels[i] = (uint8_t)(i * 37 + (i >> 6) * 11);
         kiln_texture2d_desc td = {16, 16, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT,
-                                  KILN_BIND_SHADER_RESOURCE, 0};
+                                  KILN_BIND_SHADER_RESOURCE, 0, 0};
         kiln_texture tex;
         kiln_srv srv;
         CHECK_RESULT(kiln_create_texture2d(dev, &td, &(kiln_subresource_data){texels, 64}, &tex), KILN_OK);

@@ -36,7 +36,7 @@ static void run(uint32_t threads)
         kiln_buffer_desc bd = {BUF_SIZE, KILN_USAGE_DEFAULT, KILN_BIND_VERTEX_BUFFER, 0};
         CHECK_RESULT(kiln_create_buffer(dev, &bd, NULL, &buf[i]), KILN_OK);
         kiln_texture2d_desc td = {TEX, TEX, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT,
-                                  KILN_BIND_SHADER_RESOURCE, 0};
+                                  KILN_BIND_SHADER_RESOURCE, 0, 0};
         CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &tex[i]), KILN_OK);
     }
     uint8_t payload[64];

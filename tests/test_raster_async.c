@@ -256,13 +256,13 @@ static void create_all(run *R, uint64_t seed)
                               KILN_FORMAT_R8G8B8A8_UNORM,
                               KILN_USAGE_DEFAULT,
                               KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE,
-                              0};
+                              0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &rd, NULL, &R->rt0), KILN_OK);
     kiln_texture2d_desc r1 = {
-        W, H, 1, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET, 0};
+        W, H, 1, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET, 0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &r1, NULL, &R->rt1), KILN_OK);
     kiln_texture2d_desc dd = {
-        W, H, 1, 1, KILN_FORMAT_D24_UNORM_S8_UINT, KILN_USAGE_DEFAULT, KILN_BIND_DEPTH_STENCIL, 0};
+        W, H, 1, 1, KILN_FORMAT_D24_UNORM_S8_UINT, KILN_USAGE_DEFAULT, KILN_BIND_DEPTH_STENCIL, 0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &dd, NULL, &R->ds), KILN_OK);
     kiln_texture2d_desc td = {TS,
                               TS,
@@ -271,7 +271,7 @@ static void create_all(run *R, uint64_t seed)
                               KILN_FORMAT_R8G8B8A8_UNORM,
                               KILN_USAGE_DEFAULT,
                               KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE,
-                              0};
+                              0, 0};
     /* initial texel data from the seed */
     th_rng init = {seed * 0x9E3779B97F4A7C15ull + 1};
     static uint8_t texels[TS * TS * 4];

@@ -380,7 +380,7 @@ static void batch_begin(batch *b, kiln_format fmt, th_rng *r)
     b->rt.w = W;
     b->rt.h = H;
     b->rt.fmt = fmt;
-    kiln_texture2d_desc d = {W, H, 1, 1, fmt, KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET, 0};
+    kiln_texture2d_desc d = {W, H, 1, 1, fmt, KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET, 0, 0};
     kiln_subresource_data init = {b->exp, W * b->bpp};
     CHECK_RESULT(kiln_create_texture2d(dev, &d, &init, &b->rt.tex), KILN_OK);
     CHECK_RESULT(kiln_create_rtv(dev, b->rt.tex, NULL, &b->rt.rtv), KILN_OK);

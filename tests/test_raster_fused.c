@@ -778,7 +778,7 @@ static void run_case(const fpipe *pp, const fcase *c, stats *st)
             init[i] = (kiln_subresource_data){mem[i], 0};
         }
     kiln_texture2d_desc td = {c->tw, c->th, c->tmips, c->tslices, c->tfmt, KILN_USAGE_DEFAULT,
-                              KILN_BIND_SHADER_RESOURCE, 0};
+                              KILN_BIND_SHADER_RESOURCE, 0, 0};
     kiln_texture tex = {0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &tex), KILN_OK);
     for (uint32_t i = 0; i < nsub; i++)
@@ -901,7 +901,7 @@ static void test_partial_blocks(fpipe *pp, kr_simd level, kiln_format tfmt, kiln
     uint8_t tm[4 * 4 * 4];
     for (int i = 0; i < 16; i++)
         memcpy(tm + 4 * i, texel, 4);
-    kiln_texture2d_desc td = {4, 4, 1, 1, tfmt, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
+    kiln_texture2d_desc td = {4, 4, 1, 1, tfmt, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0, 0};
     kiln_subresource_data init = {tm, 0};
     kiln_texture tex = {0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, &init, &tex), KILN_OK);

@@ -33,7 +33,7 @@ int main(void)
                  KILN_OK);
     kiln_texture rt;
     kiln_rtv rtv;
-    CHECK_RESULT(kiln_create_texture2d(dev, &(kiln_texture2d_desc){8, 8, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET, 0}, NULL, &rt), KILN_OK);
+    CHECK_RESULT(kiln_create_texture2d(dev, &(kiln_texture2d_desc){8, 8, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET, 0, 0}, NULL, &rt), KILN_OK);
     CHECK_RESULT(kiln_create_rtv(dev, rt, NULL, &rtv), KILN_OK);
     uint32_t stride = 0, offset = 0; /* every vertex reads the same 16 bytes */
     CHECK_RESULT(kiln_ia_set_input_layout(ctx, il), KILN_OK);

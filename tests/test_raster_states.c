@@ -1228,7 +1228,7 @@ static void test_sampling(void)
             for (int c = 0; c < 4; c++)
                 texels[(j * 4 + i) * 4 + c] = tex4(i, j, c);
     kiln_texture2d_desc td = {
-        4, 4, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_IMMUTABLE, KILN_BIND_SHADER_RESOURCE, 0};
+        4, 4, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_IMMUTABLE, KILN_BIND_SHADER_RESOURCE, 0, 0};
     kiln_subresource_data init = {texels, 16};
     kiln_texture tex;
     CHECK_RESULT(kiln_create_texture2d(dev, &td, &init, &tex), KILN_OK);
@@ -1330,7 +1330,7 @@ static void test_generate_mips(void)
                               KILN_FORMAT_R8G8B8A8_UNORM,
                               KILN_USAGE_DEFAULT,
                               KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET,
-                              0};
+                              0, 0};
     kiln_texture tex;
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_OK);
     CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(tex), 0, NULL, m0, 32, 0),

@@ -133,7 +133,7 @@ static images render(kiln_exec_mode mode, uint32_t threads)
                               KILN_FORMAT_R8G8B8A8_UNORM,
                               KILN_USAGE_DEFAULT,
                               KILN_BIND_SHADER_RESOURCE | KILN_BIND_RENDER_TARGET,
-                              0};
+                              0, 0};
     kiln_texture tex;
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_OK);
     CHECK_RESULT(

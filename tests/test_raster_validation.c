@@ -94,7 +94,7 @@ static void kit_create(void)
     K.bs = ru_bs(dev, &(kiln_blend_desc){0});
     CHECK_RESULT(kiln_create_sampler(dev, &(kiln_sampler_desc){0}, &K.samp), KILN_OK);
     kiln_texture2d_desc td = {
-        4, 4, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
+        4, 4, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &K.tex), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, K.tex, NULL, &K.srv), KILN_OK);
     kiln_texture2d_desc rd = {8,
@@ -104,7 +104,7 @@ static void kit_create(void)
                               KILN_FORMAT_R8G8B8A8_UNORM,
                               KILN_USAGE_DEFAULT,
                               KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE,
-                              0};
+                              0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &rd, NULL, &K.rt), KILN_OK);
     CHECK_RESULT(kiln_create_rtv(dev, K.rt, NULL, &K.rtv), KILN_OK);
     kiln_texture2d_desc dd = {8,
@@ -114,7 +114,7 @@ static void kit_create(void)
                               KILN_FORMAT_D32_FLOAT,
                               KILN_USAGE_DEFAULT,
                               KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE,
-                              0};
+                              0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &dd, NULL, &K.ds), KILN_OK);
     CHECK_RESULT(kiln_create_dsv(dev, K.ds, NULL, &K.dsv), KILN_OK);
 }
@@ -750,7 +750,7 @@ static void test_setters(void)
     kit_works("the failed setters changed nothing");
     /* render targets of different sizes, and a depth buffer of another size */
     kiln_texture2d_desc td = {
-        16, 8, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET, 0};
+        16, 8, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET, 0, 0};
     kiln_texture big;
     kiln_rtv bigv;
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &big), KILN_OK);
@@ -765,7 +765,7 @@ static void test_setters(void)
     kit_works("the kit still draws after the rejected target sets");
     /* generate_mips needs RENDER_TARGET and SHADER_RESOURCE binds */
     kiln_texture2d_desc md = {
-        8, 8, 0, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0};
+        8, 8, 0, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0, 0};
     kiln_texture mt;
     kiln_srv ms;
     CHECK_RESULT(kiln_create_texture2d(dev, &md, NULL, &mt), KILN_OK);

@@ -70,7 +70,7 @@ static float *render(kiln_device *dev, float level_zero)
     register_shaders(dev, NULL);
     kiln_texture dtex;
     kiln_texture2d_desc td = {W, H, 1, 1, KILN_FORMAT_D32_FLOAT, KILN_USAGE_DEFAULT,
-                              KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE, 0};
+                              KILN_BIND_DEPTH_STENCIL | KILN_BIND_SHADER_RESOURCE, 0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &dtex), KILN_OK);
     kiln_dsv dsv;
     kiln_srv srv;

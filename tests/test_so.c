@@ -645,7 +645,7 @@ static void misuse(void)
     CHECK_FAILS(kiln_create_buffer(dev, &bd, &sd, &out), KILN_E_INVALID_ARG, KILN_LOG_USAGE_BIND);
     bd = (kiln_buffer_desc){64, KILN_USAGE_DEFAULT, KILN_BIND_STREAM_OUTPUT | KILN_BIND_CONSTANT_BUFFER, 0};
     CHECK_FAILS(kiln_create_buffer(dev, &bd, NULL, &out), KILN_E_INVALID_ARG, KILN_LOG_CONSTANT_BUFFER_BIND);
-    kiln_texture2d_desc td = {4, 4, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_STREAM_OUTPUT, 0};
+    kiln_texture2d_desc td = {4, 4, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT, KILN_BIND_STREAM_OUTPUT, 0, 0};
     kiln_texture tex = {0};
     CHECK_FAILS(kiln_create_texture2d(dev, &td, NULL, &tex), KILN_E_INVALID_ARG, KILN_LOG_BIND_FLAGS_INVALID);
 

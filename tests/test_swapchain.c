@@ -833,9 +833,9 @@ static void test_stuck_frames(uint32_t nbuf, kiln_exec_mode mode)
     pu_recorder_init(&rec, 16, 1, 0);
     kiln_swapchain *sc = make_memory(ctx, nbuf, KILN_PRESENT_FIFO, 0, W, H, &rec);
     kiln_texture2d_desc sd = {W, H, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_STAGING, 0,
-                              KILN_CPU_ACCESS_WRITE};
+                              KILN_CPU_ACCESS_WRITE, 0};
     kiln_texture2d_desc td = {W, H, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT,
-                              KILN_BIND_SHADER_RESOURCE, 0};
+                              KILN_BIND_SHADER_RESOURCE, 0, 0};
     kiln_texture s = {0}, t = {0};
     CHECK_RESULT(kiln_create_texture2d(dev, &sd, NULL, &s), KILN_OK);
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &t), KILN_OK);

@@ -37,7 +37,7 @@ static kiln_exec_mode mode;
 static kiln_texture mk_texture(kiln_usage usage)
 {
     kiln_texture2d_desc d = {TEX_W, TEX_H, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, usage,
-                             usage == KILN_USAGE_STAGING ? 0 : KILN_BIND_SHADER_RESOURCE, 0};
+                             usage == KILN_USAGE_STAGING ? 0 : KILN_BIND_SHADER_RESOURCE, 0, 0};
     kiln_texture t = {0};
     SU_OK(kiln_create_texture2d(dev, &d, NULL, &t));
     return t;

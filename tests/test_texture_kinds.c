@@ -138,7 +138,7 @@ static void test_validation(void)
 
     /* views */
     kiln_texture t2, t1, tc, t3;
-    kiln_texture2d_desc dd = {4, 4, 1, 2, F32, KILN_USAGE_DEFAULT, RT_SR, 0};
+    kiln_texture2d_desc dd = {4, 4, 1, 2, F32, KILN_USAGE_DEFAULT, RT_SR, 0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &dd, NULL, &t2), KILN_OK);
     d1 = (kiln_texture1d_desc){8, 1, 3, F32, KILN_USAGE_DEFAULT, RT_SR, 0};
     CHECK_RESULT(kiln_create_texture1d(dev, &d1, NULL, &t1), KILN_OK);

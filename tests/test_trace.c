@@ -293,7 +293,7 @@ static void run(kiln_exec_mode mode, const char *path)
 
     /* Byte commands: an update, and a copy into a staging texture. */
     kiln_texture2d_desc sd = {256, 256, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_STAGING, 0,
-                              KILN_CPU_ACCESS_READ | KILN_CPU_ACCESS_WRITE};
+                              KILN_CPU_ACCESS_READ | KILN_CPU_ACCESS_WRITE, 0};
     kiln_texture staging = {0};
     CHECK_RESULT(kiln_create_texture2d(dev, &sd, NULL, &staging), KILN_OK);
     kiln_buffer buf = ru_buffer(dev, KILN_BIND_VERTEX_BUFFER, NULL, 256);

@@ -36,7 +36,7 @@ static kiln_resource RB(kiln_buffer b) { return kiln_buffer_resource(b); }
 static kiln_texture2d_desc tdesc(uint32_t w, uint32_t h, uint32_t mips, uint32_t arr, kiln_format f,
                                  kiln_usage u, uint32_t bind, uint32_t cpu)
 {
-    kiln_texture2d_desc d = {w, h, mips, arr, f, u, bind, cpu};
+    kiln_texture2d_desc d = {w, h, mips, arr, f, u, bind, cpu, 0};
     return d;
 }
 

@@ -323,7 +323,7 @@ static void test_two_devices(void)
                               KILN_FORMAT_R8G8B8A8_UNORM,
                               KILN_USAGE_DEFAULT,
                               KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE,
-                              0};
+                              0, 0};
     for (int i = 0; i < 5; i++)
         VOK(kiln_create_texture2d(a, &td, NULL, &ta[i]));
     kiln_rtv rva = {0};

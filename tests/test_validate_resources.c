@@ -223,7 +223,7 @@ static void test_buffer_valid(void)
 static kiln_texture2d_desc tdesc(uint32_t w, uint32_t h, uint32_t mips, uint32_t arr, kiln_format f,
                                  kiln_usage u, uint32_t bind, uint32_t cpu)
 {
-    kiln_texture2d_desc d = {w, h, mips, arr, f, u, bind, cpu};
+    kiln_texture2d_desc d = {w, h, mips, arr, f, u, bind, cpu, 0};
     return d;
 }
 
@@ -799,7 +799,7 @@ static void test_messages_name_function(void)
     kiln_create_buffer(dev, &(kiln_buffer_desc){0, 0, 0, 0}, NULL, &b);
     CHECK(strstr(th_logs.last_message, "kiln_create_buffer") != NULL);
     th_log_reset();
-    kiln_create_texture2d(dev, &(kiln_texture2d_desc){0, 1, 1, 1, KILN_FORMAT_R8_UNORM, 0, 0, 0},
+    kiln_create_texture2d(dev, &(kiln_texture2d_desc){0, 1, 1, 1, KILN_FORMAT_R8_UNORM, 0, 0, 0, 0},
                           NULL, &t);
     CHECK(strstr(th_logs.last_message, "kiln_create_texture2d") != NULL);
     th_log_reset();
@@ -876,7 +876,7 @@ static void test_alloc_failures(void)
                 r = kiln_create_texture2d(
                     d2,
                     &(kiln_texture2d_desc){16, 16, 0, 2, KILN_FORMAT_R8G8B8A8_UNORM,
-                                           KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET, 0},
+                                           KILN_USAGE_DEFAULT, KILN_BIND_RENDER_TARGET, 0, 0},
                     NULL, &o);
                 id = o.id;
             } else {
@@ -885,7 +885,7 @@ static void test_alloc_failures(void)
                                  d2,
                                  &(kiln_texture2d_desc){
                                      4, 4, 1, 1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_USAGE_DEFAULT,
-                                     KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE, 0},
+                                     KILN_BIND_RENDER_TARGET | KILN_BIND_SHADER_RESOURCE, 0, 0},
                                  NULL, &t),
                              KILN_OK);
                 before = atomic_load(&fa.live_bytes);
@@ -940,7 +940,7 @@ static void test_alloc_failures(void)
                kiln_create_texture2d(d2,
                                      &(kiln_texture2d_desc){8192, 8192, 1, 5,
                                                             KILN_FORMAT_R32G32B32A32_FLOAT,
-                                                            KILN_USAGE_DEFAULT, 0, 0},
+                                                            KILN_USAGE_DEFAULT, 0, 0, 0},
                                      NULL, &o),
                KILN_E_INVALID_ARG, KILN_LOG_TEXTURE_TOO_LARGE);
         atomic_store(&fa.allow, -1);

@@ -183,7 +183,7 @@ static void rig_init(rig *r, kiln_device *dev)
     kiln_subresource_data init[2] = {{m0, TW * 16}, {m1, TW / 2 * 16}};
     kiln_texture2d_desc td = {
         TW, TH, 2, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE,
-        0};
+        0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &r->tex), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, r->tex, NULL, &r->srv), KILN_OK);
     r->rt = ru_rt(dev, W, H, KILN_FORMAT_R32G32B32A32_FLOAT);
@@ -340,7 +340,7 @@ static float *update_scene(kiln_device *dev)
                               KILN_FORMAT_R32G32B32A32_FLOAT,
                               KILN_USAGE_DYNAMIC,
                               KILN_BIND_SHADER_RESOURCE,
-                              KILN_CPU_ACCESS_WRITE};
+                              KILN_CPU_ACCESS_WRITE, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &dyn), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, dyn, NULL, &dyn_srv), KILN_OK);
     CHECK_RESULT(kiln_vs_set_shader_resources(r.ctx, 0, 1, &dyn_srv), KILN_OK);
@@ -423,7 +423,7 @@ static void test_many_bindings(kiln_exec_mode mode, uint32_t threads)
     kiln_subresource_data init[2] = {{m0, TW * 16}, {m1, TW / 2 * 16}};
     kiln_texture2d_desc td = {
         TW, TH, 2, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE,
-        0};
+        0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &t2), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, t2, NULL, &s2), KILN_OK);
     pt p[NMANY];
@@ -474,7 +474,7 @@ static float *gs_scene(kiln_device *dev)
     fill_mip(1, 9, m1);
     kiln_subresource_data init[2] = {{m0, TW * 16}, {m1, TW / 2 * 16}};
     kiln_texture2d_desc td = {TW, TH, 2, 1, KILN_FORMAT_R32G32B32A32_FLOAT, KILN_USAGE_DEFAULT,
-                              KILN_BIND_SHADER_RESOURCE, 0};
+                              KILN_BIND_SHADER_RESOURCE, 0, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &t2), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, t2, NULL, &s2), KILN_OK);
     kiln_geometry_shader gs;
@@ -559,7 +559,7 @@ static void test_locks(void)
                               KILN_FORMAT_R32G32B32A32_FLOAT,
                               KILN_USAGE_DYNAMIC,
                               KILN_BIND_SHADER_RESOURCE,
-                              KILN_CPU_ACCESS_WRITE};
+                              KILN_CPU_ACCESS_WRITE, 0};
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &dyn), KILN_OK);
     CHECK_RESULT(kiln_create_texture2d(dev, &td, NULL, &other), KILN_OK);
     CHECK_RESULT(kiln_create_srv(dev, dyn, NULL, &dyn_srv), KILN_OK);

@@ -162,7 +162,7 @@ void kcap_create_texture_cube(kiln_device *dev, const kiln_texture_cube_desc *d,
                               const kiln_subresource_data *init, kiln_texture out, kiln_result r)
 {
     kiln_texture2d_desc d2 = {d->size,   d->size,  d->mip_levels, 6,
-                              d->format, d->usage, d->bind_flags, d->cpu_access};
+                              d->format, d->usage, d->bind_flags, d->cpu_access, 0};
     create_texture(dev, KCAP_OP_CREATE_TEXTURE_CUBE, &d2, 0, 1, init, out, r);
 }
 
@@ -170,7 +170,7 @@ void kcap_create_texture1d(kiln_device *dev, const kiln_texture1d_desc *d,
                            const kiln_subresource_data *init, kiln_texture out, kiln_result r)
 {
     kiln_texture2d_desc d2 = {d->width,  1,        d->mip_levels, d->array_size,
-                              d->format, d->usage, d->bind_flags, d->cpu_access};
+                              d->format, d->usage, d->bind_flags, d->cpu_access, 0};
     create_texture(dev, KCAP_OP_CREATE_TEXTURE1D, &d2, 1, 1, init, out, r);
 }
 
@@ -178,7 +178,7 @@ void kcap_create_texture3d(kiln_device *dev, const kiln_texture3d_desc *d,
                            const kiln_subresource_data *init, kiln_texture out, kiln_result r)
 {
     kiln_texture2d_desc d2 = {d->width,  d->height, d->mip_levels, 1,
-                              d->format, d->usage,  d->bind_flags, d->cpu_access};
+                              d->format, d->usage,  d->bind_flags, d->cpu_access, 0};
     create_texture(dev, KCAP_OP_CREATE_TEXTURE3D, &d2, 3, d->depth, init, out, r);
 }
 

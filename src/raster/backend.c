@@ -81,9 +81,7 @@ static void build_textures(const kd_sampler *samp, kres_view *const *srv, kres_s
         if (!v || !st[i])
             continue;
         t->tex[i] = (kr_texture){st[i]->data, v->res->subs, v->format, v->res->mip_levels,
-                                 v->first_mip, v->num_mips, v->first_slice};
-        t->tex[i].num_slices = v->num_slices;
-        t->tex[i].dim = v->dim;
+                                 v->first_mip, v->num_mips, v->first_slice, v->num_slices, v->dim};
     }
     for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
         t->samp[i] = &samp[i];
