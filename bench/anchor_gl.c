@@ -12,22 +12,26 @@
 #define SEPARATOR "//--- fragment\n"
 
 /* The layouts the anchor draws with: one vertex array object each. */
-enum { VAO_SMALL, VAO_MID, VAO_QUAD, VAO_COUNT };
+enum { VAO_SMALL, VAO_MID, VAO_QUAD, VAO_MESH, VAO_COUNT };
 /* GL_EXT_texture_compression_s3tc's GL_COMPRESSED_RGBA_S3TC_DXT1_EXT
  * (<GL/glcorearb.h> leaves extension formats out); llvmpipe has it. */
 #define ANCHOR_DXT1_RGBA 0x83F1
-enum { PROG_COLOR, PROG_TEX, PROG_COUNT };
+/* PROG_MESH: the TEXTURE effect again, with u_cb0 the mesh's matrix. */
+enum { PROG_COLOR, PROG_TEX, PROG_MESH, PROG_COUNT };
 
 struct anchor_gl {
     kg_gl gl;
     kg_context *ctx;
     uint32_t width, height;
     float clear_color[4];
-    uint32_t small_tris, mid_tris, quad_vertices, layers;
-    GLuint fbo, color, depth, tex, tex_bc1, sampler;
+    uint32_t small_tris, mid_tris, quad_vertices, layers, mesh_vertices;
+    GLuint fbo, color, depth, tex, tex_bc1, tex_mips, sampler, sampler_tri;
+    GLuint ms_fbo, ms_color, ms_depth; /* 0 without the multisampled framebuffer */
+    const char *ms_missing;            /* why not, or NULL */
     GLuint vb[VAO_COUNT], vao[VAO_COUNT];
     GLuint prog[PROG_COUNT];
     anchor_gl_scene scene; /* the one last bound */
+    uint32_t samples;      /* its samples a pixel: 1 or 4 */
 };
 
 /* ---- programs ---- */
@@ -45,9 +49,10 @@ static GLuint compile(const kg_gl *gl, GLenum type, const char *src, size_t len,
 
 /* The effect's GLSL: the vertex shader before the separator line, the
  * fragment shader after it; attribute k bound to location k, as
- * draw.c's each_decl finds them; u_cb0 the identity matrix, u_tex0 unit 0. */
-static GLuint program(const kg_gl *gl, kiln_effect effect, const char *attrib1, char *err,
-                      size_t errlen)
+ * draw.c's each_decl finds them; u_cb0 the rows of `matrix` (row-major,
+ * NULL: the identity), u_tex0 unit 0. */
+static GLuint program(const kg_gl *gl, kiln_effect effect, const char *attrib1, const float *matrix,
+                      char *err, size_t errlen)
 {
     kiln_vertex_shader_desc vsd;
     kiln_pixel_shader_desc psd;
@@ -88,7 +93,7 @@ static GLuint program(const kg_gl *gl, kiln_effect effect, const char *attrib1, 
     static const float identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
     GLint cb = gl->GetUniformLocation(p, "u_cb0");
     if (cb >= 0)
-        gl->ProgramUniform4fv(p, cb, 4, identity);
+        gl->ProgramUniform4fv(p, cb, 4, matrix ? matrix : identity);
     GLint tex = gl->GetUniformLocation(p, "u_tex0");
     if (tex >= 0)
         gl->ProgramUniform1i(p, tex, 0);
@@ -118,6 +123,49 @@ static void vertex_input(anchor_gl *a, int slot, const void *data, size_t size, 
     gl->BindVertexArray(0);
 }
 
+/* ---- the multisampled framebuffer ---- */
+
+static void multisample_delete(anchor_gl *a)
+{
+    const kg_gl *gl = &a->gl;
+    GLuint rb[2] = {a->ms_color, a->ms_depth};
+    gl->DeleteRenderbuffers(2, rb); /* 0 names are ignored */
+    gl->DeleteFramebuffers(1, &a->ms_fbo);
+    a->ms_fbo = a->ms_color = a->ms_depth = 0;
+}
+
+/* 4x GL_RGBA8 and GL_DEPTH_COMPONENT32F renderbuffers of the target's
+ * size behind a framebuffer of their own. Returns NULL, or why not (then
+ * nothing is left of it and the 1x scenes are unaffected). */
+static const char *multisample_create(anchor_gl *a)
+{
+    const kg_gl *gl = &a->gl;
+    GLint max = 0;
+    gl->GetIntegerv(GL_MAX_SAMPLES, &max);
+    if (max < 4)
+        return "GL_MAX_SAMPLES is below 4";
+    gl->CreateRenderbuffers(1, &a->ms_color);
+    gl->NamedRenderbufferStorageMultisample(a->ms_color, 4, GL_RGBA8, (GLsizei)a->width,
+                                            (GLsizei)a->height);
+    gl->CreateRenderbuffers(1, &a->ms_depth);
+    gl->NamedRenderbufferStorageMultisample(a->ms_depth, 4, GL_DEPTH_COMPONENT32F,
+                                            (GLsizei)a->width, (GLsizei)a->height);
+    gl->CreateFramebuffers(1, &a->ms_fbo);
+    gl->NamedFramebufferRenderbuffer(a->ms_fbo, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, a->ms_color);
+    gl->NamedFramebufferRenderbuffer(a->ms_fbo, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, a->ms_depth);
+    GLenum buf = GL_COLOR_ATTACHMENT0;
+    gl->NamedFramebufferDrawBuffers(a->ms_fbo, 1, &buf);
+    gl->NamedFramebufferReadBuffer(a->ms_fbo, GL_COLOR_ATTACHMENT0);
+    const char *why = NULL;
+    if (gl->CheckNamedFramebufferStatus(a->ms_fbo, GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
+        why = "the 4x RGBA8 + DEPTH_COMPONENT32F framebuffer is not complete";
+    if (gl->GetError() != GL_NO_ERROR)
+        why = "GL reported an error while making the 4x framebuffer";
+    if (why)
+        multisample_delete(a);
+    return why;
+}
+
 /* ---- the anchor ---- */
 
 kiln_result anchor_gl_create(const anchor_gl_desc *d, anchor_gl **out, char *err, size_t errlen)
@@ -141,7 +189,9 @@ kiln_result anchor_gl_create(const anchor_gl_desc *d, anchor_gl **out, char *err
     a->mid_tris = d->mid_tris;
     a->quad_vertices = d->quad_vertices;
     a->layers = d->layers;
+    a->mesh_vertices = d->mesh ? d->mesh_vertices : 0;
     a->scene = ANCHOR_GL_SMALL;
+    a->samples = 1;
 
     /* D3D10's conventions, as the backend sets them: clip-space y up is
      * the first row in memory, depth is [0, 1]. */
@@ -183,6 +233,21 @@ kiln_result anchor_gl_create(const anchor_gl_desc *d, anchor_gl **out, char *err
     gl->SamplerParameteri(a->sampler, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     gl->BindTextureUnit(0, a->tex);
     gl->BindSampler(0, a->sampler);
+    if (d->mesh) { /* (e): the caller's mip chain, trilinear, REPEAT */
+        gl->CreateTextures(GL_TEXTURE_2D, 1, &a->tex_mips);
+        gl->TextureStorage2D(a->tex_mips, (GLsizei)d->mip_count, GL_RGBA8, (GLsizei)d->tex_size,
+                             (GLsizei)d->tex_size);
+        for (uint32_t k = 0; k < d->mip_count; k++) {
+            GLsizei n = (GLsizei)(d->tex_size >> k ? d->tex_size >> k : 1);
+            gl->TextureSubImage2D(a->tex_mips, (GLint)k, 0, 0, n, n, GL_RGBA, GL_UNSIGNED_BYTE,
+                                  d->mips[k]);
+        }
+        gl->CreateSamplers(1, &a->sampler_tri);
+        gl->SamplerParameteri(a->sampler_tri, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
+        gl->SamplerParameteri(a->sampler_tri, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+        gl->SamplerParameteri(a->sampler_tri, GL_TEXTURE_WRAP_S, GL_REPEAT);
+        gl->SamplerParameteri(a->sampler_tri, GL_TEXTURE_WRAP_T, GL_REPEAT);
+    }
 
     /* Vertex data, uploaded once. */
     vertex_input(a, VAO_SMALL, d->small, (size_t)d->color_stride * 3 * d->small_tris,
@@ -191,6 +256,9 @@ kiln_result anchor_gl_create(const anchor_gl_desc *d, anchor_gl **out, char *err
                  GL_UNSIGNED_BYTE, GL_TRUE, d->color_offset);
     vertex_input(a, VAO_QUAD, d->quad, (size_t)d->quad_stride * d->quad_vertices, d->quad_stride, 2,
                  GL_FLOAT, GL_FALSE, d->uv_offset);
+    if (d->mesh)
+        vertex_input(a, VAO_MESH, d->mesh, (size_t)d->quad_stride * d->mesh_vertices,
+                     d->quad_stride, 2, GL_FLOAT, GL_FALSE, d->uv_offset);
 
     /* Fixed-function state common to all scenes (the rest: anchor_gl_bind). */
     gl->Disable(GL_CULL_FACE);
@@ -200,10 +268,12 @@ kiln_result anchor_gl_create(const anchor_gl_desc *d, anchor_gl **out, char *err
     gl->BlendEquationSeparate(GL_FUNC_ADD, GL_FUNC_ADD);
     gl->DepthFunc(GL_LESS);
 
-    a->prog[PROG_COLOR] = program(gl, KILN_EFFECT_VERTEX_COLOR, "a_color", err, errlen);
+    a->prog[PROG_COLOR] = program(gl, KILN_EFFECT_VERTEX_COLOR, "a_color", NULL, err, errlen);
     a->prog[PROG_TEX] =
-        a->prog[PROG_COLOR] ? program(gl, KILN_EFFECT_TEXTURE, "a_texcoord", err, errlen) : 0;
-    if (!a->prog[PROG_TEX]) {
+        a->prog[PROG_COLOR] ? program(gl, KILN_EFFECT_TEXTURE, "a_texcoord", NULL, err, errlen) : 0;
+    if (a->prog[PROG_TEX] && d->mesh)
+        a->prog[PROG_MESH] = program(gl, KILN_EFFECT_TEXTURE, "a_texcoord", d->proj, err, errlen);
+    if (!a->prog[PROG_TEX] || (d->mesh && !a->prog[PROG_MESH])) {
         anchor_gl_destroy(a);
         return KILN_E_UNSUPPORTED;
     }
@@ -218,7 +288,8 @@ kiln_result anchor_gl_create(const anchor_gl_desc *d, anchor_gl **out, char *err
         anchor_gl_destroy(a);
         return e == GL_OUT_OF_MEMORY ? KILN_E_OUT_OF_MEMORY : KILN_E_UNSUPPORTED;
     }
-    anchor_gl_bind(a, ANCHOR_GL_SMALL);
+    a->ms_missing = d->samples == 4 ? multisample_create(a) : "not asked for (desc.samples)";
+    anchor_gl_bind(a, ANCHOR_GL_SMALL, 1);
     *out = a;
     return KILN_OK;
 }
@@ -233,21 +304,37 @@ void anchor_gl_destroy(anchor_gl *a)
             gl->DeleteProgram(a->prog[i]);
     gl->DeleteVertexArrays(VAO_COUNT, a->vao);
     gl->DeleteBuffers(VAO_COUNT, a->vb);
-    gl->DeleteSamplers(1, &a->sampler);
-    GLuint tex[4] = {a->color, a->depth, a->tex, a->tex_bc1};
-    gl->DeleteTextures(a->tex_bc1 ? 4 : 3, tex);
+    GLuint samplers[2] = {a->sampler, a->sampler_tri};
+    gl->DeleteSamplers(2, samplers); /* 0 names are ignored */
+    GLuint tex[5] = {a->color, a->depth, a->tex, a->tex_bc1, a->tex_mips};
+    gl->DeleteTextures(5, tex);
     gl->DeleteFramebuffers(1, &a->fbo);
+    multisample_delete(a);
     kg_context_destroy(a->ctx);
     free(a);
 }
 
-void anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc)
+static bool is_layers(anchor_gl_scene sc)
+{
+    return sc == ANCHOR_GL_LAYERS || sc == ANCHOR_GL_LAYERS_BLEND || sc == ANCHOR_GL_LAYERS_ALPHA ||
+           sc == ANCHOR_GL_LAYERS_BC1;
+}
+
+bool anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc, uint32_t samples)
 {
     const kg_gl *gl = &a->gl;
+    if ((samples != 1 && samples != 4) || (samples == 4 && !a->ms_fbo) ||
+        (sc == ANCHOR_GL_LAYERS_BC1 && !a->tex_bc1) ||
+        (sc == ANCHOR_GL_MESH && !a->mesh_vertices) || (unsigned)sc >= ANCHOR_GL_SCENE_COUNT)
+        return false;
     a->scene = sc;
-    gl->BindTextureUnit(0, sc == ANCHOR_GL_LAYERS_BC1 && a->tex_bc1 ? a->tex_bc1 : a->tex);
-    if (sc == ANCHOR_GL_LAYERS || sc == ANCHOR_GL_LAYERS_BLEND || sc == ANCHOR_GL_LAYERS_ALPHA ||
-        sc == ANCHOR_GL_LAYERS_BC1) {
+    a->samples = samples;
+    gl->BindFramebuffer(GL_FRAMEBUFFER, samples == 4 ? a->ms_fbo : a->fbo);
+    gl->BindTextureUnit(0, sc == ANCHOR_GL_LAYERS_BC1 ? a->tex_bc1
+                           : sc == ANCHOR_GL_MESH     ? a->tex_mips
+                                                      : a->tex);
+    gl->BindSampler(0, sc == ANCHOR_GL_MESH ? a->sampler_tri : a->sampler);
+    if (is_layers(sc)) {
         gl->UseProgram(a->prog[PROG_TEX]);
         gl->BindVertexArray(a->vao[VAO_QUAD]);
         /* Depth writes off too, as the backend sets them for a disabled
@@ -265,20 +352,23 @@ void anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc)
         else
             gl->Disable(GL_BLEND);
     } else {
-        gl->UseProgram(a->prog[PROG_COLOR]);
-        gl->BindVertexArray(a->vao[sc == ANCHOR_GL_MID ? VAO_MID : VAO_SMALL]);
+        bool mesh = sc == ANCHOR_GL_MESH;
+        gl->UseProgram(a->prog[mesh ? PROG_MESH : PROG_COLOR]);
+        gl->BindVertexArray(a->vao[mesh ? VAO_MESH : sc == ANCHOR_GL_MID ? VAO_MID : VAO_SMALL]);
         gl->Enable(GL_DEPTH_TEST);
         gl->DepthMask(GL_TRUE);
         gl->Disable(GL_BLEND);
     }
+    return true;
 }
+
+const char *anchor_gl_multisample_missing(const anchor_gl *a) { return a->ms_missing; }
 
 void anchor_gl_draw_frame(anchor_gl *a)
 {
     const kg_gl *gl = &a->gl;
     static const float one = 1.0f;
-    bool layers = a->scene == ANCHOR_GL_LAYERS || a->scene == ANCHOR_GL_LAYERS_BC1 || a->scene == ANCHOR_GL_LAYERS_BLEND ||
-                  a->scene == ANCHOR_GL_LAYERS_ALPHA;
+    bool layers = is_layers(a->scene);
     gl->ClearBufferfv(GL_COLOR, 0, a->clear_color);
     /* The depth clear obeys the depth mask, which the layer scenes keep
      * off: on around the clear, as the backend's clear and next draw do. */
@@ -305,9 +395,16 @@ void anchor_gl_draw_frame(anchor_gl *a)
         for (uint32_t i = 0; i < a->small_tris; i++)
             gl->DrawArrays(GL_TRIANGLES, (GLint)(3 * i), 3);
         break;
+    case ANCHOR_GL_MESH:
+        gl->DrawArrays(GL_TRIANGLES, 0, (GLsizei)a->mesh_vertices);
+        break;
     default:
         break;
     }
+    if (a->samples == 4) /* the resolve: each pixel's samples averaged into the 1x texture */
+        gl->BlitNamedFramebuffer(a->ms_fbo, a->fbo, 0, 0, (GLint)a->width, (GLint)a->height, 0, 0,
+                                 (GLint)a->width, (GLint)a->height, GL_COLOR_BUFFER_BIT,
+                                 GL_NEAREST);
 }
 
 void anchor_gl_finish(anchor_gl *a) { a->gl.Finish(); }

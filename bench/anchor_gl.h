@@ -16,14 +16,25 @@
  * kiln's built-in effects (kiln_effect_get: VERTEX_COLOR, TEXTURE), split
  * at the line "//--- fragment", attributes bound in declaration order
  * (a_position 0, a_color / a_texcoord 1), u_cb0 = the identity matrix rows,
- * u_tex0 = unit 0; culling off; depth LESS + write for the triangle scenes,
- * depth off for the layer scenes, blending ONE + ONE for LAYERS_BLEND; one
- * sampler: LINEAR / LINEAR with the nearest mip (of one level), CLAMP.
+ * u_tex0 = unit 0; culling off; depth LESS + write for the triangle scenes
+ * and the mesh, depth off for the layer scenes, blending ONE + ONE for
+ * LAYERS_BLEND; the layers' sampler: LINEAR / LINEAR with the nearest mip
+ * (of one level), CLAMP. The mesh (e): u_cb0 = the caller's perspective
+ * matrix rows (a program of its own), a texture with the caller's mip
+ * chain (the bytes kiln_generate_mips made), sampled LINEAR_MIPMAP_LINEAR
+ * with REPEAT (kiln's trilinear WRAP sampler as src/gl/draw.c maps it).
+ *
+ * Multisampling (desc.samples = 4): a second framebuffer object with 4x
+ * GL_RGBA8 and GL_DEPTH_COMPONENT32F renderbuffers
+ * (glNamedRenderbufferStorageMultisample, GL_MULTISAMPLE left at its
+ * default, on). A scene bound with 4 samples draws into it, and its frame
+ * ends with glBlitNamedFramebuffer (color, GL_NEAREST) into the 1x color
+ * texture: GL's resolve, as kiln_resolve_subresource is kiln's.
  *
  * A frame (anchor_gl_draw_frame, then anchor_gl_finish) is: clear color,
- * clear depth to 1.0, the scene's draws, glFinish. State and buffers are
- * bound by anchor_gl_bind, outside the frame, like bench_raster's
- * scene_bind.
+ * clear depth to 1.0, the scene's draws, the resolve for a 4x scene,
+ * glFinish. State and buffers are bound by anchor_gl_bind, outside the
+ * frame, like bench_raster's scene_bind.
  *
  * Thread rules: the context is created current on the calling thread and
  * stays current there; every function here must be called on that thread,
@@ -51,6 +62,7 @@ typedef enum anchor_gl_scene {
     ANCHOR_GL_LAYERS_ALPHA, /* (c+a): the same, SRC_ALPHA + ONE_MINUS_SRC_ALPHA */
     ANCHOR_GL_DRAWS,        /* (d): the small triangles, one draw each */
     ANCHOR_GL_LAYERS_BC1,   /* (c/bc1): (c) with the BC1 texture (S3TC DXT1, RGBA) */
+    ANCHOR_GL_MESH,         /* (e): the perspective mesh, trilinear, one draw */
     ANCHOR_GL_SCENE_COUNT
 } anchor_gl_scene;
 
@@ -77,6 +89,19 @@ typedef struct anchor_gl_desc {
     /* tex_size x tex_size in BC1 (D3D10's block layout, which is S3TC's
      * DXT1), rows of blocks tightly packed; NULL: no (c/bc1) scene */
     const uint8_t *bc1;
+    /* (e): mesh_vertices vertices in the quad's layout (quad_stride,
+     * uv_offset), 3 a triangle, drawn through `proj` (16 floats, row-major
+     * as kiln's constant buffer: u_cb0's rows); the texture's levels
+     * mips[0 .. mip_count - 1], level k RGBA8 of max(1, tex_size >> k)
+     * texels on a side, rows tightly packed. NULL mesh: no (e) scene. */
+    const void *mesh;
+    uint32_t mesh_vertices;
+    const float *proj;
+    const uint8_t *const *mips;
+    uint32_t mip_count;
+    /* 4: also the multisampled framebuffer (4 samples a pixel) for the
+     * scenes bound with 4 samples; 0 or 1: none. */
+    uint32_t samples;
 } anchor_gl_desc;
 
 /* Opaque. */
@@ -92,18 +117,27 @@ kiln_result anchor_gl_create(const anchor_gl_desc *desc, anchor_gl **out, char *
 /* Deletes everything and destroys the context. NULL is a no-op. */
 void anchor_gl_destroy(anchor_gl *a);
 
-/* Program, vertex array, depth, blend and sampler state for the scene.
- * Not part of a frame. */
-void anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc);
+/* Framebuffer, program, vertex array, depth, blend and sampler state for
+ * the scene drawn with `samples` samples a pixel (1, or 4 into the
+ * multisampled framebuffer). Not part of a frame. False, with nothing
+ * changed, when this anchor cannot draw it: a scene whose data the desc
+ * left out, or 4 samples without the multisampled framebuffer
+ * (anchor_gl_multisample_missing says why). */
+bool anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc, uint32_t samples);
+
+/* NULL when the anchor has its multisampled framebuffer; otherwise a
+ * one-line reason (not asked for, GL_MAX_SAMPLES below 4, incomplete). */
+const char *anchor_gl_multisample_missing(const anchor_gl *a);
 
 /* The frame's GL calls, for the scene last bound: clear color and depth,
- * then the draws. Returns without waiting for them. */
+ * the draws, and for 4 samples the resolving blit into the color texture.
+ * Returns without waiting for them. */
 void anchor_gl_draw_frame(anchor_gl *a);
 
 /* glFinish: returns when every call before it has executed. */
 void anchor_gl_finish(anchor_gl *a);
 
-/* The color target, tightly packed (width * height * 4 bytes, first row
+/* The (1x, resolved) color target, tightly packed (width * height * 4 bytes, first row
  * the top one, as bench_raster's readback). False, with nothing written,
  * when GL reported an error since the last call (the image would not be
  * the scene's). */

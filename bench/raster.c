@@ -36,6 +36,14 @@
  *  (g)  50,000 particles: 3 to 8 px square sprites (a 32x32 texture with a
  *       round alpha falloff), alpha blending, depth test LESS with writes
  *       off, random depths. One draw, as particle systems batch them.
+ *  (a/4x), (e/4x) the cost of multisampling: (a) and (e) drawn into a 4x
+ *       RGBA8 target with a 4x D32_FLOAT depth buffer (sample_count 4),
+ *       cleared as the 1x ones, the frame ending with
+ *       kiln_resolve_subresource into the 1x target, which is timed: a 4x
+ *       frame includes its resolve, as an application's would. Beside each
+ *       row, the 4x frame's median over the 1x scene's when both ran (the
+ *       MSAA cost). The osmesa backend refuses 4x textures: its columns
+ *       read n/a; raw GL draws the same into 4x renderbuffers.
  *
  * Rates: (a)/(b)/(d) triangles/s, (c) Mpixels/s = 16 * W * H / time,
  * (d) draw calls/s. Thread scaling on (c), (c/ps) and (e): two more
@@ -61,6 +69,18 @@
  *  (e), (g)     at least 50% (e) / 20% (g) of the pixels drawn and at
  *               least 200 / 50 distinct colors (a blank, flat or
  *               half-drawn image fails);
+ *  (a/4x)       on the resolved image, (a)'s checks: the probes' centers
+ *               have all four samples inside the probe, so they read
+ *               exactly its color; the covered share is the mean alpha /
+ *               255 (the share of covered samples, which is what (a)'s
+ *               count of alpha-255 pixels is at one sample); and enough
+ *               partly covered edge pixels (alpha strictly between 0 and
+ *               255, at least 2 a triangle times exp(-area / screen); about
+ *               24% of the target at 1080p), which a 1x image or a resolve
+ *               that took one sample does not have;
+ *  (e/4x)       (e)'s checks on the resolved image, and at least (W + H) / 2
+ *               partly covered edge pixels (the mesh's outline; about
+ *               0.27% of the target at 1080p);
  *  scaling      the 1-thread and 2-thread images of each scene are
  *               identical (and pass the scene's own check).
  * A failed check prints CHECK FAILED, marks the row and makes the exit
@@ -84,10 +104,15 @@
  *            the built-in effects' GLSL, one FBO (RGBA8 + DEPTH32F),
  *            buffers uploaded once; a frame is ClearBuffer color and depth,
  *            the draws ((d): 100,000 glDrawArrays of 3 vertices), glFinish.
- *            (c/ps) is (c) there: raw GL has one shader for both.
- *            (e) and (g) are not in the anchor: they compare with osmesa
- *            only (its overhead over raw GL is 0-13% on the other scenes),
- *            and the raw GL columns read n/a.
+ *            (c/ps) is (c) there: raw GL has one shader for both. (e):
+ *            the same mesh and matrix (u_cb0), the texture's mip levels
+ *            read back from the soft device after kiln_generate_mips (the
+ *            same bytes), LINEAR_MIPMAP_LINEAR with REPEAT, depth LESS +
+ *            write. The 4x scenes: a second FBO with 4x GL_RGBA8 and
+ *            GL_DEPTH_COMPONENT32F renderbuffers, resolved in the timed
+ *            frame by glBlitNamedFramebuffer into the 1x texture.
+ *            (g) and (f) are not in the anchor: they compare with osmesa
+ *            only, and the raw GL columns read n/a.
  * All three use the same thread count; llvmpipe takes its count from the
  * process's first GL context (an osmesa device, created before the anchor),
  * and the anchor shares it. Columns: soft, osmesa and raw GL ms (median),
@@ -95,15 +120,25 @@
  * and osm/raw, the osmesa backend's own overhead over the same GL work.
  * The osmesa and raw GL images pass their scene's check above (probes and
  * coverage, or cell centers; a failure counts as any other), and whether
- * the two are bit-identical is shown (information, not a check). Without
- * the osmesa backend in the build (CMake's KILN_HAVE_GL off) the anchor is
- * not built and its columns read n/a; without the backend at run time the
- * comparison is skipped.
+ * the two are bit-identical is shown, or the share of pixels that differ
+ * (information, not a check; raw GL against soft where osmesa has no
+ * image: (c/bc1), (a/4x), (e/4x)). After the table, the MSAA cost on soft
+ * and on raw GL: median 4x frame / median 1x frame, from the same
+ * interleaved run. Without the osmesa backend in the build (CMake's
+ * KILN_HAVE_GL off) the anchor is not built and its columns read n/a;
+ * without the backend at run time the comparison is skipped.
  *
  * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N] [--soft-only]
  *                     [--scenes LIST]
- * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,scaling (default: all),
+ * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,a/4x,e/4x,scaling (default: all),
  * e.g. to profile one scene with perf.
+ *
+ * What a run costs (1920x1080, the 2-core development machine shared with
+ * other builds, load average 3-6): the default run (every scene, 10
+ * frames after 2 warm-up, scaling and the llvmpipe comparison) about
+ * 2 min 50 s, --quick about 70 s. Most of it is (c/bc1), 3.4 s a soft
+ * frame; (a/4x) and (e/4x) add about 20 s to a default run (0.2-0.6 s a
+ * frame on each side), so they are in the default set.
  */
 #include "kiln.h"
 #include "../examples/mat4.h" /* (f): the objects example's matrices and cube */
@@ -389,11 +424,17 @@ static uint8_t *make_texture_data(void)
  * (WRAP): a perspective mesh whose texels per pixel vary across and
  * between triangles, drawn in random order (overdraw about 4x). */
 static vtx_tex *mesh;
+static float mesh_proj[16]; /* its matrix, row-major (kiln's constant buffer, u_cb0's rows) */
 static vtx_tex *particles; /* (g): 6 vertices per particle, clip space */
 static uint8_t part_texels[PART_TEX * PART_TEX * 4];
 
 static void make_extra_scenes(void)
 {
+    /* (e): row-major perspective (60 degrees vertically, z 1..20) */
+    float ys = (float)(1.0 / tan(PI / 6)), xs = ys * (float)H / (float)W;
+    float pa = 20.0f / (1.0f - 20.0f), pb = 20.0f / (1.0f - 20.0f);
+    const float proj[16] = {xs, 0, 0, 0, 0, ys, 0, 0, 0, 0, pa, pb, 0, 0, -1, 0};
+    memcpy(mesh_proj, proj, sizeof proj);
     mesh = xmalloc(sizeof(vtx_tex) * 6 * N_MESH_QUADS);
     for (uint32_t i = 0; i < N_MESH_QUADS; i++) {
         double cx = rng_range(-6, 6), cy = rng_range(-3.6, 3.6), cz = rng_range(-12, -3);
@@ -453,6 +494,11 @@ typedef struct rig {
     kiln_texture target, depth, staging, tex, tex_mips, tex_part, tex_bc1;
     kiln_rtv rtv;
     kiln_dsv dsv;
+    /* (a/4x), (e/4x): 4x color and depth, resolved into `target`; 0 on
+     * osmesa, which refuses multisampling */
+    kiln_texture target_ms, depth_ms;
+    kiln_rtv rtv_ms;
+    kiln_dsv dsv_ms;
     kiln_srv srv, srv_mips, srv_part, srv_bc1; /* bc1: 0 where the backend refuses BC */
     kiln_buffer identity, proj, vb_small, vb_mid, vb_quad, vb_mesh, vb_part;
     kiln_vertex_shader vs_color, vs_tex;
@@ -538,6 +584,19 @@ static void rig_init_backend(rig *r, kiln_backend backend, kiln_exec_mode mode, 
                                .bind_flags = KILN_BIND_DEPTH_STENCIL};
     CHECK(kiln_create_texture2d(dev, &dsd, NULL, &r->depth));
     CHECK(kiln_create_dsv(dev, r->depth, NULL, &r->dsv));
+    if (backend == KILN_BACKEND_SOFT) { /* osmesa refuses 4x (BACKEND_FEATURE) */
+        td = (kiln_texture2d_desc){.width = W,
+                                   .height = H,
+                                   .mip_levels = 1,
+                                   .format = KILN_FORMAT_R8G8B8A8_UNORM,
+                                   .bind_flags = KILN_BIND_RENDER_TARGET,
+                                   .sample_count = 4};
+        CHECK(kiln_create_texture2d(dev, &td, NULL, &r->target_ms));
+        CHECK(kiln_create_rtv(dev, r->target_ms, NULL, &r->rtv_ms));
+        dsd.sample_count = 4;
+        CHECK(kiln_create_texture2d(dev, &dsd, NULL, &r->depth_ms));
+        CHECK(kiln_create_dsv(dev, r->depth_ms, NULL, &r->dsv_ms));
+    }
     kiln_texture2d_desc txd = {.width = TEX_SIZE, .height = TEX_SIZE, .mip_levels = 1,
                                .format = KILN_FORMAT_R8G8B8A8_UNORM,
                                .usage = KILN_USAGE_IMMUTABLE,
@@ -548,11 +607,7 @@ static void rig_init_backend(rig *r, kiln_backend backend, kiln_exec_mode mode, 
 
     static const float identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
     r->identity = make_buffer(dev, KILN_BIND_CONSTANT_BUFFER, identity, sizeof identity);
-    /* (e): row-major perspective (60 degrees vertically, z 1..20) */
-    float ys = (float)(1.0 / tan(PI / 6)), xs = ys * (float)H / (float)W;
-    float pa = 20.0f / (1.0f - 20.0f), pb = 20.0f / (1.0f - 20.0f);
-    const float proj[16] = {xs, 0, 0, 0, 0, ys, 0, 0, 0, 0, pa, pb, 0, 0, -1, 0};
-    r->proj = make_buffer(dev, KILN_BIND_CONSTANT_BUFFER, proj, sizeof proj);
+    r->proj = make_buffer(dev, KILN_BIND_CONSTANT_BUFFER, mesh_proj, sizeof mesh_proj);
     /* (e): the texture with its whole mip chain, made by kiln */
     kiln_texture2d_desc tmd = {.width = TEX_SIZE, .height = TEX_SIZE, .mip_levels = 0,
                                .format = KILN_FORMAT_R8G8B8A8_UNORM,
@@ -722,7 +777,7 @@ static void rig_fini(rig *r)
 
 typedef enum scene_id {
     SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_PS, SC_LAYERS_BLEND, SC_LAYERS_ALPHA, SC_DRAWS, SC_MESH,
-    SC_PARTICLES, SC_OBJECTS, SC_LAYERS_BC1, SC_COUNT
+    SC_PARTICLES, SC_OBJECTS, SC_LAYERS_BC1, SC_SMALL_MS, SC_MESH_MS, SC_COUNT
 } scene_id;
 
 static const char *const scene_names[SC_COUNT] = {
@@ -737,12 +792,26 @@ static const char *const scene_names[SC_COUNT] = {
     "(g) 50k particles, alpha, depth test",
     "(f) 1k lit cubes, 1 map+draw each",
     "(c/bc1) as (c), BC1 texture",
+    "(a/4x) as (a), 4x MSAA + resolve",
+    "(e/4x) as (e), 4x MSAA + resolve",
 };
+
+/* (a/4x) and (e/4x) are (a) and (e) drawn into the 4x target. */
+static bool scene_ms(scene_id sc) { return sc == SC_SMALL_MS || sc == SC_MESH_MS; }
+static scene_id scene_base(scene_id sc)
+{
+    return sc == SC_SMALL_MS ? SC_SMALL : sc == SC_MESH_MS ? SC_MESH : sc;
+}
 
 /* Binds what the scene needs (setters only: never queued, not timed). */
 static void scene_bind(rig *r, scene_id sc)
 {
     kiln_context *ctx = r->ctx;
+    if (scene_ms(sc))
+        CHECK(kiln_om_set_render_targets(ctx, 1, &r->rtv_ms, r->dsv_ms));
+    else
+        CHECK(kiln_om_set_render_targets(ctx, 1, &r->rtv, r->dsv));
+    sc = scene_base(sc);
     CHECK(kiln_rs_set_state(ctx, sc == SC_OBJECTS ? r->rs_back : r->rs));
     if (sc == SC_OBJECTS) {
         const kiln_buffer vbs[2] = {r->vb_cube, r->vb_obj_colors};
@@ -810,7 +879,7 @@ static void scene_bind(rig *r, scene_id sc)
 /* The scene's work per frame (after the clears). */
 static uint64_t scene_items(scene_id sc)
 {
-    switch (sc) {
+    switch (scene_base(sc)) {
     case SC_SMALL:
     case SC_DRAWS: return N_SMALL;
     case SC_MID: return N_MID;
@@ -826,11 +895,12 @@ static uint64_t scene_items(scene_id sc)
 static double frame(rig *r, scene_id sc, double *issue_ms, double *cpu)
 {
     kiln_context *ctx = r->ctx;
+    bool ms = scene_ms(sc);
     uint64_t c0 = cpu_ns();
     uint64_t t0 = now_ns();
-    CHECK(kiln_clear_rtv(ctx, r->rtv, clear_color));
-    CHECK(kiln_clear_dsv(ctx, r->dsv, KILN_CLEAR_DEPTH, 1.0f, 0));
-    switch (sc) {
+    CHECK(kiln_clear_rtv(ctx, ms ? r->rtv_ms : r->rtv, clear_color));
+    CHECK(kiln_clear_dsv(ctx, ms ? r->dsv_ms : r->dsv, KILN_CLEAR_DEPTH, 1.0f, 0));
+    switch (scene_base(sc)) {
     case SC_SMALL: CHECK(kiln_draw(ctx, 3 * N_SMALL, 0)); break;
     case SC_MID: CHECK(kiln_draw(ctx, 3 * N_MID, 0)); break;
     case SC_LAYERS:
@@ -859,6 +929,11 @@ static double frame(rig *r, scene_id sc, double *issue_ms, double *cpu)
         break;
     default: break;
     }
+    /* A 4x frame ends with its resolve, as an application's would. */
+    if (ms)
+        CHECK(kiln_resolve_subresource(ctx, kiln_texture_resource(r->target), 0,
+                                       kiln_texture_resource(r->target_ms), 0,
+                                       KILN_FORMAT_R8G8B8A8_UNORM));
     uint64_t t1 = now_ns();
     CHECK(kiln_finish(ctx));
     uint64_t t2 = now_ns();
@@ -892,8 +967,14 @@ static const uint8_t *pixel(const uint8_t *img, uint32_t x, uint32_t y)
  * Sanity checks
  * ------------------------------------------------------------------------- */
 
-/* Probes exact; covered share (alpha 255) within 20% of the prediction
- * 1 - exp(-area / screen) for randomly placed triangles. */
+/* Probes exact; covered share within 20% of the prediction
+ * 1 - exp(-area / screen) for randomly placed triangles. The share is the
+ * mean alpha / 255: every triangle writes alpha 255 over the clear's 0, so
+ * at one sample it is the share of covered pixels, and in a resolved 4x
+ * image that of covered samples (a pixel with k of its 4 samples covered
+ * resolves to alpha k / 4). A probe's center pixel has all four samples
+ * inside it (they lie within 0.4 px of the center, the probe's inscribed
+ * circle has radius 1.5), so it reads exactly its color at 4x too. */
 static bool check_tris(const char *name, const tri_set *t, const uint8_t *img, double *covered)
 {
     bool ok = true;
@@ -909,8 +990,8 @@ static bool check_tris(const char *name, const tri_set *t, const uint8_t *img, d
     }
     uint64_t n = 0;
     for (size_t i = 0; i < (size_t)W * H; i++)
-        n += img[i * 4 + 3] == 255;
-    double share = (double)n / ((double)W * H);
+        n += img[i * 4 + 3];
+    double share = (double)n / 255.0 / ((double)W * H);
     double want = 1.0 - exp(-t->area / ((double)W * H));
     *covered = share;
     if (share < 0.8 * want || share > 1.2 * want) {
@@ -972,6 +1053,34 @@ static bool check_bc1(const char *name, const uint8_t *img, int tol)
     if (bad > 3)
         check_failed(name, "... %u cell centers wrong in all", bad);
     return bad == 0;
+}
+
+/* (a/4x), (e/4x): enough partly covered edge pixels in the resolved image,
+ * alpha strictly between the clear's 0 and the geometry's 255, which only
+ * a resolve of samples that differ produces: an image rendered with one
+ * sample a pixel, or a resolve that took one sample, has none. How many:
+ * (a/4x) at least 2 a triangle times the uncovered share exp(-area /
+ * screen) (an edge pixel must show the clear color in some sample; about
+ * 6.4 were measured at 1920x1080, 24% of the target), (e/4x) at least
+ * (W + H) / 2, the mesh's outline against the clear color growing with
+ * the target's side (about 1.9 (W + H) measured, 0.27% at 1080p). */
+static bool check_edges(const char *name, scene_id sc, const tri_set *small, const uint8_t *img,
+                        double *share_out)
+{
+    double screen = (double)W * H;
+    double want =
+        sc == SC_SMALL_MS ? 2.0 * small->ntris * exp(-small->area / screen) : 0.5 * ((double)W + H);
+    uint64_t n = 0;
+    for (size_t i = 0; i < (size_t)W * H; i++)
+        n += img[i * 4 + 3] > 0 && img[i * 4 + 3] < 255;
+    if (share_out)
+        *share_out = (double)n / screen;
+    if ((double)n < want) {
+        check_failed(name, "%llu partly covered edge pixels (want >= %.0f): not a 4x resolve",
+                     (unsigned long long)n, want);
+        return false;
+    }
+    return true;
 }
 
 /* (e) and (g), whose exact pixels only a second renderer could give: the
@@ -1080,14 +1189,15 @@ static int usage(FILE *f)
                "  --threads N    workers of the main device (0: kiln's default)\n"
                "  --size WxH     target size (64..8192 each; default 1920x1080)\n"
                "  --frames N     measured frames per scene (default 10; --quick: 3)\n"
-               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,scaling (default: all)\n"
+               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,a/4x,e/4x,scaling (default: all)\n"
                "  --soft-only    skip the llvmpipe comparison (for profiling kiln alone)\n");
     return f == stdout ? 0 : 2;
 }
 
 static bool parse_scenes(const char *list, config *c)
 {
-    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps", "c+", "c+a", "d", "e", "g", "f", "c/bc1"};
+    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps",  "c+",   "c+a", "d",
+                                               "e", "g", "f", "c/bc1", "a/4x", "e/4x"};
     memset(c->scene, 0, sizeof c->scene);
     c->scaling = false;
     char buf[128];
@@ -1148,7 +1258,7 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--scenes") && i + 1 < argc) {
             if (!parse_scenes(argv[++i], &c)) {
-                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,scaling, "
+                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,a/4x,e/4x,scaling, "
                                 "not '%s'\n", argv[i]);
                 return 2;
             }
@@ -1194,7 +1304,7 @@ int main(int argc, char **argv)
     double ms[MAX_FRAMES], issue[MAX_FRAMES], cpu[MAX_FRAMES];
     double load0 = loadavg();
     result res[SC_COUNT];
-    double covered[SC_COUNT] = {0};
+    double covered[SC_COUNT] = {0}, edges[SC_COUNT] = {0}; /* edges: 4x scenes */
     double pixels = (double)W * H;
     if (c.scene[SC_DRAWS] && !c.scene[SC_SMALL]) {
         /* (d) is checked against (a)'s image: render one, untimed. */
@@ -1262,6 +1372,18 @@ int main(int argc, char **argv)
             r->unit = "Mpix/s";
             r->ok = check_bc1(scene_names[sc], img, 0);
             break;
+        case SC_SMALL_MS:
+            r->rate = N_SMALL / sec / 1e6;
+            r->unit = "Mtri/s";
+            r->ok = check_tris(scene_names[sc], &small, img, &covered[sc]);
+            r->ok = check_edges(scene_names[sc], SC_SMALL_MS, &small, img, &edges[sc]) && r->ok;
+            break;
+        case SC_MESH_MS:
+            r->rate = 2 * N_MESH_QUADS / sec / 1e6;
+            r->unit = "Mtri/s";
+            r->ok = check_cover(scene_names[sc], img, 0.5, 200, &covered[sc]);
+            r->ok = check_edges(scene_names[sc], SC_MESH_MS, &small, img, &edges[sc]) && r->ok;
+            break;
         case SC_OBJECTS:
             r->rate = N_OBJECTS / sec / 1e3;
             r->unit = "Kobj/s";
@@ -1285,6 +1407,13 @@ int main(int argc, char **argv)
         if (!c.scene[sc])
             continue;
         row(scene_names[sc], main_rig.threads, scene_items((scene_id)sc), &res[sc]);
+        scene_id base = scene_base((scene_id)sc);
+        if (scene_ms((scene_id)sc) && c.scene[base]) { /* the MSAA cost */
+            char name[64];
+            snprintf(name, sizeof name, "  4x frame / %.3s frame (medians)", scene_names[base]);
+            printf("%-36s %3s %7s %9s %9s %9s %9s %4s %10.2f %-8s\n", name, "", "", "", "", "", "",
+                   "", res[sc].ms.median / res[base].ms.median, "x");
+        }
         if (sc == SC_DRAWS) {
             printf("%-36s %3s %7s %9s %9s %9s %9s %4s %10.2f %-8s\n", "  (d) as triangles", "",
                    "", "", "", "", "", "", res[sc].rate, "Mtri/s");
@@ -1299,8 +1428,12 @@ int main(int argc, char **argv)
     printf("pixels covered (share of the target):");
     for (int sc = 0; sc < SC_COUNT; sc++)
         if (c.scene[sc] && (sc == SC_SMALL || sc == SC_MID || sc == SC_DRAWS || sc == SC_MESH ||
-                            sc == SC_PARTICLES || sc == SC_OBJECTS))
-            printf(" %.3s %.1f%%", scene_names[sc], 100 * covered[sc]);
+                            sc == SC_PARTICLES || sc == SC_OBJECTS || scene_ms((scene_id)sc))) {
+            printf(" %.*s %.1f%%", (int)(strchr(scene_names[sc], ')') - scene_names[sc] + 1),
+                   scene_names[sc], 100 * covered[sc]);
+            if (scene_ms((scene_id)sc))
+                printf(" (partly covered edge pixels %.2f%%)", 100 * edges[sc]);
+        }
     printf("; (c) shades %.1f Mpixels per frame (16 x %ux%u)\n", N_LAYERS * pixels / 1e6, W, H);
     if (load0 >= 0)
         printf("machine load average (1 min) before / after these scenes: %.2f / %.2f "
@@ -1406,10 +1539,50 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
  * soft, osmesa and raw GL
  * ------------------------------------------------------------------------- */
 
+/* (e)'s texture as kiln_generate_mips made it on `r`: every level read
+ * back through a STAGING copy with the same chain, for the anchor to
+ * upload the same bytes. Returns one allocation holding the levels one
+ * after the other, tightly packed, level k at levels[k]; *count levels. */
+#define MAX_MIPS 14u
+static uint8_t *read_mips(rig *r, const uint8_t *levels[MAX_MIPS], uint32_t *count)
+{
+    kiln_texture2d_desc d;
+    CHECK(kiln_texture_get_desc(r->dev, r->tex_mips, &d));
+    d.usage = KILN_USAGE_STAGING;
+    d.bind_flags = 0;
+    d.cpu_access = KILN_CPU_ACCESS_READ;
+    kiln_texture st;
+    CHECK(kiln_create_texture2d(r->dev, &d, NULL, &st));
+    kiln_resource src = kiln_texture_resource(r->tex_mips), dst = kiln_texture_resource(st);
+    CHECK(kiln_copy_resource(r->ctx, dst, src));
+    size_t total = 0;
+    for (uint32_t k = 0; k < d.mip_levels && k < MAX_MIPS; k++) {
+        size_t n = TEX_SIZE >> k ? TEX_SIZE >> k : 1;
+        total += n * n * 4;
+    }
+    uint8_t *all = xmalloc(total), *at = all;
+    *count = d.mip_levels < MAX_MIPS ? d.mip_levels : MAX_MIPS;
+    for (uint32_t k = 0; k < *count; k++) {
+        uint32_t n = TEX_SIZE >> k ? TEX_SIZE >> k : 1;
+        kiln_mapped_subresource m;
+        CHECK(kiln_map(r->ctx, kiln_texture_resource(st), k, KILN_MAP_READ, 0, &m));
+        for (uint32_t y = 0; y < n; y++)
+            memcpy(at + (size_t)y * n * 4, (const uint8_t *)m.data + (size_t)y * m.row_pitch,
+                   (size_t)n * 4);
+        CHECK(kiln_unmap(r->ctx, kiln_texture_resource(st), k));
+        levels[k] = at;
+        at += (size_t)n * n * 4;
+    }
+    CHECK(kiln_destroy_texture(r->dev, st));
+    return all;
+}
+
 /* The raw GL anchor (anchor_gl.h): built with kiln's osmesa backend only;
- * without it raw_create says why and the anchor's columns read n/a. */
+ * without it raw_create says why and the anchor's columns read n/a. The
+ * anchor gets the 4x framebuffer and (e) with the mip chain `levels`. */
 static anchor_gl *raw_create(uint32_t threads, const tri_set *small, const tri_set *mid,
-                             const uint8_t *texels, char *why, size_t n)
+                             const uint8_t *texels, const uint8_t *const *levels,
+                             uint32_t mip_count, char *why, size_t n)
 {
 #ifdef KILN_HAVE_GL
     anchor_gl_desc d = {
@@ -1430,23 +1603,31 @@ static anchor_gl *raw_create(uint32_t threads, const tri_set *small, const tri_s
         .layers = N_LAYERS,
         .texels = texels,
         .tex_size = TEX_SIZE,
-        .bc1 = bc1_blocks};
+        .bc1 = bc1_blocks,
+        .mesh = mesh,
+        .mesh_vertices = 6 * N_MESH_QUADS,
+        .proj = mesh_proj,
+        .mips = levels,
+        .mip_count = mip_count,
+        .samples = 4};
     anchor_gl *a = NULL;
     if (anchor_gl_create(&d, &a, why, n) != KILN_OK)
         return NULL;
     return a;
 #else
-    (void)threads, (void)small, (void)mid, (void)texels;
+    (void)threads, (void)small, (void)mid, (void)texels, (void)levels, (void)mip_count;
     snprintf(why, n, "not built (kiln has no osmesa backend here: CMake's KILN_HAVE_GL is off)");
     return NULL;
 #endif
 }
 
-static void raw_bind(anchor_gl *a, scene_id sc)
+/* Binds the scene in the anchor; false when the anchor does not have it
+ * ((g), (f); a 4x scene without its 4x framebuffer). */
+static bool raw_bind(anchor_gl *a, scene_id sc)
 {
 #ifdef KILN_HAVE_GL
-    anchor_gl_scene as = ANCHOR_GL_SMALL;
-    switch (sc) {
+    anchor_gl_scene as;
+    switch (scene_base(sc)) {
     case SC_SMALL:
         as = ANCHOR_GL_SMALL;
         break;
@@ -1469,12 +1650,16 @@ static void raw_bind(anchor_gl *a, scene_id sc)
     case SC_LAYERS_BC1:
         as = ANCHOR_GL_LAYERS_BC1;
         break;
-    default:
+    case SC_MESH:
+        as = ANCHOR_GL_MESH;
         break;
+    default: /* (g), (f): not in the anchor */
+        return false;
     }
-    anchor_gl_bind(a, as);
+    return anchor_gl_bind(a, as, scene_ms(sc) ? 4 : 1);
 #else
     (void)a, (void)sc;
+    return false;
 #endif
 }
 
@@ -1527,6 +1712,15 @@ static bool check_side(const char *side, scene_id sc, const tri_set *small, cons
 {
     char name[64];
     snprintf(name, sizeof name, "%s %s", side, scene_names[sc]);
+    if (sc == SC_SMALL_MS) {
+        double covered;
+        bool ok = check_tris(name, small, img, &covered);
+        return check_edges(name, sc, small, img, NULL) && ok;
+    }
+    if (sc == SC_MESH_MS) {
+        bool ok = check_cover(name, img, 0.5, 200, NULL);
+        return check_edges(name, sc, small, img, NULL) && ok;
+    }
     if (sc == SC_SMALL || sc == SC_MID || sc == SC_DRAWS) {
         double covered;
         return check_tris(name, sc == SC_MID ? mid : small, img, &covered);
@@ -1569,7 +1763,12 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
     rig_init_backend(&soft, KILN_BACKEND_SOFT, KILN_EXEC_ASYNC, c->threads, small, mid, texels);
     rig_init_backend(&gl, KILN_BACKEND_OSMESA, KILN_EXEC_ASYNC, soft.threads, small, mid, texels);
     char why[512];
-    anchor_gl *raw = raw_create(soft.threads, small, mid, texels, why, sizeof why);
+    const uint8_t *levels[MAX_MIPS];
+    uint32_t mip_count = 0;
+    uint8_t *mips = read_mips(&soft, levels, &mip_count);
+    anchor_gl *raw =
+        raw_create(soft.threads, small, mid, texels, levels, mip_count, why, sizeof why);
+    free(mips); /* the anchor has its copy */
     uint8_t *raw_img = raw ? xmalloc((size_t)W * H * 4) : NULL;
 
     printf("\nkiln soft beside llvmpipe through kiln (the osmesa backend) and llvmpipe in raw GL "
@@ -1586,24 +1785,32 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
                "asking for %u), so the anchor shares that count (its own request for %u: %s)\n",
                anchor_gl_provider(raw), anchor_gl_renderer(raw), soft.threads, soft.threads,
                anchor_gl_threads_ignored(raw) ? "ignored, as expected" : "applied");
+    if (raw && anchor_gl_multisample_missing(raw))
+        printf("raw GL: no 4x framebuffer (%s): the 4x scenes' raw GL columns read n/a\n",
+               anchor_gl_multisample_missing(raw));
+    else if (raw)
+        printf("raw GL 4x: GL_RGBA8 + GL_DEPTH_COMPONENT32F renderbuffers of 4 samples, resolved "
+               "by glBlitNamedFramebuffer into the 1x texture in the timed frame; the osmesa "
+               "backend refuses 4x textures, so its columns read n/a there\n");
 #endif
     if (!raw)
         printf("raw GL: not run - %s; its columns read n/a\n", why);
+    double soft_ms[SC_COUNT] = {0}, raw_ms[SC_COUNT] = {0}; /* medians, for the MSAA cost */
     printf("%-36s %3s %9s %9s %9s %9s %9s %9s %9s %9s %-7s %-7s %s\n", "scene", "thr", "soft ms",
            "osmesa ms", "rawGL ms", "osm/soft", "min", "max", "raw/soft", "osm/raw", "osmesa",
            "raw GL", "raw=osmesa");
     for (int sc = 0; sc < SC_COUNT; sc++) {
         if (!c->scene[sc])
             continue;
-        /* (c/bc1): the osmesa backend refuses BC textures; soft and raw GL */
-        bool osm = sc != SC_LAYERS_BC1;
+        /* (c/bc1), (a/4x), (e/4x): the osmesa backend refuses BC and 4x
+         * textures; soft and raw GL */
+        bool osm = sc != SC_LAYERS_BC1 && !scene_ms((scene_id)sc);
         scene_bind(&soft, (scene_id)sc);
         if (osm)
             scene_bind(&gl, (scene_id)sc);
-        /* The anchor draws (a) to (d); (e) and (g) compare with osmesa. */
-        anchor_gl *rw = sc == SC_MESH || sc == SC_PARTICLES || sc == SC_OBJECTS ? NULL : raw;
-        if (rw)
-            raw_bind(rw, (scene_id)sc);
+        /* The anchor draws (a) to (e) and the 4x scenes; (g), (f)
+         * compare with osmesa only. */
+        anchor_gl *rw = raw && raw_bind(raw, (scene_id)sc) ? raw : NULL;
         for (int f = 0; f < c->warmup; f++) {
             frame(&soft, (scene_id)sc, NULL, NULL);
             if (osm)
@@ -1613,6 +1820,7 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
         }
         double a[MAX_FRAMES], b[MAX_FRAMES], g[MAX_FRAMES];
         double r_os[MAX_FRAMES], r_gs[MAX_FRAMES], r_og[MAX_FRAMES];
+        soft_ms[sc] = raw_ms[sc] = 0;
         for (int f = 0; f < c->frames; f++) {
             a[f] = frame(&soft, (scene_id)sc, NULL, NULL);
             b[f] = osm ? frame(&gl, (scene_id)sc, NULL, NULL) : 0;
@@ -1629,6 +1837,7 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
             readback(&soft, img); /* raw=osmesa compares with soft's image here */
         }
         const char *raw_check = "n/a", *same = "n/a";
+        char same_buf[48];
         if (rw) {
             if (!raw_readback(rw, raw_img)) {
                 check_failed(scene_names[sc], "raw GL reported a GL error");
@@ -1636,7 +1845,12 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
             } else {
                 raw_check =
                     check_side("raw GL", (scene_id)sc, small, mid, raw_img) ? "ok" : "FAILED";
-                same = memcmp(img, raw_img, (size_t)W * H * 4) ? "differs" : "same";
+                size_t ndiff = 0;
+                for (size_t i = 0; i < (size_t)W * H; i++)
+                    ndiff += memcmp(img + 4 * i, raw_img + 4 * i, 4) != 0;
+                snprintf(same_buf, sizeof same_buf, "differs (%.2f%% of pixels)",
+                         100.0 * (double)ndiff / ((double)W * H));
+                same = ndiff ? same_buf : "same";
             }
         }
         summary sa = summarize(a, c->frames), sb = summarize(b, c->frames),
@@ -1651,7 +1865,23 @@ static void llvmpipe(const config *cp, const tri_set *small, const tri_set *mid,
         cell(sgs.median, rw);
         cell(sog.median, rw && osm);
         printf(" %-7s %-7s %s%s\n", osm ? ok ? "ok" : "FAILED" : "n/a", raw_check, same,
-               osm ? "" : " (raw GL against soft)");
+               osm || !rw ? "" : " (raw GL against soft)");
+        soft_ms[sc] = sa.median;
+        raw_ms[sc] = rw ? sg.median : 0;
+    }
+    /* The MSAA cost on each side: the 4x scene's median frame over the
+     * 1x scene's, both from the interleaved run above. */
+    static const scene_id ms_scenes[2] = {SC_SMALL_MS, SC_MESH_MS};
+    for (int k = 0; k < 2; k++) {
+        scene_id m = ms_scenes[k], b = scene_base(m);
+        if (!c->scene[m] || !c->scene[b])
+            continue;
+        printf("MSAA cost %.3s: 4x frame / 1x frame (medians): soft %.2f", scene_names[b],
+               soft_ms[m] / soft_ms[b]);
+        if (raw_ms[m] > 0 && raw_ms[b] > 0)
+            printf(", raw GL %.2f\n", raw_ms[m] / raw_ms[b]);
+        else
+            printf(", raw GL n/a\n");
     }
     printf("(raw=osmesa: whether the two llvmpipe images are bit-identical; information, not a "
            "check)\n");

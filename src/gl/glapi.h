@@ -150,6 +150,12 @@
     X(PFNGLCHECKNAMEDFRAMEBUFFERSTATUSPROC, CheckNamedFramebufferStatus, REQ, 45,                  \
       "GL_ARB_direct_state_access")                                                                \
     X(PFNGLBLITNAMEDFRAMEBUFFERPROC, BlitNamedFramebuffer, REQ, 45, "GL_ARB_direct_state_access")  \
+    X(PFNGLNAMEDFRAMEBUFFERRENDERBUFFERPROC, NamedFramebufferRenderbuffer, REQ, 45,                \
+      "GL_ARB_direct_state_access")                                                                \
+    X(PFNGLCREATERENDERBUFFERSPROC, CreateRenderbuffers, REQ, 45, "GL_ARB_direct_state_access")    \
+    X(PFNGLDELETERENDERBUFFERSPROC, DeleteRenderbuffers, REQ, 30, NULL)                            \
+    X(PFNGLNAMEDRENDERBUFFERSTORAGEMULTISAMPLEPROC, NamedRenderbufferStorageMultisample, REQ, 45,  \
+      "GL_ARB_direct_state_access")                                                                \
     /* vertex input and draws */                                                                   \
     X(PFNGLCREATEVERTEXARRAYSPROC, CreateVertexArrays, REQ, 45, "GL_ARB_direct_state_access")      \
     X(PFNGLDELETEVERTEXARRAYSPROC, DeleteVertexArrays, REQ, 30, NULL)                              \
