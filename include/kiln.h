@@ -447,7 +447,8 @@ typedef enum kiln_format {
     KILN_FORMAT_D32_FLOAT,        /* depth; may also be a shader resource */
     KILN_FORMAT_D24_UNORM_S8_UINT,/* 32-bit words: depth in bits 0..23,
                                      stencil in bits 24..31 */
-    KILN_FORMAT_R32G32B32_FLOAT,  /* vertex elements only */
+    KILN_FORMAT_R32G32B32_FLOAT,  /* vertex elements and typed buffer
+                                     views only (no textures) */
     /* Textures (render target and shader resource, blendable), by D3D10's
      * data conversion rules: UNORM and SNORM round to nearest; FLOAT
      * rounds toward zero (a finite value beyond the range becomes the

@@ -12,7 +12,8 @@
  *   and SampleCmp of a buffer view read zeros.
  * - Vertex stage, exact: points load element i - 1 of a view in vertex
  *   slot 3 (R16G16B16A16_FLOAT, first_element 2), and GetDimensions and
- *   SampleLevel there.
+ *   SampleLevel there; the geometry stage loads the same elements through
+ *   its own slot 6.
  * - Async equals serial: 24 draws, each after an update_subresource of a
  *   DEFAULT buffer and a WRITE_DISCARD Map of a DYNAMIC one, both read by
  *   the vertex stage; SERIAL (checked against the formula) and ASYNC with
@@ -213,6 +214,8 @@ static void vs_buf(const kiln_vs_args *a)
             o[4 + c] = kind == 0 ? ld[(size_t)c * n + i]
                        : kind == 2 ? (c < 2 ? l0[(size_t)c * n + i] : l1[(size_t)c * n + i])
                                    : 0.0f;
+        if (kind == 3) /* for the geometry stage: the index */
+            o[4] = (float)x[i], o[5] = o[6] = o[7] = 0.0f;
         if (kind == 1) {
             float sum = 0.0f;
             for (int c = 0; c < 4; c++)
@@ -221,6 +224,26 @@ static void vs_buf(const kiln_vs_args *a)
         }
     }
 }
+
+/* Geometry stage: each point (vs_buf kind 3: varying x = i) is emitted
+ * with element i - 1 of geometry slot GS_SLOT, or NaN when GetDimensions
+ * there disagrees with the view. */
+enum { GS_SLOT = 6 };
+static void gs_buf(kiln_gs_args *a)
+{
+    int32_t x = (int32_t)a->in[4] - 1, zero = 0;
+    float ld[4], out[8];
+    kiln_gs_load(a, GS_SLOT, 1, &x, &zero, &zero, ld);
+    uint32_t w, h, l;
+    kiln_gs_get_dimensions(a, GS_SLOT, 0, &w, &h, &l);
+    memcpy(out, a->in, 4 * sizeof(float));
+    for (int c = 0; c < 4; c++)
+        out[4 + c] = w == NEL && h == 1 && l == 1 ? ld[c] : NAN;
+    kiln_gs_emit(a, out);
+}
+static const kiln_geometry_shader_desc GS_BUF = {
+    .fn = gs_buf, .input = KILN_GS_INPUT_POINT, .output = KILN_GS_OUTPUT_POINT_LIST, .max_vertices = 1,
+    .num_varyings = 1};
 
 static const kiln_vertex_shader_desc POS_VS = {ru_vs_pass, 1, 0, NULL, RU_USER(1, 0)};
 static const kiln_pixel_shader_desc LOAD_PS = {ps_buf, 0, 1, 0, NULL, (void *)0};
@@ -447,6 +470,29 @@ static void test_vertex_stage(void)
     free(img);
     kiln_srv none = {0};
     CHECK_RESULT(kiln_vs_set_shader_resources(r.ctx, VS_SLOT, 1, &none), KILN_OK);
+
+    /* the geometry stage, the same view in its slot GS_SLOT, row 4 */
+    kiln_geometry_shader gs;
+    CHECK_RESULT(kiln_create_geometry_shader(dev, &GS_BUF, &gs), KILN_OK);
+    CHECK_RESULT(kiln_gs_set_shader(r.ctx, gs), KILN_OK);
+    CHECK_RESULT(kiln_gs_set_shader_resources(r.ctx, GS_SLOT, 1, &view), KILN_OK);
+    for (int i = 0; i < NV; i++)
+        p[i][0] = (float)i, p[i][1] = 3, p[i][2] = 4, p[i][3] = 0;
+    draw_points(dev, r.ctx, (const float(*)[4])p, NV);
+    img = ru_read_f32(dev, &r.rt);
+    bad = 0;
+    for (int i = 0; i < NV; i++) {
+        float want[4] = {0, 0, 0, 0};
+        if (i - 1 >= 0 && i - 1 < NEL)
+            decode(v.format, bytes + (size_t)(v.first + (uint32_t)i - 1) * v.size, want);
+        for (int c = 0; c < 4; c++)
+            bad += img[4 * (4 * W + i) + c] != want[c];
+    }
+    th_check(bad == 0, "geometry-stage Load and GetDimensions", __FILE__, __LINE__);
+    free(img);
+    CHECK_RESULT(kiln_gs_set_shader_resources(r.ctx, GS_SLOT, 1, &none), KILN_OK);
+    CHECK_RESULT(kiln_gs_set_shader(r.ctx, (kiln_geometry_shader){0}), KILN_OK);
+    kiln_destroy_geometry_shader(dev, gs);
     kiln_destroy_srv(dev, view);
     kiln_destroy_buffer(dev, b);
     vs_rig_free(dev, &r);
