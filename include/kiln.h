@@ -246,7 +246,9 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(TEXTURE_KIND_BIND, "this texture kind cannot have this bind flag or format (3D: no depth-stencil)") \
     X(VIEW_DIMENSION, "view dimension does not fit the texture kind (e.g. CUBE on a texture that is no cube)") \
     X(DEPTH_PITCH_INVALID, "depth pitch is smaller than one depth slice of the box") \
-    X(COPY_KIND_MISMATCH, "copy source and destination are different texture kinds")
+    X(COPY_KIND_MISMATCH, "copy source and destination are different texture kinds") \
+    X(BUFFER_VIEW_FORMAT, "a buffer view's format must be a color format: not UNKNOWN, depth, block-compressed or sRGB") \
+    X(BUFFER_VIEW_RANGE, "a buffer view's elements [first_element, +num_elements) must be at least one and lie inside the buffer")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -415,7 +417,10 @@ typedef enum kiln_bind_flags {
     KILN_BIND_VERTEX_BUFFER = 1u << 0,
     KILN_BIND_INDEX_BUFFER = 1u << 1,
     KILN_BIND_CONSTANT_BUFFER = 1u << 2, /* alone; size multiple of 16, <= 65536 */
-    KILN_BIND_SHADER_RESOURCE = 1u << 3, /* textures (buffer views: UNSUPPORTED) */
+    KILN_BIND_SHADER_RESOURCE = 1u << 3, /* textures, and buffers read through
+                                            typed views (kiln_create_buffer_srv):
+                                            any usage but STAGING, not with
+                                            CONSTANT_BUFFER */
     KILN_BIND_STREAM_OUTPUT = 1u << 4,   /* buffers, DEFAULT usage only (the
                                             renderer writes them); may be
                                             combined with VERTEX_BUFFER and
@@ -442,7 +447,8 @@ typedef enum kiln_format {
     KILN_FORMAT_D32_FLOAT,        /* depth; may also be a shader resource */
     KILN_FORMAT_D24_UNORM_S8_UINT,/* 32-bit words: depth in bits 0..23,
                                      stencil in bits 24..31 */
-    KILN_FORMAT_R32G32B32_FLOAT,  /* vertex elements only */
+    KILN_FORMAT_R32G32B32_FLOAT,  /* vertex elements and typed buffer
+                                     views only (no textures) */
     /* Textures (render target and shader resource, blendable), by D3D10's
      * data conversion rules: UNORM and SNORM round to nearest; FLOAT
      * rounds toward zero (a finite value beyond the range becomes the
@@ -700,7 +706,10 @@ typedef enum kiln_srv_dimension {
     KILN_SRV_DIMENSION_TEXTURE2D,      /* one slice (first_array_slice) */
     KILN_SRV_DIMENSION_TEXTURE2DARRAY, /* also a cube's faces */
     KILN_SRV_DIMENSION_TEXTURE3D,      /* array fields must be 0 */
-    KILN_SRV_DIMENSION_TEXTURECUBE     /* all 6 faces; array fields must be 0 */
+    KILN_SRV_DIMENSION_TEXTURECUBE,    /* all 6 faces; array fields must be 0 */
+    /* A typed buffer (kiln_create_buffer_srv makes these; kiln_create_srv
+     * refuses it with VIEW_DIMENSION). */
+    KILN_SRV_DIMENSION_BUFFER
 } kiln_srv_dimension;
 
 typedef struct kiln_srv_desc {
@@ -722,6 +731,56 @@ KILN_API kiln_result kiln_create_dsv(kiln_device *device, kiln_texture texture,
                                      const kiln_dsv_desc *desc, kiln_dsv *out_view);
 KILN_API kiln_result kiln_create_srv(kiln_device *device, kiln_texture texture,
                                      const kiln_srv_desc *desc, kiln_srv *out_view);
+
+/* Typed buffer views (D3D10's D3D10_SRV_DIMENSION_BUFFER): a shader reads
+ * a buffer created with KILN_BIND_SHADER_RESOURCE as an array of
+ * num_elements elements of `format`, element 0 at byte
+ * first_element * kiln_format_size(format) of the buffer.
+ *
+ * - Formats: every color format kiln has, R32G32B32_FLOAT included (as
+ *   in D3D10); not UNKNOWN (a buffer has no format of its own), depth,
+ *   block-compressed or sRGB formats (D3D10 has no buffer support for
+ *   them): BUFFER_VIEW_FORMAT.
+ * - The elements must lie inside the buffer and be at least one:
+ *   BUFFER_VIEW_RANGE. A buffer without the SHADER_RESOURCE bind:
+ *   VIEW_RESOURCE_BIND. All KILN_E_INVALID_ARG; desc is required.
+ * - The view is a kiln_srv like any other: bind it with
+ *   kiln_ps_set_shader_resources / kiln_vs_set_shader_resources /
+ *   kiln_gs_set_shader_resources, destroy it with kiln_destroy_srv.
+ *   In a shader, kiln_ps_load (kiln_vs_load, kiln_gs_load) reads element
+ *   x (y and mip ignored; HLSL's Buffer.Load(int)), decoded as a texel of
+ *   that format in a texture would be (R32G32B32_FLOAT: alpha 1); an
+ *   element outside [0, num_elements) reads zeros. kiln_ps_get_dimensions
+ *   gives width num_elements, height 1, levels 1 (any mip). Sample and
+ *   every variant of it read zeros (D3D10 cannot sample buffers), and so
+ *   do the kiln_ps_load_uvw calls' y and z: they are ignored as well.
+ * - A draw reads the buffer: a later UpdateSubresource, copy or Map of it
+ *   waits for that draw only, WRITE_DISCARD of a DYNAMIC one renames it
+ *   (the draw keeps reading the old bytes). A buffer bound as a view and
+ *   as a stream-output target of one draw fails it (DRAW_HAZARD).
+ * - Soft backend only: the osmesa backend refuses the view
+ *   (KILN_E_UNSUPPORTED, BACKEND_FEATURE).
+ *
+ *     kiln_buffer_desc bd = {64 * 16, KILN_USAGE_DYNAMIC, KILN_BIND_SHADER_RESOURCE};
+ *     kiln_buffer lights;
+ *     kiln_create_buffer(dev, &bd, NULL, &lights);
+ *     kiln_srv view;  // elements 0..63 as float4
+ *     kiln_create_buffer_srv(dev, lights,
+ *         &(kiln_buffer_srv_desc){KILN_FORMAT_R32G32B32A32_FLOAT, 0, 64}, &view);
+ *     kiln_ps_set_shader_resources(ctx, 0, 1, &view);
+ *     // in the pixel shader: light k of each pixel
+ *     int32_t x[16], zero[16] = {0};   // x[i] = k
+ *     float rgba[64];
+ *     kiln_ps_load(args, 0, x, zero, zero, rgba);
+ */
+typedef struct kiln_buffer_srv_desc {
+    kiln_format format;
+    uint32_t first_element;  /* in elements of `format` */
+    uint32_t num_elements;   /* at least 1 */
+} kiln_buffer_srv_desc;
+
+KILN_API kiln_result kiln_create_buffer_srv(kiln_device *device, kiln_buffer buffer,
+                                            const kiln_buffer_srv_desc *desc, kiln_srv *out_view);
 KILN_API kiln_result kiln_destroy_rtv(kiln_device *device, kiln_rtv view);
 KILN_API kiln_result kiln_destroy_dsv(kiln_device *device, kiln_dsv view);
 KILN_API kiln_result kiln_destroy_srv(kiln_device *device, kiln_srv view);
@@ -1270,7 +1329,8 @@ typedef struct kiln_ps_args {
  * rgba[c * 16 + i]. The mip level comes from the derivatives of u and v
  * within each 2x2 quad. Formats read as D3D10 reads them (UNORM to [0, 1],
  * B8G8R8A8 swizzled to RGBA, missing channels 0 with alpha 1). An empty
- * slot reads (0, 0, 0, 0). */
+ * slot reads (0, 0, 0, 0), and so does a typed buffer view with this and
+ * every other sampling call (D3D10 samples no buffers; use Load). */
 KILN_API void kiln_ps_sample(const kiln_ps_args *args, uint32_t srv_slot, uint32_t sampler_slot,
                              const float *u, const float *v, float *rgba);
 
@@ -1353,7 +1413,8 @@ KILN_API void kiln_ps_sample_cmp_level_zero(const kiln_ps_args *args, uint32_t s
  * the view's first mip) for each of the 16 pixels, unfiltered, converted
  * as kiln_ps_sample converts texels; a coordinate or mip out of range
  * reads (0, 0, 0, 0), as does an empty slot. No sampler is involved.
- * GLSL: texelFetch.
+ * GLSL: texelFetch. On a typed buffer view (kiln_create_buffer_srv):
+ * element x[i] of the view (y and mip ignored), zeros outside it.
  *
  *     int32_t x[16], y[16], mip[16];
  *     for (int i = 0; i < 16; i++) {
@@ -1369,6 +1430,7 @@ KILN_API void kiln_ps_load(const kiln_ps_args *args, uint32_t srv_slot, const in
 /* GetDimensions: the width and height of mip `mip` of the view in
  * srv_slot (0 is the view's first mip) and the view's number of mips; 0
  * for an empty slot, and width and height 0 for a mip past the view's.
+ * A typed buffer view: its element count, height 1, 1 level, any mip.
  * Any pointer may be NULL. GLSL: textureSize, textureQueryLevels. */
 KILN_API void kiln_ps_get_dimensions(const kiln_ps_args *args, uint32_t srv_slot, uint32_t mip,
                                      uint32_t *width, uint32_t *height, uint32_t *levels);

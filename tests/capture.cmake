@@ -9,7 +9,7 @@
 include(${PROJECT_SOURCE_DIR}/examples/sources.cmake)
 include(${PROJECT_SOURCE_DIR}/examples/stb.cmake)
 
-foreach(t test_capture_api test_capture_streams test_capture_decode test_capture_replay
+foreach(t test_capture_api test_capture_streams test_capture_decode test_capture_replay test_buffer_srv
           test_capture_files test_queries test_gs test_so test_sample_cmp test_mrt8 test_bc test_sampler_ext test_msaa
           test_texture_kinds test_vs_textures test_depth_only)
   if(TARGET ${t})

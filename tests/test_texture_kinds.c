@@ -156,7 +156,7 @@ static void test_validation(void)
     CHECK_FAILS(kiln_create_srv(dev, tc, &vd, &sv), KILN_E_INVALID_ARG, KILN_LOG_VIEW_DIMENSION);
     vd.dimension = KILN_SRV_DIMENSION_TEXTURE2DARRAY;
     CHECK_FAILS(kiln_create_srv(dev, t3, &vd, &sv), KILN_E_INVALID_ARG, KILN_LOG_VIEW_DIMENSION);
-    vd.dimension = (kiln_srv_dimension)7;
+    vd.dimension = (kiln_srv_dimension)(KILN_SRV_DIMENSION_BUFFER + 1);
     CHECK_FAILS(kiln_create_srv(dev, t2, &vd, &sv), KILN_E_INVALID_ARG, KILN_LOG_DESC_INVALID_ENUM);
     vd.dimension = KILN_SRV_DIMENSION_TEXTURECUBE; /* a cube has no array range */
     vd.array_size = 1;

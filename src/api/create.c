@@ -90,10 +90,8 @@ static kiln_result create_buffer(kiln_device *dev, const kiln_buffer_desc *desc,
         return FAIL(KILN_E_INVALID_ARG, BUFFER_SIZE_ZERO, "size is 0");
     if (desc->size > MAX_BUFFER_SIZE)
         return FAIL(KILN_E_INVALID_ARG, BUFFER_TOO_LARGE, "size %u exceeds 1 GiB", desc->size);
-    if (bind & KILN_BIND_SHADER_RESOURCE)
-        return FAIL(KILN_E_UNSUPPORTED, BIND_FLAGS_INVALID, "buffer shader-resource views are not supported");
     if (bind & ~(uint32_t)(KILN_BIND_VERTEX_BUFFER | KILN_BIND_INDEX_BUFFER | KILN_BIND_CONSTANT_BUFFER |
-                           KILN_BIND_STREAM_OUTPUT))
+                           KILN_BIND_STREAM_OUTPUT | KILN_BIND_SHADER_RESOURCE))
         return FAIL(KILN_E_INVALID_ARG, BIND_FLAGS_INVALID, "bind flags 0x%x are not valid for a buffer", bind);
     if ((bind & KILN_BIND_CONSTANT_BUFFER) && bind != KILN_BIND_CONSTANT_BUFFER)
         return FAIL(KILN_E_INVALID_ARG, CONSTANT_BUFFER_BIND, "constant buffers take no other bind flag");
@@ -599,6 +597,7 @@ static kiln_result create_srv(kiln_device *dev, kiln_texture tex, const kiln_srv
     case KILN_SRV_DIMENSION_TEXTURE2DARRAY: fits = res->dim == KRES_DIM_2D; break;
     case KILN_SRV_DIMENSION_TEXTURE3D: fits = res->dim == KRES_DIM_3D; break;
     case KILN_SRV_DIMENSION_TEXTURECUBE: fits = res->dim == KRES_DIM_2D && res->cube; break;
+    case KILN_SRV_DIMENSION_BUFFER: fits = false; break; /* kiln_create_buffer_srv */
     default:
         kres_unref(&res->base);
         return FAIL(KILN_E_INVALID_ARG, DESC_INVALID_ENUM, "dimension %u is not a kiln_srv_dimension", dim);
@@ -624,6 +623,63 @@ static kiln_result create_srv(kiln_device *dev, kiln_texture tex, const kiln_srv
     }
     return create_view(dev, api, KRES_TYPE_SRV, tex, d->format, d->most_detailed_mip, mips, first, slices,
                        (uint8_t)dim, &out->id);
+}
+
+/* The formats a typed buffer view reads: color formats that are not
+ * block-compressed or sRGB (D3D10's buffer format support). */
+static bool buffer_view_format(kiln_format f)
+{
+    const kres_format_info *fi = kres_format(f);
+    return fi && !fi->is_depth && fi->block <= 1 && !kres_format_srgb(f);
+}
+
+static kiln_result create_buffer_srv(kiln_device *dev, kiln_buffer buf, const kiln_buffer_srv_desc *d,
+                                     kiln_srv *out)
+{
+    static const char api[] = "kiln_create_buffer_srv";
+    VIEW_PREAMBLE(out);
+    if (!d)
+        return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "desc is NULL (a buffer view needs a format)");
+    kiln_result r;
+    kres_resource *res = ka_get_resource(dev, buf.id, KRES_TYPE_BUFFER, KRES_TYPE_BUFFER, api, "buffer", &r);
+    if (!res)
+        return r;
+    uint64_t esize = buffer_view_format(d->format) ? kres_format(d->format)->size : 0;
+    if (!(res->bind_flags & KILN_BIND_SHADER_RESOURCE))
+        r = FAIL(KILN_E_INVALID_ARG, VIEW_RESOURCE_BIND, "the buffer lacks bind flag 0x%x",
+                 (unsigned)KILN_BIND_SHADER_RESOURCE);
+    else if (!esize)
+        r = FAIL(KILN_E_INVALID_ARG, BUFFER_VIEW_FORMAT, "format %d cannot be read through a buffer view",
+                 (int)d->format);
+    else if (d->num_elements == 0 || ((uint64_t)d->first_element + d->num_elements) * esize > res->width)
+        r = FAIL(KILN_E_INVALID_ARG, BUFFER_VIEW_RANGE,
+                 "elements [%u, +%u) of %llu bytes each in a buffer of %u bytes", d->first_element,
+                 d->num_elements, (unsigned long long)esize, res->width);
+    else if (!(dev->queue.backend->caps & KQ_BACKEND_BUFFER_VIEWS))
+        r = FAIL(KILN_E_UNSUPPORTED, BACKEND_FEATURE, "the %s backend has no buffer views",
+                 dev->queue.backend->name);
+    if (r == KILN_OK) {
+        kres_view *v;
+        r = kres_view_create(&dev->env, KRES_TYPE_SRV, res, d->format, 0, 1, 0, 1, &v);
+        if (r != KILN_OK) {
+            r = FAIL(r, OUT_OF_MEMORY, "view");
+        } else {
+            v->dim = KILN_SRV_DIMENSION_BUFFER;
+            v->first_element = d->first_element;
+            v->num_elements = d->num_elements;
+            r = add_handle(dev, api, &v->base, &out->id);
+        }
+    }
+    kres_unref(&res->base);
+    return r;
+}
+
+kiln_result kiln_create_buffer_srv(kiln_device *dev, kiln_buffer buf, const kiln_buffer_srv_desc *d, kiln_srv *out)
+{
+    kiln_result r = create_buffer_srv(dev, buf, d, out);
+    if (dev && dev->capture)
+        kcap_create_view(dev, KCAP_OP_CREATE_BUFFER_SRV, (kiln_texture){buf.id}, d, out ? out->id : 0, r);
+    return r;
 }
 
 kiln_result kiln_create_srv(kiln_device *dev, kiln_texture tex, const kiln_srv_desc *d, kiln_srv *out)

@@ -1225,6 +1225,11 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
             bool input = p->so[k] == p->ib;
             for (int i = 0; i < KILN_MAX_VERTEX_BUFFERS; i++)
                 input |= p->so[k] == p->vb[i];
+            kres_view *const *sv[3] = {p->srv, p->vs_srv, p->gs_srv};
+            const uint32_t nsv[3] = {p->nsrv, p->n_vs_srv, p->n_gs_srv};
+            for (int st = 0; st < 3; st++) /* typed buffer views read it too */
+                for (uint32_t i = 0; i < nsv[st]; i++)
+                    input |= sv[st][i] && sv[st][i]->res == p->so[k];
             if (input)
                 return FAIL(KILN_E_INVALID_CALL, DRAW_HAZARD, "stream-output buffer %d is also bound as an input", k);
         }

@@ -182,7 +182,8 @@ static inline uint32_t kcap_row_count(kiln_format f, uint32_t texels)
     X(VS_SET_SHADER_RESOURCES, "kiln_vs_set_shader_resources") /* 1.4 */ \
     X(VS_SET_SAMPLERS, "kiln_vs_set_samplers") /* 1.4 */ \
     X(GS_SET_SHADER_RESOURCES, "kiln_gs_set_shader_resources") /* 1.4 */ \
-    X(GS_SET_SAMPLERS, "kiln_gs_set_samplers") /* 1.4 */
+    X(GS_SET_SAMPLERS, "kiln_gs_set_samplers") /* 1.4 */ \
+    X(CREATE_BUFFER_SRV, "kiln_create_buffer_srv") /* 1.4: 117 */
 
 typedef enum kcap_op {
     KCAP_OP_NONE = 0, /* never in a file */
@@ -295,6 +296,7 @@ typedef struct kcap_call {
             uint32_t texture, has_desc;
             kiln_rtv_desc rtv; /* RTV and DSV (same fields) */
             kiln_srv_desc srv;
+            kiln_buffer_srv_desc buf; /* CREATE_BUFFER_SRV (`texture` is the buffer) */
         } view;
         struct {
             uint32_t view;

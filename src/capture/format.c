@@ -600,6 +600,16 @@ static void fields(kcap_io *io, kcap_call *c)
                 IO_ENUM(io, c->u.view.srv.dimension, KILN_SRV_DIMENSION_TEXTURECUBE);
         }
         break;
+    case KCAP_OP_CREATE_BUFFER_SRV: /* 1.4 */
+        IO_ID(io, c->out[0]);
+        IO_ID(io, c->u.view.texture); /* the buffer */
+        IO_BOOL(io, c->u.view.has_desc);
+        if (c->u.view.has_desc) {
+            IO_ENUM(io, c->u.view.buf.format, FORMAT_MAX);
+            io_u32(io, &c->u.view.buf.first_element, 1u << 30);
+            io_u32(io, &c->u.view.buf.num_elements, 1u << 30);
+        }
+        break;
     case KCAP_OP_CLEAR_RTV:
         IO_ID(io, c->ctx);
         IO_ID(io, c->u.clear_rtv.view);

@@ -219,7 +219,9 @@ void kcap_create_view(kiln_device *dev, kcap_op op, kiln_texture t, const void *
     c.out[0] = out;
     c.u.view.texture = t.id;
     c.u.view.has_desc = desc != NULL;
-    if (op == KCAP_OP_CREATE_SRV_DIM || (desc && op == KCAP_OP_CREATE_SRV)) {
+    if (desc && op == KCAP_OP_CREATE_BUFFER_SRV) {
+        c.u.view.buf = *(const kiln_buffer_srv_desc *)desc;
+    } else if (op == KCAP_OP_CREATE_SRV_DIM || (desc && op == KCAP_OP_CREATE_SRV)) {
         c.u.view.srv = *(const kiln_srv_desc *)desc;
     } else if (desc && op == KCAP_OP_CREATE_DSV) {
         const kiln_dsv_desc *d = desc;

@@ -533,6 +533,11 @@ static void run(krp_replayer *r, const kcap_call *c)
                               c->u.view.has_desc ? &c->u.view.srv : NULL, (kiln_srv *)&id);
         bind_id(r, c->out[0], id, K_SRV);
         break;
+    case KCAP_OP_CREATE_BUFFER_SRV:
+        got = kiln_create_buffer_srv(dev, (kiln_buffer){xl(r, c->u.view.texture)},
+                                     c->u.view.has_desc ? &c->u.view.buf : NULL, (kiln_srv *)&id);
+        bind_id(r, c->out[0], id, K_SRV);
+        break;
     case KCAP_OP_DESTROY_RTV:
         got = kiln_destroy_rtv(dev, (kiln_rtv){xl(r, c->u.obj.id)});
         break;

@@ -403,6 +403,8 @@ static bool check(krp_replayer *r, const kcap_call *c)
     case KCAP_OP_CREATE_SRV:
     case KCAP_OP_CREATE_SRV_DIM:
         return use(r, c->u.view.texture, K_TEXTURE, false) && create(r, c->out[0], K_SRV);
+    case KCAP_OP_CREATE_BUFFER_SRV:
+        return use(r, c->u.view.texture, K_BUFFER, false) && create(r, c->out[0], K_SRV);
     case KCAP_OP_DESTROY_RTV:
         return destroy(r, c->u.obj.id, K_RTV);
     case KCAP_OP_DESTROY_DSV:

@@ -414,6 +414,7 @@ void kq_trace_wait(kq_device *q, kt_wait cause, uint64_t t0, uint32_t resource);
                                        resolve */
 #define KQ_BACKEND_TEXTURE_KINDS 512u /* 1D, 3D and cube textures (issue 12) */
 #define KQ_BACKEND_VS_RESOURCES 32u /* vertex-stage views and samplers */
+#define KQ_BACKEND_BUFFER_VIEWS 1024u /* typed buffer views (kres_view dim BUFFER) */
 typedef struct kq_backend {
     const char *name; /* "soft", "osmesa": for logs and progress lines */
     uint32_t caps;    /* KQ_BACKEND_* bits */

@@ -81,7 +81,8 @@ static void build_textures(const kd_sampler *samp, kres_view *const *srv, kres_s
         if (!v || !st[i])
             continue;
         t->tex[i] = (kr_texture){st[i]->data, v->res->subs, v->format, v->res->mip_levels,
-                                 v->first_mip, v->num_mips, v->first_slice, v->num_slices, v->dim};
+                                 v->first_mip, v->num_mips, v->first_slice, v->num_slices, v->dim,
+                                 v->first_element, v->num_elements};
     }
     for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
         t->samp[i] = &samp[i];
@@ -607,7 +608,7 @@ const kq_backend kr_soft_backend = {
     .name = "soft",
     .caps = KQ_BACKEND_QUERIES | KQ_BACKEND_TEXEL_FORMATS | KQ_BACKEND_GEOMETRY | KQ_BACKEND_STREAM_OUTPUT |
             KQ_BACKEND_SAMPLER_EXT | KQ_BACKEND_MULTISAMPLE | KQ_BACKEND_TEXTURE_KINDS |
-            KQ_BACKEND_VS_RESOURCES,
+            KQ_BACKEND_VS_RESOURCES | KQ_BACKEND_BUFFER_VIEWS,
     .create = soft_create,
     .destroy = soft_destroy,
     .scene = scene_exec,

@@ -30,10 +30,15 @@ typedef struct kr_texture {
     uint32_t slice;                   /* the view's first array slice */
     uint32_t num_slices;              /* the view's slices (cube: 6) */
     uint32_t dim;                     /* the view's kiln_srv_dimension */
+    uint32_t first_element, num_elements; /* BUFFER views: data is the buffer's
+                                             storage, element k at byte
+                                             (first_element + k) * format size */
 } kr_texture;
 
+
 /* Views the 2D path of sample.c does not read: 1D, 1D and 2D arrays
- * (through the _uvw calls), 3D and cubes; sample_kinds.c does. */
+ * (through the _uvw calls), 3D and cubes, and typed buffers (their Load
+ * and GetDimensions; sampling them reads zeros); sample_kinds.c does. */
 static inline int kr_kind_view(const kr_texture *t)
 {
     return t->dim != KILN_SRV_DIMENSION_DEFAULT && t->dim != KILN_SRV_DIMENSION_TEXTURE2D &&

@@ -63,7 +63,9 @@ static const kr_texture *slot(const kiln_ps_args *a, uint32_t srv_slot)
 static int resolve(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot, kview *k)
 {
     const kr_texture *t = slot(a, srv_slot);
-    if (!t || !kr_format_sampleable(t->format) || !kres_format(t->format))
+    /* buffer views: D3D10 samples no buffer, they read zeros */
+    if (!t || t->dim == KILN_SRV_DIMENSION_BUFFER || !kr_format_sampleable(t->format) ||
+        !kres_format(t->format))
         return 0;
     memset(k, 0, sizeof *k);
     k->t = t;
@@ -588,10 +590,41 @@ KILN_API void kiln_ps_sample_cmp_uvw_level_zero(const kiln_ps_args *a, uint32_t 
     sample_cmp(a, srv_slot, sampler_slot, &c, out);
 }
 
+/* One element of a typed buffer view as RGBA: the texel decode of its
+ * format; R32G32B32_FLOAT, which no texture has, as three floats. */
+static void buffer_element(const kr_texture *t, uint32_t k, float px[4])
+{
+    const kres_format_info *fi = kres_format(t->format);
+    const uint8_t *p = t->data + t->subs[0].offset + ((size_t)t->first_element + k) * fi->size;
+    if (t->format == KILN_FORMAT_R32G32B32_FLOAT) {
+        memcpy(px, p, 3 * sizeof(float));
+        px[3] = 1.0f;
+        return;
+    }
+    kr_decode_texel(t->format, p, px);
+}
+
+/* Buffer.Load: element x[i] of the view (y, z and mip play no part). */
+static void buffer_load(const kr_texture *t, const int32_t *x, float *rgba)
+{
+    for (int i = 0; i < BLOCK; i++) {
+        float px[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        /* D3D10's ld on a buffer: an element past the view reads 0 */
+        if (t && x[i] >= 0 && (uint32_t)x[i] < t->num_elements)
+            buffer_element(t, (uint32_t)x[i], px);
+        for (int c = 0; c < 4; c++)
+            rgba[c * BLOCK + i] = px[c];
+    }
+}
+
 KILN_API void kiln_ps_load_uvw(const kiln_ps_args *a, uint32_t srv_slot, const int32_t *x,
                                const int32_t *y, const int32_t *z, const int32_t *mip, float *rgba)
 {
     const kr_texture *t = slot(a, srv_slot);
+    if (t && t->dim == KILN_SRV_DIMENSION_BUFFER) {
+        buffer_load(t, x, rgba);
+        return;
+    }
     int ok = t && t->dim != KILN_SRV_DIMENSION_TEXTURECUBE && kres_format(t->format) &&
              (kr_format_sampleable(t->format) || kres_format_integer(t->format));
     uint32_t bpp = ok ? kres_format(t->format)->size : 0;
@@ -643,7 +676,10 @@ KILN_API void kiln_ps_get_dimensions_uvw(const kiln_ps_args *a, uint32_t srv_slo
 {
     const kr_texture *t = slot(a, srv_slot);
     uint32_t w = 0, h = 0, d = 0, n = 0;
-    if (t) {
+    if (t && t->dim == KILN_SRV_DIMENSION_BUFFER) {
+        w = t->num_elements; /* Buffer.GetDimensions: elements */
+        h = d = n = 1;
+    } else if (t) {
         n = t->num_mips;
         if (mip < n) {
             const kres_subresource *L = lvl(t, mip, 0);

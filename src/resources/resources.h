@@ -270,7 +270,9 @@ typedef struct kres_view {
     uint32_t first_slice, num_slices; /* 3D render targets: W slices */
     uint8_t dim;          /* SRV: a kiln_srv_dimension, DEFAULT for 2D
                              views as kiln always made them (sampled at
-                             their first slice) */
+                             their first slice); BUFFER for typed buffer
+                             views, whose resource is a buffer */
+    uint32_t first_element, num_elements; /* BUFFER views: elements of `format` */
 } kres_view;
 
 kiln_result kres_view_create(const kb_env *env, kres_type type, kres_resource *res,

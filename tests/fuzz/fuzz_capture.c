@@ -418,6 +418,13 @@ static void run(fz *f, const kcap_call *c)
         bind(f, c->out[0], out.id);
         break;
     }
+    case KCAP_OP_CREATE_BUFFER_SRV: {
+        kiln_srv out = {0};
+        kiln_create_buffer_srv(dev, (kiln_buffer){ID(c->u.view.texture)},
+                               c->u.view.has_desc ? &c->u.view.buf : NULL, &out);
+        bind(f, c->out[0], out.id);
+        break;
+    }
     case KCAP_OP_DESTROY_RTV:
         kiln_destroy_rtv(dev, (kiln_rtv){ID(c->u.obj.id)});
         break;
