@@ -51,6 +51,18 @@ void kr_generate_mips_3d(kres_resource *res, kres_storage *st, uint32_t first_mi
 
 /* Shared with sample_kinds.c (sample.c's own definitions, so both read
  * texels, address and quantize alike). */
+/* A LOD's sampling plan (sample.c's plan_lod, shared with sample_kinds.c):
+ * the filter at the chosen level(s), one or two levels and their weights. */
+typedef struct kr_lod_plan {
+    kiln_filter filter; /* POINT or LINEAR at the chosen level(s) */
+    uint32_t passes;    /* 1 or 2 levels */
+    uint32_t level[2];  /* relative to the view */
+    float lw[2];        /* weight of each level */
+} kr_lod_plan;
+/* The plan for a LOD with its biases added (not yet clamped): clamped to
+ * [min_lod, max_lod], the filter chosen (lod <= 0 magnifies), then the
+ * level(s) among the view's nl. */
+void kr_plan_lod(const kd_sampler *s, uint32_t nl, float lod, kr_lod_plan *p);
 int32_t kr_address(int32_t i, int32_t size, kiln_address mode);
 int32_t kr_split_coord(float x, int32_t *frac256);
 int32_t kr_floor_coord(float x);

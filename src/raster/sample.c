@@ -231,12 +231,6 @@ static inline int32_t floor_coord(float x)
 
 /* ---- LOD: one plan per 2x2 quad ---- */
 
-typedef struct quad_plan {
-    kiln_filter filter; /* POINT or LINEAR at the chosen level(s) */
-    uint32_t passes;    /* 1 or 2 levels */
-    uint32_t level[2];  /* relative to the view */
-    float lw[2];        /* weight of each level */
-} quad_plan;
 
 /* Pixels of quad q (q = qx + 2 * qy) within the block. */
 static const uint8_t quad_px[4][4] = {{0, 1, 4, 5}, {2, 3, 6, 7}, {8, 9, 12, 13}, {10, 11, 14, 15}};
@@ -263,10 +257,8 @@ static inline float quad_rho2_1(const float *u, const float *v, int i0, float fw
  *   filter is the same either side of lod = 0.
  * A view with one level and min_filter == mag_filter needs no LOD at all
  * (kiln_ps_sample). */
-/* The plan for a LOD with its biases added (not yet clamped): clamped to
- * [min_lod, max_lod], the filter chosen (lod <= 0 magnifies), then the
- * level(s) among the view's nl. */
-static void plan_lod(const kd_sampler *s, uint32_t nl, float lod, quad_plan *qp)
+/* kr_plan_lod (raster.h), inlined here. */
+static void plan_lod(const kd_sampler *s, uint32_t nl, float lod, kr_lod_plan *qp)
 {
     qp->passes = 1;
     qp->lw[0] = 1.0f;
@@ -298,8 +290,10 @@ static void plan_lod(const kd_sampler *s, uint32_t nl, float lod, quad_plan *qp)
     qp->level[1] = qp->passes == 2 ? qp->level[1] : qp->level[0];
 }
 
+void kr_plan_lod(const kd_sampler *s, uint32_t nl, float lod, kr_lod_plan *p) { plan_lod(s, nl, lod, p); }
+
 static void plan_quad(const kd_sampler *s, uint32_t nl, float rho2, int lo_ok, int pt_ok,
-                      quad_plan *qp)
+                      kr_lod_plan *qp)
 {
     if (lo_ok && (rho2 <= 1.0f || (pt_ok && rho2 <= 1.9f))) {
         qp->passes = 1;
@@ -313,7 +307,7 @@ static void plan_quad(const kd_sampler *s, uint32_t nl, float rho2, int lo_ok, i
     plan_lod(s, nl, 0.5f * log2f(rho2) + s->mip_lod_bias, qp);
 }
 
-static int same_plan(const quad_plan *a, const quad_plan *b)
+static int same_plan(const kr_lod_plan *a, const kr_lod_plan *b)
 {
     return a->filter == b->filter && a->passes == b->passes && a->level[0] == b->level[0] &&
            a->level[1] == b->level[1] && a->lw[0] == b->lw[0] && a->lw[1] == b->lw[1];
@@ -383,13 +377,13 @@ static inline void gather_linear(taps *t, int i, int pass, const level *L, float
 
 /* Each pixel's taps under its own plan pp[i] (Sample's quads share one;
  * SampleLevel, SampleBias and SampleGrad have one per pixel). */
-static void gather(taps *t, const quad_plan *const *pp, const level *lv, const float *u,
+static void gather(taps *t, const kr_lod_plan *const *pp, const level *lv, const float *u,
                    const float *v, kiln_address au, kiln_address av, uint32_t bpp)
 {
     for (int q = 0; q < 4; q++) {
         for (int j = 0; j < 4; j++) {
             int i = quad_px[q][j];
-            const quad_plan *p = pp[i];
+            const kr_lod_plan *p = pp[i];
             t->passes[i] = (uint8_t)p->passes;
             t->bw[i] = 0.0f;
             for (uint32_t pass = 0; pass < p->passes; pass++) {
@@ -743,7 +737,7 @@ KR_INLINE void rgba8_4px(const lvk *k, __m128 us, __m128 vs, kiln_address au, ki
 }
 
 /* Four pixels under one plan: the final values per texel byte. */
-KR_NOINLINE void rgba8_plan4(const quad_plan *p, const lvk *k0, const lvk *k1, __m128 us,
+KR_NOINLINE void rgba8_plan4(const kr_lod_plan *p, const lvk *k0, const lvk *k1, __m128 us,
                              __m128 vs, kiln_address au, kiln_address av, __m128 r[4])
 {
     __m128 s[4];
@@ -805,7 +799,7 @@ static void rgba8_level(const level *L, const float *u, const float *v, kiln_add
  * (fused_level_init) and two quads per vector (kr_sample_quads_avx2).
  * False when a level cannot be read directly or a WRAP seam is crossed:
  * the SSE2 code then does the block. */
-static int rgba8_quads_avx2(const quad_plan *qp, const level *lv, const float *u, const float *v,
+static int rgba8_quads_avx2(const kr_lod_plan *qp, const level *lv, const float *u, const float *v,
                             kiln_address au, kiln_address av, int b0, int b2, float *out)
 {
     kr_fused_level fl[MAX_LEVELS];
@@ -833,7 +827,7 @@ static int rgba8_quads_avx2(const quad_plan *qp, const level *lv, const float *u
 
 /* The block: by rows of four pixels when every quad has the same plan
  * (then the loads and stores are plain vectors), else by quads. */
-static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const float *u,
+static void rgba8_block(const kr_lod_plan *qp, int uniform, const level *lv, const float *u,
                         const float *v, kiln_address au, kiln_address av, int swap, float *out)
 {
     /* output channel ch reads texel byte (b0, 1, b2, 3)[ch] */
@@ -842,7 +836,7 @@ static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const
         return;
     lvk k[2];
     if (uniform) {
-        const quad_plan *p = &qp[0];
+        const kr_lod_plan *p = &qp[0];
         lvk_init(&k[0], &lv[p->level[0]], au, av);
         lvk_init(&k[1], &lv[p->level[1]], au, av);
         for (int row = 0; row < 4; row++) {
@@ -861,7 +855,7 @@ static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const
     lvk kc[MAX_LEVELS];
     uint32_t ready = 0;
     for (int q = 0; q < 4; q++) {
-        const quad_plan *p = &qp[q];
+        const kr_lod_plan *p = &qp[q];
         int i0 = quad_px[q][0];
         for (uint32_t pass = 0; pass < p->passes; pass++) {
             uint32_t l = p->level[pass];
@@ -892,7 +886,7 @@ static inline void quad_rho2(const float *u, const float *v, float fw, float fh,
         out[q] = quad_rho2_1(u, v, quad_px[q][0], fw, fh);
 }
 
-static void rgba8_quad(const quad_plan *qp, const level *lv, const float *u, const float *v, int i0,
+static void rgba8_quad(const kr_lod_plan *qp, const level *lv, const float *u, const float *v, int i0,
                        kiln_address au, kiln_address av, int swap, float *out)
 {
     for (int j = 0; j < 4; j++) {
@@ -924,12 +918,12 @@ static void rgba8_quad(const quad_plan *qp, const level *lv, const float *u, con
 static void rgba8_level(const level *L, const float *u, const float *v, kiln_address au,
                         kiln_address av, int swap, float *out)
 {
-    const quad_plan p = {KILN_FILTER_LINEAR, 1, {0, 0}, {1.0f, 0.0f}};
+    const kr_lod_plan p = {KILN_FILTER_LINEAR, 1, {0, 0}, {1.0f, 0.0f}};
     for (int q = 0; q < 4; q++)
         rgba8_quad(&p, L, u, v, quad_px[q][0], au, av, swap, out);
 }
 
-static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const float *u,
+static void rgba8_block(const kr_lod_plan *qp, int uniform, const level *lv, const float *u,
                         const float *v, kiln_address au, kiln_address av, int swap, float *out)
 {
     (void)uniform;
@@ -942,7 +936,7 @@ static void rgba8_block(const quad_plan *qp, int uniform, const level *lv, const
 /* The plans of the block's four quads (LOD from derivatives in texels of
  * level 0, fw x fh). */
 static void plan_block(const kd_sampler *s, uint32_t nl, const float *u, const float *v, float fw,
-                       float fh, quad_plan qp[4])
+                       float fh, kr_lod_plan qp[4])
 {
     float rho2[4];
     quad_rho2(u, v, fw, fh, rho2);
@@ -965,7 +959,7 @@ static inline void set_level(level *L, const uint8_t *data, const kres_subresour
 }
 
 /* Each pixel's plan: its quad's. */
-static const quad_plan *const *quad_plans(const quad_plan qp[4], const quad_plan *pp[BLOCK])
+static const kr_lod_plan *const *kr_lod_plans(const kr_lod_plan qp[4], const kr_lod_plan *pp[BLOCK])
 {
     for (int q = 0; q < 4; q++)
         for (int j = 0; j < 4; j++)
@@ -977,7 +971,7 @@ static const quad_plan *const *quad_plans(const quad_plan qp[4], const quad_plan
  * levels they read set up in lv (only those). */
 static void plan_block_levels(const kr_texture *t, const kd_sampler *s, uint32_t nl,
                               const kres_subresource *subs, const float *u, const float *v,
-                              level *lv, quad_plan qp[4])
+                              level *lv, kr_lod_plan qp[4])
 {
     plan_block(s, nl, u, v, lv[0].fw, lv[0].fh, qp);
     uint32_t top = 0;
@@ -1009,7 +1003,7 @@ static void border_for(kiln_format f, const float in[4], float out[4])
 /* The general path: taps, then one read loop per format; pp[i] is pixel
  * i's plan. */
 KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s,
-                                const quad_plan *const *pp, const level *lv, const float *u,
+                                const kr_lod_plan *const *pp, const level *lv, const float *u,
                                 const float *v, float *rgba)
 {
     taps tp;
@@ -1093,8 +1087,8 @@ static void sample_aniso(const kr_texture *t, const kd_sampler *s, const float *
 {
     uint32_t nl = t->num_mips < MAX_LEVELS ? t->num_mips : MAX_LEVELS;
     const kres_subresource *subs = &t->subs[t->first_mip + t->slice * t->res_mip_levels];
-    quad_plan pl[BLOCK];
-    const quad_plan *pp[BLOCK];
+    kr_lod_plan pl[BLOCK];
+    const kr_lod_plan *pp[BLOCK];
     uint32_t top = 0, maxn = 1;
     for (int i = 0; i < BLOCK; i++) {
         plan_lod(s, nl, lod[i], &pl[i]);
@@ -1184,8 +1178,8 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
     level lv[MAX_LEVELS];
     set_level(&lv[0], t->data, &subs[0]);
 
-    quad_plan qp[4];
-    const quad_plan *pp[BLOCK];
+    kr_lod_plan qp[4];
+    const kr_lod_plan *pp[BLOCK];
     if (nl == 1 && s->min_filter == s->mag_filter) {
         /* one level: level 0 in one pass, and the filter is the same for any
          * lod (plan_quad's result whatever rho2 is, NaN included) */
@@ -1200,7 +1194,7 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
             qp[q].lw[0] = 1.0f;
             qp[q].lw[1] = 0.0f;
         }
-        sample_general(t, s, quad_plans(qp, pp), lv, u, v, rgba);
+        sample_general(t, s, kr_lod_plans(qp, pp), lv, u, v, rgba);
         return;
     }
 
@@ -1218,7 +1212,7 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
             rgba8_block(qp, uniform, lv, u, v, au, av, swap, rgba);
         return;
     }
-    sample_general(t, s, quad_plans(qp, pp), lv, u, v, rgba);
+    sample_general(t, s, kr_lod_plans(qp, pp), lv, u, v, rgba);
 }
 
 /* ---- SampleLevel, SampleBias, SampleGrad: a LOD per pixel ---- */
@@ -1258,8 +1252,8 @@ static void sample_lods(const kr_texture *t, const kd_sampler *s, const float *u
 {
     uint32_t nl = t->num_mips < MAX_LEVELS ? t->num_mips : MAX_LEVELS;
     const kres_subresource *subs = view_level(t, 0);
-    quad_plan pl[BLOCK];
-    const quad_plan *pp[BLOCK];
+    kr_lod_plan pl[BLOCK];
+    const kr_lod_plan *pp[BLOCK];
     uint32_t top = 0;
     int same = 1;
     for (int i = 0; i < BLOCK; i++) {
@@ -1279,7 +1273,7 @@ static void sample_lods(const kr_texture *t, const kd_sampler *s, const float *u
         if (pl[0].passes == 1) {
             rgba8_level(&lv[pl[0].level[0]], u, v, au, av, swap, rgba);
         } else {
-            const quad_plan qp[4] = {pl[0], pl[0], pl[0], pl[0]};
+            const kr_lod_plan qp[4] = {pl[0], pl[0], pl[0], pl[0]};
             rgba8_block(qp, 1, lv, u, v, au, av, swap, rgba);
         }
         return;
@@ -1405,7 +1399,7 @@ static inline int cmp_pass(kiln_compare f, float ref, float texel)
 /* Each pixel's taps (gather) read as 1 or 0 by the comparison with its
  * reference, weighted as read_f32 weights texels; border reads compare
  * the border's red. */
-static void sample_cmp_taps(const kr_texture *t, const kd_sampler *s, const quad_plan *const *pp,
+static void sample_cmp_taps(const kr_texture *t, const kd_sampler *s, const kr_lod_plan *const *pp,
                             const level *lv, const float *u, const float *v, const float *ref,
                             float *out)
 {
@@ -1469,10 +1463,10 @@ KILN_API void kiln_ps_sample_cmp(const kiln_ps_args *a, uint32_t srv_slot, uint3
     const kres_subresource *subs = view_level(t, 0);
     level lv[MAX_LEVELS];
     set_level(&lv[0], t->data, &subs[0]);
-    quad_plan qp[4];
-    const quad_plan *pp[BLOCK];
+    kr_lod_plan qp[4];
+    const kr_lod_plan *pp[BLOCK];
     plan_block_levels(t, s, nl, subs, u, v, lv, qp);
-    sample_cmp_taps(t, s, quad_plans(qp, pp), lv, u, v, ref, out);
+    sample_cmp_taps(t, s, kr_lod_plans(qp, pp), lv, u, v, ref, out);
 }
 
 KILN_API void kiln_ps_sample_cmp_level_zero(const kiln_ps_args *a, uint32_t srv_slot,
@@ -1489,8 +1483,8 @@ KILN_API void kiln_ps_sample_cmp_level_zero(const kiln_ps_args *a, uint32_t srv_
     }
     level lv[1];
     set_level(&lv[0], t->data, view_level(t, 0));
-    const quad_plan p0 = {s->mag_filter, 1, {0, 0}, {1.0f, 0.0f}};
-    const quad_plan *pp[BLOCK];
+    const kr_lod_plan p0 = {s->mag_filter, 1, {0, 0}, {1.0f, 0.0f}};
+    const kr_lod_plan *pp[BLOCK];
     for (int i = 0; i < BLOCK; i++)
         pp[i] = &p0;
     sample_cmp_taps(t, s, pp, lv, u, v, ref, out);
@@ -1815,7 +1809,7 @@ bool kr_fused_block_sse2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     level L;
     set_level(&L, t->data, &fd->subs[0]);
     if (fd->nl > 1) { /* kiln_ps_sample's planning; one bilinear level for all quads or no */
-        quad_plan qp[4];
+        kr_lod_plan qp[4];
         plan_block(s, fd->nl, u, v, L.fw, L.fh, qp);
         for (int q = 0; q < 4; q++) {
             if (qp[q].filter != KILN_FILTER_LINEAR || qp[q].passes != 1 ||

@@ -271,44 +271,6 @@ static float grad_lod(const kview *k, const kcall *c, int i)
 
 /* ---- LOD plan (sample.c's plan_lod, per pixel) ---- */
 
-typedef struct kplan {
-    kiln_filter filter;
-    uint32_t passes, level[2];
-    float lw[2];
-} kplan;
-
-static void plan(const kd_sampler *s, uint32_t nl, float lod, kplan *p)
-{
-    p->passes = 1;
-    p->lw[0] = 1.0f;
-    p->lw[1] = 0.0f;
-    if (!(lod >= s->min_lod))
-        lod = s->min_lod;
-    if (lod > s->max_lod)
-        lod = s->max_lod;
-    p->filter = lod <= 0.0f ? s->mag_filter : s->min_filter;
-    float top = (float)(nl - 1);
-    if (!(lod > 0.0f))
-        lod = 0.0f;
-    if (lod > top)
-        lod = top;
-    if (s->mip_filter == KILN_FILTER_POINT) {
-        p->level[0] = (uint32_t)kr_floor_coord(lod + 0.5f);
-        if (p->level[0] > nl - 1)
-            p->level[0] = nl - 1;
-    } else {
-        float fl = (float)kr_floor_coord(lod);
-        p->level[0] = (uint32_t)fl;
-        if (p->level[0] + 1 < nl && lod > fl) {
-            p->passes = 2;
-            p->level[1] = p->level[0] + 1;
-            p->lw[1] = lod - fl;
-            p->lw[0] = 1.0f - p->lw[1];
-        }
-    }
-    if (p->passes == 1)
-        p->level[1] = p->level[0];
-}
 
 /* ---- filtering ---- */
 
@@ -379,25 +341,25 @@ static void run(const kview *k, const kcall *c, float *out)
             qlod[q] = quad_lod(k, c, (q & 1) * 2 + (q >> 1) * 8);
     for (int i = 0; i < BLOCK; i++) {
         int q = ((i & 3) >> 1) + ((i >> 3) << 1);
-        kplan p;
+        kr_lod_plan p;
         switch (c->mode) {
         case K_LEVEL:
-            plan(s, k->nl, c->extra[i] + s->mip_lod_bias, &p);
+            kr_plan_lod(s, k->nl, c->extra[i] + s->mip_lod_bias, &p);
             break;
         case K_BIAS: {
             float b = c->extra[i];
             b = b > -16.0f ? (b < 15.99f ? b : 15.99f) : -16.0f;
-            plan(s, k->nl, qlod[q] + s->mip_lod_bias + b, &p);
+            kr_plan_lod(s, k->nl, qlod[q] + s->mip_lod_bias + b, &p);
             break;
         }
         case K_GRAD:
-            plan(s, k->nl, grad_lod(k, c, i) + s->mip_lod_bias, &p);
+            kr_plan_lod(s, k->nl, grad_lod(k, c, i) + s->mip_lod_bias, &p);
             break;
         case K_CMP_LZ:
-            p = (kplan){s->mag_filter, 1, {0, 0}, {1.0f, 0.0f}};
+            p = (kr_lod_plan){s->mag_filter, 1, {0, 0}, {1.0f, 0.0f}};
             break;
         default:
-            plan(s, k->nl, qlod[q] + s->mip_lod_bias, &p);
+            kr_plan_lod(s, k->nl, qlod[q] + s->mip_lod_bias, &p);
             break;
         }
         float nc[3];
