@@ -9,6 +9,7 @@
  * all of it (capture ops 102-108), and the osmesa backend's refusal.
  */
 #include "capture_util.h"
+#include "cube_util.h"
 #include "raster_util.h"
 
 #include <stdlib.h>
@@ -529,50 +530,13 @@ enum { SW = 24, SH = 4 };
  * % 4, py), through the direction kiln.h's table gives; and the 3D texture
  * at texel (px % 4, py) of slice (4 + face % 4), which address_w WRAP
  * brings to face % 4. */
-static void dir_of(int face, float s, float t, float d[3])
-{
-    float sc = 2.0f * s - 1.0f, tc = 2.0f * t - 1.0f;
-    switch (face) {
-    case 0:
-        d[0] = 1;
-        d[1] = -tc;
-        d[2] = -sc;
-        break;
-    case 1:
-        d[0] = -1;
-        d[1] = -tc;
-        d[2] = sc;
-        break;
-    case 2:
-        d[0] = sc;
-        d[1] = 1;
-        d[2] = tc;
-        break;
-    case 3:
-        d[0] = sc;
-        d[1] = -1;
-        d[2] = -tc;
-        break;
-    case 4:
-        d[0] = sc;
-        d[1] = -tc;
-        d[2] = 1;
-        break;
-    default:
-        d[0] = -sc;
-        d[1] = -tc;
-        d[2] = -1;
-        break;
-    }
-}
-
 static void ps_kinds(kiln_ps_args *a)
 {
     float c[3][16], u[16], v[16], w[16], cube[64], vol[64];
     for (int i = 0; i < 16; i++) {
         int px = a->x + i % 4, py = a->y + i / 4, face = px / 4 % 6;
         float d[3];
-        dir_of(face, ((float)(px % 4) + 0.5f) / 4.0f, ((float)(py % 4) + 0.5f) / 4.0f, d);
+        cube_dir(face, ((float)(px % 4) + 0.5f) / 4.0f, ((float)(py % 4) + 0.5f) / 4.0f, 1.0f, d);
         for (int k = 0; k < 3; k++)
             c[k][i] = d[k];
         u[i] = ((float)(px % 4) + 0.5f) / 4.0f;

@@ -8,6 +8,7 @@
  * (kiln.h's face table inverted, texel centres at (i + 0.5) / size).
  */
 #include "harness.h"
+#include "cube_util.h"
 #include "raster/raster.h"
 
 #include <math.h>
@@ -379,46 +380,6 @@ static float f_cube(uint32_t m, uint32_t s, uint32_t i, uint32_t y, uint32_t z)
     return m == 0 ? (float)(s * 100 + y * 10 + i) : 1000.0f * (float)m;
 }
 
-/* The direction (times k) that lands on face coordinates (s, t) of
- * `face`: kiln.h's table inverted with |m| = 1. */
-static void dir_of(int face, float s, float t, float k, float d[3])
-{
-    float sc = 2.0f * s - 1.0f, tc = 2.0f * t - 1.0f;
-    switch (face) {
-    case 0:
-        d[0] = 1;
-        d[1] = -tc;
-        d[2] = -sc;
-        break;
-    case 1:
-        d[0] = -1;
-        d[1] = -tc;
-        d[2] = sc;
-        break;
-    case 2:
-        d[0] = sc;
-        d[1] = 1;
-        d[2] = tc;
-        break;
-    case 3:
-        d[0] = sc;
-        d[1] = -1;
-        d[2] = -tc;
-        break;
-    case 4:
-        d[0] = sc;
-        d[1] = -tc;
-        d[2] = 1;
-        break;
-    default:
-        d[0] = -sc;
-        d[1] = -tc;
-        d[2] = -1;
-        break;
-    }
-    for (int c = 0; c < 3; c++)
-        d[c] *= k;
-}
 
 static void test_cube_faces(void)
 {
@@ -432,7 +393,7 @@ static void test_cube_faces(void)
          * length 2 (the division by |m| matters) */
         for (int i = 0; i < 16; i++) {
             float d[3];
-            dir_of(face, ((float)(i % 4) + 0.5f) / 4.0f, ((float)(i / 4) + 0.5f) / 4.0f, 2.0f, d);
+            cube_dir(face, ((float)(i % 4) + 0.5f) / 4.0f, ((float)(i / 4) + 0.5f) / 4.0f, 2.0f, d);
             for (int k = 0; k < 3; k++)
                 c[k][i] = d[k];
         }
@@ -475,7 +436,7 @@ static void test_cube_edge_and_lod(void)
     kd_sampler l =
         sampler(KILN_FILTER_LINEAR, KILN_FILTER_POINT, KILN_ADDRESS_WRAP, KILN_ADDRESS_WRAP);
     float c[3][16], out[64], d[3];
-    dir_of(0, 0.995f, 2.5f / 4.0f, 1.0f, d);
+    cube_dir(0, 0.995f, 2.5f / 4.0f, 1.0f, d);
     for (int i = 0; i < 16; i++)
         for (int k = 0; k < 3; k++)
             c[k][i] = d[k];
@@ -490,7 +451,7 @@ static void test_cube_edge_and_lod(void)
     kd_sampler p = sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_ADDRESS_CLAMP, 0);
     for (int k = 1; k <= 4; k *= 2) {
         for (int i = 0; i < 16; i++) {
-            dir_of(4, 0.25f + (float)(i % 4) * (float)k / 8.0f * 0.5f, 0.5f, 1.0f, d);
+            cube_dir(4, 0.25f + (float)(i % 4) * (float)k / 8.0f * 0.5f, 0.5f, 1.0f, d);
             for (int j = 0; j < 3; j++)
                 c[j][i] = d[j];
         }
@@ -529,7 +490,7 @@ static void test_cube_edge_and_lod(void)
     kd_sampler cs;
     kd_sampler_resolve(&cd, &cs);
     float ref[16];
-    dir_of(3, 2.5f / 8.0f, 2.5f / 8.0f, 1.0f, d);
+    cube_dir(3, 2.5f / 8.0f, 2.5f / 8.0f, 1.0f, d);
     for (int i = 0; i < 16; i++) {
         for (int j = 0; j < 3; j++)
             c[j][i] = d[j];
