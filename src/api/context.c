@@ -337,20 +337,33 @@ static kiln_result queue_copy(kiln_context *ctx, const char *api, kq_op op, kres
     return KILN_OK;
 }
 
+/* The destination and source of a copy or resolve, each with a reference
+ * (of type lowest .. TEXTURE2D); on failure neither is held. */
+static kiln_result get_dst_src(kiln_device *dev, const char *api, kiln_resource dst_h, kiln_resource src_h,
+                               kres_type lowest, kres_resource **dst, kres_resource **src)
+{
+    kiln_result r;
+    *src = NULL;
+    *dst = ka_get_resource(dev, dst_h.id, lowest, KRES_TYPE_TEXTURE2D, api, "dst", &r);
+    if (!*dst)
+        return r;
+    *src = ka_get_resource(dev, src_h.id, lowest, KRES_TYPE_TEXTURE2D, api, "src", &r);
+    if (!*src) {
+        kres_unref(&(*dst)->base);
+        *dst = NULL;
+    }
+    return r;
+}
+
 static kiln_result copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_resource src_h)
 {
     static const char api[] = "kiln_copy_resource";
     CTX_PREAMBLE();
     KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r;
-    kres_resource *dst = ka_get_resource(dev, dst_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "dst", &r);
-    if (!dst)
+    kres_resource *dst, *src;
+    if ((r = get_dst_src(dev, api, dst_h, src_h, KRES_TYPE_BUFFER, &dst, &src)) != KILN_OK)
         return r;
-    kres_resource *src = ka_get_resource(dev, src_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "src", &r);
-    if (!src) {
-        kres_unref(&dst->base);
-        return r;
-    }
     if (dst == src)
         r = FAIL(KILN_E_INVALID_ARG, COPY_SAME_RESOURCE, "source and destination are one resource");
     else if ((r = check_copy_dst(dev, api, dst)) != KILN_OK)
@@ -394,14 +407,9 @@ static kiln_result copy_subresource_region(kiln_context *ctx, kiln_resource dst_
     CTX_PREAMBLE();
     KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r;
-    kres_resource *dst = ka_get_resource(dev, dst_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "dst", &r);
-    if (!dst)
+    kres_resource *dst, *src;
+    if ((r = get_dst_src(dev, api, dst_h, src_h, KRES_TYPE_BUFFER, &dst, &src)) != KILN_OK)
         return r;
-    kres_resource *src = ka_get_resource(dev, src_h.id, KRES_TYPE_BUFFER, KRES_TYPE_TEXTURE2D, api, "src", &r);
-    if (!src) {
-        kres_unref(&dst->base);
-        return r;
-    }
     kiln_box b;
     bool empty = false;
     if ((r = check_copy_dst(dev, api, dst)) != KILN_OK)
@@ -492,14 +500,9 @@ static kiln_result resolve_subresource(kiln_context *ctx, kiln_resource dst_h, u
     CTX_PREAMBLE();
     KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     kiln_result r;
-    kres_resource *dst = ka_get_resource(dev, dst_h.id, KRES_TYPE_TEXTURE2D, KRES_TYPE_TEXTURE2D, api, "dst", &r);
-    if (!dst)
+    kres_resource *dst, *src;
+    if ((r = get_dst_src(dev, api, dst_h, src_h, KRES_TYPE_TEXTURE2D, &dst, &src)) != KILN_OK)
         return r;
-    kres_resource *src = ka_get_resource(dev, src_h.id, KRES_TYPE_TEXTURE2D, KRES_TYPE_TEXTURE2D, api, "src", &r);
-    if (!src) {
-        kres_unref(&dst->base);
-        return r;
-    }
     kiln_format f = format == KILN_FORMAT_UNKNOWN ? src->format : format;
     if ((r = check_sub(dev, api, dst, dst_sub)) != KILN_OK || (r = check_sub(dev, api, src, src_sub)) != KILN_OK)
         ;
