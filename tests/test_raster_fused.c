@@ -44,6 +44,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "raster_util.h"
 #include "raster/effects.h"
+#include "raster/fused.h"
 #include "raster/prim.h"
 #include "raster/raster.h"
 
@@ -146,6 +147,58 @@ static void test_premise(void)
     CHECK_EQ_INT((max_s + 32768u) >> 16, 255);
 }
 
+/* The AVX2 kernels divide without a divide (kr_quot_avx2: a reciprocal
+ * product and one corrected step). That is the divide's quotient for
+ * every input they see: each integer sum S in [0, 255 * 65536] over
+ * 255 * 65536 (one level), and each float in [0, 256] over 255 (two
+ * levels' weighted sum / 255): the normal binades [1, 2) and [128, 256)
+ * and every subnormal, exhaustively (the steps scale by powers of two
+ * between them), plus 2^20 evenly spaced floats across the range. */
+static void test_quotient(void)
+{
+#if KR_EFFECTS_X86
+    if (!kr_effects_kernels(KR_SIMD_AVX2)) {
+        printf("quotients at the AVX2 level: no AVX2 + FMA here, not run\n");
+        return;
+    }
+    const float k1 = 255.0f * 65536.0f;
+    uint64_t bad = 0, n = 0;
+    float in[8], out[8];
+    for (uint32_t S = 0; S <= 255u * 65536u; S += 8) {
+        for (int i = 0; i < 8; i++)
+            in[i] = (float)(S + (uint32_t)i <= 255u * 65536u ? S + (uint32_t)i : 0u);
+        kr_quot_avx2(in, k1, out);
+        for (int i = 0; i < 8; i++) {
+            volatile float want = in[i] / k1;
+            bad += memcmp(&out[i], (const void *)&want, 4) != 0;
+        }
+        n += 8;
+    }
+    /* bit patterns: subnormals (0 .. 0x007fffff), [1, 2), [128, 256), and
+     * a stride over [0, 256] */
+    static const uint32_t ranges[4][3] = {
+        {0x00000000u, 0x00800000u, 1}, {0x3f800000u, 0x40000000u, 1},
+        {0x43000000u, 0x43800000u, 1}, {0x00000000u, 0x43800001u, 1083u}};
+    for (int r = 0; r < 4; r++)
+        for (uint32_t b = ranges[r][0]; b < ranges[r][1]; b += 8 * ranges[r][2]) {
+            for (uint32_t i = 0; i < 8; i++) {
+                uint32_t bits = b + i * ranges[r][2];
+                bits = bits < ranges[r][1] ? bits : ranges[r][0];
+                memcpy(&in[i], &bits, 4);
+            }
+            kr_quot_avx2(in, 255.0f, out);
+            for (int i = 0; i < 8; i++) {
+                volatile float want = in[i] / 255.0f;
+                bad += memcmp(&out[i], (const void *)&want, 4) != 0;
+            }
+            n += 8;
+        }
+    CHECK(bad == 0);
+    printf("quotients at the AVX2 level: %llu inputs, %llu differ from the divide\n",
+           (unsigned long long)n, (unsigned long long)bad);
+#endif
+}
+
 /* ==== 5. kiln_ps_sample's kernels at every level ==== */
 
 /* Samples slot 0 of `a` at each SIMD level; true when the floats differ
@@ -173,9 +226,11 @@ static bool sample_differs(const kr_simd *lv, int nlv, const kiln_ps_args *a, co
 /* The bilinear RGBA8 / BGRA8 kernel kiln_ps_sample runs for a view of one
  * level (sample.c's rgba8_level: SSE2 rows, or fused_avx2.c's eight-lane
  * rows at the AVX2 level) must give every float bit for bit at every
- * level: random textures (power-of-two and other sizes, 2..64 texels,
- * padded rows), CLAMP / WRAP / MIRROR per axis, u and v over [-2.5, 3.5]
- * with exact texel edges and WRAP seams mixed in. */
+ * level: random textures (power-of-two and other sizes, 1..64 texels:
+ * the AVX2 kernels read levels under 2 texels, and pairs at WRAP seams,
+ * texel by texel; padded rows), CLAMP / WRAP / MIRROR per axis, u and v
+ * over [-2.5, 3.5] with exact texel edges and WRAP seams mixed in; half
+ * the cases through kiln_ps_sample's shortcut for such views. */
 static void test_sample_levels(const kr_simd *lv, int nlv)
 {
     enum { NCASE = 400 };
@@ -185,11 +240,11 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
     static const kiln_address modes[3] = {KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP,
                                           KILN_ADDRESS_MIRROR};
     for (int n = 0; n < NCASE; n++) {
-        uint32_t w = 2u << th_below(&r, 6), h = 2u << th_below(&r, 6);
+        uint32_t w = 1u << th_below(&r, 7), h = 1u << th_below(&r, 7);
         if (th_below(&r, 4) == 0)
-            w = 2 + (uint32_t)th_below(&r, 63);
+            w = 1 + (uint32_t)th_below(&r, 64);
         if (th_below(&r, 4) == 0)
-            h = 2 + (uint32_t)th_below(&r, 63);
+            h = 1 + (uint32_t)th_below(&r, 64);
         kres_subresource sub;
         memset(&sub, 0, sizeof sub);
         sub.width = w;
@@ -206,6 +261,8 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
         t->format = th_below(&r, 2) ? KILN_FORMAT_R8G8B8A8_UNORM : KILN_FORMAT_B8G8R8A8_UNORM;
         t->res_mip_levels = 1;
         t->num_mips = 1;
+        /* kiln_ps_sample's shortcut (what draws set) and its general checks */
+        t->quick = n % 2 ? kr_texture_quick(t) : 0;
         kd_sampler sm = {KILN_FILTER_LINEAR, KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
                          modes[th_below(&r, 3)], modes[th_below(&r, 3)], 0.0f, 0.0f, 1000.0f,
                          {0, 0, 0, 0}, KILN_COMPARE_DEFAULT, 0, KILN_ADDRESS_CLAMP};
@@ -1014,6 +1071,7 @@ int main(void)
 {
     double t0 = now_s();
     test_premise();
+    test_quotient();
     test_selection();
     double t1 = now_s();
     printf("premise + selection: %.2f s\n", t1 - t0);

@@ -82,7 +82,8 @@ static void build_textures(const kd_sampler *samp, kres_view *const *srv, kres_s
             continue;
         t->tex[i] = (kr_texture){st[i]->data, v->res->subs, v->format, v->res->mip_levels,
                                  v->first_mip, v->num_mips, v->first_slice, v->num_slices, v->dim,
-                                 v->first_element, v->num_elements};
+                                 v->first_element, v->num_elements, 0};
+        t->tex[i].quick = kr_texture_quick(&t->tex[i]);
     }
     for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
         t->samp[i] = &samp[i];

@@ -271,6 +271,9 @@ static const effect_info effects[KILN_EFFECT_COUNT] = {
 static pthread_once_t level_once = PTHREAD_ONCE_INIT;
 static bool cpu_avx2; /* written once under level_once */
 static _Atomic(const kr_effect_kernels *) active_kernels;
+/* The level of active_kernels, -1 until level_init: kiln_ps_sample asks
+ * for it on every block. */
+static _Atomic int active_simd = -1;
 
 static kr_simd detect(const char *env_simd)
 {
@@ -307,8 +310,9 @@ static void level_init(void)
     __builtin_cpu_init();
     cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
-    atomic_store_explicit(&active_kernels, kernels_of(detect(getenv("KILN_SIMD"))),
-                          memory_order_release);
+    kr_simd l = detect(getenv("KILN_SIMD"));
+    atomic_store_explicit(&active_kernels, kernels_of(l), memory_order_release);
+    atomic_store_explicit(&active_simd, (int)l, memory_order_release);
 }
 
 static const kr_effect_kernels *active(void)
@@ -331,11 +335,12 @@ kr_simd kr_effects_detect(const char *env_simd)
 
 kr_simd kr_effects_active_level(void)
 {
-    const kr_effect_kernels *k = active();
-    for (int l = KR_SIMD_COUNT - 1; l > 0; l--)
-        if (k == kernels_of((kr_simd)l))
-            return (kr_simd)l;
-    return KR_SIMD_SCALAR;
+    int l = atomic_load_explicit(&active_simd, memory_order_acquire);
+    if (l < 0) {
+        pthread_once(&level_once, level_init);
+        l = atomic_load_explicit(&active_simd, memory_order_acquire);
+    }
+    return (kr_simd)l;
 }
 
 kiln_result kr_effects_force_level(kr_simd level)
@@ -344,6 +349,7 @@ kiln_result kr_effects_force_level(kr_simd level)
     if (!k)
         return KILN_E_INVALID_ARG;
     atomic_store_explicit(&active_kernels, k, memory_order_release);
+    atomic_store_explicit(&active_simd, (int)level, memory_order_release);
     return KILN_OK;
 }
 

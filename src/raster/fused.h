@@ -12,8 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A level read directly: CLAMP or WRAP on a power-of-two axis, both axes
- * at least 2 texels, rows under 32 KiB (sample.c's lvk, in plain C). */
+/* A level as the AVX2 kernels read it: CLAMP or WRAP on a power-of-two
+ * axis (kr_fused_level_ok). Read directly (sample.c's lvk, in plain C)
+ * when both axes have at least 2 texels and rows are under 32 KiB: a
+ * pixel's texel pairs as two 8-byte reads. Otherwise, and for the pixels
+ * of a block whose pair wraps around a WRAP axis, texel by texel: each
+ * index masked (WRAP) and clamped to [0, size - 1], which is address()'s
+ * texel for these modes. */
 typedef struct kr_fused_level {
     const uint8_t *base;   /* row 0 */
     size_t pitch;
@@ -21,7 +26,9 @@ typedef struct kr_fused_level {
     int32_t mx, my;        /* applied to the start index: -1 (CLAMP) or size - 1 (WRAP) */
     int16_t hx, hy;        /* the largest start index per axis */
     int16_t sx, sy;        /* WRAP: size - 1, where the pair wraps; -1 elsewhere */
+    int32_t lx, ly;        /* size - 1: the last texel per axis */
     bool clamp2;           /* both axes CLAMP */
+    bool direct;           /* pairs read as 8 bytes (else texel by texel) */
 } kr_fused_level;
 
 /* A draw's constants (in kr_drawx.block_data), set by kr_block_select. */
@@ -48,11 +55,10 @@ bool kr_fused_block_sse2(const struct kr_prim *p, const struct kr_fb *fb, int x,
                          uint32_t mask);
 bool kr_fused_block_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                          uint32_t mask);
-/* kiln_ps_sample's bilinear block on one level read directly (sample.c's
- * rgba8_rows), eight pixels per vector: texel bytes 0..3 of the 16 pixels
- * to o0..o3, each sum S as S / (255 * 65536.0f), the same bits as the
- * SSE2 kernel. False (nothing reliable written) where a pixel's texel
- * pair wraps around a WRAP axis: the caller takes the SSE2 kernel. */
+/* kiln_ps_sample's bilinear block on one level (sample.c's rgba8_rows),
+ * eight pixels per vector: texel bytes 0..3 of the 16 pixels to o0..o3,
+ * each sum S as S / (255 * 65536.0f), the same bits as the SSE2 kernel.
+ * Always true (the return value is kept for the callers' fallbacks). */
 bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v, float *o0,
                          float *o1, float *o2, float *o3);
 
@@ -65,11 +71,16 @@ typedef struct kr_fused_quad {
 } kr_fused_quad;
 
 /* kiln_ps_sample's bilinear or trilinear RGBA8 block (sample.c's
- * rgba8_block) when every quad filters LINEAR on levels read directly,
- * each quad with its own plan q[quad]: two quads per vector, one per
- * 128-bit lane, each lane rgba8_plan4's operations, so the same floats.
- * out[b] receives texel byte b of the 16 pixels. False (nothing
- * reliable written) where a pixel's texel pair wraps around a WRAP axis. */
+ * rgba8_block) when every quad filters LINEAR on levels the kernels read
+ * (kr_fused_level), each quad with its own plan q[quad]: two quads per
+ * vector, one per 128-bit lane, each lane rgba8_plan4's operations, so
+ * the same floats. out[b] receives texel byte b of the 16 pixels. Always
+ * true. */
 bool kr_sample_quads_avx2(const kr_fused_quad q[4], const float *u, const float *v, float *out[4]);
+
+/* The AVX2 kernels' in[i] / k for eight values (no divide: the rounded
+ * reciprocal's product and one exact-residual FMA step), exposed for the
+ * exhaustive test that it is the divide's quotient for their inputs. */
+void kr_quot_avx2(const float in[8], float k, float out[8]);
 
 #endif

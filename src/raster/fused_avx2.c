@@ -47,6 +47,8 @@ typedef struct lvk8 {
     const uint8_t *base, *base2, *baseB, *base2B;
     __m256 fw, fh;
     __m256i mx, my, hi, seam, mul;
+    __m256i lx, ly, pitch; /* texel by texel: the last index, the row pitch (32-bit) */
+    bool direct;           /* both lanes' levels read directly */
 } lvk8;
 
 /* 8 bytes at each of base + a, b (lane 0) and baseB + c, d (lane 1). */
@@ -58,6 +60,36 @@ static inline __m256i pairs(const uint8_t *base, const uint8_t *baseB, uint32_t 
     __m128d hi = _mm_loadh_pd(_mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)(const void *)(baseB + c))),
                               (const double *)(const void *)(baseB + d));
     return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_castpd_si128(lo)), _mm_castpd_si128(hi), 1);
+}
+
+/* The weighting of sums8: t0..t3 the top-left, top-right, bottom-left and
+ * bottom-right texels of each lane's four pixels, f16 the fractions
+ * (x then y, 16-bit, per lane). */
+FUSED_INLINE void weigh8(__m256i t0, __m256i t1, __m256i t2, __m256i t3, __m256i f16, __m256i sum[4])
+{
+    const __m256i k256 = _mm256_set1_epi16(256);
+    /* rows, then columns: rgba8_4px_sums' words and pairs */
+    __m256i g16 = _mm256_sub_epi16(k256, f16);
+    __m256i fy = _mm256_unpackhi_epi16(f16, f16), gy = _mm256_unpackhi_epi16(g16, g16);
+    __m256i wx = _mm256_unpacklo_epi16(g16, f16);
+    __m256i wx01 = _mm256_unpacklo_epi32(wx, wx), wx23 = _mm256_unpackhi_epi32(wx, wx);
+    const __m256i lo = _mm256_set1_epi16(0x00FF), bias = _mm256_set1_epi16(-32768);
+    __m256i le = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_and_si256(t0, lo), gy),
+                                  _mm256_mullo_epi16(_mm256_and_si256(t2, lo), fy));
+    __m256i re = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_and_si256(t1, lo), gy),
+                                  _mm256_mullo_epi16(_mm256_and_si256(t3, lo), fy));
+    __m256i lod = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_srli_epi16(t0, 8), gy),
+                                   _mm256_mullo_epi16(_mm256_srli_epi16(t2, 8), fy));
+    __m256i rod = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_srli_epi16(t1, 8), gy),
+                                   _mm256_mullo_epi16(_mm256_srli_epi16(t3, 8), fy));
+    le = _mm256_xor_si256(le, bias);
+    re = _mm256_xor_si256(re, bias);
+    lod = _mm256_xor_si256(lod, bias);
+    rod = _mm256_xor_si256(rod, bias);
+    sum[0] = _mm256_madd_epi16(_mm256_unpacklo_epi16(le, re), wx01);
+    sum[1] = _mm256_madd_epi16(_mm256_unpackhi_epi16(le, re), wx23);
+    sum[2] = _mm256_madd_epi16(_mm256_unpacklo_epi16(lod, rod), wx01);
+    sum[3] = _mm256_madd_epi16(_mm256_unpackhi_epi16(lod, rod), wx23);
 }
 
 /* Rows r and r + 1 (lanes 0 and 1): each texel byte's integer sum S as
@@ -92,32 +124,48 @@ FUSED_INLINE bool sums8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, __m256i
     __m256i tb = _mm256_shuffle_epi32(pairs(k->base, k->baseB, o[2], o[3], o[6], o[7]), _MM_SHUFFLE(3, 1, 2, 0));
     __m256i ba = _mm256_shuffle_epi32(pairs(k->base2, k->base2B, o[0], o[1], o[4], o[5]), _MM_SHUFFLE(3, 1, 2, 0));
     __m256i bb = _mm256_shuffle_epi32(pairs(k->base2, k->base2B, o[2], o[3], o[6], o[7]), _MM_SHUFFLE(3, 1, 2, 0));
-    __m256i t0 = _mm256_unpacklo_epi64(ta, tb), t1 = _mm256_unpackhi_epi64(ta, tb);
-    __m256i t2 = _mm256_unpacklo_epi64(ba, bb), t3 = _mm256_unpackhi_epi64(ba, bb);
-
-    /* rows, then columns: rgba8_4px_sums' words and pairs */
-    __m256i g16 = _mm256_sub_epi16(k256, f16);
-    __m256i fy = _mm256_unpackhi_epi16(f16, f16), gy = _mm256_unpackhi_epi16(g16, g16);
-    __m256i wx = _mm256_unpacklo_epi16(g16, f16);
-    __m256i wx01 = _mm256_unpacklo_epi32(wx, wx), wx23 = _mm256_unpackhi_epi32(wx, wx);
-    const __m256i lo = _mm256_set1_epi16(0x00FF), bias = _mm256_set1_epi16(-32768);
-    __m256i le = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_and_si256(t0, lo), gy),
-                                  _mm256_mullo_epi16(_mm256_and_si256(t2, lo), fy));
-    __m256i re = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_and_si256(t1, lo), gy),
-                                  _mm256_mullo_epi16(_mm256_and_si256(t3, lo), fy));
-    __m256i lod = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_srli_epi16(t0, 8), gy),
-                                   _mm256_mullo_epi16(_mm256_srli_epi16(t2, 8), fy));
-    __m256i rod = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_srli_epi16(t1, 8), gy),
-                                   _mm256_mullo_epi16(_mm256_srli_epi16(t3, 8), fy));
-    le = _mm256_xor_si256(le, bias);
-    re = _mm256_xor_si256(re, bias);
-    lod = _mm256_xor_si256(lod, bias);
-    rod = _mm256_xor_si256(rod, bias);
-    sum[0] = _mm256_madd_epi16(_mm256_unpacklo_epi16(le, re), wx01);
-    sum[1] = _mm256_madd_epi16(_mm256_unpackhi_epi16(le, re), wx23);
-    sum[2] = _mm256_madd_epi16(_mm256_unpacklo_epi16(lod, rod), wx01);
-    sum[3] = _mm256_madd_epi16(_mm256_unpackhi_epi16(lod, rod), wx23);
+    weigh8(_mm256_unpacklo_epi64(ta, tb), _mm256_unpackhi_epi64(ta, tb), _mm256_unpacklo_epi64(ba, bb),
+           _mm256_unpackhi_epi64(ba, bb), f16, sum);
     return true;
+}
+
+/* sums8 for pixels whose texels cannot be read as pairs (a level not read
+ * directly, or a pair wrapping around a WRAP axis): each texel index
+ * masked (WRAP; -1 under CLAMP) and clamped to [0, size - 1], address()'s
+ * texel for CLAMP and power-of-two WRAP, with the fractions as split8
+ * leaves them: sample.c's fetch_by_address path, the same sums. */
+FUSED_INLINE void sums8_each(const lvk8 *k, __m256 us, __m256 vs, __m256i sum[4])
+{
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    __m256i ax, ay;
+    __m256i x0 = split8(_mm256_sub_ps(_mm256_mul_ps(us, k->fw), half), &ax);
+    __m256i y0 = split8(_mm256_sub_ps(_mm256_mul_ps(vs, k->fh), half), &ay);
+#define KR_INDEX8(i, m, last) _mm256_min_epi32(_mm256_max_epi32(_mm256_and_si256(i, m), zero), last)
+    __m256i xa = _mm256_slli_epi32(KR_INDEX8(x0, k->mx, k->lx), 2);
+    __m256i xb = _mm256_slli_epi32(KR_INDEX8(_mm256_add_epi32(x0, one), k->mx, k->lx), 2);
+    __m256i ra = _mm256_mullo_epi32(KR_INDEX8(y0, k->my, k->ly), k->pitch);
+    __m256i rb = _mm256_mullo_epi32(KR_INDEX8(_mm256_add_epi32(y0, one), k->my, k->ly), k->pitch);
+#undef KR_INDEX8
+    _Alignas(32) uint32_t o[4][8], q[4][8];
+    _mm256_store_si256((__m256i *)(void *)o[0], _mm256_add_epi32(ra, xa));
+    _mm256_store_si256((__m256i *)(void *)o[1], _mm256_add_epi32(ra, xb));
+    _mm256_store_si256((__m256i *)(void *)o[2], _mm256_add_epi32(rb, xa));
+    _mm256_store_si256((__m256i *)(void *)o[3], _mm256_add_epi32(rb, xb));
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < 8; i++)
+            memcpy(&q[c][i], (i < 4 ? k->base : k->baseB) + o[c][i], 4);
+    weigh8(_mm256_load_si256((const __m256i *)(const void *)q[0]),
+           _mm256_load_si256((const __m256i *)(const void *)q[1]),
+           _mm256_load_si256((const __m256i *)(const void *)q[2]),
+           _mm256_load_si256((const __m256i *)(const void *)q[3]), _mm256_packs_epi32(ax, ay), sum);
+}
+
+/* A level's sums: as pairs where it can, else texel by texel. */
+FUSED_INLINE void sums8_any(const lvk8 *k, __m256 us, __m256 vs, int clamp2, __m256i sum[4])
+{
+    if (!k->direct || !sums8(k, us, vs, clamp2, sum))
+        sums8_each(k, us, vs, sum);
 }
 
 /* Rows r and r + 1 (lanes 0 and 1): the pixels as packed words, lane by
@@ -191,30 +239,49 @@ static inline void lvk8_init(lvk8 *k, const kr_fused_level *L)
     k->seam = _mm256_setr_epi16(L->sx, L->sx, L->sx, L->sx, L->sy, L->sy, L->sy, L->sy, L->sx,
                                 L->sx, L->sx, L->sx, L->sy, L->sy, L->sy, L->sy);
     k->mul = _mm256_set1_epi32((int32_t)((uint32_t)L->pitch << 16 | 4u));
+    k->lx = _mm256_set1_epi32(L->lx);
+    k->ly = _mm256_set1_epi32(L->ly);
+    k->pitch = _mm256_set1_epi32((int32_t)L->pitch);
+    k->direct = L->direct;
+}
+
+/* n / k as the rounded reciprocal's product plus one exact-residual FMA
+ * step instead of a divide (several times its throughput): the correctly
+ * rounded quotient, so the divide's bits, for every sum S in
+ * [0, 255 * 65536] over k = 255 * 65536 and every float in [0, 256] over
+ * k = 255 (both checked exhaustively: kr_quot_avx2, test_raster_fused). */
+static inline __m256 quot8(__m256 n, __m256 k, __m256 r)
+{
+    __m256 y = _mm256_mul_ps(n, r);
+    return _mm256_fmadd_ps(_mm256_fnmadd_ps(y, k, n), r, y);
+}
+
+void kr_quot_avx2(const float in[8], float k, float out[8])
+{
+    _mm256_storeu_ps(out, quot8(_mm256_loadu_ps(in), _mm256_set1_ps(k), _mm256_set1_ps(1.0f / k)));
 }
 
 /* kiln_ps_sample on one level read directly (sample.c's rgba8_rows), two
- * rows per vector: the same sums, each divided by 255 * 65536 as there. */
+ * rows per vector: the same sums, each S / (255 * 65536) as there. */
 FUSED_INLINE bool rows8(const kr_fused_level *L, const float *u, const float *v, int clamp2,
                         float *o0, float *o1, float *o2, float *o3)
 {
     lvk8 k;
     lvk8_init(&k, L);
-    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f);
+    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f), rd = _mm256_set1_ps(1.0f / (255.0f * 65536.0f));
     const __m256i unbias = _mm256_set1_epi32(32768 * 256);
     for (int h = 0; h < 2; h++) {
         __m256i sum[4];
-        if (!sums8(&k, _mm256_loadu_ps(u + 8 * h), _mm256_loadu_ps(v + 8 * h), clamp2, sum))
-            return false;
+        sums8_any(&k, _mm256_loadu_ps(u + 8 * h), _mm256_loadu_ps(v + 8 * h), clamp2, sum);
         __m256 se01 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[0], unbias));
         __m256 se23 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[1], unbias));
         __m256 so01 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[2], unbias));
         __m256 so23 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[3], unbias));
         /* per lane: [b p0, b p1, b p2, b p3] for row 2h and row 2h + 1 */
-        _mm256_storeu_ps(o0 + 8 * h, _mm256_div_ps(_mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(2, 0, 2, 0)), d));
-        _mm256_storeu_ps(o2 + 8 * h, _mm256_div_ps(_mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(3, 1, 3, 1)), d));
-        _mm256_storeu_ps(o1 + 8 * h, _mm256_div_ps(_mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(2, 0, 2, 0)), d));
-        _mm256_storeu_ps(o3 + 8 * h, _mm256_div_ps(_mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(3, 1, 3, 1)), d));
+        _mm256_storeu_ps(o0 + 8 * h, quot8(_mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(2, 0, 2, 0)), d, rd));
+        _mm256_storeu_ps(o2 + 8 * h, quot8(_mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(3, 1, 3, 1)), d, rd));
+        _mm256_storeu_ps(o1 + 8 * h, quot8(_mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(2, 0, 2, 0)), d, rd));
+        _mm256_storeu_ps(o3 + 8 * h, quot8(_mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(3, 1, 3, 1)), d, rd));
     }
     return true;
 }
@@ -222,7 +289,7 @@ FUSED_INLINE bool rows8(const kr_fused_level *L, const float *u, const float *v,
 bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v, float *o0,
                          float *o1, float *o2, float *o3)
 {
-    return L->clamp2 ? rows8(L, u, v, 1, o0, o1, o2, o3) : rows8(L, u, v, 0, o0, o1, o2, o3);
+    return L->clamp2 && L->direct ? rows8(L, u, v, 1, o0, o1, o2, o3) : rows8(L, u, v, 0, o0, o1, o2, o3);
 }
 
 /* Level A's constants in lane 0, B's in lane 1. */
@@ -242,6 +309,10 @@ static inline void lvk8_pair(lvk8 *k, const kr_fused_level *A, const kr_fused_le
                                 B->sx, B->sx, B->sx, B->sy, B->sy, B->sy, B->sy);
     k->mul = _mm256_setr_m128i(_mm_set1_epi32((int32_t)((uint32_t)A->pitch << 16 | 4u)),
                                _mm_set1_epi32((int32_t)((uint32_t)B->pitch << 16 | 4u)));
+    k->lx = _mm256_setr_m128i(_mm_set1_epi32(A->lx), _mm_set1_epi32(B->lx));
+    k->ly = _mm256_setr_m128i(_mm_set1_epi32(A->ly), _mm_set1_epi32(B->ly));
+    k->pitch = _mm256_setr_m128i(_mm_set1_epi32((int32_t)A->pitch), _mm_set1_epi32((int32_t)B->pitch));
+    k->direct = A->direct && B->direct;
 }
 
 /* The sums as exact floats, per texel byte b: s[b] holds byte b of each
@@ -269,8 +340,9 @@ static inline __m256 quads_of_rows(__m256 x)
 
 bool kr_sample_quads_avx2(const kr_fused_quad q[4], const float *u, const float *v, float *out[4])
 {
-    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f), inv = _mm256_set1_ps(1.0f / 65536.0f),
-                 k255 = _mm256_set1_ps(255.0f);
+    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f), rd = _mm256_set1_ps(1.0f / (255.0f * 65536.0f)),
+                 inv = _mm256_set1_ps(1.0f / 65536.0f), k255 = _mm256_set1_ps(255.0f),
+                 r255 = _mm256_set1_ps(1.0f / 255.0f);
     __m256 res[2][4];
     for (int h = 0; h < 2; h++) {
         const kr_fused_quad *A = &q[2 * h], *B = &q[2 * h + 1];
@@ -279,20 +351,18 @@ bool kr_sample_quads_avx2(const kr_fused_quad q[4], const float *u, const float 
         lvk8 k;
         lvk8_pair(&k, A->L[0], B->L[0]);
         __m256i sum[4];
-        if (!sums8(&k, us, vs, 0, sum))
-            return false;
+        sums8_any(&k, us, vs, 0, sum);
         __m256 s[4];
         planar8(sum, s);
         /* one level (lw = 1): S / (255 * 65536), as rgba8_plan4 */
         for (int b = 0; b < 4; b++)
-            res[h][b] = _mm256_div_ps(s[b], d);
+            res[h][b] = quot8(s[b], d, rd);
         if (A->passes == 2 || B->passes == 2) {
             /* two: (lw0 * (S0 / 65536) + lw1 * (S1 / 65536)) / 255, lane by
              * lane; a one-level quad's lane reads its level again and keeps
              * the first result */
             lvk8_pair(&k, A->L[1], B->L[1]);
-            if (!sums8(&k, us, vs, 0, sum))
-                return false;
+            sums8_any(&k, us, vs, 0, sum);
             __m256 s1[4];
             planar8(sum, s1);
             const __m256 lw0 = _mm256_setr_m128(_mm_set1_ps(A->lw[0]), _mm_set1_ps(B->lw[0]));
@@ -301,7 +371,7 @@ bool kr_sample_quads_avx2(const kr_fused_quad q[4], const float *u, const float 
                 _mm256_setr_m128i(_mm_set1_epi32(A->passes == 2 ? -1 : 0), _mm_set1_epi32(B->passes == 2 ? -1 : 0)));
             for (int b = 0; b < 4; b++) {
                 __m256 acc = _mm256_mul_ps(lw0, _mm256_mul_ps(s[b], inv));
-                __m256 r2 = _mm256_div_ps(_mm256_add_ps(acc, _mm256_mul_ps(lw1, _mm256_mul_ps(s1[b], inv))), k255);
+                __m256 r2 = quot8(_mm256_add_ps(acc, _mm256_mul_ps(lw1, _mm256_mul_ps(s1[b], inv))), k255, r255);
                 res[h][b] = _mm256_blendv_ps(res[h][b], r2, two);
             }
         }

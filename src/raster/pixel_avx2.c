@@ -1,7 +1,8 @@
 /*
- * Part of tile.c's per-block pixel pipeline at the AVX2 level: blending
- * into 8-bit RGBA / BGRA targets (kr_blend_rgba8_avx2, tile.c's
- * output_rgba8_blend) for whole blocks, two rows (8 pixels) per vector.
+ * Part of tile.c's per-block pixel pipeline at the AVX2 level: writing
+ * whole blocks into 8-bit RGBA / BGRA targets, two rows (8 pixels) per
+ * vector: blending or a partial write mask (kr_blend_rgba8_avx2, tile.c's
+ * output_rgba8_blend), or neither (kr_store_rgba8_avx2, output_rgba8).
  * (Interpolating the varyings this way, and blending partly covered
  * blocks, measured slower than the SSE2 rows and were dropped.) Each
  * lane does the SSE2 row code's IEEE operations in the same order (the
@@ -144,6 +145,29 @@ void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base,
             _mm256_or_si256(_mm256_slli_epi32(ch[0], 8 * pos[0]), _mm256_slli_epi32(ch[1], 8)),
             _mm256_or_si256(_mm256_slli_epi32(ch[2], 8 * pos[2]), _mm256_slli_epi32(ch[3], 24)));
         px = _mm256_or_si256(_mm256_andnot_si256(keepv, px), _mm256_and_si256(old, keepv));
+        _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
+    }
+}
+
+/* No blending, all channels written: output_rgba8's conversion (clamp
+ * with max then min, so NaN gives 0; (int)(c * 255 + 0.5)) lane by lane,
+ * stored without reading the target. */
+void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col)
+{
+    const v8 zero = v8_set1(0.0f), one = v8_set1(1.0f), k255 = v8_set1(255.0f), half = v8_set1(0.5f);
+    /* the channels stored in bytes 0 and 2 */
+    const float *lo = col + (bgra ? 2 : 0) * B, *hi = col + (bgra ? 0 : 2) * B;
+    for (int h = 0; h < 2; h++) {
+        uint8_t *dst = base + (size_t)(y + 2 * h) * pitch + (size_t)x * 4;
+        const v8 in[4] = {_mm256_loadu_ps(lo + 8 * h), _mm256_loadu_ps(col + B + 8 * h),
+                          _mm256_loadu_ps(hi + 8 * h), _mm256_loadu_ps(col + 3 * B + 8 * h)};
+        __m256i ch[4];
+        for (int c = 0; c < 4; c++) {
+            v8 v = _mm256_min_ps(_mm256_max_ps(in[c], zero), one);
+            ch[c] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v, k255), half));
+        }
+        __m256i px = _mm256_or_si256(_mm256_or_si256(ch[0], _mm256_slli_epi32(ch[1], 8)),
+                                     _mm256_or_si256(_mm256_slli_epi32(ch[2], 16), _mm256_slli_epi32(ch[3], 24)));
         _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
     }
 }

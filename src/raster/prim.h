@@ -107,6 +107,9 @@ static inline void kr_store_row4(uint8_t *dst, const uint32_t px[4], uint32_t m)
 void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
                          bool bgra, int x, int y, const float *col);
 void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
+/* The same without blending, all channels written (tile.c's output_rgba8
+ * for a whole block, the same bytes). */
+void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col);
 
 /* The specialized pixel path for a draw into `fb`, or NULL when the
  * draw's state has none (sample.c); fills dx->block_data for it. */

@@ -33,7 +33,20 @@ typedef struct kr_texture {
     uint32_t first_element, num_elements; /* BUFFER views: data is the buffer's
                                              storage, element k at byte
                                              (first_element + k) * format size */
+    /* A 2D view of one RGBA8 / BGRA8 level with storage: kiln_ps_sample
+     * under a LINEAR sampler goes straight to the bilinear kernel
+     * (kr_texture_quick; 0 only costs the general checks). */
+    uint32_t quick;
 } kr_texture;
+
+/* kr_texture.quick for a view filled in. */
+static inline uint32_t kr_texture_quick(const kr_texture *t)
+{
+    return t->data && t->subs && t->num_mips == 1 &&
+           (t->dim == KILN_SRV_DIMENSION_DEFAULT || t->dim == KILN_SRV_DIMENSION_TEXTURE2D ||
+            t->dim == KILN_SRV_DIMENSION_TEXTURE2DARRAY) &&
+           (t->format == KILN_FORMAT_R8G8B8A8_UNORM || t->format == KILN_FORMAT_B8G8R8A8_UNORM);
+}
 
 
 /* Views the 2D path of sample.c does not read: 1D, 1D and 2D arrays

@@ -581,6 +581,15 @@ typedef struct lvk {
     int direct, wrap;
 } lvk;
 
+/* Whether the AVX2 kernels read the level (kr_fused_level): CLAMP, or
+ * WRAP on a power-of-two axis, any size. */
+static inline int level_avx2(const level *L, kiln_address au, kiln_address av)
+{
+    int okx = au == KILN_ADDRESS_CLAMP || (au == KILN_ADDRESS_WRAP && (L->w & (L->w - 1)) == 0);
+    int oky = av == KILN_ADDRESS_CLAMP || (av == KILN_ADDRESS_WRAP && (L->h & (L->h - 1)) == 0);
+    return okx && oky;
+}
+
 /* Whether the level can be read directly (see lvk). */
 static inline int level_direct(const level *L, kiln_address au, kiln_address av)
 {
@@ -781,7 +790,7 @@ static void rgba8_level(const level *L, const float *u, const float *v, kiln_add
 {
     /* texel bytes 0 and 2 go to channels 0 and 2, or 2 and 0 (BGRA) */
     float *o0 = out + (swap ? 2 : 0) * BLOCK, *o2 = out + (swap ? 0 : 2) * BLOCK;
-    if (kr_effects_active_level() == KR_SIMD_AVX2 && level_direct(L, au, av)) {
+    if (kr_effects_active_level() == KR_SIMD_AVX2 && level_avx2(L, au, av)) {
         kr_fused_level f;
         fused_level_init(&f, L, au, av);
         if (kr_sample_rows_avx2(&f, u, v, o0, out + BLOCK, o2, out + 3 * BLOCK))
@@ -809,7 +818,7 @@ static int rgba8_quads_avx2(const kr_lod_plan *qp, const level *lv, const float 
         for (uint32_t pass = 0; pass < qp[q].passes; pass++) {
             uint32_t l = qp[q].level[pass];
             if (!(ready >> l & 1u)) {
-                if (!level_direct(&lv[l], au, av))
+                if (!level_avx2(&lv[l], au, av))
                     return 0;
                 fused_level_init(&fl[l], &lv[l], au, av);
                 ready |= 1u << l;
@@ -1152,6 +1161,21 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
     const kr_texture *t = NULL;
     if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
         t = &a->textures->tex[srv_slot];
+    if (t && t->quick && sampler_slot < KILN_MAX_SAMPLERS && a->textures->samp[sampler_slot]) {
+        /* The common case first: what the checks below reach for one
+         * RGBA8 / BGRA8 level under a LINEAR, non-BORDER, non-anisotropic
+         * sampler (nl == 1, min == mag == LINEAR), with fewer of them. */
+        const kd_sampler *s = a->textures->samp[sampler_slot];
+        if (s->min_filter == KILN_FILTER_LINEAR && s->mag_filter == KILN_FILTER_LINEAR &&
+            s->max_aniso <= 1 && s->address_u != KILN_ADDRESS_BORDER &&
+            s->address_v != KILN_ADDRESS_BORDER) {
+            level L;
+            set_level(&L, t->data, &t->subs[t->first_mip + t->slice * t->res_mip_levels]);
+            rgba8_level(&L, u, v, s->address_u, s->address_v,
+                        t->format == KILN_FORMAT_B8G8R8A8_UNORM, rgba);
+            return;
+        }
+    }
     if (t && kr_kind_view(t)) { /* 1D, 3D, cube: sample_kinds.c */
         kiln_ps_sample_uvw(a, srv_slot, sampler_slot, u, v, NULL, rgba);
         return;
@@ -1791,7 +1815,8 @@ static void fused_level_init(kr_fused_level *f, const level *L, kiln_address au,
         .mx = wu ? L->w - 1 : -1, .my = wv ? L->h - 1 : -1,
         .hx = (int16_t)(wu ? L->w - 1 : L->w - 2), .hy = (int16_t)(wv ? L->h - 1 : L->h - 2),
         .sx = (int16_t)(wu ? L->w - 1 : -1), .sy = (int16_t)(wv ? L->h - 1 : -1),
-        .clamp2 = !wu && !wv,
+        .lx = L->w - 1, .ly = L->h - 1,
+        .clamp2 = !wu && !wv, .direct = level_direct(L, au, av) != 0,
     };
 }
 

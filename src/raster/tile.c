@@ -293,12 +293,10 @@ static uint32_t depth_d32s8(const kr_prim *p, const kr_fb *fb, int x, int y, con
     return out;
 }
 
-static uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, const float *z,
-                              uint32_t mask)
+static uint32_t depth_stencil_test(const kr_prim *p, const kr_fb *fb, int x, int y, const float *z,
+                                   uint32_t mask)
 {
     const kd_state *s = p->dx->s;
-    if (!fb->ds || (!s->depth_enable && !s->stencil_enable))
-        return mask;
     if (fb->ds_format == KILN_FORMAT_D32_FLOAT && !s->stencil_enable)
         return depth_d32(s, fb, x, y, z, mask);
     if (fb->ds_format == KILN_FORMAT_D16_UNORM)
@@ -360,6 +358,18 @@ static uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, c
         *px = nw;
     }
     return out;
+}
+
+/* The depth and stencil tests of a block's covered pixels: the mask of
+ * those that pass (all of them without a depth-stencil view or with both
+ * tests off, decided inline: most draws). */
+static inline uint32_t depth_stencil(const kr_prim *p, const kr_fb *fb, int x, int y, const float *z,
+                                     uint32_t mask)
+{
+    const kd_state *s = p->dx->s;
+    if (!fb->ds || (!s->depth_enable && !s->stencil_enable))
+        return mask;
+    return depth_stencil_test(p, fb, x, y, z, mask);
 }
 
 /* ---- color ---- */
@@ -627,22 +637,27 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
         if (!bl->write_mask)
             continue;
         kiln_format f = fb->rt_format[r];
+#if KR_EFFECTS_X86
+        /* whole blocks, blending or not: two rows per vector (partly
+         * covered ones, small triangles' edges, were slower that way
+         * than row by row) */
+        if ((f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM) && p->dx->wide &&
+            mask == 0xffffu) {
+            if (!bl->enable && bl->write_mask == 15u)
+                kr_store_rgba8_avx2(fb->rt[r], fb->rt_pitch[r], f == KILN_FORMAT_B8G8R8A8_UNORM, x, y,
+                                    color + r * 4 * B);
+            else
+                kr_blend_rgba8_avx2(bl, s->blend_factor, fb->rt[r], fb->rt_pitch[r],
+                                    f == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color + r * 4 * B);
+            continue;
+        }
+#endif
         if (!bl->enable && bl->write_mask == 15u &&
             (f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM)) {
             output_rgba8(fb->rt[r], fb->rt_pitch[r], f == KILN_FORMAT_B8G8R8A8_UNORM, x, y,
                          color + r * 4 * B, mask);
             continue;
         }
-#if KR_EFFECTS_X86
-        /* whole blocks only: partly covered ones (small triangles'
-         * edges) were slower two rows at a time than row by row */
-        if ((f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM) && p->dx->wide &&
-            mask == 0xffffu) {
-            kr_blend_rgba8_avx2(bl, s->blend_factor, fb->rt[r], fb->rt_pitch[r],
-                                f == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color + r * 4 * B);
-            continue;
-        }
-#endif
         if (f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM) {
             output_rgba8_blend(bl, s->blend_factor, fb->rt[r], fb->rt_pitch[r],
                                f == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color + r * 4 * B, mask);
@@ -887,9 +902,8 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
     _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
     interpolate(p, fx, fy, vary);
-    const uint32_t ncolor = 4 * B * s->ps_outputs; /* (stores could alias s) */
-    for (uint32_t i = 0; i < ncolor; i += 4)
-        v4_store(color + i, v4_set1(0.0f));
+    for (uint32_t r = 0, n = s->ps_outputs; r < n; r++) /* a fixed size: inline stores */
+        memset(color + r * 4 * B, 0, 4 * B * sizeof(float));
     kiln_ps_args a = {
         .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = z,
         .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = dx->tex,
