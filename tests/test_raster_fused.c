@@ -503,6 +503,45 @@ static void test_selection(void)
     SELECT_CASE("view of no mips", U.tx.tex[0].num_mips = 0, 0);
 }
 
+/* kr_shade_select: the texture effect's whole-block shading at the AVX2
+ * level under any blend, depth and stencil state, any view and sampler;
+ * not for other shaders, outputs, targets, or at other levels. */
+static int shade_selects(void) { return kr_shade_select(&U.dx, &U.fb) == kr_fused_shade_avx2; }
+
+#define SHADE_CASE(what, change, expect)                                                         \
+    do {                                                                                         \
+        unit_init(1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_R8G8B8A8_UNORM, &r);                \
+        U.dx.wide = 1;                                                                           \
+        U.dx.early_z = 1;                                                                        \
+        change;                                                                                  \
+        int got_ = shade_selects();                                                              \
+        th_check(got_ == (expect), "kr_shade_select: " what, __FILE__, __LINE__);                \
+    } while (0)
+
+static void test_shade_selection(void)
+{
+#if KR_EFFECTS_X86
+    th_rng r = {0x5badeull};
+    SHADE_CASE("eligible draw", (void)0, 1);
+    SHADE_CASE("blend enabled", U.s.blend[0].enable = 1, 1);
+    SHADE_CASE("write mask 7", U.s.blend[0].write_mask = 7u, 1);
+    SHADE_CASE("depth test with a depth buffer bound", (U.s.depth_enable = 1, U.fb.ds = U.ds), 1);
+    SHADE_CASE("stencil with a depth-stencil buffer bound", (U.s.stencil_enable = 1, U.fb.ds = U.ds), 1);
+    SHADE_CASE("texture R32_FLOAT (kiln_ps_sample reads any view)", U.tx.tex[0].format = KILN_FORMAT_R32_FLOAT, 1);
+    SHADE_CASE("min filter POINT", U.samp.min_filter = KILN_FILTER_POINT, 1);
+    SHADE_CASE("BGRA8 target", U.fb.rt_format[0] = KILN_FORMAT_B8G8R8A8_UNORM, 1);
+    SHADE_CASE("not the AVX2 level", U.dx.wide = 0, 0);
+    SHADE_CASE("a shader that may discard (no early depth test)", U.dx.early_z = 0, 0);
+    SHADE_CASE("the general path's copy of kr_ps_texture", U.s.ps = ps_texture_general, 0);
+    SHADE_CASE("another pixel shader function", U.s.ps = other_ps, 0);
+    SHADE_CASE("ps_outputs 2", U.s.ps_outputs = 2, 0);
+    SHADE_CASE("no varyings interpolated", U.dx.nvary = 0, 0);
+    SHADE_CASE("target R32G32B32A32_FLOAT", U.fb.rt_format[0] = KILN_FORMAT_R32G32B32A32_FLOAT, 0);
+    SHADE_CASE("no render target 0", U.fb.rt[0] = NULL, 0);
+    SHADE_CASE("no render targets", U.fb.nrt = 0, 0);
+#endif
+}
+
 /* shade_block's varyings for a triangle block, then kiln_ps_sample (the
  * general path's sampler) and output_rgba8's conversion: the 16 pixels'
  * bytes in target order. */
@@ -668,6 +707,13 @@ typedef struct fcase {
     float clear[4];
     uint32_t ntri;
     float v[MAX_TRI * 3][8]; /* clip position, uv, 0, 1 */
+    /* test_shade_states: target 0's blend, and a D32_FLOAT depth buffer
+     * cleared to zclear under dd (zeroed: blending off, no depth) */
+    kiln_blend_target bt;
+    float bfactor[4];
+    int depth;
+    kiln_depth_stencil_desc dd;
+    float zclear;
 } fcase;
 
 static uint32_t full_chain(uint32_t w, uint32_t h)
@@ -823,7 +869,7 @@ static void run_case(const fpipe *pp, const fcase *c, stats *st)
 
     /* the texture, random bytes in every subresource */
     uint32_t nsub = c->tmips * c->tslices;
-    kiln_subresource_data init[64];
+    kiln_subresource_data init[64] = {{0}};
     uint8_t *mem[64];
     for (uint32_t sl = 0; sl < c->tslices; sl++)
         for (uint32_t m = 0; m < c->tmips; m++) {
@@ -857,13 +903,41 @@ static void run_case(const fpipe *pp, const fcase *c, stats *st)
     ru_set_viewport(ctx, 0.0f, 0.0f, (float)c->W, (float)c->H, 0.0f, 1.0f);
     CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &srv), KILN_OK);
     CHECK_RESULT(kiln_ps_set_samplers(ctx, 0, 1, &samp), KILN_OK);
+    kiln_blend_state bs = {0};
+    kiln_depth_stencil_state dss = {0};
+    ru_tex zb[2];
+    memset(zb, 0, sizeof zb);
+    if (c->bt.enable || c->bt.write_mask) {
+        kiln_blend_desc bd;
+        memset(&bd, 0, sizeof bd);
+        bd.rt[0] = c->bt;
+        bs = ru_bs(dev, &bd);
+    }
+    CHECK_RESULT(kiln_om_set_blend_state(ctx, bs, c->bfactor), KILN_OK);
+    if (c->depth) {
+        dss = ru_dss(dev, c->dd);
+        for (int k = 0; k < 2; k++)
+            zb[k] = ru_ds(dev, c->W, c->H, KILN_FORMAT_D32_FLOAT);
+    }
+    CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, dss, 0), KILN_OK);
     for (int k = 0; k < 2; k++) {
-        CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt[k].rtv, (kiln_dsv){0}), KILN_OK);
+        CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt[k].rtv, zb[k].dsv), KILN_OK);
         CHECK_RESULT(kiln_clear_rtv(ctx, rt[k].rtv, c->clear), KILN_OK);
+        if (c->depth)
+            CHECK_RESULT(kiln_clear_dsv(ctx, zb[k].dsv, KILN_CLEAR_DEPTH, c->zclear, 0), KILN_OK);
         CHECK_RESULT(kiln_ps_set_shader(ctx, k == 0 ? pp->fused : pp->general), KILN_OK);
         CHECK_RESULT(kiln_draw(ctx, c->ntri * 3, 0), KILN_OK);
     }
     CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}), KILN_OK);
+    CHECK_RESULT(kiln_om_set_blend_state(ctx, (kiln_blend_state){0}, NULL), KILN_OK);
+    CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, (kiln_depth_stencil_state){0}, 0), KILN_OK);
+    if (c->depth) {
+        ru_free_tex(dev, &zb[0]);
+        ru_free_tex(dev, &zb[1]);
+        kiln_destroy_depth_stencil_state(dev, dss);
+    }
+    if (c->bt.enable || c->bt.write_mask)
+        kiln_destroy_blend_state(dev, bs);
     kiln_destroy_buffer(dev, vb);
 
     size_t n = (size_t)c->W * c->H * 4;
@@ -943,6 +1017,72 @@ static void test_equivalence(fpipe *pp, kr_simd level)
     CHECK(level != KR_SIMD_AVX2 || st.avx2_direct > st.cases / 20);
     CHECK(st.changed > st.pixels / 10);
     CHECK(st.distinct > 5000);
+}
+
+/* The texture effect under blend and depth states, rendered by
+ * kr_shade_select's whole-block shading (at the AVX2 level; the general
+ * path at SSE2) and by the general path (the copy of kr_ps_texture):
+ * every byte equal. Blending off, ADD of (ONE, ONE) and of (SRC_ALPHA,
+ * INV_SRC_ALPHA), and random factors, ops and write masks; a D32_FLOAT
+ * depth buffer with every compare function, writes on or off. The
+ * triangles overlap, so later ones blend over and test against earlier
+ * ones. */
+static void test_shade_states(fpipe *pp, kr_simd level)
+{
+    enum { NCASE = 300 };
+    static const kiln_compare funcs[] = {KILN_COMPARE_LESS,          KILN_COMPARE_LESS_EQUAL,
+                                         KILN_COMPARE_GREATER,       KILN_COMPARE_GREATER_EQUAL,
+                                         KILN_COMPARE_EQUAL,         KILN_COMPARE_NOT_EQUAL,
+                                         KILN_COMPARE_ALWAYS,        KILN_COMPARE_NEVER};
+    static stats st;
+    memset(&st, 0, sizeof st);
+    th_rng r = {0x5EADB1E7Dull};
+    uint32_t blended = 0, depth = 0;
+    for (uint32_t i = 0; i < NCASE; i++) {
+        fcase c;
+        make_case(0x5EAD0000ull + i, level, &c);
+        uint64_t k = th_below(&r, 10);
+        kiln_blend_target *b = &c.bt;
+        b->enable = k >= 2;
+        if (k < 5) {
+            b->src = b->dst = b->src_alpha = b->dst_alpha = KILN_BLEND_ONE;
+        } else if (k < 8) {
+            b->src = b->src_alpha = KILN_BLEND_SRC_ALPHA;
+            b->dst = b->dst_alpha = KILN_BLEND_INV_SRC_ALPHA;
+        } else {
+            b->src = (kiln_blend_factor)(1 + th_below(&r, 13));
+            b->dst = (kiln_blend_factor)(1 + th_below(&r, 13));
+            b->op = (kiln_blend_op)th_below(&r, 6);
+            b->src_alpha = (kiln_blend_factor)(1 + th_below(&r, 13));
+            b->dst_alpha = (kiln_blend_factor)(1 + th_below(&r, 13));
+            b->op_alpha = (kiln_blend_op)th_below(&r, 6);
+        }
+        /* color factors only where D3D10 allows them for alpha */
+        if (b->src_alpha == KILN_BLEND_SRC_COLOR || b->src_alpha == KILN_BLEND_INV_SRC_COLOR ||
+            b->src_alpha == KILN_BLEND_DEST_COLOR || b->src_alpha == KILN_BLEND_INV_DEST_COLOR)
+            b->src_alpha = KILN_BLEND_SRC_ALPHA;
+        if (b->dst_alpha == KILN_BLEND_SRC_COLOR || b->dst_alpha == KILN_BLEND_INV_SRC_COLOR ||
+            b->dst_alpha == KILN_BLEND_DEST_COLOR || b->dst_alpha == KILN_BLEND_INV_DEST_COLOR)
+            b->dst_alpha = KILN_BLEND_INV_SRC_ALPHA;
+        uint64_t m = th_below(&r, 10);
+        b->write_mask = m < 7 ? KILN_COLOR_WRITE_DEFAULT : m < 9 ? 1u + (uint32_t)th_below(&r, 15)
+                                                                 : KILN_COLOR_WRITE_NONE;
+        for (int ch = 0; ch < 4; ch++)
+            c.bfactor[ch] = frand(&r, 0.0f, 1.0f);
+        c.depth = th_below(&r, 3) != 0;
+        c.dd.depth_func = funcs[th_below(&r, 8)];
+        c.dd.depth_write_disable = (uint32_t)th_below(&r, 2);
+        c.zclear = frand(&r, 0.3f, 1.0f);
+        blended += b->enable;
+        depth += (uint32_t)c.depth;
+        run_case(pp, &c, &st);
+    }
+    printf("texture effect under blend and depth states [%s]: %u cases (%u blended, %u depth-tested), "
+           "%u failed; %llu of %llu pixels drawn\n",
+           level_name(level), st.cases, blended, depth, st.failed, (unsigned long long)st.changed,
+           (unsigned long long)st.pixels);
+    CHECK_EQ_INT(st.failed, 0);
+    CHECK(st.changed > st.pixels / 20);
 }
 
 /* ==== 4. partial blocks keep the pixels outside the triangle ==== */
@@ -1073,6 +1213,7 @@ int main(void)
     test_premise();
     test_quotient();
     test_selection();
+    test_shade_selection();
     double t1 = now_s();
     printf("premise + selection: %.2f s\n", t1 - t0);
 
@@ -1112,6 +1253,7 @@ int main(void)
         CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &pp.general), KILN_OK);
 
         test_equivalence(&pp, lv[l]);
+        test_shade_states(&pp, lv[l]);
         static const kiln_format f[2] = {KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_B8G8R8A8_UNORM};
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++)

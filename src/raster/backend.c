@@ -481,9 +481,9 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
                 tex_dx = dx;
             /* The specialized block paths do not count: a counted scene
              * takes the general one (the same pixels). */
-            dx->block = counting || !dw->state->raster || e.fb.samples > 1 || dw->state->alpha_to_coverage
-                            ? NULL
-                            : kr_block_select(dx, &e.fb);
+            bool general = counting || !dw->state->raster || e.fb.samples > 1 || dw->state->alpha_to_coverage;
+            dx->block = general ? NULL : kr_block_select(dx, &e.fb);
+            dx->shade = general ? NULL : kr_shade_select(dx, &e.fb);
         }
         uint32_t np = kd_prim_count(op->draw->state->topology, op->draw->count);
         kiln_topology topo = dw->state->topology;

@@ -427,6 +427,42 @@ bool kr_fused_block_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     return kr_fused_block_sse2(p, fb, x, y, mask);
 }
 
+bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y)
+{
+    if (p->kind != KR_TRI)
+        return false;
+    const kr_drawx *dx = p->dx;
+    const kd_state *s = dx->s;
+    /* varying 0's x and y as interpolate leaves them (uv8: its operations
+     * lane by lane), the other components unread */
+    __m256 fx = _mm256_sub_ps(
+        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),
+                                                          _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
+                      _mm256_set1_ps(0.5f)),
+        _mm256_set1_ps(p->ox));
+    _Alignas(32) float u[KILN_PS_BLOCK], v[KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
+    for (int h = 0; h < 2; h++) {
+        __m256 uu, vv;
+        uv8(p, fx, y, 2 * h, &uu, &vv);
+        _mm256_store_ps(u + 8 * h, uu);
+        _mm256_store_ps(v + 8 * h, vv);
+    }
+    /* kr_ps_texture, whose arguments kiln_ps_sample reads only the views of */
+    kiln_ps_args a = {.x = x, .y = y, .mask = 0xffffu, .front_facing = p->front, .textures = dx->tex,
+                      .user = s->ps_user, .primitive_id = p->prim_id};
+    kiln_ps_sample(&a, 0, 0, u, v, col);
+    /* output()'s whole-block writes of target 0 */
+    const kd_blend_rt *bl = &s->blend[0];
+    bool bgra = fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM;
+    if (!bl->write_mask)
+        return true;
+    if (!bl->enable && bl->write_mask == 15u)
+        kr_store_rgba8_avx2(fb->rt[0], fb->rt_pitch[0], bgra, x, y, col);
+    else
+        kr_blend_rgba8_avx2(bl, s->blend_factor, fb->rt[0], fb->rt_pitch[0], bgra, x, y, col);
+    return true;
+}
+
 #else
 
 /* Non-x86 builds never call it (an empty file is not ISO C). */

@@ -23,6 +23,13 @@ struct kr_drawx;
 typedef bool (*kr_block_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                             uint32_t mask);
 
+/* A draw's specialized shading of a whole block (see kr_shade_select):
+ * called by shade_block once the early depth and stencil test has passed
+ * all 16 pixels; shades them and writes render target 0 exactly as the
+ * general path's interpolate, pixel shader and output would, or returns
+ * false, having written nothing, for them to do it. */
+typedef bool (*kr_shade_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x, int y);
+
 /* A draw ready to execute: everything resolved to pointers. */
 typedef struct kr_drawx {
     const kd_draw *d;              /* the first draw it was built for */
@@ -42,6 +49,7 @@ typedef struct kr_drawx {
     bool wide;                     /* the AVX2 level is chosen: pixel_avx2.c */
     float depth_r;                 /* depth bias unit of the depth format */
     kr_block_fn block;             /* specialized pixel path, or NULL */
+    kr_shade_fn shade;             /* specialized whole-block shading, or NULL */
     _Alignas(16) unsigned char block_data[96]; /* its per-draw constants */
 } kr_drawx;
 
@@ -114,6 +122,12 @@ void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y,
 /* The specialized pixel path for a draw into `fb`, or NULL when the
  * draw's state has none (sample.c); fills dx->block_data for it. */
 kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb);
+/* The specialized whole-block shading for a draw into `fb`, or NULL
+ * (sample.c): today KILN_EFFECT_TEXTURE into an 8-bit RGBA / BGRA target
+ * at the AVX2 level, under any blend, depth and stencil state. */
+kr_shade_fn kr_shade_select(const kr_drawx *dx, const kr_fb *fb);
+/* It (fused_avx2.c). */
+bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y);
 
 /* Rasterizes one primitive inside the pixel rect [x0,x1) x [y0,y1). */
 void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1);

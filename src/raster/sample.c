@@ -1899,9 +1899,30 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
     return kr_fused_block_sse2;
 }
 
+kr_shade_fn kr_shade_select(const kr_drawx *dx, const kr_fb *fb)
+{
+    /* KILN_EFFECT_TEXTURE's shader (kiln_ps_sample of varying 0's x, y
+     * into output 0) with no discard, one output into an 8-bit RGBA /
+     * BGRA target 0; blending and write masks as pixel_avx2.c's whole
+     * blocks do them; any texture, sampler, depth and stencil state */
+    const kd_state *s = dx->s;
+    if (!dx->wide || s->ps != kr_ps_texture || s->ps_outputs != 1 || dx->nvary < 1 || !dx->early_z)
+        return NULL;
+    if (fb->nrt < 1 || !fb->rt[0] || !is_rgba8(fb->rt_format[0]))
+        return NULL;
+    return kr_fused_shade_avx2;
+}
+
 #else
 
 kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
+{
+    (void)dx;
+    (void)fb;
+    return NULL;
+}
+
+kr_shade_fn kr_shade_select(const kr_drawx *dx, const kr_fb *fb)
 {
     (void)dx;
     (void)fb;

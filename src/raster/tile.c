@@ -898,6 +898,9 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         mask = depth_stencil(p, fb, x, y, z, mask);
         if (!mask)
             return;
+        /* (kr_shade_select: never with alpha to coverage or queries) */
+        if (mask == 0xffffu && dx->shade && dx->shade(p, fb, x, y))
+            return;
     }
     _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
     _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
