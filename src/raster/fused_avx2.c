@@ -427,7 +427,7 @@ bool kr_fused_block_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     return kr_fused_block_sse2(p, fb, x, y, mask);
 }
 
-bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y)
+bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
     if (p->kind != KR_TRI)
         return false;
@@ -448,18 +448,18 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y)
         _mm256_store_ps(v + 8 * h, vv);
     }
     /* kr_ps_texture, whose arguments kiln_ps_sample reads only the views of */
-    kiln_ps_args a = {.x = x, .y = y, .mask = 0xffffu, .front_facing = p->front, .textures = dx->tex,
+    kiln_ps_args a = {.x = x, .y = y, .mask = mask, .front_facing = p->front, .textures = dx->tex,
                       .user = s->ps_user, .primitive_id = p->prim_id};
     kiln_ps_sample(&a, 0, 0, u, v, col);
-    /* output()'s whole-block writes of target 0 */
+    /* output()'s writes of target 0 */
     const kd_blend_rt *bl = &s->blend[0];
     bool bgra = fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM;
     if (!bl->write_mask)
         return true;
     if (!bl->enable && bl->write_mask == 15u)
-        kr_store_rgba8_avx2(fb->rt[0], fb->rt_pitch[0], bgra, x, y, col);
+        kr_store_rgba8_avx2(fb->rt[0], fb->rt_pitch[0], bgra, x, y, col, mask);
     else
-        kr_blend_rgba8_avx2(bl, s->blend_factor, fb->rt[0], fb->rt_pitch[0], bgra, x, y, col);
+        kr_blend_rgba8_avx2(bl, s->blend_factor, fb->rt[0], fb->rt_pitch[0], bgra, x, y, col, mask);
     return true;
 }
 

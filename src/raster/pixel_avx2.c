@@ -1,8 +1,9 @@
 /*
  * Part of tile.c's per-block pixel pipeline at the AVX2 level: writing
- * whole blocks into 8-bit RGBA / BGRA targets, two rows (8 pixels) per
- * vector: blending or a partial write mask (kr_blend_rgba8_avx2, tile.c's
- * output_rgba8_blend), or neither (kr_store_rgba8_avx2, output_rgba8).
+ * a block's covered pixels into 8-bit RGBA / BGRA targets, two rows (8
+ * pixels) per vector: blending or a partial write mask
+ * (kr_blend_rgba8_avx2, tile.c's output_rgba8_blend), or neither
+ * (kr_store_rgba8_avx2, output_rgba8).
  * (Interpolating the varyings this way, and blending partly covered
  * blocks, measured slower than the SSE2 rows and were dropped.) Each
  * lane does the SSE2 row code's IEEE operations in the same order (the
@@ -103,8 +104,43 @@ static inline v8 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend_
                      _mm256_mul_ps(d[c], factor8(fd, c, s, d, k)));
 }
 
-void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
-                         bool bgra, int x, int y, const float *col)
+/* The lanes of a row's covered pixels (bit i: pixel i), as masks. */
+static inline __m128i row_lanes(uint32_t m)
+{
+    return _mm_setr_epi32(-(int32_t)(m & 1u), -(int32_t)(m >> 1 & 1u), -(int32_t)(m >> 2 & 1u),
+                          -(int32_t)(m >> 3 & 1u));
+}
+
+/* A row's four target words: all of them, only the covered ones (the row
+ * may end past the target: masked loads touch no other bytes), or none. */
+static inline __m128i load_row(const uint8_t *dst, uint32_t m)
+{
+    if (m == 15u)
+        return _mm_loadu_si128((const __m128i *)(const void *)dst);
+    if (!m)
+        return _mm_setzero_si128();
+    return _mm_maskload_epi32((const int *)(const void *)dst, row_lanes(m));
+}
+
+static inline void store_row(uint8_t *dst, __m128i px, uint32_t m)
+{
+    if (m == 15u) {
+        _mm_storeu_si128((__m128i *)(void *)dst, px);
+        return;
+    }
+    uint32_t w[4];
+    _mm_storeu_si128((__m128i *)(void *)w, px);
+    kr_store_row4(dst, w, m);
+}
+
+/* The blend of the covered pixels of a block; bgra and kind are
+ * constants in each copy (kr_blend_rgba8_avx2 picks one): kind 0 writes
+ * without blending (a partial write mask), 1 and 2 blend both the color
+ * and the alpha part with ADD of (ONE, ONE) or of (SRC_ALPHA,
+ * INV_SRC_ALPHA) (channel()'s own cases, folded), 3 any factors and ops. */
+#define BLEND_INLINE static inline __attribute__((always_inline))
+BLEND_INLINE void blend_rows(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
+                             const int bgra, const int kind, int x, int y, const float *col, uint32_t mask)
 {
     /* channel c lives in byte pos[c] of a pixel's word */
     const int pos[4] = {bgra ? 2 : 0, 1, bgra ? 0 : 2, 3};
@@ -115,22 +151,35 @@ void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base,
     const __m256i keepv = _mm256_set1_epi32((int)keep), lo8 = _mm256_set1_epi32(0xff);
     const v8 zero = v8_set1(0.0f), one = v8_set1(1.0f), k255 = v8_set1(255.0f), half = v8_set1(0.5f);
     for (int h = 0; h < 2; h++) {
+        uint32_t m0 = mask >> (8 * h) & 15u, m1 = mask >> (8 * h + 4) & 15u;
+        if (!(m0 | m1))
+            continue;
         uint8_t *dst = base + (size_t)(y + 2 * h) * pitch + (size_t)x * 4;
-        __m256i old = _mm256_loadu2_m128i((const __m128i *)(const void *)(dst + pitch),
-                                          (const __m128i *)(const void *)dst);
+        const bool both = (m0 & m1) == 15u;
+        __m256i old = both ? _mm256_loadu2_m128i((const __m128i *)(const void *)(dst + pitch),
+                                                 (const __m128i *)(const void *)dst)
+                           : _mm256_setr_m128i(load_row(dst, m0), load_row(dst + pitch, m1));
         v8 src[4], out[4];
         for (int c = 0; c < 4; c++)
             src[c] = _mm256_loadu_ps(col + c * B + 8 * h);
-        if (bl->enable) {
+        if (kind) {
             v8 d[4];
             for (int c = 0; c < 4; c++) {
                 d[c] = unorm8_8(_mm256_and_si256(_mm256_srli_epi32(old, 8 * pos[c]), lo8));
                 /* src < 0 ? 0 : src > 1 ? 1 : src (NaN stays) */
                 src[c] = v8_sel(v8_lt(src[c], zero), zero, v8_sel(v8_lt(one, src[c]), one, src[c]));
             }
-            for (int c = 0; c < 3; c++)
-                out[c] = channel(bl->src, bl->dst, bl->op, c, src, d, k);
-            out[3] = channel(bl->src_a, bl->dst_a, bl->op_a, 3, src, d, k);
+            for (int c = 0; c < 4; c++) {
+                if (kind == 1)
+                    out[c] = channel(KILN_BLEND_ONE, KILN_BLEND_ONE, KILN_BLEND_OP_ADD, c, src, d, k);
+                else if (kind == 2)
+                    out[c] = channel(KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA, KILN_BLEND_OP_ADD, c,
+                                     src, d, k);
+                else if (c < 3)
+                    out[c] = channel(bl->src, bl->dst, bl->op, c, src, d, k);
+                else
+                    out[c] = channel(bl->src_a, bl->dst_a, bl->op_a, 3, src, d, k);
+            }
         } else {
             memcpy(out, src, sizeof out);
         }
@@ -144,20 +193,62 @@ void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base,
         __m256i px = _mm256_or_si256(
             _mm256_or_si256(_mm256_slli_epi32(ch[0], 8 * pos[0]), _mm256_slli_epi32(ch[1], 8)),
             _mm256_or_si256(_mm256_slli_epi32(ch[2], 8 * pos[2]), _mm256_slli_epi32(ch[3], 24)));
-        px = _mm256_or_si256(_mm256_andnot_si256(keepv, px), _mm256_and_si256(old, keepv));
-        _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
+        if (keep)
+            px = _mm256_or_si256(_mm256_andnot_si256(keepv, px), _mm256_and_si256(old, keepv));
+        if (both) {
+            _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
+        } else {
+            store_row(dst, _mm256_castsi256_si128(px), m0);
+            store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
+        }
+    }
+}
+
+/* Whether one part (color or alpha) is ADD of (fs, fd), as channel()
+ * tests it. */
+static inline bool is_add(kiln_blend_factor s, kiln_blend_factor d, kiln_blend_op op,
+                          kiln_blend_factor fs, kiln_blend_factor fd)
+{
+    return op == KILN_BLEND_OP_ADD && s == fs && d == fd;
+}
+
+void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
+                         bool bgra, int x, int y, const float *col, uint32_t mask)
+{
+    int kind = 3;
+    if (!bl->enable)
+        kind = 0;
+    else if (is_add(bl->src, bl->dst, bl->op, KILN_BLEND_ONE, KILN_BLEND_ONE) &&
+             is_add(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_ONE, KILN_BLEND_ONE))
+        kind = 1;
+    else if (is_add(bl->src, bl->dst, bl->op, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA) &&
+             is_add(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA))
+        kind = 2;
+    switch (kind * 2 + (bgra ? 1 : 0)) {
+    case 0: blend_rows(bl, k, base, pitch, 0, 0, x, y, col, mask); break;
+    case 1: blend_rows(bl, k, base, pitch, 1, 0, x, y, col, mask); break;
+    case 2: blend_rows(bl, k, base, pitch, 0, 1, x, y, col, mask); break;
+    case 3: blend_rows(bl, k, base, pitch, 1, 1, x, y, col, mask); break;
+    case 4: blend_rows(bl, k, base, pitch, 0, 2, x, y, col, mask); break;
+    case 5: blend_rows(bl, k, base, pitch, 1, 2, x, y, col, mask); break;
+    case 6: blend_rows(bl, k, base, pitch, 0, 3, x, y, col, mask); break;
+    default: blend_rows(bl, k, base, pitch, 1, 3, x, y, col, mask); break;
     }
 }
 
 /* No blending, all channels written: output_rgba8's conversion (clamp
  * with max then min, so NaN gives 0; (int)(c * 255 + 0.5)) lane by lane,
  * stored without reading the target. */
-void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col)
+void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,
+                         uint32_t mask)
 {
     const v8 zero = v8_set1(0.0f), one = v8_set1(1.0f), k255 = v8_set1(255.0f), half = v8_set1(0.5f);
     /* the channels stored in bytes 0 and 2 */
     const float *lo = col + (bgra ? 2 : 0) * B, *hi = col + (bgra ? 0 : 2) * B;
     for (int h = 0; h < 2; h++) {
+        uint32_t m0 = mask >> (8 * h) & 15u, m1 = mask >> (8 * h + 4) & 15u;
+        if (!(m0 | m1))
+            continue;
         uint8_t *dst = base + (size_t)(y + 2 * h) * pitch + (size_t)x * 4;
         const v8 in[4] = {_mm256_loadu_ps(lo + 8 * h), _mm256_loadu_ps(col + B + 8 * h),
                           _mm256_loadu_ps(hi + 8 * h), _mm256_loadu_ps(col + 3 * B + 8 * h)};
@@ -168,7 +259,12 @@ void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y,
         }
         __m256i px = _mm256_or_si256(_mm256_or_si256(ch[0], _mm256_slli_epi32(ch[1], 8)),
                                      _mm256_or_si256(_mm256_slli_epi32(ch[2], 16), _mm256_slli_epi32(ch[3], 24)));
-        _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
+        if ((m0 & m1) == 15u) {
+            _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
+        } else {
+            store_row(dst, _mm256_castsi256_si128(px), m0);
+            store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
+        }
     }
 }
 

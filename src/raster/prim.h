@@ -23,12 +23,13 @@ struct kr_drawx;
 typedef bool (*kr_block_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                             uint32_t mask);
 
-/* A draw's specialized shading of a whole block (see kr_shade_select):
- * called by shade_block once the early depth and stencil test has passed
- * all 16 pixels; shades them and writes render target 0 exactly as the
- * general path's interpolate, pixel shader and output would, or returns
- * false, having written nothing, for them to do it. */
-typedef bool (*kr_shade_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x, int y);
+/* A draw's specialized shading of a block (see kr_shade_select): called
+ * by shade_block with the pixels that passed the early depth and stencil
+ * test; shades them and writes render target 0 exactly as the general
+ * path's interpolate, pixel shader and output would, or returns false,
+ * having written nothing, for them to do it. */
+typedef bool (*kr_shade_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
+                            uint32_t mask);
 
 /* A draw ready to execute: everything resolved to pointers. */
 typedef struct kr_drawx {
@@ -108,16 +109,18 @@ static inline void kr_store_row4(uint8_t *dst, const uint32_t px[4], uint32_t m)
 }
 
 /* tile.c's blending into an 8-bit RGBA or BGRA target (blending on or a
- * partial write mask) for a whole block (all 16 pixels covered), two rows
- * per AVX2 vector, the same bytes (pixel_avx2.c; only when
- * kr_drawx.wide). kr_unorm8_avx2 is its byte / 255.0f for eight bytes,
- * exposed for the exhaustive test. */
+ * partial write mask) for the covered pixels (bit i of mask: pixel
+ * (x + i % 4, y + i / 4)) of a block, two rows per AVX2 vector, the same
+ * bytes (pixel_avx2.c; only when kr_drawx.wide); no byte of an uncovered
+ * pixel is read or written. kr_unorm8_avx2 is its byte / 255.0f for
+ * eight bytes, exposed for the exhaustive test. */
 void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
-                         bool bgra, int x, int y, const float *col);
+                         bool bgra, int x, int y, const float *col, uint32_t mask);
 void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
-/* The same without blending, all channels written (tile.c's output_rgba8
- * for a whole block, the same bytes). */
-void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col);
+/* The same without blending, all channels written (tile.c's output_rgba8,
+ * the same bytes). */
+void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,
+                         uint32_t mask);
 
 /* The specialized pixel path for a draw into `fb`, or NULL when the
  * draw's state has none (sample.c); fills dx->block_data for it. */
@@ -127,7 +130,7 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb);
  * at the AVX2 level, under any blend, depth and stencil state. */
 kr_shade_fn kr_shade_select(const kr_drawx *dx, const kr_fb *fb);
 /* It (fused_avx2.c). */
-bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y);
+bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y, uint32_t mask);
 
 /* Rasterizes one primitive inside the pixel rect [x0,x1) x [y0,y1). */
 void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1);

@@ -638,17 +638,15 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
             continue;
         kiln_format f = fb->rt_format[r];
 #if KR_EFFECTS_X86
-        /* whole blocks, blending or not: two rows per vector (partly
-         * covered ones, small triangles' edges, were slower that way
-         * than row by row) */
-        if ((f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM) && p->dx->wide &&
-            mask == 0xffffu) {
+        /* blending or not, two rows per vector: the covered pixels'
+         * target words read with masked loads, written row by row */
+        if ((f == KILN_FORMAT_R8G8B8A8_UNORM || f == KILN_FORMAT_B8G8R8A8_UNORM) && p->dx->wide) {
             if (!bl->enable && bl->write_mask == 15u)
                 kr_store_rgba8_avx2(fb->rt[r], fb->rt_pitch[r], f == KILN_FORMAT_B8G8R8A8_UNORM, x, y,
-                                    color + r * 4 * B);
+                                    color + r * 4 * B, mask);
             else
                 kr_blend_rgba8_avx2(bl, s->blend_factor, fb->rt[r], fb->rt_pitch[r],
-                                    f == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color + r * 4 * B);
+                                    f == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color + r * 4 * B, mask);
             continue;
         }
 #endif
@@ -899,7 +897,7 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         if (!mask)
             return;
         /* (kr_shade_select: never with alpha to coverage or queries) */
-        if (mask == 0xffffu && dx->shade && dx->shade(p, fb, x, y))
+        if (dx->shade && dx->shade(p, fb, x, y, mask))
             return;
     }
     _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
