@@ -239,32 +239,41 @@ void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base,
 /* No blending, all channels written: output_rgba8's conversion (clamp
  * with max then min, so NaN gives 0; (int)(c * 255 + 0.5)) lane by lane,
  * stored without reading the target. */
+/* Two rows (h: 0 or 1) of the block as packed words. */
+static inline __m256i pack_rows(const float *lo, const float *col, const float *hi, int h)
+{
+    const v8 zero = v8_set1(0.0f), one = v8_set1(1.0f), k255 = v8_set1(255.0f), half = v8_set1(0.5f);
+    const v8 in[4] = {_mm256_loadu_ps(lo + 8 * h), _mm256_loadu_ps(col + B + 8 * h),
+                      _mm256_loadu_ps(hi + 8 * h), _mm256_loadu_ps(col + 3 * B + 8 * h)};
+    __m256i ch[4];
+    for (int c = 0; c < 4; c++) {
+        v8 v = _mm256_min_ps(_mm256_max_ps(in[c], zero), one);
+        ch[c] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v, k255), half));
+    }
+    return _mm256_or_si256(_mm256_or_si256(ch[0], _mm256_slli_epi32(ch[1], 8)),
+                           _mm256_or_si256(_mm256_slli_epi32(ch[2], 16), _mm256_slli_epi32(ch[3], 24)));
+}
+
 void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,
                          uint32_t mask)
 {
-    const v8 zero = v8_set1(0.0f), one = v8_set1(1.0f), k255 = v8_set1(255.0f), half = v8_set1(0.5f);
     /* the channels stored in bytes 0 and 2 */
     const float *lo = col + (bgra ? 2 : 0) * B, *hi = col + (bgra ? 0 : 2) * B;
-    for (int h = 0; h < 2; h++) {
+    uint8_t *dst = base + (size_t)y * pitch + (size_t)x * 4;
+    if (mask == 0xffffu) { /* most blocks: four plain row stores */
+        __m256i p0 = pack_rows(lo, col, hi, 0), p1 = pack_rows(lo, col, hi, 1);
+        _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, p0);
+        _mm256_storeu2_m128i((__m128i *)(void *)(dst + 3 * (size_t)pitch),
+                             (__m128i *)(void *)(dst + 2 * (size_t)pitch), p1);
+        return;
+    }
+    for (int h = 0; h < 2; h++, dst += 2 * (size_t)pitch) {
         uint32_t m0 = mask >> (8 * h) & 15u, m1 = mask >> (8 * h + 4) & 15u;
         if (!(m0 | m1))
             continue;
-        uint8_t *dst = base + (size_t)(y + 2 * h) * pitch + (size_t)x * 4;
-        const v8 in[4] = {_mm256_loadu_ps(lo + 8 * h), _mm256_loadu_ps(col + B + 8 * h),
-                          _mm256_loadu_ps(hi + 8 * h), _mm256_loadu_ps(col + 3 * B + 8 * h)};
-        __m256i ch[4];
-        for (int c = 0; c < 4; c++) {
-            v8 v = _mm256_min_ps(_mm256_max_ps(in[c], zero), one);
-            ch[c] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v, k255), half));
-        }
-        __m256i px = _mm256_or_si256(_mm256_or_si256(ch[0], _mm256_slli_epi32(ch[1], 8)),
-                                     _mm256_or_si256(_mm256_slli_epi32(ch[2], 16), _mm256_slli_epi32(ch[3], 24)));
-        if ((m0 & m1) == 15u) {
-            _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
-        } else {
-            store_row(dst, _mm256_castsi256_si128(px), m0);
-            store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
-        }
+        __m256i px = pack_rows(lo, col, hi, h);
+        store_row(dst, _mm256_castsi256_si128(px), m0);
+        store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
     }
 }
 
