@@ -104,6 +104,40 @@ static inline v8 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend_
                      _mm256_mul_ps(d[c], factor8(fd, c, s, d, k)));
 }
 
+/* tile.c's interpolate for a triangle's block at (x, y): each varying
+ * component at the 16 pixel centers, two rows per vector, interpolate's
+ * operations lane by lane ((a0 + a1 * fx) + a2 * fy, times 1 / q, q the
+ * 1/w plane or, for equal w at the vertices, its constant). */
+void kr_interpolate_avx2(const kr_prim *p, int x, int y, float *vary)
+{
+    const __m256 fx = _mm256_sub_ps(
+        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),
+                                                          _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
+                      v8_set1(0.5f)),
+        v8_set1(p->ox));
+    __m256 fy[2];
+    for (int h = 0; h < 2; h++)
+        fy[h] = _mm256_setr_m128(_mm_set1_ps((float)(y + 2 * h) + 0.5f - p->oy),
+                                 _mm_set1_ps((float)(y + 2 * h + 1) + 0.5f - p->oy));
+    __m256 w[2];
+    const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
+    if (q1 == 0.0f && q2 == 0.0f) {
+        w[0] = w[1] = v8_set1(1.0f / q0);
+    } else {
+        for (int h = 0; h < 2; h++)
+            w[h] = _mm256_div_ps(v8_set1(1.0f), _mm256_add_ps(_mm256_add_ps(v8_set1(q0), _mm256_mul_ps(v8_set1(q1), fx)),
+                                                              _mm256_mul_ps(v8_set1(q2), fy[h])));
+    }
+    uint32_t ncomp = p->dx->nvary * 4;
+    for (uint32_t k = 0; k < ncomp; k++) {
+        const float *a = p->attr + 3 * k;
+        const __m256 a01 = _mm256_add_ps(v8_set1(a[0]), _mm256_mul_ps(v8_set1(a[1]), fx));
+        const __m256 a2 = v8_set1(a[2]);
+        for (int h = 0; h < 2; h++)
+            _mm256_storeu_ps(vary + k * B + 8 * h, _mm256_mul_ps(_mm256_add_ps(a01, _mm256_mul_ps(a2, fy[h])), w[h]));
+    }
+}
+
 /* The lanes of a row's covered pixels (bit i: pixel i), as masks. */
 static inline __m128i row_lanes(uint32_t m)
 {

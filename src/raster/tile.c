@@ -902,7 +902,12 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     }
     _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
     _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
-    interpolate(p, fx, fy, vary);
+#if KR_EFFECTS_X86
+    if (dx->wide && p->kind == KR_TRI)
+        kr_interpolate_avx2(p, x, y, vary);
+    else
+#endif
+        interpolate(p, fx, fy, vary);
     for (uint32_t r = 0, n = s->ps_outputs; r < n; r++) /* a fixed size: inline stores */
         memset(color + r * 4 * B, 0, 4 * B * sizeof(float));
     kiln_ps_args a = {
