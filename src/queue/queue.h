@@ -94,32 +94,35 @@ typedef enum kq_exec_result {
 
 struct kq_gate;
 
+/* The fields a small command's producer and executor touch come first
+ * (header, payload, the first nodes): a slot moves between the producer's
+ * and a worker's core for every command, so the fewer lines it spans the
+ * less that costs. Tracing fields, rarely used, come last. */
 typedef struct kq_cmd {
-    struct kq_cmd *next;       /* ready, free or deferred list */
+    struct kq_cmd *next;       /* ready or deferred list, or a batch */
     struct kq_cmd *prev_flight, *next_flight; /* context's program order */
     struct kq_context *ctx;
     uint64_t seq;              /* per-context submission number, from 1 */
     const char *api;           /* the API call that queued it */
     uint16_t op;
+    uint8_t failed;            /* executed and failed (or its wait errored) */
+    uint8_t resolved;          /* WAIT: its fence has settled */
+    uint8_t pred_value;
     uint32_t naccess;
     uint32_t pending;          /* nodes not yet granted */
     kq_node *acc;              /* acc_inline, or an array the payload owns */
-    int64_t block;             /* transfer block id, -1 none */
-    uint8_t failed;            /* executed and failed (or its wait errored) */
-    uint8_t resolved;          /* WAIT: its fence has settled */
+    int64_t block;             /* transfer block's flag, -1 none */
     struct ks_waiter *waiter;  /* WAIT: registered on the fence */
     const char *fail_reason;
     /* Predication: when set, one of the nodes reads this query resource,
      * and the command is skipped (completes doing nothing) if its
      * kq_query_data.passed equals pred_value when it executes. */
     struct kres_resource *pred_res;
-    uint8_t pred_value;
-    kq_node acc_inline[KQ_MAX_ACCESS];
     /* Frees the payload (and an external node array) once completed. */
     void (*release)(struct kq_cmd *cmd);
-    /* Tracing only (q->trace set), not zeroed by kq_begin: */
-    uint64_t tr_begin, tr_submit, tr_grant, tr_start, tr_flow;
-    uint32_t tr_tid;
+    /* kq_begin resets everything above (a field added here must be reset
+     * there too); the payload below is written by whoever builds the
+     * command. */
     union {
         struct {
             uint32_t first_mip, num_mips, first_slice, num_slices;
@@ -153,31 +156,57 @@ typedef struct kq_cmd {
             uint32_t kind;
         } call;
     } u;
+    /* Inline nodes: their resources' references stay with the slot after
+     * completion and the producer drops them when it takes the slot back
+     * (kq_context.returned), so a worker never writes a resource's first
+     * line, which the producer reads in every call naming it. */
+    kq_node acc_inline[KQ_MAX_ACCESS];
+    /* Tracing only (q->trace set), not zeroed by kq_begin: */
+    uint64_t tr_begin, tr_submit, tr_grant, tr_start, tr_flow;
+    uint32_t tr_tid;
 } kq_cmd;
 
+/* What kq_begin fetches of the next free slot ahead of use: the header,
+ * the payload and the first two inline nodes (a copy's two resources). */
+#define KQ_CMD_HOT_BYTES 256u
+_Static_assert(offsetof(kq_cmd, acc_inline) + 2 * sizeof(kq_node) <= KQ_CMD_HOT_BYTES,
+               "a small command's hot part spans more lines than kq_begin prefetches");
+
 /* Transfer ring (seed 000): upload bytes allocated FIFO by the context's
- * producer with no lock. Each block starts with a kq_tblock header; the
- * command that reads the block sets `done` when it completes (its token
- * passed) and the producer reclaims blocks oldest first. A producer that
- * finds the ring full waits under the scheduler mutex, which completions
- * hold when they set `done`, so no wakeup is lost. */
+ * producer with no lock. Each block starts with a kq_tblock header that
+ * only the producer reads and writes; the command that reads the block
+ * sets the block's flag in `done` when it completes (its token passed),
+ * and the producer reclaims blocks oldest first. The flags are packed,
+ * 64 to a cache line, away from the data: reading them costs the producer
+ * a cross-core miss per 64 blocks, not per block. A producer that finds
+ * the ring full waits under the scheduler mutex, which completions hold
+ * when they set a flag, so no wakeup is lost. */
 #define KQ_TBLOCK_ALIGN 64u /* a header never shares a line with older data */
 typedef struct kq_tblock {
     uint32_t size;     /* bytes of the block, header and padding included */
-    atomic_uint done;  /* set (release) by the completing command */
+    uint32_t flag;     /* its index in kq_transfer.done */
 } kq_tblock;
 
 typedef struct kq_transfer {
     uint8_t *base;
     uint32_t size;    /* a multiple of KQ_TBLOCK_ALIGN */
+    /* One flag per possible live block (size / KQ_TBLOCK_ALIGN), used in
+     * allocation order: set (release) by the completing command, cleared
+     * by the producer when it reclaims the block. */
+    atomic_uchar *done;
+    uint32_t nflags;
     /* The producer's own, no lock: */
     uint32_t head;    /* next allocation offset */
     uint32_t tail;    /* offset of the oldest live block */
     uint32_t used;    /* bytes in live blocks, padding included */
-    uint32_t peak;    /* largest `used` reported to the statistics */
+    /* Largest `used`: written by the producer alone, read by
+     * kq_device_stats. With reclaim only when a block does not fit, this
+     * is the ring's size once it has gone round. */
+    atomic_uint peak;
+    uint32_t next_flag; /* the next block's flag */
 } kq_transfer;
 
-/* Marks the block at `id` (its header's offset) done. Any thread. */
+/* Marks the block with flag `id` (kq_cmd.block) done. Any thread. */
 void kq_transfer_done(kq_transfer *t, int64_t id);
 
 /* Producers count in the first lines, completions 64 bytes away from
@@ -205,6 +234,7 @@ typedef struct kq_device {
     struct kres_resource *mapped; /* list of them (map.dev_next) */
     uint32_t server_waits;      /* unresolved WAIT commands, all contexts */
     struct kq_context *flush_list; /* contexts whose deferred list may move */
+    struct kq_context *contexts; /* every live context (their counts) */
     bool settling;
     struct kq_group *groups;    /* parallel_for groups wanting helpers */
     atomic_uint ngroups;
@@ -248,11 +278,17 @@ typedef struct kq_context {
     bool in_flush_list;
     kq_cmd *slots;
     uint32_t capacity;
-    kq_cmd *free_list;          /* free slots: the producer's own, no lock */
-    kq_cmd *returned;           /* slots completed since: under the mutex,
-                                   taken back in one batch when free_list
-                                   runs out (one lock per batch, not per
-                                   command) */
+    /* Free slots, a stack: the producer's own, no lock. Arrays rather than
+     * lists linked through the slots, so taking a slot never waits for a
+     * line another core has just written to learn where the next one is. */
+    kq_cmd **free_slots;
+    uint32_t nfree;
+    /* Slots completed since (under the mutex), taken back in one batch at
+     * a hand-over, a finish, or when free_slots runs out: one lock per
+     * batch, not per command. The producer then drops the references
+     * their inline nodes still hold on their resources. */
+    kq_cmd **returned;
+    uint32_t nreturned;
     uint32_t in_flight;         /* submitted, not completed (mutex) */
     uint32_t cpu_maps;          /* resources this context keeps mapped */
     kres_resource *mapped;      /* list of them (each holds a reference) */
@@ -267,7 +303,21 @@ typedef struct kq_context {
     kq_cmd *batch_head, *batch_tail;
     uint32_t batch_n;
     uint32_t trace_id;          /* the context's number in a trace */
+    /* The producer's counts for kiln_device_stats. One writer, so a plain
+     * load and store (kq_count) rather than a locked add on the fast path,
+     * where a locked instruction also waits for every store before it;
+     * kq_device_stats adds them up under the mutex and kq_context_fini
+     * folds them into the device's. */
+    atomic_uint_fast64_t n_queued, n_bytes_uploaded, n_upload_chunks;
+    struct kq_context *prev_ctx, *next_ctx; /* kq_device.contexts (mutex) */
 } kq_context;
+
+/* Adds to a counter only the calling thread writes (readers load it). */
+static inline void kq_count(atomic_uint_fast64_t *counter, uint64_t n)
+{
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
 
 #define KQ_BATCH 16u                 /* small commands per hand-over */
 #define KQ_BATCH_BYTES (64u << 10)   /* a command touching more goes at once */

@@ -201,11 +201,17 @@ void kq_complete_locked(kq_device *q, kq_cmd *cmd)
         kq_release(q, &cmd->acc[i]);
     if (cmd->block >= 0)
         kq_transfer_done(&c->ring, cmd->block);
+    /* Inline nodes keep their resource references: the producer drops
+     * them when it takes the slot back (drop_refs). An external array is
+     * the payload's, freed by its release hook: its references go now. */
+    bool external = cmd->acc != cmd->acc_inline;
     for (uint32_t i = 0; i < cmd->naccess; i++) {
         kres_storage_unref(cmd->acc[i].st);
-        kres_unref(&cmd->acc[i].res->base);
+        if (external)
+            kres_unref(&cmd->acc[i].res->base);
     }
-    cmd->naccess = 0;
+    if (external)
+        cmd->naccess = 0;
     if (cmd->release) {
         cmd->release(cmd);
         cmd->release = NULL;
@@ -230,8 +236,7 @@ void kq_complete_locked(kq_device *q, kq_cmd *cmd)
     } else if (q->trace) {
         trace_cmd(q, cmd, cmd->tr_grant); /* held its context from submit to here */
     }
-    cmd->next = c->returned;
-    c->returned = cmd;
+    c->returned[c->nreturned++] = cmd;
     c->in_flight--;
     if (oldest)
         kq_fire_records_locked(c);
@@ -487,22 +492,74 @@ void kq_device_fini(kq_device *q)
 void kq_device_stats(kq_device *q, kiln_device_stats *o)
 {
 #define LD(f) atomic_load_explicit(&q->stats.f, memory_order_relaxed)
+#define LDC(c, f) atomic_load_explicit(&(c)->f, memory_order_relaxed)
     memset(o, 0, sizeof *o);
-    o->commands_queued = LD(queued);
+    /* Executed before queued: a command counted executed was counted
+     * queued before, so commands_in_flight never goes below zero. */
     o->commands_executed = LD(executed);
+    pthread_mutex_lock(MU(q));
+    o->commands_queued = LD(queued);
+    o->bytes_uploaded = LD(bytes_uploaded);
+    o->upload_chunks = LD(upload_chunks);
+    o->transfer_ring_peak = LD(transfer_peak);
+    for (const kq_context *c = q->contexts; c; c = c->next_ctx) {
+        o->commands_queued += LDC(c, n_queued);
+        o->bytes_uploaded += LDC(c, n_bytes_uploaded);
+        o->upload_chunks += LDC(c, n_upload_chunks);
+        o->transfer_ring_peak = KB_MAX(o->transfer_ring_peak, (uint64_t)LDC(c, ring.peak));
+    }
+    pthread_mutex_unlock(MU(q));
     o->waits_ring_full = LD(waits_ring);
     o->waits_transfer_full = LD(waits_transfer);
     o->waits_map_conflict = LD(waits_map);
     o->waits_finish = LD(waits_finish);
-    o->bytes_uploaded = LD(bytes_uploaded);
-    o->upload_chunks = LD(upload_chunks);
     o->renames = LD(renames);
-    o->transfer_ring_peak = LD(transfer_peak);
     o->commands_in_flight = o->commands_queued - o->commands_executed;
+#undef LDC
 #undef LD
 }
 
 /* ---- contexts and commands ---- */
+
+static void free_slot_arrays(kq_context *c)
+{
+    const kb_env *env = c->dev->env;
+    kb_free(env, c->slots, sizeof(kq_cmd) * c->capacity);
+    kb_free(env, c->free_slots, sizeof(kq_cmd *) * c->capacity);
+    kb_free(env, c->returned, sizeof(kq_cmd *) * c->capacity);
+    c->slots = NULL;
+    c->free_slots = c->returned = NULL;
+}
+
+/* Moves the slots completed since the last time onto the free stack
+ * (mutex held); returns how many. The producer then drops their
+ * references with drop_refs before it takes any of them. */
+static uint32_t take_back_locked(kq_context *c)
+{
+    uint32_t n = c->nreturned;
+    memcpy(c->free_slots + c->nfree, c->returned, sizeof(kq_cmd *) * n);
+    c->nfree += n;
+    c->nreturned = 0;
+    return n;
+}
+
+/* Drops the resource references that the inline nodes of the `n` slots
+ * on top of the free stack still hold (the producer's thread, with or
+ * without the mutex: a last reference frees the resource, which may
+ * happen under it). The slots are about to be written again, so their
+ * lines are fetched for writing, all at once. */
+static void drop_refs(kq_context *c, uint32_t n)
+{
+    kq_cmd **top = c->free_slots + c->nfree - n;
+    for (uint32_t k = 0; k < n; k++)
+        __builtin_prefetch(top[k], 1);
+    for (uint32_t k = 0; k < n; k++) {
+        kq_cmd *cmd = top[k];
+        for (uint32_t i = 0; i < cmd->naccess; i++)
+            kres_unref(&cmd->acc_inline[i].res->base);
+        cmd->naccess = 0;
+    }
+}
 
 kiln_result kq_context_init(kq_context *c, kq_device *q, uint32_t capacity,
                             uint32_t transfer_size, ks_timeline *tl)
@@ -513,17 +570,27 @@ kiln_result kq_context_init(kq_context *c, kq_device *q, uint32_t capacity,
     c->capacity = capacity;
     c->tl = tl;
     c->slots = kb_calloc(q->env, sizeof(kq_cmd) * capacity);
-    if (!c->slots)
-        return KILN_E_OUT_OF_MEMORY;
-    for (uint32_t i = capacity; i-- > 0;) {
-        c->slots[i].next = c->free_list;
-        c->free_list = &c->slots[i];
-    }
-    kiln_result r = kq_transfer_init(&c->ring, q->env, transfer_size);
+    c->free_slots = kb_alloc(q->env, sizeof(kq_cmd *) * capacity);
+    c->returned = kb_alloc(q->env, sizeof(kq_cmd *) * capacity);
+    kiln_result r = KILN_E_OUT_OF_MEMORY;
+    if (c->slots && c->free_slots && c->returned)
+        r = kq_transfer_init(&c->ring, q->env, transfer_size);
     if (r != KILN_OK) {
-        kb_free(q->env, c->slots, sizeof(kq_cmd) * capacity);
+        free_slot_arrays(c);
         return r;
     }
+    /* Lowest slots on top: the first commands use them in address order. */
+    for (uint32_t i = capacity; i-- > 0;)
+        c->free_slots[c->nfree++] = &c->slots[i];
+    atomic_init(&c->n_queued, 0);
+    atomic_init(&c->n_bytes_uploaded, 0);
+    atomic_init(&c->n_upload_chunks, 0);
+    pthread_mutex_lock(MU(q));
+    c->next_ctx = q->contexts;
+    if (q->contexts)
+        q->contexts->prev_ctx = c;
+    q->contexts = c;
+    pthread_mutex_unlock(MU(q));
     return KILN_OK;
 }
 
@@ -541,22 +608,37 @@ void kq_context_fini(kq_context *c)
         ks_unref_locked(q->dom, &r->tl->base);
         kb_free(q->env, r, sizeof *r);
     }
+    /* Its counts stay in the device's. */
+    atomic_fetch_add_explicit(&q->stats.queued, atomic_load(&c->n_queued), memory_order_relaxed);
+    atomic_fetch_add_explicit(&q->stats.bytes_uploaded, atomic_load(&c->n_bytes_uploaded),
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&q->stats.upload_chunks, atomic_load(&c->n_upload_chunks),
+                              memory_order_relaxed);
+    uint64_t peak = atomic_load(&c->ring.peak);
+    if (peak > atomic_load_explicit(&q->stats.transfer_peak, memory_order_relaxed))
+        atomic_store_explicit(&q->stats.transfer_peak, peak, memory_order_relaxed); /* mutex held */
+    if (c->prev_ctx)
+        c->prev_ctx->next_ctx = c->next_ctx;
+    else
+        q->contexts = c->next_ctx;
+    if (c->next_ctx)
+        c->next_ctx->prev_ctx = c->prev_ctx;
     ks_unlock(q->dom);
     kq_transfer_fini(&c->ring, q->env);
-    kb_free(q->env, c->slots, sizeof(kq_cmd) * c->capacity);
+    free_slot_arrays(c);
 }
 
 kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
 {
     kq_device *q = c->dev;
-    if (!c->free_list) {
+    if (!c->nfree) {
         /* Take back every slot completed since the last time; wait only if
          * there is none (the ring is full). */
         pthread_mutex_lock(MU(q));
         kq_flush_locked(c); /* the batch's slots come back only once it runs */
         bool counted = false;
         uint64_t t0 = 0;
-        while (!c->returned) {
+        while (!c->nreturned) {
             if (!counted) {
                 STAT_INC(q, waits_ring);
                 counted = true;
@@ -570,20 +652,34 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
         }
         if (counted)
             kq_trace_wait(q, KT_WAIT_RING_FULL, t0, 0);
-        c->free_list = c->returned;
-        c->returned = NULL;
+        uint32_t n = take_back_locked(c);
         ks_unlock(q->dom);
+        drop_refs(c, n);
     }
-    kq_cmd *cmd = c->free_list;
-    c->free_list = cmd->next;
-    /* Everything before the inline nodes starts zeroed (a recycled slot
-     * must not keep its last command's flags). */
-    memset(cmd, 0, offsetof(kq_cmd, acc_inline));
-    cmd->acc = cmd->acc_inline;
-    cmd->release = NULL;
+    kq_cmd *cmd = c->free_slots[--c->nfree];
+    /* The next slot was last written by whichever thread completed it:
+     * start fetching its hot lines now, while this command is built. */
+    if (c->nfree) {
+        const char *next = (const char *)c->free_slots[c->nfree - 1];
+        for (size_t off = 0; off < KQ_CMD_HOT_BYTES; off += 64)
+            __builtin_prefetch(next + off, 1);
+    }
+    /* The header starts from scratch (a recycled slot must not keep its
+     * last command's flags), field by field rather than through a memset
+     * call; payload and nodes are written as they are built. */
+    cmd->next = cmd->prev_flight = cmd->next_flight = NULL;
     cmd->ctx = c;
+    cmd->seq = 0;
     cmd->api = api;
+    cmd->op = KQ_OP_NOP;
+    cmd->failed = cmd->resolved = cmd->pred_value = 0;
+    cmd->naccess = cmd->pending = 0;
+    cmd->acc = cmd->acc_inline;
     cmd->block = -1;
+    cmd->waiter = NULL;
+    cmd->fail_reason = NULL;
+    cmd->pred_res = NULL;
+    cmd->release = NULL;
     if (q->trace)
         cmd->tr_begin = kt_now();
     *out = cmd;
@@ -795,7 +891,9 @@ void kq_flush(kq_context *c)
     kq_device *q = c->dev;
     pthread_mutex_lock(MU(q));
     kq_flush_locked(c);
+    uint32_t n = take_back_locked(c); /* the lock is held anyway */
     ks_unlock(q->dom);
+    drop_refs(c, n);
 }
 
 /* Bytes a byte operation touches, roughly: large ones go to the scheduler
@@ -825,7 +923,7 @@ static size_t cmd_bytes(const kq_cmd *cmd)
 void kq_submit(kq_context *c, kq_cmd *cmd)
 {
     kq_device *q = c->dev;
-    STAT_INC(q, queued);
+    kq_count(&c->n_queued, 1);
     if (q->trace) {
         cmd->tr_submit = cmd->tr_grant = kt_now();
         cmd->tr_tid = kt_tid(q->trace);
@@ -846,7 +944,9 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
     kq_flush_locked(c);
     schedule_one_locked(c, cmd);
     kq_drain_serial(q);
+    uint32_t n = take_back_locked(c); /* SERIAL: what just ran lets go at once */
     ks_unlock(q->dom);
+    drop_refs(c, n);
 }
 
 void kq_cancel(kq_context *c, kq_cmd *cmd)
@@ -862,9 +962,8 @@ void kq_cancel(kq_context *c, kq_cmd *cmd)
     cmd->acc = cmd->acc_inline;
     if (cmd->block >= 0) /* the ring is this thread's own */
         kq_transfer_done(&c->ring, cmd->block);
-    /* Never submitted, so never in flight: back to the producer's list. */
-    cmd->next = c->free_list;
-    c->free_list = cmd;
+    /* Never submitted, so never in flight: back to the producer's stack. */
+    c->free_slots[c->nfree++] = cmd;
 }
 
 kiln_result kq_finish(kq_context *c)
@@ -883,6 +982,8 @@ kiln_result kq_finish(kq_context *c)
         r = kq_wait_progress(q, c);
     if (t0)
         kq_trace_wait(q, KT_WAIT_FINISH, t0, 0);
+    uint32_t n = take_back_locked(c); /* completed work lets go of its resources */
     ks_unlock(q->dom);
+    drop_refs(c, n);
     return r;
 }

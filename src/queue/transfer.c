@@ -4,8 +4,8 @@
  *
  * The producer allocates and reclaims with no lock (u_threaded_context's
  * and Chromium's rings work the same way): only the context's own thread
- * moves head and tail, and a block's done flag in its header is the one
- * word another thread writes. */
+ * moves head and tail and touches the headers; a block's done flag, in an
+ * array of its own, is the one byte another thread writes. */
 #include "queue.h"
 #include "internal.h"
 
@@ -16,15 +16,24 @@
 kiln_result kq_transfer_init(kq_transfer *t, const kb_env *env, uint32_t size)
 {
     memset(t, 0, sizeof *t);
+    atomic_init(&t->peak, 0);
     t->size = size & ~(KQ_TBLOCK_ALIGN - 1);
+    t->nflags = t->size / KQ_TBLOCK_ALIGN; /* a block takes one unit at least */
     t->base = kb_alloc(env, t->size);
-    return t->base ? KILN_OK : KILN_E_OUT_OF_MEMORY;
+    t->done = kb_calloc(env, t->nflags);
+    if (!t->base || !t->done) {
+        kq_transfer_fini(t, env);
+        return KILN_E_OUT_OF_MEMORY;
+    }
+    return KILN_OK;
 }
 
 void kq_transfer_fini(kq_transfer *t, const kb_env *env)
 {
     kb_free(env, t->base, t->size);
+    kb_free(env, (void *)t->done, t->nflags);
     t->base = NULL;
+    t->done = NULL;
 }
 
 static kq_tblock *header(const kq_transfer *t, uint32_t off)
@@ -34,7 +43,7 @@ static kq_tblock *header(const kq_transfer *t, uint32_t off)
 
 void kq_transfer_done(kq_transfer *t, int64_t id)
 {
-    atomic_store_explicit(&header(t, (uint32_t)id)->done, 1, memory_order_release);
+    atomic_store_explicit(&t->done[id], 1, memory_order_release);
 }
 
 /* Frees the oldest blocks whose commands have completed. */
@@ -42,8 +51,9 @@ static void reclaim(kq_transfer *t)
 {
     while (t->used) {
         kq_tblock *b = header(t, t->tail);
-        if (!atomic_load_explicit(&b->done, memory_order_acquire))
+        if (!atomic_load_explicit(&t->done[b->flag], memory_order_acquire))
             break;
+        atomic_store_explicit(&t->done[b->flag], 0, memory_order_relaxed);
         t->used -= b->size;
         t->tail += b->size;
         if (t->tail == t->size)
@@ -51,14 +61,20 @@ static void reclaim(kq_transfer *t)
     }
 }
 
+/* Returns the block's flag. Flags are taken in allocation order and freed
+ * oldest first like the blocks, and there are as many as blocks can be
+ * live, so the next one is always free. */
 static uint32_t put_block(kq_transfer *t, uint32_t off, uint32_t n, unsigned done)
 {
     kq_tblock *b = header(t, off);
     b->size = n;
-    atomic_store_explicit(&b->done, done, memory_order_relaxed);
+    b->flag = t->next_flag;
+    t->next_flag = t->next_flag + 1 == t->nflags ? 0 : t->next_flag + 1;
+    if (done)
+        atomic_store_explicit(&t->done[b->flag], 1, memory_order_relaxed);
     t->used += n;
     t->head = off + n == t->size ? 0 : off + n;
-    return off;
+    return b->flag;
 }
 
 /* Finds room for a block of n bytes (a multiple of the alignment); returns
@@ -67,30 +83,23 @@ static uint32_t put_block(kq_transfer *t, uint32_t off, uint32_t n, unsigned don
  * cache, and writing them again costs the producer a cross-core
  * invalidation per line (on the 2-core machine: 64 KiB into just-read
  * memory 7-10 us, into memory last touched a ring ago 2.3 us). */
-static bool try_alloc(kq_transfer *t, uint32_t n, uint32_t *out_off)
+static bool try_alloc(kq_transfer *t, uint32_t n, uint32_t *out_off, uint32_t *out_flag)
 {
     if (t->used == 0) {
         if (t->size - t->head < n)
             t->head = 0;
         t->tail = t->head;
-        *out_off = put_block(t, t->head, n, 0);
-        return true;
-    }
-    if (t->head > t->tail) { /* live bytes in [tail, head) */
-        if (t->size - t->head >= n) {
-            *out_off = put_block(t, t->head, n, 0);
-            return true;
+    } else if (t->head > t->tail) { /* live bytes in [tail, head) */
+        if (t->size - t->head < n) {
+            if (t->tail < n)
+                return false;
+            put_block(t, t->head, t->size - t->head, 1); /* padding to the end */
         }
-        if (t->tail < n)
-            return false;
-        put_block(t, t->head, t->size - t->head, 1); /* padding to the end */
-        *out_off = put_block(t, 0, n, 0);
-        return true;
-    }
-    /* live bytes in [tail, size) and [0, head) */
-    if (t->tail - t->head < n)
+    } else if (t->tail - t->head < n) { /* live bytes in [tail, size) and [0, head) */
         return false;
-    *out_off = put_block(t, t->head, n, 0);
+    }
+    *out_off = t->head;
+    *out_flag = put_block(t, t->head, n, 0);
     return true;
 }
 
@@ -99,9 +108,13 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
     kq_device *q = c->dev;
     kq_transfer *t = &c->ring;
     uint32_t n = HDR + (uint32_t)KB_ALIGN_UP(size ? size : 1, KQ_TBLOCK_ALIGN);
-    uint32_t off;
-    reclaim(t);
-    if (!try_alloc(t, n, &off)) {
+    uint32_t off, flag;
+    /* Reclaim only when the block does not fit: a done flag was written by
+     * the core that ran its command, so reading it costs a cross-core
+     * miss. Read at every allocation, that was the largest part of an
+     * update's producer cost; read in a run when the ring runs out, 64
+     * flags come with each miss and the headers are the producer's own. */
+    if (!try_alloc(t, n, &off, &flag) && (reclaim(t), !try_alloc(t, n, &off, &flag))) {
         pthread_mutex_lock(&q->dom->mu);
         /* The batch must reach the scheduler before any wait: its blocks
          * free only once it runs. Completions set done flags under this
@@ -111,7 +124,7 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
         uint64_t t0 = q->trace ? kt_now() : 0;
         for (;;) {
             reclaim(t);
-            if (try_alloc(t, n, &off))
+            if (try_alloc(t, n, &off, &flag))
                 break;
             kiln_result r = kq_wait_progress(q, c);
             if (r != KILN_OK) {
@@ -122,16 +135,11 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
         kq_trace_wait(q, KT_WAIT_TRANSFER_FULL, t0, 0);
         ks_unlock(q->dom);
     }
-    cmd->block = off;
-    if (t->used > t->peak) {
-        t->peak = t->used;
-        uint64_t peak = atomic_load_explicit(&q->stats.transfer_peak, memory_order_relaxed);
-        while (t->used > peak &&
-               !atomic_compare_exchange_weak(&q->stats.transfer_peak, &peak, t->used)) {
-        }
-    }
-    atomic_fetch_add_explicit(&q->stats.bytes_uploaded, size, memory_order_relaxed);
-    atomic_fetch_add_explicit(&q->stats.upload_chunks, 1, memory_order_relaxed);
+    cmd->block = flag;
+    if (t->used > atomic_load_explicit(&t->peak, memory_order_relaxed))
+        atomic_store_explicit(&t->peak, t->used, memory_order_relaxed); /* one writer */
+    kq_count(&c->n_bytes_uploaded, size);
+    kq_count(&c->n_upload_chunks, 1);
     *out_ptr = t->base + off + HDR;
     return KILN_OK;
 }

@@ -109,11 +109,11 @@ typedef struct kres_slot {
 } kres_slot;
 
 /* Handle table: index (20 bits) + generation (12 bits); 0 is invalid.
- * Thread-safe (own mutex). Freed slots are reused oldest first; a slot is
+ * Thread-safe (own spinlock, held for a few dozen instructions). Freed slots are reused oldest first; a slot is
  * retired after its 4096th object, so a stale handle is always caught. The
  * table therefore admits about 2^32 objects over a device's life. */
 typedef struct kres_handles {
-    pthread_mutex_t mu;
+    atomic_bool busy;
     const kb_env *env;
     kres_slot *slots;
     uint32_t count, capacity;
