@@ -5,9 +5,13 @@
  *
  *     counter cnt = COUNTER_INIT;
  *     kiln_device_desc d = {.allocator = COUNTER_ALLOCATOR(&cnt)};
+ *
+ * or counter_device(&cnt, mode, threads, &result) for a device counted so.
  */
 #ifndef KILN_TEST_COUNT_ALLOC_H
 #define KILN_TEST_COUNT_ALLOC_H
+
+#include "kiln.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -51,6 +55,24 @@ static inline uint64_t counter_allocs(counter *c)
     uint64_t n = c->allocs;
     pthread_mutex_unlock(&c->mu);
     return n;
+}
+
+static inline size_t counter_live(counter *c)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->live;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+/* A device whose every allocation goes through c (NULL, with *r, when it
+ * cannot be created). */
+static inline kiln_device *counter_device(counter *c, kiln_exec_mode mode, uint32_t threads, kiln_result *r)
+{
+    kiln_device_desc d = {.exec_mode = mode, .num_threads = threads, .allocator = COUNTER_ALLOCATOR(c)};
+    kiln_device *dev = NULL;
+    *r = kiln_device_create(&d, &dev);
+    return dev;
 }
 
 static inline size_t counter_peak(counter *c)

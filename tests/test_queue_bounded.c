@@ -23,10 +23,9 @@ enum { NBUF = 4, BUF_SIZE = 4096, TEX = 64, TOTAL = 1000000, FIRST = 100000 };
 static void run(uint32_t threads)
 {
     counter cnt = COUNTER_INIT;
-    kiln_device_desc d = {.exec_mode = KILN_EXEC_ASYNC, .num_threads = threads,
-                          .allocator = COUNTER_ALLOCATOR(&cnt)};
-    kiln_device *dev = NULL;
-    CHECK_RESULT(kiln_device_create(&d, &dev), KILN_OK);
+    kiln_result dr;
+    kiln_device *dev = counter_device(&cnt, KILN_EXEC_ASYNC, threads, &dr);
+    CHECK_RESULT(dr, KILN_OK);
     if (!dev)
         return;
     kiln_context *ctx = kiln_device_immediate_context(dev);

@@ -20,21 +20,12 @@
 
 enum { BIG = 1 << 20, UPDATES = 3000 };
 
-static size_t live(counter *c)
-{
-    pthread_mutex_lock(&c->mu);
-    size_t n = c->live;
-    pthread_mutex_unlock(&c->mu);
-    return n;
-}
-
 static void run(kiln_exec_mode mode, uint32_t threads)
 {
     counter cnt = COUNTER_INIT;
-    kiln_device_desc d = {.exec_mode = mode, .num_threads = threads,
-                          .allocator = COUNTER_ALLOCATOR(&cnt)};
-    kiln_device *dev = NULL;
-    CHECK_RESULT(kiln_device_create(&d, &dev), KILN_OK);
+    kiln_result dr;
+    kiln_device *dev = counter_device(&cnt, mode, threads, &dr);
+    CHECK_RESULT(dr, KILN_OK);
     if (!dev)
         return;
     kiln_context *ctx = kiln_device_immediate_context(dev);
@@ -44,12 +35,12 @@ static void run(kiln_exec_mode mode, uint32_t threads)
     kiln_buffer_desc od = {64, KILN_USAGE_DEFAULT, KILN_BIND_VERTEX_BUFFER, 0};
     CHECK_RESULT(kiln_create_buffer(dev, &od, NULL, &other), KILN_OK);
     CHECK_RESULT(kiln_finish(ctx), KILN_OK);
-    size_t before = live(&cnt);
+    size_t before = counter_live(&cnt);
 
     kiln_buffer big;
     kiln_buffer_desc bd = {BIG, KILN_USAGE_DEFAULT, KILN_BIND_VERTEX_BUFFER, 0};
     CHECK_RESULT(kiln_create_buffer(dev, &bd, NULL, &big), KILN_OK);
-    CHECK(live(&cnt) >= before + BIG);
+    CHECK(counter_live(&cnt) >= before + BIG);
     uint8_t bytes[64];
     for (uint32_t i = 0; i < UPDATES; i++) {
         memset(bytes, (int)(i & 0xff), sizeof bytes);
@@ -69,10 +60,10 @@ static void run(kiln_exec_mode mode, uint32_t threads)
         memset(bytes, 7, sizeof bytes);
         CHECK_RESULT(kiln_update_subresource(ctx, kiln_buffer_resource(other), 0, NULL, bytes, 0, 0),
                      KILN_OK);
-        CHECK_EQ_INT(live(&cnt), before);
+        CHECK_EQ_INT(counter_live(&cnt), before);
     }
     CHECK_RESULT(kiln_finish(ctx), KILN_OK);
-    CHECK_EQ_INT(live(&cnt), before);
+    CHECK_EQ_INT(counter_live(&cnt), before);
 
     kiln_mapped_subresource m;
     CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(staging), 0, KILN_MAP_READ, 0, &m), KILN_OK);

@@ -96,10 +96,9 @@ static void unit(void)
 static void frames(void)
 {
     counter cnt = COUNTER_INIT;
-    kiln_device_desc d = {.exec_mode = KILN_EXEC_ASYNC, .num_threads = 2,
-                          .allocator = COUNTER_ALLOCATOR(&cnt)};
-    kiln_device *dev = NULL;
-    CHECK_RESULT(kiln_device_create(&d, &dev), KILN_OK);
+    kiln_result dr;
+    kiln_device *dev = counter_device(&cnt, KILN_EXEC_ASYNC, 2, &dr);
+    CHECK_RESULT(dr, KILN_OK);
     if (!dev)
         return;
     kiln_context *ctx = kiln_device_immediate_context(dev);
