@@ -31,6 +31,17 @@ typedef struct kr_fused_level {
     bool direct;           /* pairs read as 8 bytes (else texel by texel) */
 } kr_fused_level;
 
+/* kr_fused_shade_avx2's constants (in kr_drawx.shade_data), set by
+ * kr_shade_select: when `one`, slot 0 is a view of one RGBA8 / BGRA8
+ * level under a LINEAR, non-BORDER, non-anisotropic sampler whose level
+ * the AVX2 kernel reads (kiln_ps_sample's shortcut to
+ * kr_sample_rows_avx2), set up once here instead of per block; swap:
+ * a BGRA8 texture (bytes 0 and 2 to channels 2 and 0). */
+typedef struct kr_fused_shade {
+    kr_fused_level L;
+    int one, swap;
+} kr_fused_shade;
+
 /* A draw's constants (in kr_drawx.block_data), set by kr_block_select. */
 typedef struct kr_fused_draw {
     const kr_texture *t;

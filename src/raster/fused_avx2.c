@@ -452,10 +452,18 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
         _mm256_store_ps(u + 8 * h, uu);
         _mm256_store_ps(v + 8 * h, vv);
     }
-    /* kr_ps_texture, whose arguments kiln_ps_sample reads only the views of */
-    kiln_ps_args a = {.x = x, .y = y, .mask = mask, .front_facing = p->front, .textures = dx->tex,
-                      .user = s->ps_user, .primitive_id = p->prim_id};
-    kiln_ps_sample(&a, 0, 0, u, v, col);
+    /* kr_ps_texture, whose arguments kiln_ps_sample reads only the views
+     * of; for one level the kernel its shortcut would reach, with the
+     * level set up at draw time */
+    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
+    if (sd->one) {
+        float *o0 = col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK, *o2 = col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
+        kr_sample_rows_avx2(&sd->L, u, v, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
+    } else {
+        kiln_ps_args a = {.x = x, .y = y, .mask = mask, .front_facing = p->front, .textures = dx->tex,
+                          .user = s->ps_user, .primitive_id = p->prim_id};
+        kiln_ps_sample(&a, 0, 0, u, v, col);
+    }
     /* output()'s writes of target 0 */
     const kd_blend_rt *bl = &s->blend[0];
     bool bgra = fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM;

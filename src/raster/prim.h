@@ -52,6 +52,7 @@ typedef struct kr_drawx {
     kr_block_fn block;             /* specialized pixel path, or NULL */
     kr_shade_fn shade;             /* specialized whole-block shading, or NULL */
     _Alignas(16) unsigned char block_data[96]; /* its per-draw constants */
+    _Alignas(16) unsigned char shade_data[80]; /* shade's (kr_shade_select) */
 } kr_drawx;
 
 typedef enum kr_prim_kind { KR_TRI = 0, KR_LINE, KR_POINT } kr_prim_kind;
@@ -130,8 +131,9 @@ void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y,
 kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb);
 /* The specialized whole-block shading for a draw into `fb`, or NULL
  * (sample.c): today KILN_EFFECT_TEXTURE into an 8-bit RGBA / BGRA target
- * at the AVX2 level, under any blend, depth and stencil state. */
-kr_shade_fn kr_shade_select(const kr_drawx *dx, const kr_fb *fb);
+ * at the AVX2 level, under any blend, depth and stencil state; fills
+ * dx->shade_data for it. */
+kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb);
 /* It (fused_avx2.c). */
 bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y, uint32_t mask);
 

@@ -1899,7 +1899,9 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
     return kr_fused_block_sse2;
 }
 
-kr_shade_fn kr_shade_select(const kr_drawx *dx, const kr_fb *fb)
+_Static_assert(sizeof(kr_fused_shade) <= sizeof(((kr_drawx *)0)->shade_data), "shade_data too small");
+
+kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
 {
     /* KILN_EFFECT_TEXTURE's shader (kiln_ps_sample of varying 0's x, y
      * into output 0) with no discard, one output into an 8-bit RGBA /
@@ -1910,6 +1912,22 @@ kr_shade_fn kr_shade_select(const kr_drawx *dx, const kr_fb *fb)
         return NULL;
     if (fb->nrt < 1 || !fb->rt[0] || !is_rgba8(fb->rt_format[0]))
         return NULL;
+    kr_fused_shade *sd = (kr_fused_shade *)(void *)dx->shade_data;
+    memset(sd, 0, sizeof *sd);
+    /* kiln_ps_sample's shortcut, decided once: its conditions, then
+     * rgba8_level's for the AVX2 kernel */
+    const kr_texture *t = dx->tex ? &dx->tex->tex[0] : NULL;
+    const kd_sampler *sm = dx->tex ? dx->tex->samp[0] : NULL;
+    if (t && t->quick && sm && sm->min_filter == KILN_FILTER_LINEAR && sm->mag_filter == KILN_FILTER_LINEAR &&
+        sm->max_aniso <= 1 && sm->address_u != KILN_ADDRESS_BORDER && sm->address_v != KILN_ADDRESS_BORDER) {
+        level L;
+        set_level(&L, t->data, &t->subs[t->first_mip + t->slice * t->res_mip_levels]);
+        if (level_avx2(&L, sm->address_u, sm->address_v)) {
+            fused_level_init(&sd->L, &L, sm->address_u, sm->address_v);
+            sd->one = 1;
+            sd->swap = t->format == KILN_FORMAT_B8G8R8A8_UNORM;
+        }
+    }
     return kr_fused_shade_avx2;
 }
 
@@ -1922,7 +1940,7 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
     return NULL;
 }
 
-kr_shade_fn kr_shade_select(const kr_drawx *dx, const kr_fb *fb)
+kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
 {
     (void)dx;
     (void)fb;
