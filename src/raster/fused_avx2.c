@@ -438,20 +438,11 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
         return false;
     const kr_drawx *dx = p->dx;
     const kd_state *s = dx->s;
-    /* varying 0's x and y as interpolate leaves them (uv8: its operations
-     * lane by lane), the other components unread */
-    __m256 fx = _mm256_sub_ps(
-        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),
-                                                          _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
-                      _mm256_set1_ps(0.5f)),
-        _mm256_set1_ps(p->ox));
-    _Alignas(32) float u[KILN_PS_BLOCK], v[KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
-    for (int h = 0; h < 2; h++) {
-        __m256 uu, vv;
-        uv8(p, fx, y, 2 * h, &uu, &vv);
-        _mm256_store_ps(u + 8 * h, uu);
-        _mm256_store_ps(v + 8 * h, vv);
-    }
+    /* varying 0's x and y as shade_block interpolates them, the other
+     * components unread */
+    _Alignas(32) float uv[2 * KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
+    kr_interpolate_avx2(p, x, y, 2, uv);
+    const float *u = uv, *v = uv + KILN_PS_BLOCK;
     /* kr_ps_texture, whose arguments kiln_ps_sample reads only the views
      * of; for one level the kernel its shortcut would reach, with the
      * level set up at draw time */

@@ -108,7 +108,7 @@ static inline v8 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend_
  * component at the 16 pixel centers, two rows per vector, interpolate's
  * operations lane by lane ((a0 + a1 * fx) + a2 * fy, times 1 / q, q the
  * 1/w plane or, for equal w at the vertices, its constant). */
-void kr_interpolate_avx2(const kr_prim *p, int x, int y, float *vary)
+void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, float *vary)
 {
     const __m256 fx = _mm256_sub_ps(
         _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),
@@ -128,7 +128,6 @@ void kr_interpolate_avx2(const kr_prim *p, int x, int y, float *vary)
             w[h] = _mm256_div_ps(v8_set1(1.0f), _mm256_add_ps(_mm256_add_ps(v8_set1(q0), _mm256_mul_ps(v8_set1(q1), fx)),
                                                               _mm256_mul_ps(v8_set1(q2), fy[h])));
     }
-    uint32_t ncomp = p->dx->nvary * 4;
     for (uint32_t k = 0; k < ncomp; k++) {
         const float *a = p->attr + 3 * k;
         const __m256 a01 = _mm256_add_ps(v8_set1(a[0]), _mm256_mul_ps(v8_set1(a[1]), fx));

@@ -119,8 +119,9 @@ void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base,
                          bool bgra, int x, int y, const float *col, uint32_t mask);
 void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
 /* tile.c's interpolate of a triangle's block, two rows per vector, the
- * same floats (pixel_avx2.c; only when kr_drawx.wide). */
-void kr_interpolate_avx2(const kr_prim *p, int x, int y, float *vary);
+ * same floats, for the first ncomp varying components (pixel_avx2.c;
+ * only when kr_drawx.wide). */
+void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, float *vary);
 /* The same without blending, all channels written (tile.c's output_rgba8,
  * the same bytes). */
 void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,

@@ -967,6 +967,19 @@ static inline void set_level(level *L, const uint8_t *data, const kres_subresour
     L->fh = (float)sub->height;
 }
 
+/* kiln_ps_sample's shortcut: whether view t under sampler s (NULL: an
+ * empty slot, which takes the general checks) is one RGBA8 / BGRA8 level
+ * (kr_texture.quick) under a LINEAR, non-BORDER, non-anisotropic
+ * sampler, which rgba8_level reads; that level in *L. */
+static inline int quick_level(const kr_texture *t, const kd_sampler *s, level *L)
+{
+    if (!t || !t->quick || !s || s->min_filter != KILN_FILTER_LINEAR || s->mag_filter != KILN_FILTER_LINEAR ||
+        s->max_aniso > 1 || s->address_u == KILN_ADDRESS_BORDER || s->address_v == KILN_ADDRESS_BORDER)
+        return 0;
+    set_level(L, t->data, &t->subs[t->first_mip + t->slice * t->res_mip_levels]);
+    return 1;
+}
+
 /* Each pixel's plan: its quad's. */
 static const kr_lod_plan *const *kr_lod_plans(const kr_lod_plan qp[4], const kr_lod_plan *pp[BLOCK])
 {
@@ -1161,20 +1174,14 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
     const kr_texture *t = NULL;
     if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
         t = &a->textures->tex[srv_slot];
-    if (t && t->quick && sampler_slot < KILN_MAX_SAMPLERS && a->textures->samp[sampler_slot]) {
-        /* The common case first: what the checks below reach for one
-         * RGBA8 / BGRA8 level under a LINEAR, non-BORDER, non-anisotropic
-         * sampler (nl == 1, min == mag == LINEAR), with fewer of them. */
-        const kd_sampler *s = a->textures->samp[sampler_slot];
-        if (s->min_filter == KILN_FILTER_LINEAR && s->mag_filter == KILN_FILTER_LINEAR &&
-            s->max_aniso <= 1 && s->address_u != KILN_ADDRESS_BORDER &&
-            s->address_v != KILN_ADDRESS_BORDER) {
-            level L;
-            set_level(&L, t->data, &t->subs[t->first_mip + t->slice * t->res_mip_levels]);
-            rgba8_level(&L, u, v, s->address_u, s->address_v,
-                        t->format == KILN_FORMAT_B8G8R8A8_UNORM, rgba);
-            return;
-        }
+    /* The common case first: what the checks below reach for one RGBA8 /
+     * BGRA8 level under a LINEAR sampler (nl == 1, min == mag == LINEAR),
+     * with fewer of them. */
+    const kd_sampler *qs = t && sampler_slot < KILN_MAX_SAMPLERS ? a->textures->samp[sampler_slot] : NULL;
+    level QL;
+    if (quick_level(t, qs, &QL)) {
+        rgba8_level(&QL, u, v, qs->address_u, qs->address_v, t->format == KILN_FORMAT_B8G8R8A8_UNORM, rgba);
+        return;
     }
     if (t && kr_kind_view(t)) { /* 1D, 3D, cube: sample_kinds.c */
         kiln_ps_sample_uvw(a, srv_slot, sampler_slot, u, v, NULL, rgba);
@@ -1918,15 +1925,11 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
      * rgba8_level's for the AVX2 kernel */
     const kr_texture *t = dx->tex ? &dx->tex->tex[0] : NULL;
     const kd_sampler *sm = dx->tex ? dx->tex->samp[0] : NULL;
-    if (t && t->quick && sm && sm->min_filter == KILN_FILTER_LINEAR && sm->mag_filter == KILN_FILTER_LINEAR &&
-        sm->max_aniso <= 1 && sm->address_u != KILN_ADDRESS_BORDER && sm->address_v != KILN_ADDRESS_BORDER) {
-        level L;
-        set_level(&L, t->data, &t->subs[t->first_mip + t->slice * t->res_mip_levels]);
-        if (level_avx2(&L, sm->address_u, sm->address_v)) {
-            fused_level_init(&sd->L, &L, sm->address_u, sm->address_v);
-            sd->one = 1;
-            sd->swap = t->format == KILN_FORMAT_B8G8R8A8_UNORM;
-        }
+    level L;
+    if (quick_level(t, sm, &L) && level_avx2(&L, sm->address_u, sm->address_v)) {
+        fused_level_init(&sd->L, &L, sm->address_u, sm->address_v);
+        sd->one = 1;
+        sd->swap = t->format == KILN_FORMAT_B8G8R8A8_UNORM;
     }
     return kr_fused_shade_avx2;
 }

@@ -904,7 +904,7 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
 #if KR_EFFECTS_X86
     if (dx->wide && p->kind == KR_TRI)
-        kr_interpolate_avx2(p, x, y, vary);
+        kr_interpolate_avx2(p, x, y, dx->nvary * 4, vary);
     else
 #endif
         interpolate(p, fx, fy, vary);
