@@ -6,6 +6,7 @@
  */
 #include "harness.h"
 #include "raster/raster.h"
+#include "raster/effects.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -428,6 +429,90 @@ static void test_rgba8_kernel_matches_general_path(void)
     sample(&y, &gen, u, v, b);
     CHECK(memcmp(a, b, sizeof a) == 0);
     tex_free(&y);
+}
+
+/* kr_textures_prepare (the levels a draw sets up once for kiln_ps_sample's
+ * shortcut) gives the bits of the same set never prepared, for every
+ * view slot and sampler slot pair: views of one or two RGBA8 / BGRA8
+ * levels, 1 to 64 texels a side, under samplers of every address mode
+ * (anisotropic and POINT ones too), coordinates across WRAP seams and
+ * past the edges; at each SIMD level, where only AVX2 prepares. */
+static void test_prepared_slots_match_unprepared(void)
+{
+    static const uint32_t sizes[] = {1, 2, 3, 4, 7, 8, 16, 31, 32, 64};
+    static const kiln_address modes[] = {KILN_ADDRESS_WRAP,   KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP,
+                                         KILN_ADDRESS_CLAMP,  KILN_ADDRESS_MIRROR, KILN_ADDRESS_BORDER};
+    const kr_simd initial = kr_effects_active_level();
+    const kr_simd levels[] = {KR_SIMD_SSE2, KR_SIMD_AVX2};
+    th_rng rng = {0x5DEECE66Dull};
+    for (int l = 0; l < 2; l++) {
+        if (!kr_effects_kernels(levels[l]))
+            continue;
+        CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
+        int differ = 0, engaged = 0, calls = 0, cleared = 1;
+        for (int round = 0; round < 60; round++) {
+            tex x[KR_PREPARED];
+            kd_sampler sm[KR_PREPARED + 1];
+            struct kiln_ps_textures pt, pp;
+            memset(&pt, 0, sizeof pt);
+            for (int i = 0; i < KR_PREPARED; i++) {
+                kiln_format f = th_below(&rng, 2) ? KILN_FORMAT_B8G8R8A8_UNORM : KILN_FORMAT_R8G8B8A8_UNORM;
+                uint32_t w = sizes[th_below(&rng, 10)], h = sizes[th_below(&rng, 10)];
+                tex_init(&x[i], f, w, h, th_below(&rng, 4) ? 1 : 2, 1);
+                for (uint32_t m = 0; m < x[i].t.num_mips; m++)
+                    for (uint32_t py = 0; py < x[i].subs[m].height; py++)
+                        for (uint32_t px = 0; px < x[i].subs[m].width; px++)
+                            for (int c = 0; c < 4; c++)
+                                texel(&x[i], m, 0, px, py)[c] = (uint8_t)th_below(&rng, 256);
+                x[i].t.dim = KILN_SRV_DIMENSION_TEXTURE2D;
+                x[i].t.quick = kr_texture_quick(&x[i].t);
+                pt.tex[i] = x[i].t;
+            }
+            for (int j = 0; j <= KR_PREPARED; j++) {
+                uint32_t k = th_below(&rng, 8);
+                kiln_filter mag = k == 0 ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
+                sm[j] = make_sampler(KILN_FILTER_LINEAR, mag, KILN_FILTER_LINEAR, modes[th_below(&rng, 6)],
+                                     modes[th_below(&rng, 6)]);
+                if (k == 1) /* anisotropic: LINEAR filters, max_aniso 4 */
+                    sm[j].max_aniso = 4;
+                pt.samp[j] = &sm[j];
+            }
+            pp = pt;
+            kr_textures_prepare(&pp);
+            for (int i = 0; i < KR_PREPARED; i++) {
+                cleared &= levels[l] == KR_SIMD_AVX2 || pp.prep_sampler[i] == 0;
+                for (uint32_t j = 0; j <= KR_PREPARED; j++) {
+                    float u[16], v[16], a[64], b[64];
+                    for (int p = 0; p < 16; p++) {
+                        u[p] = -1.5f + (float)th_below(&rng, 40000) / 10000.0f;
+                        v[p] = -1.5f + (float)th_below(&rng, 40000) / 10000.0f;
+                    }
+                    kiln_ps_args a0, a1;
+                    memset(&a0, 0, sizeof a0);
+                    a0.mask = 0xffffu;
+                    a1 = a0;
+                    a0.textures = &pt;
+                    a1.textures = &pp;
+                    kiln_ps_sample(&a0, (uint32_t)i, j, u, v, a);
+                    kiln_ps_sample(&a1, (uint32_t)i, j, u, v, b);
+                    differ += memcmp(a, b, sizeof a) != 0;
+                    engaged += pp.prep_sampler[i] == j + 1;
+                    calls++;
+                }
+            }
+            for (int i = 0; i < KR_PREPARED; i++)
+                tex_free(&x[i]);
+        }
+        CHECK(differ == 0);
+        CHECK(cleared);
+        /* at AVX2 the prepared levels were taken often enough to count
+         * (at most one sampler slot in five is the one prepared) */
+        CHECK(levels[l] != KR_SIMD_AVX2 || engaged > calls / 20);
+        if (differ || (levels[l] == KR_SIMD_AVX2 && engaged <= calls / 20))
+            fprintf(stderr, "    %s: %d of %d calls differ, %d took a prepared level\n",
+                    levels[l] == KR_SIMD_AVX2 ? "avx2" : "sse2", differ, calls, engaged);
+    }
+    CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
 }
 
 /* ---- mip selection ---- */
@@ -1324,6 +1409,7 @@ int main(void)
     test_bilinear_address_modes();
     test_rgba8_kernel_address_modes();
     test_rgba8_kernel_matches_general_path();
+    test_prepared_slots_match_unprepared();
     test_trilinear_blends_by_lod_fraction();
     test_mip_point_rounds();
     test_lod_bias_and_clamp();

@@ -87,6 +87,7 @@ static void build_textures(const kd_sampler *samp, kres_view *const *srv, kres_s
     }
     for (int i = 0; i < KILN_MAX_SAMPLERS; i++)
         t->samp[i] = &samp[i];
+    kr_textures_prepare(t);
 }
 
 /* The textures of a draw context: those of `prev` (the last context that

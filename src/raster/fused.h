@@ -12,30 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A level as the AVX2 kernels read it: CLAMP or WRAP on a power-of-two
- * axis (kr_fused_level_ok). Read directly (sample.c's lvk, in plain C)
- * when both axes have at least 2 texels and rows are under 32 KiB: a
- * pixel's texel pairs as two 8-byte reads. Otherwise, and for the pixels
- * of a block whose pair wraps around a WRAP axis, texel by texel: each
- * index masked (WRAP) and clamped to [0, size - 1], which is address()'s
- * texel for these modes. */
-typedef struct kr_fused_level {
-    const uint8_t *base;   /* row 0 */
-    size_t pitch;
-    float fw, fh;          /* size in texels */
-    int32_t mx, my;        /* applied to the start index: -1 (CLAMP) or size - 1 (WRAP) */
-    int16_t hx, hy;        /* the largest start index per axis */
-    int16_t sx, sy;        /* WRAP: size - 1, where the pair wraps; -1 elsewhere */
-    int32_t lx, ly;        /* size - 1: the last texel per axis */
-    bool clamp2;           /* both axes CLAMP */
-    bool direct;           /* pairs read as 8 bytes (else texel by texel) */
-} kr_fused_level;
+/* kr_fused_level (a level as the AVX2 kernels read it) is in raster.h:
+ * kiln_ps_textures keeps prepared ones. */
 
 /* kr_fused_shade_avx2's constants (in kr_drawx.shade_data), set by
  * kr_shade_select: when `one`, slot 0 is a view of one RGBA8 / BGRA8
  * level under a LINEAR, non-BORDER, non-anisotropic sampler whose level
  * the AVX2 kernel reads (kiln_ps_sample's shortcut to
- * kr_sample_rows_avx2), set up once here instead of per block; swap:
+ * kr_sample_rows_avx2) under sampler 0, and L is the level the draw's
+ * views prepared (kiln_ps_textures.prep[0]); swap:
  * a BGRA8 texture (bytes 0 and 2 to channels 2 and 0). */
 typedef struct kr_fused_shade {
     kr_fused_level L;

@@ -84,10 +84,44 @@ int kr_format_sampleable(kiln_format f);
 int kr_compare(kiln_compare f, float ref, float texel);
 const struct kd_sampler *kr_default_sampler(void);
 
+/* A level as the AVX2 kernels read it: CLAMP or WRAP on a power-of-two
+ * axis (kr_fused_level_ok). Read directly (sample.c's lvk, in plain C)
+ * when both axes have at least 2 texels and rows are under 32 KiB: a
+ * pixel's texel pairs as two 8-byte reads. Otherwise, and for the pixels
+ * of a block whose pair wraps around a WRAP axis, texel by texel: each
+ * index masked (WRAP) and clamped to [0, size - 1], which is address()'s
+ * texel for these modes. */
+typedef struct kr_fused_level {
+    const uint8_t *base;   /* row 0 */
+    size_t pitch;
+    float fw, fh;          /* size in texels */
+    int32_t mx, my;        /* applied to the start index: -1 (CLAMP) or size - 1 (WRAP) */
+    int16_t hx, hy;        /* the largest start index per axis */
+    int16_t sx, sy;        /* WRAP: size - 1, where the pair wraps; -1 elsewhere */
+    int32_t lx, ly;        /* size - 1: the last texel per axis */
+    bool clamp2;           /* both axes CLAMP */
+    bool direct;           /* pairs read as 8 bytes (else texel by texel) */
+} kr_fused_level;
+
+/* kiln_ps_sample's prepared shortcut: views in slots below KR_PREPARED
+ * that are one RGBA8 / BGRA8 level under a LINEAR, non-BORDER,
+ * non-anisotropic sampler whose level the AVX2 kernel reads (the sampler
+ * of the same slot, else slot 0's) have that level set up once per draw
+ * (kr_textures_prepare) instead of at every call. */
+#define KR_PREPARED 4
+
 struct kiln_ps_textures {
     kr_texture tex[KILN_MAX_SHADER_RESOURCES];
     const kd_sampler *samp[KILN_MAX_SAMPLERS]; /* NULL: the default sampler */
+    uint8_t prep_sampler[KR_PREPARED];         /* the sampler slot + 1 prepared for; 0: none */
+    kr_fused_level prep[KR_PREPARED];
 };
+
+/* Fills prep_sampler and prep of a set whose tex and samp are filled in,
+ * when the chosen SIMD level is AVX2 (else clears prep_sampler). A set
+ * zeroed and never prepared takes kiln_ps_sample's other paths, with the
+ * same results. */
+void kr_textures_prepare(struct kiln_ps_textures *t);
 
 /* Reads texel (x, y) of mip `level` (absolute) as RGBA float. */
 void kr_texel_fetch(const kr_texture *t, uint32_t level, uint32_t x, uint32_t y, float rgba[4]);

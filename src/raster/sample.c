@@ -1177,6 +1177,13 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
     /* The common case first: what the checks below reach for one RGBA8 /
      * BGRA8 level under a LINEAR sampler (nl == 1, min == mag == LINEAR),
      * with fewer of them. */
+    if (t && srv_slot < KR_PREPARED && a->textures->prep_sampler[srv_slot] == sampler_slot + 1) {
+        /* the level set up by kr_textures_prepare for this sampler */
+        int swap = t->format == KILN_FORMAT_B8G8R8A8_UNORM;
+        kr_sample_rows_avx2(&a->textures->prep[srv_slot], u, v, rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK,
+                            rgba + (swap ? 0 : 2) * BLOCK, rgba + 3 * BLOCK);
+        return;
+    }
     const kd_sampler *qs = t && sampler_slot < KILN_MAX_SAMPLERS ? a->textures->samp[sampler_slot] : NULL;
     level QL;
     if (quick_level(t, qs, &QL)) {
@@ -1906,6 +1913,30 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
     return kr_fused_block_sse2;
 }
 
+void kr_textures_prepare(struct kiln_ps_textures *t)
+{
+    memset(t->prep_sampler, 0, sizeof t->prep_sampler);
+    if (kr_effects_active_level() != KR_SIMD_AVX2)
+        return;
+    for (uint32_t i = 0; i < KR_PREPARED; i++) {
+        /* the sampler of the same slot, else slot 0's (both: what
+         * kiln_ps_sample's shortcut and rgba8_level take) */
+        for (uint32_t j = i; ; j = 0) {
+            const kd_sampler *sm = t->samp[j];
+            level L;
+            if (quick_level(&t->tex[i], sm, &L) && level_avx2(&L, sm->address_u, sm->address_v)) {
+                fused_level_init(&t->prep[i], &L, sm->address_u, sm->address_v);
+                t->prep_sampler[i] = (uint8_t)(j + 1);
+                break;
+            }
+            if (j == 0)
+                break;
+        }
+    }
+}
+
+_Static_assert(KR_PREPARED <= KILN_MAX_SAMPLERS && KR_PREPARED <= KILN_MAX_SHADER_RESOURCES,
+               "prepared slots are both a view's and a sampler's");
 _Static_assert(sizeof(kr_fused_shade) <= sizeof(((kr_drawx *)0)->shade_data), "shade_data too small");
 
 kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
@@ -1921,20 +1952,22 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
         return NULL;
     kr_fused_shade *sd = (kr_fused_shade *)(void *)dx->shade_data;
     memset(sd, 0, sizeof *sd);
-    /* kiln_ps_sample's shortcut, decided once: its conditions, then
-     * rgba8_level's for the AVX2 kernel */
-    const kr_texture *t = dx->tex ? &dx->tex->tex[0] : NULL;
-    const kd_sampler *sm = dx->tex ? dx->tex->samp[0] : NULL;
-    level L;
-    if (quick_level(t, sm, &L) && level_avx2(&L, sm->address_u, sm->address_v)) {
-        fused_level_init(&sd->L, &L, sm->address_u, sm->address_v);
+    /* kiln_ps_sample's shortcut for slot 0 and sampler 0, as the draw's
+     * views prepared it (kr_textures_prepare) */
+    if (dx->tex && dx->tex->prep_sampler[0] == 1) {
+        sd->L = dx->tex->prep[0];
         sd->one = 1;
-        sd->swap = t->format == KILN_FORMAT_B8G8R8A8_UNORM;
+        sd->swap = dx->tex->tex[0].format == KILN_FORMAT_B8G8R8A8_UNORM;
     }
     return kr_fused_shade_avx2;
 }
 
 #else
+
+void kr_textures_prepare(struct kiln_ps_textures *t)
+{
+    memset(t->prep_sampler, 0, sizeof t->prep_sampler); /* no AVX2 kernel here */
+}
 
 kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
 {
