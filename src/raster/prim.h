@@ -48,6 +48,10 @@ typedef struct kr_drawx {
     uint32_t out_stride;           /* floats per shaded vertex */
     bool early_z;
     bool wide;                     /* the AVX2 level is chosen: pixel_avx2.c */
+    uint8_t out1;                  /* shade_block's output, chosen per draw
+                                      (kr_output_select): 0 output(), 1
+                                      kr_store_rgba8_avx2, 2 kr_blend_rgba8_avx2
+                                      of target 0, 3 nothing written */
     float depth_r;                 /* depth bias unit of the depth format */
     kr_block_fn block;             /* specialized pixel path, or NULL */
     kr_shade_fn shade;             /* specialized whole-block shading, or NULL */
@@ -126,6 +130,11 @@ void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, float *
  * the same bytes). */
 void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,
                          uint32_t mask);
+
+/* kr_drawx.out1 for a draw into `fb` (tile.c): what output() does for
+ * every block of it, when that is one call of pixel_avx2.c on target 0
+ * (or none), chosen once. */
+uint8_t kr_output_select(const kr_drawx *dx, const kr_fb *fb);
 
 /* The specialized pixel path for a draw into `fb`, or NULL when the
  * draw's state has none (sample.c); fills dx->block_data for it. */

@@ -1168,8 +1168,10 @@ static int sample_quads_aniso(const kr_texture *t, const kd_sampler *s, const fl
     return 1;
 }
 
-KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
-                             const float *u, const float *v, float *rgba)
+/* kiln_ps_sample but for a prepared level (kr_textures_prepare); on its
+ * own so that the prepared call does not pay this one's frame. */
+KR_NOINLINE void sample_block(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
+                              const float *u, const float *v, float *rgba)
 {
     const kr_texture *t = NULL;
     if (a && a->textures && srv_slot < KILN_MAX_SHADER_RESOURCES)
@@ -1177,13 +1179,6 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
     /* The common case first: what the checks below reach for one RGBA8 /
      * BGRA8 level under a LINEAR sampler (nl == 1, min == mag == LINEAR),
      * with fewer of them. */
-    if (t && srv_slot < KR_PREPARED && a->textures->prep_sampler[srv_slot] == sampler_slot + 1) {
-        /* the level set up by kr_textures_prepare for this sampler */
-        int swap = t->format == KILN_FORMAT_B8G8R8A8_UNORM;
-        kr_sample_rows_avx2(&a->textures->prep[srv_slot], u, v, rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK,
-                            rgba + (swap ? 0 : 2) * BLOCK, rgba + 3 * BLOCK);
-        return;
-    }
     const kd_sampler *qs = t && sampler_slot < KILN_MAX_SAMPLERS ? a->textures->samp[sampler_slot] : NULL;
     level QL;
     if (quick_level(t, qs, &QL)) {
@@ -1251,6 +1246,22 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
         return;
     }
     sample_general(t, s, kr_lod_plans(qp, pp), lv, u, v, rgba);
+}
+
+KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
+                             const float *u, const float *v, float *rgba)
+{
+#if KR_EFFECTS_X86
+    const struct kiln_ps_textures *ts = a ? a->textures : NULL;
+    if (ts && srv_slot < KR_PREPARED && ts->prep_sampler[srv_slot] == sampler_slot + 1) {
+        /* the level set up by kr_textures_prepare for this sampler */
+        int swap = ts->tex[srv_slot].format == KILN_FORMAT_B8G8R8A8_UNORM;
+        kr_sample_rows_avx2(&ts->prep[srv_slot], u, v, rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK,
+                            rgba + (swap ? 0 : 2) * BLOCK, rgba + 3 * BLOCK);
+        return;
+    }
+#endif
+    sample_block(a, srv_slot, sampler_slot, u, v, rgba);
 }
 
 /* ---- SampleLevel, SampleBias, SampleGrad: a LOD per pixel ---- */

@@ -387,8 +387,10 @@ static inline uint8_t unorm8(float v)
  * are converted a row of four at a time from the structure-of-arrays
  * input into packed words (unorm8's clamp and rounding), then stored under
  * the mask. */
-static void output_rgba8(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,
-                         uint32_t mask)
+/* (Not inlined, nor is output_rgba8_blend: output() stays small for its
+ * AVX2 calls.) */
+static __attribute__((noinline)) void output_rgba8(uint8_t *base, uint32_t pitch, bool bgra, int x, int y,
+                                                   const float *col, uint32_t mask)
 {
     const float *r = col + (bgra ? 2 : 0) * B, *g = col + B, *b = col + (bgra ? 0 : 2) * B, *a = col + 3 * B;
     const v4 zero = v4_set1(0.0f), one = v4_set1(1.0f);
@@ -562,9 +564,9 @@ static inline v4 blend_known(int kind, v4 s, v4 d, v4 sa)
 
 /* An 8-bit RGBA or BGRA target with blending or a partial write mask:
  * output()'s per-pixel loop, a row of four pixels at a time. */
-static void output_rgba8_blend(const kd_blend_rt *bl, const float k[4], uint8_t *base,
-                               uint32_t pitch, bool bgra, int x, int y, const float *col,
-                               uint32_t mask)
+static __attribute__((noinline)) void output_rgba8_blend(const kd_blend_rt *bl, const float k[4],
+                                                         uint8_t *base, uint32_t pitch, bool bgra, int x,
+                                                         int y, const float *col, uint32_t mask)
 {
     /* channel c lives in byte pos[c] of a pixel's word */
     const int pos[4] = {bgra ? 2 : 0, 1, bgra ? 0 : 2, 3};
@@ -626,6 +628,65 @@ static void output_rgba8_blend(const kd_blend_rt *bl, const float k[4], uint8_t 
 }
 
 
+/* output() for target r of a format other than RGBA8 / BGRA8: pixel by
+ * pixel, in a function of its own so that output()'s common cases keep a
+ * small frame. */
+static __attribute__((noinline)) void output_px(const kd_state *s, const kd_blend_rt *bl, kiln_format f,
+                                                const kr_fb *fb, uint32_t r, int x, int y,
+                                                const float *color, uint32_t mask)
+{
+    uint32_t bpp = kres_format(f)->size;
+    bool unorm = kres_format_unorm(f), snorm = f == KILN_FORMAT_R8G8B8A8_SNORM;
+    bool blend = bl->enable && !kres_format_integer(f); /* D3D10 blends no integers */
+    for (uint32_t i = 0; i < B; i++) {
+        if (!(mask >> i & 1))
+            continue;
+        uint8_t *px = fb->rt[r] + (size_t)(y + (int)(i >> 2)) * fb->rt_pitch[r] +
+                      (size_t)(x + (int)(i & 3)) * bpp;
+        float src[4], out[4];
+        for (int c = 0; c < 4; c++)
+            src[c] = color[(r * 4 + c) * B + i];
+        if (blend) {
+            float dst[4];
+            load_dst(f, px, dst);
+            if (unorm) /* UNORM targets blend with sources clamped to [0, 1] */
+                for (int c = 0; c < 4; c++)
+                    src[c] = src[c] < 0.0f ? 0.0f : src[c] > 1.0f ? 1.0f : src[c];
+            if (snorm) /* and SNORM ones to [-1, 1] */
+                for (int c = 0; c < 4; c++)
+                    src[c] = src[c] < -1.0f ? -1.0f : src[c] > 1.0f ? 1.0f : src[c];
+            /* D3D10: MIN and MAX ignore the blend factors. */
+            bool mm = bl->op == KILN_BLEND_OP_MIN || bl->op == KILN_BLEND_OP_MAX;
+            bool mma = bl->op_a == KILN_BLEND_OP_MIN || bl->op_a == KILN_BLEND_OP_MAX;
+            for (int c = 0; c < 3; c++)
+                out[c] = mm ? blend_op(bl->op, src[c], dst[c])
+                            : blend_op(bl->op, src[c] * factor(bl->src, c, src, dst, s->blend_factor),
+                                       dst[c] * factor(bl->dst, c, src, dst, s->blend_factor));
+            out[3] = mma ? blend_op(bl->op_a, src[3], dst[3])
+                         : blend_op(bl->op_a, src[3] * factor(bl->src_a, 3, src, dst, s->blend_factor),
+                                    dst[3] * factor(bl->dst_a, 3, src, dst, s->blend_factor));
+        } else {
+            memcpy(out, src, sizeof out);
+        }
+        store_px(f, px, out, bl->write_mask);
+    }
+}
+
+uint8_t kr_output_select(const kr_drawx *dx, const kr_fb *fb)
+{
+    const kd_state *s = dx->s;
+    uint32_t n = fb->nrt < s->ps_outputs ? fb->nrt : s->ps_outputs;
+    if (n == 0)
+        return 3;
+    kiln_format f = fb->rt_format[0];
+    if (n != 1 || !dx->wide || (f != KILN_FORMAT_R8G8B8A8_UNORM && f != KILN_FORMAT_B8G8R8A8_UNORM))
+        return 0;
+    /* output()'s loop for one target */
+    if (!fb->rt[0] || !s->blend[0].write_mask)
+        return 3;
+    return !s->blend[0].enable && s->blend[0].write_mask == 15u ? 1 : 2;
+}
+
 static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float *color, uint32_t mask)
 {
     const kd_state *s = p->dx->s;
@@ -661,41 +722,7 @@ static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float 
                                f == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color + r * 4 * B, mask);
             continue;
         }
-        uint32_t bpp = kres_format(f)->size;
-        bool unorm = kres_format_unorm(f), snorm = f == KILN_FORMAT_R8G8B8A8_SNORM;
-        bool blend = bl->enable && !kres_format_integer(f); /* D3D10 blends no integers */
-        for (uint32_t i = 0; i < B; i++) {
-            if (!(mask >> i & 1))
-                continue;
-            uint8_t *px = fb->rt[r] + (size_t)(y + (int)(i >> 2)) * fb->rt_pitch[r] +
-                          (size_t)(x + (int)(i & 3)) * bpp;
-            float src[4], out[4];
-            for (int c = 0; c < 4; c++)
-                src[c] = color[(r * 4 + c) * B + i];
-            if (blend) {
-                float dst[4];
-                load_dst(f, px, dst);
-                if (unorm) /* UNORM targets blend with sources clamped to [0, 1] */
-                    for (int c = 0; c < 4; c++)
-                        src[c] = src[c] < 0.0f ? 0.0f : src[c] > 1.0f ? 1.0f : src[c];
-                if (snorm) /* and SNORM ones to [-1, 1] */
-                    for (int c = 0; c < 4; c++)
-                        src[c] = src[c] < -1.0f ? -1.0f : src[c] > 1.0f ? 1.0f : src[c];
-                /* D3D10: MIN and MAX ignore the blend factors. */
-                bool mm = bl->op == KILN_BLEND_OP_MIN || bl->op == KILN_BLEND_OP_MAX;
-                bool mma = bl->op_a == KILN_BLEND_OP_MIN || bl->op_a == KILN_BLEND_OP_MAX;
-                for (int c = 0; c < 3; c++)
-                    out[c] = mm ? blend_op(bl->op, src[c], dst[c])
-                                : blend_op(bl->op, src[c] * factor(bl->src, c, src, dst, s->blend_factor),
-                                           dst[c] * factor(bl->dst, c, src, dst, s->blend_factor));
-                out[3] = mma ? blend_op(bl->op_a, src[3], dst[3])
-                             : blend_op(bl->op_a, src[3] * factor(bl->src_a, 3, src, dst, s->blend_factor),
-                                        dst[3] * factor(bl->dst_a, 3, src, dst, s->blend_factor));
-            } else {
-                memcpy(out, src, sizeof out);
-            }
-            store_px(f, px, out, bl->write_mask);
-        }
+        output_px(s, bl, f, fb, r, x, y, color, mask);
     }
 }
 
@@ -863,6 +890,19 @@ static void shade_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, cons
     }
 }
 
+/* One output's 4 x 16 floats zeroed. */
+static inline __attribute__((always_inline)) void zero_outputs(float *c)
+{
+#if defined(__SSE2__)
+    const __m128 z = _mm_setzero_ps();
+#pragma GCC unroll 16
+    for (int i = 0; i < 4 * B; i += 4)
+        _mm_store_ps(c + i, z);
+#else
+    memset(c, 0, 4 * B * sizeof(float));
+#endif
+}
+
 static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
     if (fb->samples > 1) { /* a point's or line's pixel: all four samples */
@@ -908,8 +948,8 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     else
 #endif
         interpolate(p, fx, fy, vary);
-    for (uint32_t r = 0, n = s->ps_outputs; r < n; r++) /* a fixed size: inline stores */
-        memset(color + r * 4 * B, 0, 4 * B * sizeof(float));
+    for (uint32_t r = 0, n = s->ps_outputs; r < n; r++) /* unrolled vector stores, no call */
+        zero_outputs(color + r * 4 * B);
     kiln_ps_args a = {
         .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = z,
         .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = dx->tex,
@@ -928,8 +968,24 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         mask = depth_stencil(p, fb, x, y, z, mask);
     if (fb->counts)
         fb->counts[1] += bits16(mask);
-    if (mask)
-        output(p, fb, x, y, color, mask);
+    if (!mask)
+        return;
+#if KR_EFFECTS_X86
+    const kd_blend_rt *bl = &s->blend[0];
+    switch (dx->out1) { /* kr_output_select: output()'s one call, chosen per draw */
+    case 1:
+        kr_store_rgba8_avx2(fb->rt[0], fb->rt_pitch[0], fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM, x, y,
+                            color, mask);
+        return;
+    case 2:
+        kr_blend_rgba8_avx2(bl, s->blend_factor, fb->rt[0], fb->rt_pitch[0],
+                            fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color, mask);
+        return;
+    case 3: return;
+    default: break;
+    }
+#endif
+    output(p, fb, x, y, color, mask);
 }
 
 /* ---- triangles ---- */
