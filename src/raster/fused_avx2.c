@@ -455,15 +455,9 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
                           .user = s->ps_user, .primitive_id = p->prim_id};
         kiln_ps_sample(&a, 0, 0, u, v, col);
     }
-    /* output()'s writes of target 0 */
-    const kd_blend_rt *bl = &s->blend[0];
-    bool bgra = fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM;
-    if (!bl->write_mask)
-        return true;
-    if (!bl->enable && bl->write_mask == 15u)
-        kr_store_rgba8_avx2(fb->rt[0], fb->rt_pitch[0], bgra, x, y, col, mask);
-    else
-        kr_blend_rgba8_avx2(bl, s->blend_factor, fb->rt[0], fb->rt_pitch[0], bgra, x, y, col, mask);
+    /* output()'s writes of target 0, as the draw chose them */
+    if (dx->write8)
+        dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col, mask);
     return true;
 }
 

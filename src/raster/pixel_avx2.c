@@ -199,8 +199,10 @@ BLEND_INLINE void blend_rows(const kd_blend_rt *bl, const float k[4], uint8_t *b
             v8 d[4];
             for (int c = 0; c < 4; c++) {
                 d[c] = unorm8_8(_mm256_and_si256(_mm256_srli_epi32(old, 8 * pos[c]), lo8));
-                /* src < 0 ? 0 : src > 1 ? 1 : src (NaN stays) */
-                src[c] = v8_sel(v8_lt(src[c], zero), zero, v8_sel(v8_lt(one, src[c]), one, src[c]));
+                /* src < 0 ? 0 : src > 1 ? 1 : src, NaN and -0 kept: max and
+                 * min return their second operand for NaN and for equal
+                 * operands (0 and -0, 1 and 1) */
+                src[c] = _mm256_min_ps(one, _mm256_max_ps(zero, src[c]));
             }
             for (int c = 0; c < 4; c++) {
                 if (kind == 1)
@@ -245,9 +247,29 @@ static inline bool is_add(kiln_blend_factor s, kiln_blend_factor d, kiln_blend_o
     return op == KILN_BLEND_OP_ADD && s == fs && d == fd;
 }
 
-void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
-                         bool bgra, int x, int y, const float *col, uint32_t mask)
+/* The eight copies of blend_rows, byte order and kind constant in each. */
+#define BLEND_COPY(name, bgra, kind)                                                                \
+    static void name(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch, int x,  \
+                     int y, const float *col, uint32_t mask)                                         \
+    {                                                                                                \
+        blend_rows(bl, k, base, pitch, bgra, kind, x, y, col, mask);                                 \
+    }
+BLEND_COPY(blend_rgba_mask, 0, 0)
+BLEND_COPY(blend_bgra_mask, 1, 0)
+BLEND_COPY(blend_rgba_add, 0, 1)
+BLEND_COPY(blend_bgra_add, 1, 1)
+BLEND_COPY(blend_rgba_alpha, 0, 2)
+BLEND_COPY(blend_bgra_alpha, 1, 2)
+BLEND_COPY(blend_rgba_any, 0, 3)
+BLEND_COPY(blend_bgra_any, 1, 3)
+#undef BLEND_COPY
+
+static kr_write8_fn blend_select(const kd_blend_rt *bl, bool bgra)
 {
+    static const kr_write8_fn copies[4][2] = {{blend_rgba_mask, blend_bgra_mask},
+                                              {blend_rgba_add, blend_bgra_add},
+                                              {blend_rgba_alpha, blend_bgra_alpha},
+                                              {blend_rgba_any, blend_bgra_any}};
     int kind = 3;
     if (!bl->enable)
         kind = 0;
@@ -257,16 +279,13 @@ void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base,
     else if (is_add(bl->src, bl->dst, bl->op, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA) &&
              is_add(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA))
         kind = 2;
-    switch (kind * 2 + (bgra ? 1 : 0)) {
-    case 0: blend_rows(bl, k, base, pitch, 0, 0, x, y, col, mask); break;
-    case 1: blend_rows(bl, k, base, pitch, 1, 0, x, y, col, mask); break;
-    case 2: blend_rows(bl, k, base, pitch, 0, 1, x, y, col, mask); break;
-    case 3: blend_rows(bl, k, base, pitch, 1, 1, x, y, col, mask); break;
-    case 4: blend_rows(bl, k, base, pitch, 0, 2, x, y, col, mask); break;
-    case 5: blend_rows(bl, k, base, pitch, 1, 2, x, y, col, mask); break;
-    case 6: blend_rows(bl, k, base, pitch, 0, 3, x, y, col, mask); break;
-    default: blend_rows(bl, k, base, pitch, 1, 3, x, y, col, mask); break;
-    }
+    return copies[kind][bgra ? 1 : 0];
+}
+
+void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
+                         bool bgra, int x, int y, const float *col, uint32_t mask)
+{
+    blend_select(bl, bgra)(bl, k, base, pitch, x, y, col, mask);
 }
 
 /* No blending, all channels written: output_rgba8's conversion (clamp
@@ -308,6 +327,31 @@ void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y,
         store_row(dst, _mm256_castsi256_si128(px), m0);
         store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
     }
+}
+
+static void store_rgba(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch, int x, int y,
+                       const float *col, uint32_t mask)
+{
+    (void)bl;
+    (void)k;
+    kr_store_rgba8_avx2(base, pitch, false, x, y, col, mask);
+}
+
+static void store_bgra(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch, int x, int y,
+                       const float *col, uint32_t mask)
+{
+    (void)bl;
+    (void)k;
+    kr_store_rgba8_avx2(base, pitch, true, x, y, col, mask);
+}
+
+kr_write8_fn kr_write8_select(const kd_blend_rt *bl, bool bgra)
+{
+    if (!bl->write_mask)
+        return NULL;
+    if (!bl->enable && bl->write_mask == 15u)
+        return bgra ? store_bgra : store_rgba;
+    return blend_select(bl, bgra);
 }
 
 #else

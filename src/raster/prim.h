@@ -16,6 +16,11 @@ struct kr_prim;
 struct kr_fb;
 struct kr_drawx;
 
+/* Writes a block's covered pixels of one 8-bit RGBA / BGRA target (see
+ * kr_write8_select). */
+typedef void (*kr_write8_fn)(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch, int x,
+                             int y, const float *col, uint32_t mask);
+
 /* A draw's specialized whole-block pixel path (see kr_block_select):
  * shades, tests and writes the covered pixels of the 4x4 block at (x, y)
  * exactly as the general path would, or returns false, having written
@@ -48,10 +53,10 @@ typedef struct kr_drawx {
     uint32_t out_stride;           /* floats per shaded vertex */
     bool early_z;
     bool wide;                     /* the AVX2 level is chosen: pixel_avx2.c */
-    uint8_t out1;                  /* shade_block's output, chosen per draw
-                                      (kr_output_select): 0 output(), 1
-                                      kr_store_rgba8_avx2, 2 kr_blend_rgba8_avx2
-                                      of target 0, 3 nothing written */
+    /* shade_block's output, chosen per draw (kr_output_select): 0
+     * output(), 1 write8 on target 0, 2 nothing written */
+    uint8_t out1;
+    kr_write8_fn write8; /* or NULL */
     float depth_r;                 /* depth bias unit of the depth format */
     kr_block_fn block;             /* specialized pixel path, or NULL */
     kr_shade_fn shade;             /* specialized whole-block shading, or NULL */
@@ -121,6 +126,11 @@ static inline void kr_store_row4(uint8_t *dst, const uint32_t px[4], uint32_t m)
  * eight bytes, exposed for the exhaustive test. */
 void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
                          bool bgra, int x, int y, const float *col, uint32_t mask);
+/* What output() does to an RGBA8 (bgra: BGRA8) target under bl at the
+ * AVX2 level, chosen once per draw (kr_output_select): the store of
+ * kr_store_rgba8_avx2 or the copy of kr_blend_rgba8_avx2 for bl's kind and
+ * the byte order; NULL when bl writes nothing (pixel_avx2.c). */
+kr_write8_fn kr_write8_select(const kd_blend_rt *bl, bool bgra);
 void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
 /* tile.c's interpolate of a triangle's block, two rows per vector, the
  * same floats, for the first ncomp varying components (pixel_avx2.c;
@@ -131,10 +141,10 @@ void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, float *
 void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,
                          uint32_t mask);
 
-/* kr_drawx.out1 for a draw into `fb` (tile.c): what output() does for
- * every block of it, when that is one call of pixel_avx2.c on target 0
- * (or none), chosen once. */
-uint8_t kr_output_select(const kr_drawx *dx, const kr_fb *fb);
+/* kr_drawx.out1 and write8 for a draw into `fb` (tile.c): what output()
+ * does for every block of it, when that is one call of pixel_avx2.c on
+ * target 0 (or none), chosen once. */
+void kr_output_select(kr_drawx *dx, const kr_fb *fb);
 
 /* The specialized pixel path for a draw into `fb`, or NULL when the
  * draw's state has none (sample.c); fills dx->block_data for it. */

@@ -672,19 +672,25 @@ static __attribute__((noinline)) void output_px(const kd_state *s, const kd_blen
     }
 }
 
-uint8_t kr_output_select(const kr_drawx *dx, const kr_fb *fb)
+void kr_output_select(kr_drawx *dx, const kr_fb *fb)
 {
     const kd_state *s = dx->s;
     uint32_t n = fb->nrt < s->ps_outputs ? fb->nrt : s->ps_outputs;
-    if (n == 0)
-        return 3;
+    dx->out1 = 0;
+    dx->write8 = NULL;
+    if (n == 0) {
+        dx->out1 = 2;
+        return;
+    }
+#if KR_EFFECTS_X86
     kiln_format f = fb->rt_format[0];
     if (n != 1 || !dx->wide || (f != KILN_FORMAT_R8G8B8A8_UNORM && f != KILN_FORMAT_B8G8R8A8_UNORM))
-        return 0;
+        return;
     /* output()'s loop for one target */
-    if (!fb->rt[0] || !s->blend[0].write_mask)
-        return 3;
-    return !s->blend[0].enable && s->blend[0].write_mask == 15u ? 1 : 2;
+    if (fb->rt[0])
+        dx->write8 = kr_write8_select(&s->blend[0], f == KILN_FORMAT_B8G8R8A8_UNORM);
+    dx->out1 = dx->write8 ? 1 : 2;
+#endif
 }
 
 static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float *color, uint32_t mask)
@@ -971,17 +977,9 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     if (!mask)
         return;
 #if KR_EFFECTS_X86
-    const kd_blend_rt *bl = &s->blend[0];
     switch (dx->out1) { /* kr_output_select: output()'s one call, chosen per draw */
-    case 1:
-        kr_store_rgba8_avx2(fb->rt[0], fb->rt_pitch[0], fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM, x, y,
-                            color, mask);
-        return;
-    case 2:
-        kr_blend_rgba8_avx2(bl, s->blend_factor, fb->rt[0], fb->rt_pitch[0],
-                            fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM, x, y, color, mask);
-        return;
-    case 3: return;
+    case 1: dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, color, mask); return;
+    case 2: return;
     default: break;
     }
 #endif
