@@ -200,30 +200,38 @@ static inline void store_row(uint8_t *dst, __m128i px, uint32_t m)
     kr_store_row4(dst, w, m);
 }
 
-/* u and v of rows r and r + 1 (lanes 0-3, 4-7): shade_block's operations
- * lane by lane. */
-FUSED_INLINE void uv8(const kr_prim *p, __m256 fx, int y, int r, __m256 *u, __m256 *v)
+/* u and v of a block's rows r and r + 1 (lanes 0-3, 4-7), shade_block's
+ * operations lane by lane: what does not depend on the row is worked out
+ * once per block (uv_init), the rest per pair of rows (uv8). */
+typedef struct uvk {
+    __m256 u01, v01, a2, a5; /* a0 + a1 * fx, a3 + a4 * fx; a2 and a5 */
+    __m256 q01, q2, w;       /* q0 + q1 * fx, q2; w when q is constant */
+    bool affine;             /* q1 == q2 == 0: w = 1 / q0 */
+} uvk;
+
+FUSED_INLINE void uv_init(const kr_prim *p, __m256 fx, uvk *k)
 {
     const float *a = p->attr;
+    k->affine = p->q[1] == 0.0f && p->q[2] == 0.0f;
+    if (k->affine) {
+        k->w = _mm256_set1_ps(1.0f / p->q[0]);
+    } else {
+        k->q01 = _mm256_add_ps(_mm256_set1_ps(p->q[0]), _mm256_mul_ps(_mm256_set1_ps(p->q[1]), fx));
+        k->q2 = _mm256_set1_ps(p->q[2]);
+    }
+    k->u01 = _mm256_add_ps(_mm256_set1_ps(a[0]), _mm256_mul_ps(_mm256_set1_ps(a[1]), fx));
+    k->v01 = _mm256_add_ps(_mm256_set1_ps(a[3]), _mm256_mul_ps(_mm256_set1_ps(a[4]), fx));
+    k->a2 = _mm256_set1_ps(a[2]);
+    k->a5 = _mm256_set1_ps(a[5]);
+}
+
+FUSED_INLINE void uv8(const kr_prim *p, const uvk *k, int y, int r, __m256 *u, __m256 *v)
+{
     __m256 fy = _mm256_setr_m128(_mm_set1_ps((float)(y + r) + 0.5f - p->oy),
                                  _mm_set1_ps((float)(y + r + 1) + 0.5f - p->oy));
-    __m256 w;
-    if (p->q[1] == 0.0f && p->q[2] == 0.0f) {
-        w = _mm256_set1_ps(1.0f / p->q[0]);
-    } else {
-        __m256 q = _mm256_add_ps(
-            _mm256_add_ps(_mm256_set1_ps(p->q[0]), _mm256_mul_ps(_mm256_set1_ps(p->q[1]), fx)),
-            _mm256_mul_ps(_mm256_set1_ps(p->q[2]), fy));
-        w = _mm256_div_ps(_mm256_set1_ps(1.0f), q);
-    }
-    __m256 uu = _mm256_add_ps(
-        _mm256_add_ps(_mm256_set1_ps(a[0]), _mm256_mul_ps(_mm256_set1_ps(a[1]), fx)),
-        _mm256_mul_ps(_mm256_set1_ps(a[2]), fy));
-    __m256 vv = _mm256_add_ps(
-        _mm256_add_ps(_mm256_set1_ps(a[3]), _mm256_mul_ps(_mm256_set1_ps(a[4]), fx)),
-        _mm256_mul_ps(_mm256_set1_ps(a[5]), fy));
-    *u = _mm256_mul_ps(uu, w);
-    *v = _mm256_mul_ps(vv, w);
+    __m256 w = k->affine ? k->w : _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(k->q01, _mm256_mul_ps(k->q2, fy)));
+    *u = _mm256_mul_ps(_mm256_add_ps(k->u01, _mm256_mul_ps(k->a2, fy)), w);
+    *v = _mm256_mul_ps(_mm256_add_ps(k->v01, _mm256_mul_ps(k->a5, fy)), w);
 }
 
 /* 16-bit words [x0 x0 x0 x0 y0 y0 y0 y0 | x1 x1 x1 x1 y1 y1 y1 y1]: two
@@ -398,12 +406,25 @@ FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y,
                                                           _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
                       _mm256_set1_ps(0.5f)),
         _mm256_set1_ps(p->ox));
+    uvk uk;
+    uv_init(p, fx, &uk);
     __m256i px[2];
+    if (mask == 0xffffu) { /* most blocks: two rows per store */
+        for (int h = 0; h < 2; h++) {
+            __m256 u, v;
+            uv8(p, &uk, y, 2 * h, &u, &v);
+            if (!px8(&k, u, v, clamp2, swap, &px[h]))
+                return false;
+        }
+        _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px[0]);
+        _mm256_storeu2_m128i((__m128i *)(void *)(dst + 3 * pitch), (__m128i *)(void *)(dst + 2 * pitch), px[1]);
+        return true;
+    }
     for (int h = 0; h < 2; h++) {
         if (!(mask >> (8 * h) & 0xffu))
             continue;
         __m256 u, v;
-        uv8(p, fx, y, 2 * h, &u, &v);
+        uv8(p, &uk, y, 2 * h, &u, &v);
         if (!px8(&k, u, v, clamp2, swap, &px[h]))
             return false;
     }
