@@ -920,18 +920,16 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     if (dx->block && dx->block(p, fb, x, y, mask))
         return;
     const kd_state *s = dx->s;
-    /* Pixel centers relative to the planes' origin: a column vector shared
-     * by the rows, one value per row. */
-    const v4 fx = v4_sub(v4_add(v4_ramp(x), v4_set1(0.5f)), v4_set1(p->ox));
-    float fy[4];
-    for (int row = 0; row < 4; row++)
-        fy[row] = (float)(y + row) + 0.5f - p->oy;
+    /* The pixels' depth (the test's, and the shader's input), worked out
+     * when the block first needs it: the texture effect's shading without
+     * a depth or stencil test never does. */
     _Alignas(16) float z[B];
-    block_depth(p, x, y, 0, 0, z);
+    bool have_z = false;
 
     if (!s->ps) {
         /* Depth only (no pixel shader): test and write depth/stencil, no
          * shading, no color; occlusion queries count the samples. */
+        block_depth(p, x, y, 0, 0, z);
         mask = depth_stencil(p, fb, x, y, z, mask);
         if (fb->counts)
             fb->counts[1] += bits16(mask);
@@ -939,13 +937,19 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     }
     const bool a2c = s->alpha_to_coverage && s->ps_outputs;
     if (dx->early_z && !a2c) {
-        mask = depth_stencil(p, fb, x, y, z, mask);
+        if (fb->ds && (s->depth_enable || s->stencil_enable)) { /* depth_stencil's test */
+            block_depth(p, x, y, 0, 0, z);
+            have_z = true;
+            mask = depth_stencil_test(p, fb, x, y, z, mask);
+        }
         if (!mask)
             return;
         /* (kr_shade_select: never with alpha to coverage or queries) */
         if (dx->shade && dx->shade(p, fb, x, y, mask))
             return;
     }
+    if (!have_z)
+        block_depth(p, x, y, 0, 0, z);
     _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
     _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
 #if KR_EFFECTS_X86
@@ -953,7 +957,15 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         kr_interpolate_avx2(p, x, y, dx->nvary * 4, vary);
     else
 #endif
+    {
+        /* Pixel centers relative to the planes' origin: a column vector
+         * shared by the rows, one value per row. */
+        const v4 fx = v4_sub(v4_add(v4_ramp(x), v4_set1(0.5f)), v4_set1(p->ox));
+        float fy[4];
+        for (int row = 0; row < 4; row++)
+            fy[row] = (float)(y + row) + 0.5f - p->oy;
         interpolate(p, fx, fy, vary);
+    }
     for (uint32_t r = 0, n = s->ps_outputs; r < n; r++) /* unrolled vector stores, no call */
         zero_outputs(color + r * 4 * B);
     kiln_ps_args a = {
