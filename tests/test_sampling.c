@@ -433,10 +433,12 @@ static void test_rgba8_kernel_matches_general_path(void)
 
 /* kr_textures_prepare (the levels a draw sets up once for kiln_ps_sample's
  * shortcut) gives the bits of the same set never prepared, for every
- * view slot and sampler slot pair: views of one or two RGBA8 / BGRA8
+ * view slot and sampler slot pair: views of one to eight RGBA8 / BGRA8
  * levels, 1 to 64 texels a side, under samplers of every address mode
- * (anisotropic and POINT ones too), coordinates across WRAP seams and
- * past the edges; at each SIMD level, where only AVX2 prepares. */
+ * (anisotropic and POINT ones too, POINT and LINEAR mips, LOD biases and
+ * clamps), coordinates across WRAP seams and past the edges, steps from
+ * magnification to minification past the last level; at each SIMD level,
+ * where only AVX2 prepares. */
 static void test_prepared_slots_match_unprepared(void)
 {
     static const uint32_t sizes[] = {1, 2, 3, 4, 7, 8, 16, 31, 32, 64};
@@ -449,8 +451,8 @@ static void test_prepared_slots_match_unprepared(void)
         if (!kr_effects_kernels(levels[l]))
             continue;
         CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
-        int differ = 0, engaged = 0, calls = 0, cleared = 1;
-        for (int round = 0; round < 60; round++) {
+        int differ = 0, engaged = 0, chains = 0, calls = 0, cleared = 1;
+        for (int round = 0; round < 150; round++) {
             tex x[KR_PREPARED];
             kd_sampler sm[KR_PREPARED + 1];
             struct kiln_ps_textures pt, pp;
@@ -458,7 +460,7 @@ static void test_prepared_slots_match_unprepared(void)
             for (int i = 0; i < KR_PREPARED; i++) {
                 kiln_format f = th_below(&rng, 2) ? KILN_FORMAT_B8G8R8A8_UNORM : KILN_FORMAT_R8G8B8A8_UNORM;
                 uint32_t w = sizes[th_below(&rng, 10)], h = sizes[th_below(&rng, 10)];
-                tex_init(&x[i], f, w, h, th_below(&rng, 4) ? 1 : 2, 1);
+                tex_init(&x[i], f, w, h, th_below(&rng, 3) ? 1 + th_below(&rng, 8) : 1, 1);
                 for (uint32_t m = 0; m < x[i].t.num_mips; m++)
                     for (uint32_t py = 0; py < x[i].subs[m].height; py++)
                         for (uint32_t px = 0; px < x[i].subs[m].width; px++)
@@ -471,8 +473,13 @@ static void test_prepared_slots_match_unprepared(void)
             for (int j = 0; j <= KR_PREPARED; j++) {
                 uint32_t k = th_below(&rng, 8);
                 kiln_filter mag = k == 0 ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
-                sm[j] = make_sampler(KILN_FILTER_LINEAR, mag, KILN_FILTER_LINEAR, modes[th_below(&rng, 6)],
-                                     modes[th_below(&rng, 6)]);
+                sm[j] = make_sampler(KILN_FILTER_LINEAR, mag, th_below(&rng, 3) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
+                                     modes[th_below(&rng, 6)], modes[th_below(&rng, 6)]);
+                if (th_below(&rng, 2)) { /* LOD bias and clamps */
+                    sm[j].mip_lod_bias = -2.0f + (float)th_below(&rng, 17) * 0.25f;
+                    sm[j].min_lod = (float)th_below(&rng, 3) * 0.5f;
+                    sm[j].max_lod = sm[j].min_lod + (float)th_below(&rng, 8);
+                }
                 if (k == 1) /* anisotropic: LINEAR filters, max_aniso 4 */
                     sm[j].max_aniso = 4;
                 pt.samp[j] = &sm[j];
@@ -483,9 +490,16 @@ static void test_prepared_slots_match_unprepared(void)
                 cleared &= levels[l] == KR_SIMD_AVX2 || pp.prep_sampler[i] == 0;
                 for (uint32_t j = 0; j <= KR_PREPARED; j++) {
                     float u[16], v[16], a[64], b[64];
+                    /* a start, and steps per pixel from none to many
+                     * texels of level 0 (LOD down to -inf, up past the
+                     * last level), with jitter */
+                    float u0 = -1.5f + (float)th_below(&rng, 40000) / 10000.0f;
+                    float v0 = -1.5f + (float)th_below(&rng, 40000) / 10000.0f;
+                    float du = (float)th_below(&rng, 10000) / 10000.0f * (th_below(&rng, 2) ? 0.02f : 0.5f);
+                    float dv = (float)th_below(&rng, 10000) / 10000.0f * (th_below(&rng, 2) ? 0.02f : 0.5f);
                     for (int p = 0; p < 16; p++) {
-                        u[p] = -1.5f + (float)th_below(&rng, 40000) / 10000.0f;
-                        v[p] = -1.5f + (float)th_below(&rng, 40000) / 10000.0f;
+                        u[p] = u0 + (float)(p % 4) * du + (float)th_below(&rng, 100) * 1e-5f;
+                        v[p] = v0 + (float)(p / 4) * dv + (float)(p % 4) * dv * 0.25f;
                     }
                     kiln_ps_args a0, a1;
                     memset(&a0, 0, sizeof a0);
@@ -497,6 +511,7 @@ static void test_prepared_slots_match_unprepared(void)
                     kiln_ps_sample(&a1, (uint32_t)i, j, u, v, b);
                     differ += memcmp(a, b, sizeof a) != 0;
                     engaged += pp.prep_sampler[i] == j + 1;
+                    chains += pp.prep_sampler[i] == j + 1 && pp.prep_levels[i] > 1;
                     calls++;
                 }
             }
@@ -508,9 +523,10 @@ static void test_prepared_slots_match_unprepared(void)
         /* at AVX2 the prepared levels were taken often enough to count
          * (at most one sampler slot in five is the one prepared) */
         CHECK(levels[l] != KR_SIMD_AVX2 || engaged > calls / 20);
-        if (differ || (levels[l] == KR_SIMD_AVX2 && engaged <= calls / 20))
-            fprintf(stderr, "    %s: %d of %d calls differ, %d took a prepared level\n",
-                    levels[l] == KR_SIMD_AVX2 ? "avx2" : "sse2", differ, calls, engaged);
+        CHECK(levels[l] != KR_SIMD_AVX2 || chains > calls / 40);
+        if (differ || (levels[l] == KR_SIMD_AVX2 && (engaged <= calls / 20 || chains <= calls / 40)))
+            fprintf(stderr, "    %s: %d of %d calls differ, %d took prepared levels (%d a chain)\n",
+                    levels[l] == KR_SIMD_AVX2 ? "avx2" : "sse2", differ, calls, engaged, chains);
     }
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
 }

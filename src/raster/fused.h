@@ -20,7 +20,7 @@
  * level under a LINEAR, non-BORDER, non-anisotropic sampler whose level
  * the AVX2 kernel reads (kiln_ps_sample's shortcut to
  * kr_sample_rows_avx2) under sampler 0, and L is the level the draw's
- * views prepared (kiln_ps_textures.prep[0]); swap:
+ * views prepared (kiln_ps_textures.prep[0][0]); swap:
  * a BGRA8 texture (bytes 0 and 2 to channels 2 and 0). */
 typedef struct kr_fused_shade {
     kr_fused_level L;

@@ -104,23 +104,26 @@ typedef struct kr_fused_level {
 } kr_fused_level;
 
 /* kiln_ps_sample's prepared shortcut: views in slots below KR_PREPARED
- * that are one RGBA8 / BGRA8 level under a LINEAR, non-BORDER,
- * non-anisotropic sampler whose level the AVX2 kernel reads (the sampler
- * of the same slot, else slot 0's) have that level set up once per draw
- * (kr_textures_prepare) instead of at every call. */
+ * that are RGBA8 / BGRA8 2D views under a LINEAR (min and mag),
+ * non-BORDER, non-anisotropic sampler whose every level the AVX2 kernels
+ * read (the sampler of the same slot, else slot 0's) have their levels
+ * (up to KR_PREP_LEVELS) set up once per draw (kr_textures_prepare)
+ * instead of at every call. */
 #define KR_PREPARED 4
+#define KR_PREP_LEVELS 16
 
 struct kiln_ps_textures {
     kr_texture tex[KILN_MAX_SHADER_RESOURCES];
     const kd_sampler *samp[KILN_MAX_SAMPLERS]; /* NULL: the default sampler */
     uint8_t prep_sampler[KR_PREPARED];         /* the sampler slot + 1 prepared for; 0: none */
-    kr_fused_level prep[KR_PREPARED];
+    uint8_t prep_levels[KR_PREPARED];          /* levels prepared: the view's, at most KR_PREP_LEVELS */
+    kr_fused_level prep[KR_PREPARED][KR_PREP_LEVELS];
 };
 
-/* Fills prep_sampler and prep of a set whose tex and samp are filled in,
- * when the chosen SIMD level is AVX2 (else clears prep_sampler). A set
- * zeroed and never prepared takes kiln_ps_sample's other paths, with the
- * same results. */
+/* Fills prep_sampler, prep_levels and prep of a set whose tex and samp
+ * are filled in, when the chosen SIMD level is AVX2 (else clears
+ * prep_sampler). A set zeroed and never prepared takes kiln_ps_sample's
+ * other paths, with the same results. */
 void kr_textures_prepare(struct kiln_ps_textures *t);
 
 /* Reads texel (x, y) of mip `level` (absolute) as RGBA float. */

@@ -1168,7 +1168,35 @@ static int sample_quads_aniso(const kr_texture *t, const kd_sampler *s, const fl
     return 1;
 }
 
-/* kiln_ps_sample but for a prepared level (kr_textures_prepare); on its
+#if KR_EFFECTS_X86
+/* kiln_ps_sample on a prepared chain of nl > 1 levels (kr_textures_prepare)
+ * under sampler s, LINEAR for min and mag: what the unprepared path does
+ * there (plan_block, then every quad LINEAR: one level for all in one
+ * pass to kr_sample_rows_avx2, else the quads to kr_sample_quads_avx2)
+ * without setting the levels up. out[b]: texel byte b's channel. */
+KR_NOINLINE void sample_prepared(const kd_sampler *s, uint32_t nl, const kr_fused_level *chain, const float *u,
+                                 const float *v, float *out[4])
+{
+    kr_lod_plan qp[4];
+    plan_block(s, nl, u, v, chain[0].fw, chain[0].fh, qp);
+    if (same_plan(&qp[0], &qp[1]) && same_plan(&qp[0], &qp[2]) && same_plan(&qp[0], &qp[3]) &&
+        qp[0].passes == 1) {
+        kr_sample_rows_avx2(&chain[qp[0].level[0]], u, v, out[0], out[1], out[2], out[3]);
+        return;
+    }
+    kr_fused_quad fq[4];
+    for (int q = 0; q < 4; q++) {
+        fq[q].L[0] = &chain[qp[q].level[0]];
+        fq[q].L[1] = &chain[qp[q].level[qp[q].passes - 1]];
+        fq[q].lw[0] = qp[q].lw[0];
+        fq[q].lw[1] = qp[q].lw[1];
+        fq[q].passes = (int)qp[q].passes;
+    }
+    kr_sample_quads_avx2(fq, u, v, out);
+}
+#endif
+
+/* kiln_ps_sample but for prepared levels (kr_textures_prepare); on its
  * own so that the prepared call does not pay this one's frame. */
 KR_NOINLINE void sample_block(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
                               const float *u, const float *v, float *rgba)
@@ -1254,10 +1282,14 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
 #if KR_EFFECTS_X86
     const struct kiln_ps_textures *ts = a ? a->textures : NULL;
     if (ts && srv_slot < KR_PREPARED && ts->prep_sampler[srv_slot] == sampler_slot + 1) {
-        /* the level set up by kr_textures_prepare for this sampler */
+        /* the levels set up by kr_textures_prepare for this sampler */
         int swap = ts->tex[srv_slot].format == KILN_FORMAT_B8G8R8A8_UNORM;
-        kr_sample_rows_avx2(&ts->prep[srv_slot], u, v, rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK,
-                            rgba + (swap ? 0 : 2) * BLOCK, rgba + 3 * BLOCK);
+        float *o[4] = {rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK, rgba + (swap ? 0 : 2) * BLOCK,
+                       rgba + 3 * BLOCK};
+        if (ts->prep_levels[srv_slot] == 1)
+            kr_sample_rows_avx2(&ts->prep[srv_slot][0], u, v, o[0], o[1], o[2], o[3]);
+        else
+            sample_prepared(ts->samp[sampler_slot], ts->prep_levels[srv_slot], ts->prep[srv_slot], u, v, o);
         return;
     }
 #endif
@@ -1924,20 +1956,42 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
     return kr_fused_block_sse2;
 }
 
+/* Whether view t under sampler s is what the prepared shortcut takes
+ * (kiln_ps_textures.prep): quick_level's conditions but for any number
+ * of levels, each one the AVX2 kernels read; then sets them up in chain
+ * and returns how many (0: not taken). */
+static uint32_t prepare_chain(const kr_texture *t, const kd_sampler *s, kr_fused_level *chain)
+{
+    if (!t->data || !t->subs || t->num_mips == 0 || kr_kind_view(t) ||
+        (t->format != KILN_FORMAT_R8G8B8A8_UNORM && t->format != KILN_FORMAT_B8G8R8A8_UNORM))
+        return 0;
+    if (!s || s->min_filter != KILN_FILTER_LINEAR || s->mag_filter != KILN_FILTER_LINEAR || s->max_aniso > 1 ||
+        s->address_u == KILN_ADDRESS_BORDER || s->address_v == KILN_ADDRESS_BORDER)
+        return 0;
+    uint32_t nl = t->num_mips < MAX_LEVELS ? t->num_mips : MAX_LEVELS;
+    const kres_subresource *subs = &t->subs[t->first_mip + t->slice * t->res_mip_levels];
+    for (uint32_t l = 0; l < nl; l++) {
+        level L;
+        set_level(&L, t->data, &subs[l]);
+        if (!level_avx2(&L, s->address_u, s->address_v))
+            return 0;
+        fused_level_init(&chain[l], &L, s->address_u, s->address_v);
+    }
+    return nl;
+}
+
 void kr_textures_prepare(struct kiln_ps_textures *t)
 {
     memset(t->prep_sampler, 0, sizeof t->prep_sampler);
     if (kr_effects_active_level() != KR_SIMD_AVX2)
         return;
     for (uint32_t i = 0; i < KR_PREPARED; i++) {
-        /* the sampler of the same slot, else slot 0's (both: what
-         * kiln_ps_sample's shortcut and rgba8_level take) */
-        for (uint32_t j = i; ; j = 0) {
-            const kd_sampler *sm = t->samp[j];
-            level L;
-            if (quick_level(&t->tex[i], sm, &L) && level_avx2(&L, sm->address_u, sm->address_v)) {
-                fused_level_init(&t->prep[i], &L, sm->address_u, sm->address_v);
+        /* the sampler of the same slot, else slot 0's */
+        for (uint32_t j = i;; j = 0) {
+            uint32_t nl = prepare_chain(&t->tex[i], t->samp[j], t->prep[i]);
+            if (nl) {
                 t->prep_sampler[i] = (uint8_t)(j + 1);
+                t->prep_levels[i] = (uint8_t)nl;
                 break;
             }
             if (j == 0)
@@ -1948,6 +2002,7 @@ void kr_textures_prepare(struct kiln_ps_textures *t)
 
 _Static_assert(KR_PREPARED <= KILN_MAX_SAMPLERS && KR_PREPARED <= KILN_MAX_SHADER_RESOURCES,
                "prepared slots are both a view's and a sampler's");
+_Static_assert(KR_PREP_LEVELS == MAX_LEVELS, "a prepared chain holds every level a view samples");
 _Static_assert(sizeof(kr_fused_shade) <= sizeof(((kr_drawx *)0)->shade_data), "shade_data too small");
 
 kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
@@ -1965,8 +2020,8 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
     memset(sd, 0, sizeof *sd);
     /* kiln_ps_sample's shortcut for slot 0 and sampler 0, as the draw's
      * views prepared it (kr_textures_prepare) */
-    if (dx->tex && dx->tex->prep_sampler[0] == 1) {
-        sd->L = dx->tex->prep[0];
+    if (dx->tex && dx->tex->prep_sampler[0] == 1 && dx->tex->prep_levels[0] == 1) {
+        sd->L = dx->tex->prep[0][0];
         sd->one = 1;
         sd->swap = dx->tex->tex[0].format == KILN_FORMAT_B8G8R8A8_UNORM;
     }
