@@ -698,6 +698,7 @@ static void rig_init_backend(rig *r, kiln_backend backend, kiln_exec_mode mode, 
     CHECK(kiln_create_vertex_shader(dev, &vsd, &r->vs_tex));
     CHECK(kiln_create_pixel_shader(dev, &psd, &r->ps_tex));
     psd.fn = ps_user_texture;
+    psd.read_mask = 0x3u; /* it reads varying 0's u and v, as the effect does */
     CHECK(kiln_create_pixel_shader(dev, &psd, &r->ps_user));
     kiln_input_layout_desc lt = {
         .num_elements = 2,

@@ -1617,6 +1617,14 @@ typedef struct kiln_pixel_shader_desc {
      * #version 130+ shader is render target k. */
     const char *glsl;
     void *user;
+    /* The varying components the shader reads, as D3D10's input signature
+     * masks them: bit 4 * k + c for component c (x, y, z, w) of varying k,
+     * k below num_varyings; 0 means all of them. Only these are
+     * interpolated, and the others read 0 (the soft backend: a shader that
+     * reads two components of a float4 saves half its interpolation; the
+     * osmesa backend interpolates what the GLSL reads). A bit of a varying
+     * at or past num_varyings: KILN_E_INVALID_ARG, log id SHADER_DESC. */
+    uint32_t read_mask;
 } kiln_pixel_shader_desc;
 
 KILN_API kiln_result kiln_create_vertex_shader(kiln_device *device, const kiln_vertex_shader_desc *desc,

@@ -246,10 +246,10 @@ static const kiln_geometry_shader_desc GS_BUF = {
     .num_varyings = 1};
 
 static const kiln_vertex_shader_desc POS_VS = {ru_vs_pass, 1, 0, NULL, RU_USER(1, 0)};
-static const kiln_pixel_shader_desc LOAD_PS = {ps_buf, 0, 1, 0, NULL, (void *)0};
-static const kiln_pixel_shader_desc DIMS_PS = {ps_buf, 0, 1, 0, NULL, (void *)1};
+static const kiln_pixel_shader_desc LOAD_PS = {ps_buf, 0, 1, 0, NULL, (void *)0, 0};
+static const kiln_pixel_shader_desc DIMS_PS = {ps_buf, 0, 1, 0, NULL, (void *)1, 0};
 static const kiln_vertex_shader_desc BUF_VS = {vs_buf, 1, 1, NULL, NULL};
-static const kiln_pixel_shader_desc PASS_PS = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1)};
+static const kiln_pixel_shader_desc PASS_PS = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1), 0};
 
 static void register_shaders(kiln_device *dev, void *user)
 {

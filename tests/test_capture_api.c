@@ -86,7 +86,7 @@ static void test_names(void)
 {
     kiln_device *dev = th_device(KILN_EXEC_SERIAL, 0);
     kiln_vertex_shader_desc vs = {ru_vs_pass, 2, 1, NULL, RU_USER(2, 1)};
-    kiln_pixel_shader_desc ps = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1)};
+    kiln_pixel_shader_desc ps = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1), 0};
     static const char *const bad[] = {
         "", "kiln.mine", "has space", "tab\tname",
         "0123456789012345678901234567890123456789012345678901234567890123"};
@@ -113,7 +113,7 @@ static void register_pipe(kiln_device *dev, void *user)
 {
     (void)user;
     kiln_vertex_shader_desc vs = {ru_vs_pass, 2, 1, NULL, RU_USER(2, 1)};
-    kiln_pixel_shader_desc ps = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1)};
+    kiln_pixel_shader_desc ps = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1), 0};
     CHECK_RESULT(kiln_capture_register_vertex_shader(dev, "test.pass", &vs), KILN_OK);
     CHECK_RESULT(kiln_capture_register_pixel_shader(dev, "test.vary", &ps), KILN_OK);
 }

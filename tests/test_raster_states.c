@@ -140,7 +140,7 @@ static void ps_front(kiln_ps_args *a)
 static void test_cull_modes(void)
 {
     enum { W = 16, H = 8 };
-    kiln_pixel_shader_desc pd = {ps_front, 0, 1, 0, NULL, NULL};
+    kiln_pixel_shader_desc pd = {ps_front, 0, 1, 0, NULL, NULL, 0};
     kiln_pixel_shader ps;
     CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
     sv v[6];
@@ -237,7 +237,7 @@ static void test_wireframe(void)
 static void test_wireframe_facing(void)
 {
     enum { W = 16, H = 8 };
-    kiln_pixel_shader_desc pd = {ps_front, 0, 1, 0, NULL, NULL};
+    kiln_pixel_shader_desc pd = {ps_front, 0, 1, 0, NULL, NULL, 0};
     kiln_pixel_shader ps;
     CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
     ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R32G32B32A32_FLOAT);
@@ -1096,7 +1096,7 @@ static void ps_discard_odd(kiln_ps_args *a)
 static void test_discard(void)
 {
     enum { W = 8, H = 4 };
-    kiln_pixel_shader_desc pd = {ps_discard_odd, 0, 1, KILN_PS_MAY_DISCARD, NULL, RU_USER(1, 0)};
+    kiln_pixel_shader_desc pd = {ps_discard_odd, 0, 1, KILN_PS_MAY_DISCARD, NULL, RU_USER(1, 0), 0};
     kiln_pixel_shader ps;
     CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
     ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R32_FLOAT);
@@ -1804,7 +1804,7 @@ int main(void)
     PC1 = ru_make_pipe(dev, 2, RU_PS_CB, 1, 0);
     PC4 = ru_make_pipe(dev, 2, RU_PS_CB, 4, 0);
     PZ = ru_make_pipe(dev, 2, RU_PS_NONE, 0, 0);
-    kiln_pixel_shader_desc td = {ps_tex, 1, 1, 0, NULL, NULL};
+    kiln_pixel_shader_desc td = {ps_tex, 1, 1, 0, NULL, NULL, 0};
     CHECK_RESULT(kiln_create_pixel_shader(dev, &td, &PSTEX), KILN_OK);
 
     test_cull_modes();

@@ -74,7 +74,7 @@ static void kit_create(void)
     memset(&K, 0, sizeof K);
     K.vs = ru_make_vs(dev, 2, 1);
     K.il = ru_make_layout(dev, K.vs, 2);
-    kiln_pixel_shader_desc pd = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1)};
+    kiln_pixel_shader_desc pd = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1), 0};
     CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &K.ps), KILN_OK);
     float verts[3][8];
     memset(verts, 0, sizeof verts);
@@ -326,7 +326,7 @@ static void test_shader_mismatches(void)
 {
     fresh();
     /* PS reads 2 varyings, the VS writes 1 */
-    kiln_pixel_shader_desc pd = {ru_ps_vary, 2, 1, 0, NULL, RU_USER(1, 2)};
+    kiln_pixel_shader_desc pd = {ru_ps_vary, 2, 1, 0, NULL, RU_USER(1, 2), 0};
     kiln_pixel_shader ps2;
     CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps2), KILN_OK);
     OK(kiln_ps_set_shader(ctx, ps2));
@@ -497,11 +497,11 @@ static void test_shader_descs(void)
         CHECK_EQ_INT(vs.id, 0);
     }
     const kiln_pixel_shader_desc bad_ps[] = {
-        {NULL, 0, 1, 0, NULL, NULL},
-        {ru_ps_none, KILN_MAX_VARYINGS + 1, 1, 0, NULL, NULL},
-        {ru_ps_none, 0, KILN_MAX_RENDER_TARGETS + 1, 0, NULL, NULL},
-        {ru_ps_none, 0, 1, 2u, NULL, NULL},
-        {ru_ps_none, 0, 1, 0x80000000u, NULL, NULL},
+        {NULL, 0, 1, 0, NULL, NULL, 0},
+        {ru_ps_none, KILN_MAX_VARYINGS + 1, 1, 0, NULL, NULL, 0},
+        {ru_ps_none, 0, KILN_MAX_RENDER_TARGETS + 1, 0, NULL, NULL, 0},
+        {ru_ps_none, 0, 1, 2u, NULL, NULL, 0},
+        {ru_ps_none, 0, 1, 0x80000000u, NULL, NULL, 0},
     };
     for (size_t i = 0; i < sizeof bad_ps / sizeof bad_ps[0]; i++) {
         ps.id = 12345;
@@ -514,7 +514,7 @@ static void test_shader_descs(void)
                                    NULL};
     OK(kiln_create_vertex_shader(dev, &okv, &vs));
     kiln_pixel_shader_desc okp = {
-        ru_ps_none, KILN_MAX_VARYINGS, KILN_MAX_RENDER_TARGETS, KILN_PS_MAY_DISCARD, NULL, NULL};
+        ru_ps_none, KILN_MAX_VARYINGS, KILN_MAX_RENDER_TARGETS, KILN_PS_MAY_DISCARD, NULL, NULL, 0};
     OK(kiln_create_pixel_shader(dev, &okp, &ps));
     kiln_destroy_vertex_shader(dev, vs);
     kiln_destroy_pixel_shader(dev, ps);
@@ -583,7 +583,7 @@ static void test_layout_descs(void)
     CHECK_FAILS(kiln_create_input_layout(dev, &good, (kiln_vertex_shader){0}, &il),
                 KILN_E_INVALID_HANDLE, KILN_LOG_HANDLE_NULL);
     kiln_pixel_shader ps;
-    kiln_pixel_shader_desc pd = {ru_ps_none, 0, 0, 0, NULL, NULL};
+    kiln_pixel_shader_desc pd = {ru_ps_none, 0, 0, 0, NULL, NULL, 0};
     CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
     CHECK_FAILS(kiln_create_input_layout(dev, &good, (kiln_vertex_shader){ps.id}, &il),
                 KILN_E_INVALID_HANDLE, KILN_LOG_HANDLE_WRONG_TYPE);
@@ -794,7 +794,7 @@ static void test_handles(void)
     kit_bind();
     kiln_vertex_shader vs = ru_make_vs(dev, 2, 1);
     kiln_pixel_shader ps;
-    kiln_pixel_shader_desc pd = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1)};
+    kiln_pixel_shader_desc pd = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1), 0};
     CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
     kiln_input_layout il = ru_make_layout(dev, vs, 2);
     kiln_rasterizer_state rs = ru_rs(dev, (kiln_rasterizer_desc){0});

@@ -819,7 +819,7 @@ static void register_shaders(kiln_device *dev, void *user)
 {
     (void)user;
     kiln_vertex_shader_desc vd = {ru_vs_pass, 2, 1, NULL, RU_USER(2, 1)};
-    kiln_pixel_shader_desc pd = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1)};
+    kiln_pixel_shader_desc pd = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1), 0};
     CHECK_RESULT(kiln_capture_register_vertex_shader(dev, "test.so.vs", &vd), KILN_OK);
     CHECK_RESULT(kiln_capture_register_pixel_shader(dev, "test.so.ps", &pd), KILN_OK);
 }
@@ -833,7 +833,7 @@ static void capture_live(uint8_t *pixels)
     CHECK_RESULT(kiln_capture_begin(dev, "so.kcap"), KILN_OK);
     kiln_context *ctx = kiln_device_immediate_context(dev);
     kiln_vertex_shader_desc vd = {ru_vs_pass, 2, 1, NULL, RU_USER(2, 1)};
-    kiln_pixel_shader_desc pd = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1)};
+    kiln_pixel_shader_desc pd = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1), 0};
     kiln_vertex_shader vs = {0};
     kiln_pixel_shader ps = {0};
     CHECK_RESULT(kiln_create_vertex_shader(dev, &vd, &vs), KILN_OK);

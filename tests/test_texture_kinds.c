@@ -557,7 +557,7 @@ static void register_shaders(kiln_device *d, void *user)
 {
     (void)user;
     kiln_vertex_shader_desc vd = {ru_vs_pass, 1, 0, NULL, RU_USER(1, 0)};
-    kiln_pixel_shader_desc pd = {ps_kinds, 0, 1, 0, NULL, NULL};
+    kiln_pixel_shader_desc pd = {ps_kinds, 0, 1, 0, NULL, NULL, 0};
     CHECK_RESULT(kiln_capture_register_vertex_shader(d, "kinds.pass", &vd), KILN_OK);
     CHECK_RESULT(kiln_capture_register_pixel_shader(d, "kinds.ps", &pd), KILN_OK);
 }
@@ -660,7 +660,7 @@ static float *draw_scene(void)
     kiln_vertex_shader vs;
     kiln_pixel_shader ps;
     kiln_vertex_shader_desc vsd = {ru_vs_pass, 1, 0, NULL, RU_USER(1, 0)};
-    kiln_pixel_shader_desc psd = {ps_kinds, 0, 1, 0, NULL, NULL};
+    kiln_pixel_shader_desc psd = {ps_kinds, 0, 1, 0, NULL, NULL, 0};
     CHECK_RESULT(kiln_create_vertex_shader(dev, &vsd, &vs), KILN_OK);
     CHECK_RESULT(kiln_create_pixel_shader(dev, &psd, &ps), KILN_OK);
     kiln_input_layout il = ru_make_layout(dev, vs, 1);

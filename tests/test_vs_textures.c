@@ -138,7 +138,7 @@ static void gs_fetch(kiln_gs_args *a)
 static const kiln_geometry_shader_desc FETCH_GS = {
     .fn = gs_fetch, .input = KILN_GS_INPUT_POINT, .output = KILN_GS_OUTPUT_POINT_LIST, .max_vertices = 1,
     .num_varyings = 1};
-static const kiln_pixel_shader_desc PASS_PS = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1)};
+static const kiln_pixel_shader_desc PASS_PS = {ru_ps_vary, 1, 1, 0, NULL, RU_USER(1, 1), 0};
 
 static void register_shaders(kiln_device *dev, void *user)
 {

@@ -68,6 +68,9 @@ static kiln_result create_pixel_shader(kiln_device *dev, const kiln_pixel_shader
         return FAIL(KILN_E_INVALID_ARG, SHADER_DESC, "fn %s, %u varyings (0..%d), %u outputs (0..%d), flags 0x%x",
                     desc->fn ? "set" : "NULL", desc->num_varyings, KILN_MAX_VARYINGS, desc->num_outputs,
                     KILN_MAX_RENDER_TARGETS, desc->flags);
+    if (desc->read_mask & ~kd_varying_components(desc->num_varyings))
+        return FAIL(KILN_E_INVALID_ARG, SHADER_DESC, "read_mask 0x%x names varyings past the %u declared",
+                    desc->read_mask, desc->num_varyings);
     if (!desc->glsl && (dev->queue.backend->caps & KQ_BACKEND_NEEDS_GLSL))
         return FAIL(KILN_E_UNSUPPORTED, SHADER_NO_GLSL, "pixel shader without GLSL on the %s backend",
                     dev->queue.backend->name);

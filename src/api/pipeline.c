@@ -836,6 +836,7 @@ static kd_state *build_state(kiln_context *ctx)
     s->ps_varyings = ps->num_varyings;
     s->ps_outputs = ps->num_outputs;
     s->ps_flags = ps->flags;
+    s->ps_reads = ps->read_mask ? ps->read_mask : kd_varying_components(ps->num_varyings);
     s->vs_glsl = vs->glsl;
     s->ps_glsl = ps->glsl;
     if (p->gs) {

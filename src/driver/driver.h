@@ -52,6 +52,13 @@ typedef struct kd_blend_rt {
     uint32_t write_mask;                     /* 0..15 */
 } kd_blend_rt;
 
+/* The read_mask bits of the first n varyings (all of their components). */
+_Static_assert(KILN_MAX_VARYINGS <= 8, "a read_mask has four bits per varying");
+static inline uint32_t kd_varying_components(uint32_t n)
+{
+    return n >= 8 ? 0xffffffffu : (1u << (4 * n)) - 1u;
+}
+
 typedef struct kd_state {
     atomic_uint refs;
     const kb_env *env;
@@ -62,6 +69,7 @@ typedef struct kd_state {
     kiln_ps_fn ps;
     void *ps_user;
     uint32_t ps_varyings, ps_outputs, ps_flags;
+    uint32_t ps_reads; /* the components interpolated: the desc's read_mask, or all */
     const char *vs_glsl, *ps_glsl; /* the descs' GLSL (osmesa), or NULL */
     kiln_gs_fn gs;                 /* NULL: no geometry shader */
     void *gs_user;

@@ -147,6 +147,7 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, kr_drawx *x)
             x->ps_cb_size[i] = (uint32_t)d->bind->ps_cb_st[i]->size;
         }
     x->nvary = s->ps_varyings;
+    x->vmask = s->ps_reads;
     x->out_stride = 4 + 4 * s->vs_varyings;
     x->early_z = !(s->ps_flags & KILN_PS_MAY_DISCARD);
     /* 0: float depth, whose unit depends on each primitive (geom.c). */

@@ -257,13 +257,14 @@ typedef struct effect_info {
     uint32_t num_inputs;
     uint32_t num_varyings; /* written by the VS and read by the PS */
     const char *glsl;
+    uint32_t read_mask;    /* the components the PS reads (kiln_pixel_shader_desc) */
 } effect_info;
 
 static const effect_info effects[KILN_EFFECT_COUNT] = {
-    [KILN_EFFECT_VERTEX_COLOR] = {vs_copy1, 2, 1, glsl_vertex_color},
-    [KILN_EFFECT_TEXTURE] = {vs_copy1, 2, 1, glsl_texture},
-    [KILN_EFFECT_TEXTURE_COLOR] = {vs_copy2, 3, 2, glsl_texture_color},
-    [KILN_EFFECT_LIT] = {vs_lit, 3, 2, glsl_lit},
+    [KILN_EFFECT_VERTEX_COLOR] = {vs_copy1, 2, 1, glsl_vertex_color, 0xFu},       /* color */
+    [KILN_EFFECT_TEXTURE] = {vs_copy1, 2, 1, glsl_texture, 0x3u},                 /* u, v */
+    [KILN_EFFECT_TEXTURE_COLOR] = {vs_copy2, 3, 2, glsl_texture_color, 0x3Fu},    /* color; u, v */
+    [KILN_EFFECT_LIT] = {vs_lit, 3, 2, glsl_lit, 0x7Fu},                          /* color; normal xyz */
 };
 
 /* ---- choice of level ---- */
@@ -377,6 +378,7 @@ kiln_result kiln_effect_get(kiln_effect effect, kiln_vertex_shader_desc *out_vs,
         out_ps->num_outputs = 1;
         out_ps->flags = 0;
         out_ps->glsl = e->glsl;
+        out_ps->read_mask = e->read_mask;
     }
     return KILN_OK;
 }

@@ -227,8 +227,11 @@ FUSED_INLINE void uv_init(const kr_prim *p, __m256 fx, uvk *k)
 
 FUSED_INLINE void uv8(const kr_prim *p, const uvk *k, int y, int r, __m256 *u, __m256 *v)
 {
-    __m256 fy = _mm256_setr_m128(_mm_set1_ps((float)(y + r) + 0.5f - p->oy),
-                                 _mm_set1_ps((float)(y + r + 1) + 0.5f - p->oy));
+    /* (float)(y + row) + 0.5f - oy, rows r and r + 1 in lanes 0-3 and 4-7 */
+    __m256 fy = _mm256_sub_ps(
+        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(y + r), _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1))),
+                      _mm256_set1_ps(0.5f)),
+        _mm256_set1_ps(p->oy));
     __m256 w = k->affine ? k->w : _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(k->q01, _mm256_mul_ps(k->q2, fy)));
     *u = _mm256_mul_ps(_mm256_add_ps(k->u01, _mm256_mul_ps(k->a2, fy)), w);
     *v = _mm256_mul_ps(_mm256_add_ps(k->v01, _mm256_mul_ps(k->a5, fy)), w);
@@ -462,7 +465,7 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     /* varying 0's x and y as shade_block interpolates them, the other
      * components unread */
     _Alignas(32) float uv[2 * KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
-    kr_interpolate_avx2(p, x, y, 2, uv);
+    kr_interpolate_avx2(p, x, y, 2, 3u, uv);
     const float *u = uv, *v = uv + KILN_PS_BLOCK;
     /* kr_ps_texture, whose arguments kiln_ps_sample reads only the views
      * of; for one level the kernel its shortcut would reach, with the

@@ -108,17 +108,20 @@ static inline v8 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend_
  * component at the 16 pixel centers, two rows per vector, interpolate's
  * operations lane by lane ((a0 + a1 * fx) + a2 * fy, times 1 / q, q the
  * 1/w plane or, for equal w at the vertices, its constant). */
-void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, float *vary)
+void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary)
 {
     const __m256 fx = _mm256_sub_ps(
         _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),
                                                           _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
                       v8_set1(0.5f)),
         v8_set1(p->ox));
+    /* (float)(y + row) + 0.5f - oy, rows 2h and 2h + 1 in lanes 0-3 and 4-7 */
     __m256 fy[2];
     for (int h = 0; h < 2; h++)
-        fy[h] = _mm256_setr_m128(_mm_set1_ps((float)(y + 2 * h) + 0.5f - p->oy),
-                                 _mm_set1_ps((float)(y + 2 * h + 1) + 0.5f - p->oy));
+        fy[h] = _mm256_sub_ps(_mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(
+                                                _mm256_set1_epi32(y + 2 * h), _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1))),
+                                            v8_set1(0.5f)),
+                              v8_set1(p->oy));
     __m256 w[2];
     const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
     if (q1 == 0.0f && q2 == 0.0f) {
@@ -129,6 +132,11 @@ void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, float *
                                                               _mm256_mul_ps(v8_set1(q2), fy[h])));
     }
     for (uint32_t k = 0; k < ncomp; k++) {
+        if (!(mask >> k & 1)) { /* unread: 0 */
+            _mm256_storeu_ps(vary + k * B, _mm256_setzero_ps());
+            _mm256_storeu_ps(vary + k * B + 8, _mm256_setzero_ps());
+            continue;
+        }
         const float *a = p->attr + 3 * k;
         const __m256 a01 = _mm256_add_ps(v8_set1(a[0]), _mm256_mul_ps(v8_set1(a[1]), fx));
         const __m256 a2 = v8_set1(a[2]);

@@ -50,6 +50,8 @@ typedef struct kr_drawx {
     const struct kiln_ps_textures *tex, *vs_tex, *gs_tex;
     const kd_draw *tex_owner;
     uint32_t nvary;                /* varyings interpolated: the PS's count */
+    uint32_t vmask;                /* of their components, those the PS reads
+                                      (kd_state.ps_reads): the others are 0 */
     uint32_t out_stride;           /* floats per shaded vertex */
     bool early_z;
     bool wide;                     /* the AVX2 level is chosen: pixel_avx2.c */
@@ -133,9 +135,10 @@ void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base,
 kr_write8_fn kr_write8_select(const kd_blend_rt *bl, bool bgra);
 void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
 /* tile.c's interpolate of a triangle's block, two rows per vector, the
- * same floats, for the first ncomp varying components (pixel_avx2.c;
- * only when kr_drawx.wide). */
-void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, float *vary);
+ * same floats, for the first ncomp varying components, of which those
+ * whose bit in mask is clear are zeros (pixel_avx2.c; only when
+ * kr_drawx.wide). */
+void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary);
 /* The same without blending, all channels written (tile.c's output_rgba8,
  * the same bytes). */
 void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,

@@ -1173,10 +1173,12 @@ static int sample_quads_aniso(const kr_texture *t, const kd_sampler *s, const fl
  * under sampler s, LINEAR for min and mag: what the unprepared path does
  * there (plan_block, then every quad LINEAR: one level for all in one
  * pass to kr_sample_rows_avx2, else the quads to kr_sample_quads_avx2)
- * without setting the levels up. out[b]: texel byte b's channel. */
+ * without setting the levels up; swap: BGRA8 (bytes 0 and 2 to channels
+ * 2 and 0). */
 KR_NOINLINE void sample_prepared(const kd_sampler *s, uint32_t nl, const kr_fused_level *chain, const float *u,
-                                 const float *v, float *out[4])
+                                 const float *v, int swap, float *rgba)
 {
+    float *out[4] = {rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK, rgba + (swap ? 0 : 2) * BLOCK, rgba + 3 * BLOCK};
     kr_lod_plan qp[4];
     plan_block(s, nl, u, v, chain[0].fw, chain[0].fh, qp);
     if (same_plan(&qp[0], &qp[1]) && same_plan(&qp[0], &qp[2]) && same_plan(&qp[0], &qp[3]) &&
@@ -1284,12 +1286,12 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
     if (ts && srv_slot < KR_PREPARED && ts->prep_sampler[srv_slot] == sampler_slot + 1) {
         /* the levels set up by kr_textures_prepare for this sampler */
         int swap = ts->tex[srv_slot].format == KILN_FORMAT_B8G8R8A8_UNORM;
-        float *o[4] = {rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK, rgba + (swap ? 0 : 2) * BLOCK,
-                       rgba + 3 * BLOCK};
         if (ts->prep_levels[srv_slot] == 1)
-            kr_sample_rows_avx2(&ts->prep[srv_slot][0], u, v, o[0], o[1], o[2], o[3]);
+            kr_sample_rows_avx2(&ts->prep[srv_slot][0], u, v, rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK,
+                                rgba + (swap ? 0 : 2) * BLOCK, rgba + 3 * BLOCK);
         else
-            sample_prepared(ts->samp[sampler_slot], ts->prep_levels[srv_slot], ts->prep[srv_slot], u, v, o);
+            sample_prepared(ts->samp[sampler_slot], ts->prep_levels[srv_slot], ts->prep[srv_slot], u, v, swap,
+                            rgba);
         return;
     }
 #endif

@@ -747,7 +747,7 @@ static inline uint64_t bits16(uint32_t m)
  * pixel centers (fx: the column offsets, fy: one per row). */
 static void interpolate(const kr_prim *p, v4 fx, const float fy[4], float *vary)
 {
-    uint32_t ncomp = p->dx->nvary * 4;
+    uint32_t ncomp = p->dx->nvary * 4, vmask = p->dx->vmask;
     if (p->kind == KR_TRI) {
         v4 w[4];
         const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
@@ -761,6 +761,11 @@ static void interpolate(const kr_prim *p, v4 fx, const float fy[4], float *vary)
                                        v4_mul(v4_set1(q2), v4_set1(fy[row]))));
         }
         for (uint32_t k = 0; k < ncomp; k++) {
+            if (!(vmask >> k & 1)) { /* unread: 0 */
+                for (uint32_t i = 0; i < B; i += 4)
+                    v4_store(vary + k * B + i, v4_set1(0.0f));
+                continue;
+            }
             const v4 a0 = v4_set1(p->attr[3 * k]), a1 = v4_set1(p->attr[3 * k + 1]);
             const float a2 = p->attr[3 * k + 2];
             const v4 a01 = v4_add(a0, v4_mul(a1, fx));
@@ -772,7 +777,7 @@ static void interpolate(const kr_prim *p, v4 fx, const float fy[4], float *vary)
         /* Points, and lines' pixels (shade_pixel): constant attributes. */
         for (uint32_t k = 0; k < ncomp; k++)
             for (uint32_t i = 0; i < B; i += 4)
-                v4_store(vary + k * B + i, v4_set1(p->attr[k]));
+                v4_store(vary + k * B + i, v4_set1(vmask >> k & 1 ? p->attr[k] : 0.0f));
     }
 }
 
@@ -954,7 +959,7 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
 #if KR_EFFECTS_X86
     if (dx->wide && p->kind == KR_TRI)
-        kr_interpolate_avx2(p, x, y, dx->nvary * 4, vary);
+        kr_interpolate_avx2(p, x, y, dx->nvary * 4, dx->vmask, vary);
     else
 #endif
     {
