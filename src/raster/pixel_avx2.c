@@ -131,12 +131,14 @@ void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_
             w[h] = _mm256_div_ps(v8_set1(1.0f), _mm256_add_ps(_mm256_add_ps(v8_set1(q0), _mm256_mul_ps(v8_set1(q1), fx)),
                                                               _mm256_mul_ps(v8_set1(q2), fy[h])));
     }
-    for (uint32_t k = 0; k < ncomp; k++) {
-        if (!(mask >> k & 1)) { /* unread: 0 */
-            _mm256_storeu_ps(vary + k * B, _mm256_setzero_ps());
-            _mm256_storeu_ps(vary + k * B + 8, _mm256_setzero_ps());
-            continue;
-        }
+    const uint32_t all = ncomp >= 32 ? 0xffffffffu : (1u << ncomp) - 1u;
+    for (uint32_t m = ~mask & all; m; m &= m - 1) { /* unread: 0 */
+        uint32_t k = (uint32_t)__builtin_ctz(m);
+        _mm256_storeu_ps(vary + k * B, _mm256_setzero_ps());
+        _mm256_storeu_ps(vary + k * B + 8, _mm256_setzero_ps());
+    }
+    for (uint32_t m = mask & all; m; m &= m - 1) {
+        uint32_t k = (uint32_t)__builtin_ctz(m);
         const float *a = p->attr + 3 * k;
         const __m256 a01 = _mm256_add_ps(v8_set1(a[0]), _mm256_mul_ps(v8_set1(a[1]), fx));
         const __m256 a2 = v8_set1(a[2]);
