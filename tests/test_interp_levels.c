@@ -8,7 +8,11 @@
  * blocks and whole ones), four varyings of random values, each written
  * by the pixel shader to its own R32G32B32A32_FLOAT target: the four
  * targets' bits must be equal at both levels. The images must not be
- * empty. Where the CPU has no AVX2 + FMA there is one level: not run.
+ * empty. The same for the pixel shader's depth input (kr_block_depth_avx2
+ * at AVX2, block_depth at SSE2), under viewports whose depth range
+ * clamps the triangles' depths (depth clipping off, depths from -w to
+ * 2w; a single depth included). Where the CPU
+ * has no AVX2 + FMA there is one level: not run.
  */
 #include "raster_util.h"
 #include "raster/effects.h"
@@ -61,6 +65,14 @@ static void render(kiln_device *dev, kiln_context *ctx, const ru_pipe *pp, const
         CHECK(ru_read(dev, rt[k].tex, 0, out[k]) != 0);
 }
 
+/* Target 0 = the pixel's depth input in all four channels. */
+static void ps_depth(kiln_ps_args *a)
+{
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < KILN_PS_BLOCK; i++)
+            KILN_PS_COLOR(a, 0, c)[i] = a->z[i];
+}
+
 int main(void)
 {
 #if KR_EFFECTS_X86
@@ -84,6 +96,7 @@ int main(void)
     static float verts[3 * NTRI * 4 * (1 + NVARY)];
     static float img[2][NVARY][W * H * 4];
     th_rng r = {0x1E7E15ull};
+    static const kr_simd levels2[2] = {KR_SIMD_SSE2, KR_SIMD_AVX2};
     uint64_t words = 0, differ = 0, drawn = 0;
     for (int round = 0; round < ROUNDS; round++) {
         make_tris(&r, verts);
@@ -106,6 +119,47 @@ int main(void)
            (unsigned long long)words, (unsigned long long)differ, (unsigned long long)drawn);
     CHECK(differ == 0);
     CHECK(drawn > words / 4);
+
+    /* the depth input, under several depth ranges */
+    kiln_pixel_shader_desc dd = {0};
+    dd.fn = ps_depth;
+    dd.num_outputs = 1;
+    kiln_pixel_shader psz;
+    CHECK_RESULT(kiln_create_pixel_shader(dev, &dd, &psz), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_shader(ctx, psz), KILN_OK);
+    static const float ranges[4][2] = {{0.0f, 1.0f}, {0.3f, 0.6f}, {0.1f, 0.25f}, {0.5f, 0.5f}};
+    /* depth clipping off: depths past the range reach the clamp */
+    rd.depth_clip_disable = 1;
+    kiln_rasterizer_state rs_noclip = ru_rs(dev, rd);
+    CHECK_RESULT(kiln_rs_set_state(ctx, rs_noclip), KILN_OK);
+    uint64_t zwords = 0, zdiffer = 0, zdrawn = 0, clamped = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        make_tris(&r, verts);
+        for (uint32_t v = 0; v < 3 * NTRI; v++) /* z in [-w, 2w] */
+            verts[v * 4 * (1 + NVARY) + 2] = verts[v * 4 * (1 + NVARY) + 2] * 3.0f - verts[v * 4 * (1 + NVARY) + 3];
+        const float *range = ranges[round % 4];
+        for (int l = 0; l < 2; l++) {
+            CHECK_RESULT(kr_effects_force_level(levels2[l]), KILN_OK);
+            ru_set_viewport(ctx, 0.0f, 0.0f, (float)W, (float)H, range[0], range[1]);
+            float *out[NVARY] = {img[l][0], img[l][1], img[l][2], img[l][3]};
+            render(dev, ctx, &pp, rt, verts, out);
+        }
+        for (int i = 0; i < W * H * 4; i++) {
+            zwords++;
+            zdiffer += memcmp(&img[0][0][i], &img[1][0][i], 4) != 0;
+            zdrawn += img[0][0][i] != 0.0f;
+            clamped += img[0][0][i] == range[0] || img[0][0][i] == range[1];
+        }
+    }
+    printf("depth at SSE2 and AVX2: %llu floats compared, %llu differ, %llu drawn, %llu at a bound\n",
+           (unsigned long long)zwords, (unsigned long long)zdiffer, (unsigned long long)zdrawn,
+           (unsigned long long)clamped);
+    CHECK(zdiffer == 0);
+    CHECK(zdrawn > zwords / 4);
+    CHECK(clamped > zwords / 20);
+    kiln_destroy_pixel_shader(dev, psz);
+    kiln_destroy_rasterizer_state(dev, rs_noclip);
+    ru_set_viewport(ctx, 0.0f, 0.0f, (float)W, (float)H, 0.0f, 1.0f);
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
     for (int k = 0; k < NVARY; k++)
         ru_free_tex(dev, &rt[k]);

@@ -147,6 +147,30 @@ void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_
     }
 }
 
+/* tile.c's block_depth at the pixel centers of a triangle's block, two
+ * rows per vector: (z0 + z1 * fx) + z2 * fy, then z < zmin ? zmin :
+ * min(zmax, z) (NaN stays), the same operations lane by lane. */
+void kr_block_depth_avx2(const kr_prim *p, int x, int y, float *z)
+{
+    const kd_state *s = p->dx->s;
+    const __m256 fx = _mm256_sub_ps(
+        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),
+                                                          _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
+                      v8_set1(0.5f)),
+        v8_set1(p->ox));
+    const __m256 zmin = v8_set1(s->vp.min_depth), zmax = v8_set1(s->vp.max_depth);
+    const __m256 z01 = _mm256_add_ps(v8_set1(p->z[0]), _mm256_mul_ps(v8_set1(p->z[1]), fx));
+    for (int h = 0; h < 2; h++) {
+        __m256 fy = _mm256_sub_ps(_mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(
+                                                    _mm256_set1_epi32(y + 2 * h), _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1))),
+                                                v8_set1(0.5f)),
+                                  v8_set1(p->oy));
+        __m256 zr = _mm256_add_ps(z01, _mm256_mul_ps(v8_set1(p->z[2]), fy));
+        __m256 t = _mm256_min_ps(zmax, zr); /* zmax < zr ? zmax : zr */
+        _mm256_storeu_ps(z + 8 * h, _mm256_blendv_ps(t, zmin, v8_lt(zr, zmin)));
+    }
+}
+
 /* The lanes of a row's covered pixels (bit i: pixel i), as masks. */
 static inline __m128i row_lanes(uint32_t m)
 {

@@ -139,6 +139,10 @@ void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
  * whose bit in mask is clear are zeros (pixel_avx2.c; only when
  * kr_drawx.wide). */
 void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary);
+/* tile.c's block_depth of a triangle's block at its pixel centers, two
+ * rows per vector, the same floats (pixel_avx2.c; only when
+ * kr_drawx.wide). */
+void kr_block_depth_avx2(const kr_prim *p, int x, int y, float *z);
 /* The same without blending, all channels written (tile.c's output_rgba8,
  * the same bytes). */
 void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,

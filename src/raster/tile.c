@@ -800,6 +800,19 @@ static void block_depth(const kr_prim *p, int x, int y, int sx, int sy, float *z
     }
 }
 
+/* block_depth at the pixel centers (no sample offset): two rows per
+ * vector at the AVX2 level. */
+static inline void center_depth(const kr_prim *p, int x, int y, float *z)
+{
+#if KR_EFFECTS_X86
+    if (p->dx->wide && p->kind == KR_TRI) {
+        kr_block_depth_avx2(p, x, y, z);
+        return;
+    }
+#endif
+    block_depth(p, x, y, 0, 0, z);
+}
+
 /* Alpha to coverage: how many of a pixel's samples render 0's alpha
  * keeps, floor(saturate(alpha) * samples + 0.5). */
 static uint32_t a2c_samples(float alpha, uint32_t samples)
@@ -934,7 +947,7 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     if (!s->ps) {
         /* Depth only (no pixel shader): test and write depth/stencil, no
          * shading, no color; occlusion queries count the samples. */
-        block_depth(p, x, y, 0, 0, z);
+        center_depth(p, x, y, z);
         mask = depth_stencil(p, fb, x, y, z, mask);
         if (fb->counts)
             fb->counts[1] += bits16(mask);
@@ -943,7 +956,7 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     const bool a2c = s->alpha_to_coverage && s->ps_outputs;
     if (dx->early_z && !a2c) {
         if (fb->ds && (s->depth_enable || s->stencil_enable)) { /* depth_stencil's test */
-            block_depth(p, x, y, 0, 0, z);
+            center_depth(p, x, y, z);
             have_z = true;
             mask = depth_stencil_test(p, fb, x, y, z, mask);
         }
@@ -954,7 +967,7 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
             return;
     }
     if (!have_z)
-        block_depth(p, x, y, 0, 0, z);
+        center_depth(p, x, y, z);
     _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
     _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
 #if KR_EFFECTS_X86
