@@ -341,6 +341,10 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out);
 /* Adds a resource access; the same resource twice merges (write wins).
  * The storage is the resource's current one when the command is submitted. */
 void kq_access(kq_cmd *cmd, kres_resource *res, int mode);
+/* The same, taking over a reference the caller holds (its handle lookup's)
+ * instead of adding one: two locked instructions fewer per resource on the
+ * small-command path. The reference is the command's from here on. */
+void kq_access_owned(kq_cmd *cmd, kres_resource *res, int mode);
 /* Hands the command an external node array (owned by its payload, freed by
  * its release hook): nodes with `st` set use that storage (captured when
  * the API call was made), others resolve at submit. Each node's res and st

@@ -15,17 +15,6 @@
 #define INDEX_MASK ((1u << INDEX_BITS) - 1u)
 #define GEN_MASK 0xfffu
 
-void kres_ref(kres_object *obj)
-{
-    atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
-}
-
-void kres_unref(kres_object *obj)
-{
-    if (obj && atomic_fetch_sub_explicit(&obj->refs, 1, memory_order_acq_rel) == 1)
-        obj->destroy(obj);
-}
-
 /* The table's lock is a spinlock, not a mutex: every API call that names
  * an object looks it up, a few dozen instructions under the lock, and a
  * mutex's lock and unlock cost more than that (two locked instructions and
