@@ -100,6 +100,8 @@ struct kq_gate;
  * less that costs. Tracing fields, rarely used, come last. */
 typedef struct kq_cmd {
     struct kq_cmd *next;       /* ready or deferred list, or a batch */
+    struct kq_cmd *next_batch; /* a batch's first command: the batch handed
+                                  over before it (kq_context.handed) */
     struct kq_cmd *prev_flight, *next_flight; /* context's program order */
     struct kq_context *ctx;
     uint64_t seq;              /* per-context submission number, from 1 */
@@ -228,8 +230,15 @@ typedef struct kq_device {
     kq_cmd *ready_head, *ready_tail;
     atomic_uint nready;         /* length of the ready list (spinners read it) */
     uint32_t running;           /* executing or parked (test gates) */
-    uint32_t sleepers;          /* workers blocked on work_cv */
-    uint32_t spinning;          /* workers spinning before they sleep */
+    /* Workers blocked on work_cv / spinning before they sleep: written
+     * under the mutex, read without it by a producer handing a batch over
+     * (seq_cst against `handed_any`, so a worker going to sleep either sees
+     * the batch or is woken). */
+    atomic_uint sleepers, spinning;
+    /* Set (seq_cst) by a producer after it handed a batch over without the
+     * mutex; whoever takes it under the mutex schedules every context's
+     * handed batches (kq_take_handed_locked). */
+    atomic_uint handed_any;
     uint32_t cpu_maps;          /* resources mapped now, all contexts */
     struct kres_resource *mapped; /* list of them (map.dev_next) */
     uint32_t server_waits;      /* unresolved WAIT commands, all contexts */
@@ -302,6 +311,12 @@ typedef struct kq_context {
      * signals, queries) and server waits. */
     kq_cmd *batch_head, *batch_tail;
     uint32_t batch_n;
+    /* Full batches handed over without the mutex, newest first, linked
+     * through their first command's next_batch: pushed by the producer
+     * (release), taken whole (acquire) under the mutex by a worker, a
+     * helping thread or the producer's own kq_flush_locked, and scheduled
+     * oldest first before anything the context submits later. */
+    _Atomic(kq_cmd *) handed;
     uint32_t trace_id;          /* the context's number in a trace */
     /* The producer's counts for kiln_device_stats. One writer, so a plain
      * load and store (kq_count) rather than a locked add on the fast path,
@@ -361,6 +376,10 @@ void kq_submit(kq_context *c, kq_cmd *cmd);
  * that must see the batch scheduled). The _locked form: mutex held. */
 void kq_flush(kq_context *c);
 void kq_flush_locked(kq_context *c);
+/* Schedules every context's handed-over batches (mutex held); returns
+ * whether there were any. Workers and helping threads call it before they
+ * look for ready commands. */
+bool kq_take_handed_locked(kq_device *q);
 /* Gives back a reserved slot that will not be submitted. */
 void kq_cancel(kq_context *c, kq_cmd *cmd);
 
