@@ -12,7 +12,9 @@
  *   the last takes the lookup's reference over; both row and piece-of-row
  *   splits), copy_resource and resolve leak nothing;
  * - calls that fail after the lookup (a full command ring or transfer
- *   ring that would deadlock) keep and drop the reference themselves.
+ *   ring that would deadlock) keep and drop the reference themselves, and
+ *   a copy whose other handle is stale or 0 (both are looked up under one
+ *   lock) holds neither.
  * ASYNC with 1 and 2 workers, and SERIAL.
  */
 #include "count_alloc.h"
@@ -98,6 +100,18 @@ static void run(kiln_exec_mode mode, uint32_t threads)
                  KILN_OK);
     CHECK_RESULT(kiln_destroy_texture(dev, a), KILN_OK);
     check_bytes(dev, ctx, kiln_texture_resource(keep), 0, TEX_W, 8, img);
+
+    /* A copy naming one stale handle looks both up under one lock and
+     * holds neither reference afterwards (`a` is destroyed by now). */
+    kiln_box one = {0, 0, 0, 4, 4, 1};
+    CHECK_FAILS(kiln_copy_subresource_region(ctx, kiln_texture_resource(keep), 0, 0, 0, 0,
+                                             kiln_texture_resource(a), 0, &one),
+                KILN_E_INVALID_HANDLE, KILN_LOG_HANDLE_STALE);
+    CHECK_FAILS(kiln_copy_subresource_region(ctx, kiln_texture_resource(a), 0, 0, 0, 0,
+                                             kiln_texture_resource(keep), 0, &one),
+                KILN_E_INVALID_HANDLE, KILN_LOG_HANDLE_STALE);
+    CHECK_FAILS(kiln_copy_resource(ctx, kiln_texture_resource(keep), (kiln_resource){0}),
+                KILN_E_INVALID_HANDLE, KILN_LOG_HANDLE_NULL);
 
     /* copy_resource and resolve, sources destroyed at once */
     kiln_texture c1 = tex(dev, TEX_W, 8, 1, KILN_USAGE_DEFAULT, 0, 0, KILN_BIND_SHADER_RESOURCE);

@@ -363,17 +363,18 @@ static kiln_result queue_copy(kiln_context *ctx, const char *api, kq_op op, kres
 static kiln_result get_dst_src(kiln_device *dev, const char *api, kiln_resource dst_h, kiln_resource src_h,
                                kres_type lowest, kres_resource **dst, kres_resource **src)
 {
-    kiln_result r;
-    *src = NULL;
-    *dst = ka_get_resource(dev, dst_h.id, lowest, KRES_TYPE_TEXTURE2D, api, "dst", &r);
-    if (!*dst)
-        return r;
-    *src = ka_get_resource(dev, src_h.id, lowest, KRES_TYPE_TEXTURE2D, api, "src", &r);
-    if (!*src) {
-        kres_unref(&(*dst)->base);
-        *dst = NULL;
+    /* One acquisition of the handle table's lock for both. */
+    const uint32_t ids[2] = {dst_h.id, src_h.id};
+    kres_object *o[2];
+    uint32_t which = 0;
+    kiln_log_id lid = KILN_LOG_NONE;
+    if (!kres_handles_get2(&dev->handles, ids, lowest, KRES_TYPE_TEXTURE2D, o, &which, &lid)) {
+        *dst = *src = NULL;
+        return ka_handle_fail(dev, api, which ? "src" : "dst", lid);
     }
-    return r;
+    *dst = kres_as_resource(o[0]);
+    *src = kres_as_resource(o[1]);
+    return KILN_OK;
 }
 
 static kiln_result copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_resource src_h)

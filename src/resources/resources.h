@@ -143,6 +143,12 @@ uint32_t kres_handles_add(kres_handles *h, kres_object *obj, kiln_result *out_r)
  * sets *out_id to the log id (HANDLE_NULL, HANDLE_STALE, HANDLE_WRONG_TYPE). */
 kres_object *kres_handles_get(kres_handles *h, uint32_t id, kres_type type_lo,
                               kres_type type_hi, kiln_log_id *out_id);
+/* Two lookups under one acquisition of the table's lock (a copy's
+ * destination and source): both succeed, each object with a new reference,
+ * or neither holds one and *out_which says which failed first (0: ids[0],
+ * 1: ids[1], looked up in that order) with *out_id as for get. */
+bool kres_handles_get2(kres_handles *h, const uint32_t ids[2], kres_type type_lo, kres_type type_hi,
+                       kres_object *out[2], uint32_t *out_which, kiln_log_id *out_id);
 /* Removes the handle and returns the table's reference (caller unrefs), or
  * NULL with *out_id as for get. */
 kres_object *kres_handles_remove(kres_handles *h, uint32_t id, kres_type type_lo,
