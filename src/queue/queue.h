@@ -233,6 +233,9 @@ typedef struct kq_device {
     kq_cmd *ready_head, *ready_tail;
     atomic_uint nready;         /* length of the ready list (spinners read it) */
     uint32_t running;           /* executing or parked (test gates) */
+    /* The three words producers touch once a batch, away from the ready
+     * list a worker writes for every command (padding, as in kq_stats). */
+    char pad_hand_[64];
     /* Workers blocked on work_cv / spinning before they sleep: written
      * under the mutex, read without it by a producer handing a batch over
      * (seq_cst against `handed_any`, so a worker going to sleep either sees
@@ -242,6 +245,7 @@ typedef struct kq_device {
      * mutex; whoever takes it under the mutex schedules every context's
      * handed batches (kq_take_handed_locked). */
     atomic_uint handed_any;
+    char pad_hand_end_[64];
     uint32_t cpu_maps;          /* resources mapped now, all contexts */
     struct kres_resource *mapped; /* list of them (map.dev_next) */
     uint32_t server_waits;      /* unresolved WAIT commands, all contexts */
