@@ -72,8 +72,8 @@ static int cmp_double(const void *a, const void *b)
 
 typedef struct summary {
     double median, min, max;
-    int preempted;     /* repetitions with an involuntary context switch; -1 not measured */
-    double clean;      /* median of the others; < 0: none */
+    int preempted; /* repetitions with an involuntary context switch; -1 not measured */
+    double clean;  /* median of the others; < 0: none */
 } summary;
 
 /* Involuntary context switches of the whole process so far. */

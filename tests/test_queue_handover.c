@@ -34,7 +34,8 @@ typedef struct stream {
     int failed; /* CHECK is thread-safe enough for counting, but keep details here */
 } stream;
 
-static void compare(stream *s, kiln_buffer staging, const uint8_t *want, uint32_t flags, const char *what)
+static void compare(stream *s, kiln_buffer staging, const uint8_t *want, uint32_t flags,
+                    const char *what)
 {
     kiln_mapped_subresource m;
     kiln_result r = kiln_map(s->ctx, kiln_buffer_resource(staging), 0, KILN_MAP_READ, flags, &m);
@@ -57,7 +58,7 @@ static void *run_stream(void *arg)
     kiln_buffer buf[NBUF], staging;
     static const kiln_buffer_desc bd = {SIZE, KILN_USAGE_DEFAULT, KILN_BIND_VERTEX_BUFFER, 0};
     static const kiln_buffer_desc sd = {SIZE, KILN_USAGE_STAGING, 0, KILN_CPU_ACCESS_READ};
-    uint8_t (*model)[SIZE] = calloc(NBUF, SIZE);
+    uint8_t(*model)[SIZE] = calloc(NBUF, SIZE);
     for (int k = 0; k < NBUF; k++)
         if (kiln_create_buffer(s->dev, &bd, NULL, &buf[k]) != KILN_OK)
             s->failed++;
@@ -71,13 +72,15 @@ static void *run_stream(void *arg)
             for (int b = 0; b < 64; b++)
                 bytes[b] = (uint8_t)th_next(&rng);
             kiln_box box = {off, 0, 0, off + 64, 1, 1};
-            if (kiln_update_subresource(s->ctx, kiln_buffer_resource(buf[k]), 0, &box, bytes, 0, 0) != KILN_OK)
+            if (kiln_update_subresource(s->ctx, kiln_buffer_resource(buf[k]), 0, &box, bytes, 0,
+                                        0) != KILN_OK)
                 s->failed++;
             memcpy(model[k] + off, bytes, 64);
         } else { /* 4..256 bytes from one buffer to another */
             uint32_t from = th_below(&rng, NBUF), to = (from + 1 + th_below(&rng, NBUF - 1)) % NBUF;
             uint32_t len = 4 + th_below(&rng, 64) * 4;
-            uint32_t so = th_below(&rng, (SIZE - len) / 4 + 1) * 4, dof = th_below(&rng, (SIZE - len) / 4 + 1) * 4;
+            uint32_t so = th_below(&rng, (SIZE - len) / 4 + 1) * 4,
+                     dof = th_below(&rng, (SIZE - len) / 4 + 1) * 4;
             kiln_box box = {so, 0, 0, so + len, 1, 1};
             if (kiln_copy_subresource_region(s->ctx, kiln_buffer_resource(buf[to]), 0, dof, 0, 0,
                                              kiln_buffer_resource(buf[from]), 0, &box) != KILN_OK)
@@ -94,7 +97,8 @@ static void *run_stream(void *arg)
             kiln_copy_resource(s->ctx, kiln_buffer_resource(staging), kiln_buffer_resource(buf[k]));
             /* more handed batches behind the copy, on the other buffers */
             for (int j = 0; j < 40; j++) {
-                uint32_t o = (k + 1 + (uint32_t)j % (NBUF - 1)) % NBUF, off = th_below(&rng, (SIZE - 64) / 4) * 4;
+                uint32_t o = (k + 1 + (uint32_t)j % (NBUF - 1)) % NBUF,
+                         off = th_below(&rng, (SIZE - 64) / 4) * 4;
                 memset(bytes, j, sizeof bytes);
                 kiln_box box = {off, 0, 0, off + 64, 1, 1};
                 kiln_update_subresource(s->ctx, kiln_buffer_resource(buf[o]), 0, &box, bytes, 0, 0);
@@ -129,8 +133,9 @@ static void run(kiln_exec_mode mode, uint32_t threads, uint32_t iters)
 {
     kiln_device_desc d = {.exec_mode = mode, .num_threads = threads};
     kiln_device *dev = th_device_desc(d);
-    stream s[2] = {{.dev = dev, .ctx = kiln_device_immediate_context(dev), .seed = 11, .iters = iters},
-                   {.dev = dev, .seed = 23, .iters = iters}};
+    stream s[2] = {
+        {.dev = dev, .ctx = kiln_device_immediate_context(dev), .seed = 11, .iters = iters},
+        {.dev = dev, .seed = 23, .iters = iters}};
     CHECK_RESULT(kiln_context_create(dev, &s[1].ctx), KILN_OK);
     pthread_t t;
     CHECK(pthread_create(&t, NULL, run_stream, &s[1]) == 0);

@@ -43,18 +43,20 @@ static kiln_texture tex(kiln_device *dev, uint32_t w, uint32_t h, uint32_t mips,
 
 /* Copies `sub` of `t` (w x h) to a staging texture and compares it with
  * `want` (tight rows). */
-static void check_bytes(kiln_device *dev, kiln_context *ctx, kiln_resource r, uint32_t sub, uint32_t w,
-                        uint32_t h, const uint8_t *want)
+static void check_bytes(kiln_device *dev, kiln_context *ctx, kiln_resource r, uint32_t sub,
+                        uint32_t w, uint32_t h, const uint8_t *want)
 {
     kiln_texture st = tex(dev, w, h, 1, KILN_USAGE_STAGING, KILN_CPU_ACCESS_READ, 0, 0);
     kiln_box box = {0, 0, 0, w, h, 1};
-    CHECK_RESULT(kiln_copy_subresource_region(ctx, kiln_texture_resource(st), 0, 0, 0, 0, r, sub, &box),
-                 KILN_OK);
+    CHECK_RESULT(
+        kiln_copy_subresource_region(ctx, kiln_texture_resource(st), 0, 0, 0, 0, r, sub, &box),
+        KILN_OK);
     kiln_mapped_subresource m;
     CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(st), 0, KILN_MAP_READ, 0, &m), KILN_OK);
     uint32_t wrong = 0;
     for (uint32_t y = 0; y < h; y++)
-        wrong += memcmp((const uint8_t *)m.data + (size_t)y * m.row_pitch, want + (size_t)y * w * 4, w * 4) != 0;
+        wrong += memcmp((const uint8_t *)m.data + (size_t)y * m.row_pitch, want + (size_t)y * w * 4,
+                        w * 4) != 0;
     CHECK_EQ_INT(wrong, 0);
     CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(st), 0), KILN_OK);
     CHECK_RESULT(kiln_destroy_texture(dev, st), KILN_OK);
@@ -84,12 +86,18 @@ static void run(kiln_exec_mode mode, uint32_t threads)
         img[i] = (uint8_t)(i * 7 + 3);
     kiln_texture a = tex(dev, TEX_W, 8, 2, KILN_USAGE_DEFAULT, 0, 0, KILN_BIND_SHADER_RESOURCE);
     kiln_texture keep = tex(dev, TEX_W, 8, 1, KILN_USAGE_DEFAULT, 0, 0, KILN_BIND_SHADER_RESOURCE);
-    kiln_box small = {0, 0, 0, 4, 2, 1};      /* 32 bytes: one chunk */
-    kiln_box rows = {0, 0, 0, 256, 8, 1};     /* 8 KiB of 1 KiB rows: whole-row chunks */
-    kiln_box wide = {0, 0, 0, TEX_W, 8, 1};   /* 4 KiB rows: pieces of rows */
-    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(a), 0, &wide, img, TEX_W * 4, 0), KILN_OK);
-    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(a), 0, &rows, img, TEX_W * 4, 0), KILN_OK);
-    CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(a), 0, &small, img, TEX_W * 4, 0), KILN_OK);
+    kiln_box small = {0, 0, 0, 4, 2, 1};    /* 32 bytes: one chunk */
+    kiln_box rows = {0, 0, 0, 256, 8, 1};   /* 8 KiB of 1 KiB rows: whole-row chunks */
+    kiln_box wide = {0, 0, 0, TEX_W, 8, 1}; /* 4 KiB rows: pieces of rows */
+    CHECK_RESULT(
+        kiln_update_subresource(ctx, kiln_texture_resource(a), 0, &wide, img, TEX_W * 4, 0),
+        KILN_OK);
+    CHECK_RESULT(
+        kiln_update_subresource(ctx, kiln_texture_resource(a), 0, &rows, img, TEX_W * 4, 0),
+        KILN_OK);
+    CHECK_RESULT(
+        kiln_update_subresource(ctx, kiln_texture_resource(a), 0, &small, img, TEX_W * 4, 0),
+        KILN_OK);
     /* within one resource: mip 0 to mip 1 (the nodes merge) */
     kiln_box half = {0, 0, 0, TEX_W / 2, 4, 1};
     CHECK_RESULT(kiln_copy_subresource_region(ctx, kiln_texture_resource(a), 1, 0, 0, 0,
@@ -115,11 +123,12 @@ static void run(kiln_exec_mode mode, uint32_t threads)
 
     /* copy_resource and resolve, sources destroyed at once */
     kiln_texture c1 = tex(dev, TEX_W, 8, 1, KILN_USAGE_DEFAULT, 0, 0, KILN_BIND_SHADER_RESOURCE);
-    CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(c1), kiln_texture_resource(keep)), KILN_OK);
+    CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(c1), kiln_texture_resource(keep)),
+                 KILN_OK);
     kiln_texture ms = tex(dev, 16, 16, 1, KILN_USAGE_DEFAULT, 0, 4, KILN_BIND_RENDER_TARGET);
     kiln_texture rs = tex(dev, 16, 16, 1, KILN_USAGE_DEFAULT, 0, 0, KILN_BIND_SHADER_RESOURCE);
-    CHECK_RESULT(kiln_resolve_subresource(ctx, kiln_texture_resource(rs), 0, kiln_texture_resource(ms), 0,
-                                          KILN_FORMAT_UNKNOWN),
+    CHECK_RESULT(kiln_resolve_subresource(ctx, kiln_texture_resource(rs), 0,
+                                          kiln_texture_resource(ms), 0, KILN_FORMAT_UNKNOWN),
                  KILN_OK);
     CHECK_RESULT(kiln_destroy_texture(dev, keep), KILN_OK);
     CHECK_RESULT(kiln_destroy_texture(dev, ms), KILN_OK);
@@ -148,7 +157,8 @@ static void run(kiln_exec_mode mode, uint32_t threads)
         CHECK_RESULT(kiln_finish(ctx), KILN_OK);
 
         CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(sa), 0, KILN_MAP_WRITE, 0, &m), KILN_OK);
-        CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(d), kiln_texture_resource(sa)), KILN_OK);
+        CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(d), kiln_texture_resource(sa)),
+                     KILN_OK);
         kiln_box part = {0, 0, 0, 16, 16, 1}; /* 1 KiB blocks */
         r = KILN_OK;
         for (int i = 0; i < 64 && r == KILN_OK; i++)

@@ -203,9 +203,10 @@ kiln_result kiln_clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, flo
 /* Queues one chunk: rows [y0, y1) and columns [x0, x1) of the box. With
  * `give`, the caller's reference on `res` becomes the command's when it
  * succeeds (it stays the caller's on failure). */
-static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resource *res, uint32_t sub,
-                                const kiln_box *box, uint32_t x0, uint32_t x1, uint32_t y0,
-                                uint32_t y1, uint32_t z, const uint8_t *data, size_t pitch, bool give)
+static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resource *res,
+                                uint32_t sub, const kiln_box *box, uint32_t x0, uint32_t x1,
+                                uint32_t y0, uint32_t y1, uint32_t z, const uint8_t *data,
+                                size_t pitch, bool give)
 {
     kiln_device *dev = ctx->dev;
     uint32_t bpp = texel_bytes(res);
