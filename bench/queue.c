@@ -18,6 +18,10 @@
  *      them; serial_time / async_time is the gain (2.0 is perfect overlap).
  *
  * Every figure is the median of several repetitions (min and max shown).
+ * On a shared machine a repetition during which the process was preempted
+ * (an involuntary context switch of any of its threads, getrusage) runs
+ * several times slower; for (a) and (b), `pre` counts such repetitions and
+ * `clean` is the median of the others ("-": none was clean).
  * The device counters (waits, uploads) are printed at the end of each
  * device's run. Timing uses clock_gettime(CLOCK_MONOTONIC).
  *
@@ -30,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define NRES 8         /* destinations for the round-robin variants */
@@ -67,12 +72,43 @@ static int cmp_double(const void *a, const void *b)
 
 typedef struct summary {
     double median, min, max;
+    int preempted; /* repetitions with an involuntary context switch; -1 not measured */
+    double clean;  /* median of the others; < 0: none */
 } summary;
+
+/* Involuntary context switches of the whole process so far. */
+static long preemptions(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_nivcsw : 0;
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 static summary summarize(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    summary s = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
+    summary s = {median_of(v, n), v[0], v[n - 1], -1, -1.0}; /* preemption not measured */
+    return s;
+}
+
+/* The same, knowing which repetitions were preempted (pre[i] != 0). */
+static summary summarize_pre(double *v, const long *pre, int n)
+{
+    double clean[64];
+    int nc = 0, np = 0;
+    for (int i = 0; i < n; i++) {
+        if (pre[i])
+            np++;
+        else
+            clean[nc++] = v[i];
+    }
+    summary s = summarize(v, n);
+    s.preempted = np;
+    s.clean = nc ? median_of(clean, nc) : -1.0;
     return s;
 }
 
@@ -239,24 +275,32 @@ static void row(const char *test, const char *mode, uint32_t n, summary s, const
     printf("%-34s %-7s %8u %12.1f %12.1f %12.1f  %-8s", test, mode, n, s.median, s.min, s.max,
            unit);
     if (w)
-        printf(" %6llu %6llu\n", (unsigned long long)w->ring, (unsigned long long)w->transfer);
+        printf(" %6llu %6llu", (unsigned long long)w->ring, (unsigned long long)w->transfer);
     else
-        printf(" %6s %6s\n", "-", "-");
+        printf(" %6s %6s", "-", "-");
+    if (s.preempted < 0)
+        printf(" %4s %12s\n", "-", "-");
+    else if (s.clean >= 0)
+        printf(" %4d %12.1f\n", s.preempted, s.clean);
+    else
+        printf(" %4d %12s\n", s.preempted, "-");
 }
 
 static void header(const char *title)
 {
     printf("\n%s\n", title);
-    printf("%-34s %-7s %8s %12s %12s %12s  %-8s %6s %6s\n", "test", "mode", "n/rep", "median",
-           "min", "max", "unit", "ringW", "xferW");
+    printf("%-34s %-7s %8s %12s %12s %12s  %-8s %6s %6s %4s %12s\n", "test", "mode", "n/rep",
+           "median", "min", "max", "unit", "ringW", "xferW", "pre", "clean");
 }
 
 /* (a): ns per call of the issuing loop only. */
 static void producer_cost(bench *b, const config *c, const char *name, issue_fn fn)
 {
     double v[64];
+    long pre[64];
     kiln_device_stats before = stats(b);
     for (int r = 0; r < c->reps; r++) {
+        long p0 = preemptions();
         uint64_t issue_ns = 0;
         uint32_t i = 0;
         for (uint32_t batch = 0; batch < c->batches; batch++) {
@@ -267,25 +311,29 @@ static void producer_cost(bench *b, const config *c, const char *name, issue_fn 
             CHECK(kiln_finish(b->ctx)); /* not timed */
         }
         v[r] = (double)issue_ns / ((double)c->batches * BATCH);
+        pre[r] = preemptions() - p0;
     }
     waits w = waits_since(b, before);
-    row(name, b->mode, c->batches * BATCH, summarize(v, c->reps), "ns/call", &w);
+    row(name, b->mode, c->batches * BATCH, summarize_pre(v, pre, c->reps), "ns/call", &w);
 }
 
 /* (b): N commands then kiln_finish, commands per second. */
 static void end_to_end(bench *b, const config *c, const char *name, issue_fn fn, uint32_t nres)
 {
     double v[64];
+    long pre[64];
     kiln_device_stats before = stats(b);
     for (int r = 0; r < c->reps; r++) {
+        long p0 = preemptions();
         uint64_t t0 = now_ns();
         for (uint32_t i = 0; i < c->e2e_cmds; i++)
             fn(b, i, nres);
         CHECK(kiln_finish(b->ctx));
         v[r] = (double)c->e2e_cmds / ((double)(now_ns() - t0) / 1e9);
+        pre[r] = preemptions() - p0;
     }
     waits w = waits_since(b, before);
-    row(name, b->mode, c->e2e_cmds, summarize(v, c->reps), "cmd/s", &w);
+    row(name, b->mode, c->e2e_cmds, summarize_pre(v, pre, c->reps), "cmd/s", &w);
 }
 
 /* (c): one repetition, in ms: iters x (spin, upload, copy), then finish.
@@ -403,7 +451,8 @@ int main(int argc, char **argv)
            "%d repetitions, median shown%s\n",
            kiln_device_num_threads(asy.dev), c.threads, c.reps, c.reps < 7 ? " (--quick)" : "");
     printf("ringW / xferW: producer waits for a command slot / transfer ring space during the "
-           "row's repetitions\n");
+           "row's repetitions;\npre: repetitions preempted (involuntary context switch), clean: "
+           "median of the others\n");
 
     if (strchr(only, 'a')) {
         header("(a) producer cost: issuing loop only, batches of 256 then an untimed kiln_finish");

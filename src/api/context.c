@@ -200,10 +200,13 @@ kiln_result kiln_clear_dsv(kiln_context *ctx, kiln_dsv view, uint32_t flags, flo
 
 /* ---- UpdateSubresource ---- */
 
-/* Queues one chunk: rows [y0, y1) and columns [x0, x1) of the box. */
-static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resource *res, uint32_t sub,
-                                const kiln_box *box, uint32_t x0, uint32_t x1, uint32_t y0,
-                                uint32_t y1, uint32_t z, const uint8_t *data, size_t pitch)
+/* Queues one chunk: rows [y0, y1) and columns [x0, x1) of the box. With
+ * `give`, the caller's reference on `res` becomes the command's when it
+ * succeeds (it stays the caller's on failure). */
+static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resource *res,
+                                uint32_t sub, const kiln_box *box, uint32_t x0, uint32_t x1,
+                                uint32_t y0, uint32_t y1, uint32_t z, const uint8_t *data,
+                                size_t pitch, bool give)
 {
     kiln_device *dev = ctx->dev;
     uint32_t bpp = texel_bytes(res);
@@ -227,7 +230,10 @@ static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resourc
     cmd->u.update.box = (kiln_box){x0, y0, z, x1, y1, z + 1};
     cmd->u.update.ring_offset = (uint32_t)(dst - ctx->q.ring.base);
     cmd->u.update.pitch = row;
-    kq_access(cmd, res, KQ_WRITE);
+    if (give)
+        kq_access_owned(cmd, res, KQ_WRITE);
+    else
+        kq_access(cmd, res, KQ_WRITE);
     ka_predicate(ctx, cmd);
     kq_submit(&ctx->q, cmd);
     return KILN_OK;
@@ -284,23 +290,35 @@ static kiln_result update_subresource(kiln_context *ctx, kiln_resource dst, uint
     }
 
     /* Split into chunks that fit half the transfer ring: one depth slice
-     * at a time (3D), whole rows when a row fits, else pieces of rows. */
+     * at a time (3D), whole rows when a row fits, else pieces of rows. The
+     * last chunk takes over the lookup's reference; `res` is not touched
+     * after it is queued (the command may be all that keeps it alive). */
     uint32_t max = kq_upload_max(&ctx->q);
+    bool held = true;
     for (uint32_t z = b.front; z < b.back && r == KILN_OK; z++) {
         const uint8_t *src = (const uint8_t *)data + (z - b.front) * slice;
+        bool last_z = z + 1 == b.back;
         if (row <= max) {
             uint32_t rows = (uint32_t)(max / row);
-            for (uint32_t y = b.top; y < b.bottom && r == KILN_OK; y += rows)
+            for (uint32_t y = b.top; y < b.bottom && r == KILN_OK; y += rows) {
+                bool give = last_z && y + rows >= b.bottom;
                 r = update_chunk(ctx, api, res, sub, &b, b.left, b.right, y, KB_MIN(b.bottom, y + rows), z, src,
-                                 pitch);
+                                 pitch, give);
+                held = !(give && r == KILN_OK);
+            }
         } else {
             uint32_t cols = max / bpp;
             for (uint32_t y = b.top; y < b.bottom && r == KILN_OK; y++)
-                for (uint32_t x = b.left; x < b.right && r == KILN_OK; x += cols)
-                    r = update_chunk(ctx, api, res, sub, &b, x, KB_MIN(b.right, x + cols), y, y + 1, z, src, pitch);
+                for (uint32_t x = b.left; x < b.right && r == KILN_OK; x += cols) {
+                    bool give = last_z && y + 1 == b.bottom && x + cols >= b.right;
+                    r = update_chunk(ctx, api, res, sub, &b, x, KB_MIN(b.right, x + cols), y, y + 1, z, src, pitch,
+                                     give);
+                    held = !(give && r == KILN_OK);
+                }
         }
     }
-    kres_unref(&res->base);
+    if (held)
+        kres_unref(&res->base);
     return r;
 }
 
@@ -324,6 +342,10 @@ static kiln_result check_copy_dst(kiln_device *dev, const char *api, const kres_
     return KILN_OK;
 }
 
+/* Reserves a copy command naming dst (acc[0], written) and src (read).
+ * On success the caller's references on both (get_dst_src's) are the
+ * command's, and neither is touched once it is submitted; on failure
+ * they stay the caller's. */
 static kiln_result queue_copy(kiln_context *ctx, const char *api, kq_op op, kres_resource *dst,
                               kres_resource *src, kq_cmd **out)
 {
@@ -331,8 +353,8 @@ static kiln_result queue_copy(kiln_context *ctx, const char *api, kq_op op, kres
     if (r != KILN_OK)
         return r;
     (*out)->op = (uint16_t)op;
-    kq_access(*out, dst, KQ_WRITE); /* acc[0]: destination */
-    kq_access(*out, src, KQ_READ);
+    kq_access_owned(*out, dst, KQ_WRITE); /* acc[0]: destination */
+    kq_access_owned(*out, src, KQ_READ);
     ka_predicate(ctx, *out);
     return KILN_OK;
 }
@@ -342,17 +364,18 @@ static kiln_result queue_copy(kiln_context *ctx, const char *api, kq_op op, kres
 static kiln_result get_dst_src(kiln_device *dev, const char *api, kiln_resource dst_h, kiln_resource src_h,
                                kres_type lowest, kres_resource **dst, kres_resource **src)
 {
-    kiln_result r;
-    *src = NULL;
-    *dst = ka_get_resource(dev, dst_h.id, lowest, KRES_TYPE_TEXTURE2D, api, "dst", &r);
-    if (!*dst)
-        return r;
-    *src = ka_get_resource(dev, src_h.id, lowest, KRES_TYPE_TEXTURE2D, api, "src", &r);
-    if (!*src) {
-        kres_unref(&(*dst)->base);
-        *dst = NULL;
+    /* One acquisition of the handle table's lock for both. */
+    const uint32_t ids[2] = {dst_h.id, src_h.id};
+    kres_object *o[2];
+    uint32_t which = 0;
+    kiln_log_id lid = KILN_LOG_NONE;
+    if (!kres_handles_get2(&dev->handles, ids, lowest, KRES_TYPE_TEXTURE2D, o, &which, &lid)) {
+        *dst = *src = NULL;
+        return ka_handle_fail(dev, api, which ? "src" : "dst", lid);
     }
-    return r;
+    *dst = kres_as_resource(o[0]);
+    *src = kres_as_resource(o[1]);
+    return KILN_OK;
 }
 
 static kiln_result copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_resource src_h)
@@ -376,8 +399,10 @@ static kiln_result copy_resource(kiln_context *ctx, kiln_resource dst_h, kiln_re
     if (r == KILN_OK) {
         kq_cmd *cmd;
         r = queue_copy(ctx, api, KQ_OP_COPY_RESOURCE, dst, src, &cmd);
-        if (r == KILN_OK)
-            kq_submit(&ctx->q, cmd);
+        if (r == KILN_OK) {
+            kq_submit(&ctx->q, cmd); /* with the references */
+            return r;
+        }
     }
     kres_unref(&dst->base);
     kres_unref(&src->base);
@@ -472,7 +497,8 @@ static kiln_result copy_subresource_region(kiln_context *ctx, kiln_resource dst_
             cmd->u.copy.dst_z = dst_z;
             cmd->u.copy.src_sub = src_sub;
             cmd->u.copy.box = b;
-            kq_submit(&ctx->q, cmd);
+            kq_submit(&ctx->q, cmd); /* with the references */
+            return r;
         }
     }
     kres_unref(&dst->base);
@@ -530,7 +556,8 @@ static kiln_result resolve_subresource(kiln_context *ctx, kiln_resource dst_h, u
         if (r == KILN_OK) {
             cmd->u.copy.dst_sub = dst_sub;
             cmd->u.copy.src_sub = src_sub;
-            kq_submit(&ctx->q, cmd);
+            kq_submit(&ctx->q, cmd); /* with the references */
+            return r;
         }
     }
     kres_unref(&dst->base);

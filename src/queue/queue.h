@@ -100,6 +100,8 @@ struct kq_gate;
  * less that costs. Tracing fields, rarely used, come last. */
 typedef struct kq_cmd {
     struct kq_cmd *next;       /* ready or deferred list, or a batch */
+    struct kq_cmd *next_batch; /* a batch's first command: the batch handed
+                                  over before it (kq_context.handed) */
     struct kq_cmd *prev_flight, *next_flight; /* context's program order */
     struct kq_context *ctx;
     uint64_t seq;              /* per-context submission number, from 1 */
@@ -195,6 +197,9 @@ typedef struct kq_transfer {
      * by the producer when it reclaims the block. */
     atomic_uchar *done;
     uint32_t nflags;
+    /* The fields above are read by completing workers; the producer writes
+     * those below at every upload: keep them off the line the workers read. */
+    char pad_[64];
     /* The producer's own, no lock: */
     uint32_t head;    /* next allocation offset */
     uint32_t tail;    /* offset of the oldest live block */
@@ -228,8 +233,19 @@ typedef struct kq_device {
     kq_cmd *ready_head, *ready_tail;
     atomic_uint nready;         /* length of the ready list (spinners read it) */
     uint32_t running;           /* executing or parked (test gates) */
-    uint32_t sleepers;          /* workers blocked on work_cv */
-    uint32_t spinning;          /* workers spinning before they sleep */
+    /* The three words producers touch once a batch, away from the ready
+     * list a worker writes for every command (padding, as in kq_stats). */
+    char pad_hand_[64];
+    /* Workers blocked on work_cv / spinning before they sleep: written
+     * under the mutex, read without it by a producer handing a batch over
+     * (seq_cst against `handed_any`, so a worker going to sleep either sees
+     * the batch or is woken). */
+    atomic_uint sleepers, spinning;
+    /* Set (seq_cst) by a producer after it handed a batch over without the
+     * mutex; whoever takes it under the mutex schedules every context's
+     * handed batches (kq_take_handed_locked). */
+    atomic_uint handed_any;
+    char pad_hand_end_[64];
     uint32_t cpu_maps;          /* resources mapped now, all contexts */
     struct kres_resource *mapped; /* list of them (map.dev_next) */
     uint32_t server_waits;      /* unresolved WAIT commands, all contexts */
@@ -265,51 +281,73 @@ typedef struct kq_record {
     uint64_t hook_arg;
 } kq_record;
 
+/* Three groups, 64 bytes of padding apart (padding, not alignas: contexts
+ * live in memory from the application's allocator): what the scheduler
+ * writes under the mutex as commands are scheduled and complete (a worker,
+ * in a stream of small commands), what the producer writes at every call,
+ * and the handed list that both write once a batch. Sharing a line made
+ * each command cost the producer misses on lines a worker had just
+ * written, and the other way round. */
 typedef struct kq_context {
     kq_device *dev;
+    kq_cmd *slots;
+    uint32_t capacity;
+    uint32_t trace_id;          /* the context's number in a trace */
+    ks_timeline *tl;            /* the context's own timeline (sync tokens) */
+    char pad_a_[64];
+    /* ---- the scheduler's (mutex) ---- */
     kq_cmd *flight_head, *flight_tail;     /* submitted, not completed */
     kq_cmd *deferred_head, *deferred_tail; /* behind an unresolved WAIT */
     kq_record *rec_head, *rec_tail;
     bool carry_error;           /* a failure no pending point covered yet */
     uint64_t error_seq;         /* records at this seq share the error */
-    ks_timeline *tl;            /* the context's own timeline (sync tokens) */
     uint64_t tl_next;           /* last value handed out on tl */
     struct kq_context *next_flush;
     bool in_flush_list;
-    kq_cmd *slots;
-    uint32_t capacity;
-    /* Free slots, a stack: the producer's own, no lock. Arrays rather than
-     * lists linked through the slots, so taking a slot never waits for a
-     * line another core has just written to learn where the next one is. */
-    kq_cmd **free_slots;
-    uint32_t nfree;
-    /* Slots completed since (under the mutex), taken back in one batch at
-     * a hand-over, a finish, or when free_slots runs out: one lock per
-     * batch, not per command. The producer then drops the references
-     * their inline nodes still hold on their resources. */
+    /* Slots completed since (under the mutex), taken back in one batch
+     * when free_slots runs out, at a finish or a synchronous flush. The
+     * producer then drops the references their inline nodes still hold on
+     * their resources. */
     kq_cmd **returned;
     uint32_t nreturned;
     uint32_t in_flight;         /* submitted, not completed (mutex) */
     uint32_t cpu_maps;          /* resources this context keeps mapped */
     kres_resource *mapped;      /* list of them (each holds a reference) */
     uint64_t next_seq;
+    struct kq_context *prev_ctx, *next_ctx; /* kq_device.contexts (mutex) */
+    char pad_b_[64];
+    /* ---- the producer's own, no lock ---- */
+    /* Its first fields (base, done) are read by workers, behind padding
+     * on both sides; the rest is the producer's. */
     kq_transfer ring;
-    /* Submitted commands not yet handed to the scheduler: the producer's
-     * own, no lock (u_threaded_context's batch). Handed over in submission
-     * order when KQ_BATCH are gathered, when a command is large or a
-     * scene, and at every call that must see them scheduled: a wait for a
-     * slot or transfer space, Map, finish, flush, completion points (fences,
-     * signals, queries) and server waits. */
+    /* Free slots, a stack. Arrays rather than lists linked through the
+     * slots, so taking a slot never waits for a line another core has just
+     * written to learn where the next one is. */
+    kq_cmd **free_slots;
+    uint32_t nfree;
+    /* Submitted commands not yet handed to the scheduler
+     * (u_threaded_context's batch). Handed over in submission order when
+     * KQ_BATCH are gathered (kq_context.handed), when a command is large
+     * or a scene, and at every call that must see them scheduled: a wait
+     * for a slot or transfer space, Map, finish, flush, completion points
+     * (fences, signals, queries) and server waits. */
     kq_cmd *batch_head, *batch_tail;
     uint32_t batch_n;
-    uint32_t trace_id;          /* the context's number in a trace */
     /* The producer's counts for kiln_device_stats. One writer, so a plain
      * load and store (kq_count) rather than a locked add on the fast path,
      * where a locked instruction also waits for every store before it;
      * kq_device_stats adds them up under the mutex and kq_context_fini
      * folds them into the device's. */
     atomic_uint_fast64_t n_queued, n_bytes_uploaded, n_upload_chunks;
-    struct kq_context *prev_ctx, *next_ctx; /* kq_device.contexts (mutex) */
+    char pad_c_[64];
+    /* ---- both, once a batch ---- */
+    /* Full batches handed over without the mutex, newest first, linked
+     * through their first command's next_batch: pushed by the producer
+     * (release), taken whole (acquire) under the mutex by a worker, a
+     * helping thread or the producer's own kq_flush_locked, and scheduled
+     * oldest first before anything the context submits later. */
+    _Atomic(kq_cmd *) handed;
+    char pad_d_[64];
 } kq_context;
 
 /* Adds to a counter only the calling thread writes (readers load it). */
@@ -341,6 +379,10 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out);
 /* Adds a resource access; the same resource twice merges (write wins).
  * The storage is the resource's current one when the command is submitted. */
 void kq_access(kq_cmd *cmd, kres_resource *res, int mode);
+/* The same, taking over a reference the caller holds (its handle lookup's)
+ * instead of adding one: two locked instructions fewer per resource on the
+ * small-command path. The reference is the command's from here on. */
+void kq_access_owned(kq_cmd *cmd, kres_resource *res, int mode);
 /* Hands the command an external node array (owned by its payload, freed by
  * its release hook): nodes with `st` set use that storage (captured when
  * the API call was made), others resolve at submit. Each node's res and st
@@ -357,6 +399,10 @@ void kq_submit(kq_context *c, kq_cmd *cmd);
  * that must see the batch scheduled). The _locked form: mutex held. */
 void kq_flush(kq_context *c);
 void kq_flush_locked(kq_context *c);
+/* Schedules every context's handed-over batches (mutex held); returns
+ * whether there were any. Workers and helping threads call it before they
+ * look for ready commands. */
+bool kq_take_handed_locked(kq_device *q);
 /* Gives back a reserved slot that will not be submitted. */
 void kq_cancel(kq_context *c, kq_cmd *cmd);
 

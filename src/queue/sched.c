@@ -13,6 +13,9 @@
 
 #define STAT_INC(q, f) atomic_fetch_add_explicit(&(q)->stats.f, 1, memory_order_relaxed)
 #define MU(q) (&(q)->dom->mu)
+/* Under the mutex, where they are written: */
+#define SLEEPERS(q) atomic_load_explicit(&(q)->sleepers, memory_order_relaxed)
+#define SPINNING(q) atomic_load_explicit(&(q)->spinning, memory_order_relaxed)
 
 /* How long an idle worker spins before it sleeps: a producer issuing
  * commands back to back then never pays a futex wake per command. */
@@ -31,7 +34,7 @@ static void push_ready(kq_device *q, kq_cmd *cmd)
         q->ready_head = cmd;
     q->ready_tail = cmd;
     atomic_fetch_add_explicit(&q->nready, 1, memory_order_release);
-    if (!q->serial && q->sleepers && !q->spinning)
+    if (!q->serial && SLEEPERS(q) && !SPINNING(q))
         pthread_cond_signal(&q->work_cv);
 }
 
@@ -295,7 +298,7 @@ static void run_one_locked(kq_device *q)
     atomic_fetch_sub_explicit(&q->nready, 1, memory_order_relaxed);
     q->running++;
     /* More work and nobody looking for it: wake a sleeper (chain). */
-    if (q->ready_head && q->sleepers && !q->spinning)
+    if (q->ready_head && SLEEPERS(q) && !SPINNING(q))
         pthread_cond_signal(&q->work_cv);
     ks_run_deferred(q->dom);
     pthread_mutex_unlock(MU(q));
@@ -327,6 +330,7 @@ static void help_group_locked(kq_device *q);
 
 bool kq_help_locked(kq_device *q)
 {
+    kq_take_handed_locked(q);
     if (q->ready_head) {
         run_one_locked(q);
         return true;
@@ -399,6 +403,7 @@ static void *worker_main(void *arg)
             help_group_locked(q);
             continue;
         }
+        kq_take_handed_locked(q);
         if (q->ready_head) {
             run_one_locked(q);
             continue;
@@ -407,25 +412,30 @@ static void *worker_main(void *arg)
             break;
         if (ks_run_deferred(q->dom))
             continue; /* the mutex was released: look again from the top */
-        if (!q->spinning) {
+        if (!SPINNING(q)) {
             /* One worker at a time spins, so a spinning worker never takes
              * a core from the producer on a small machine for long. */
-            q->spinning = 1;
+            atomic_store(&q->spinning, 1);
             pthread_mutex_unlock(MU(q));
             for (int i = 0; i < SPIN_ROUNDS; i++) {
                 if (atomic_load_explicit(&q->nready, memory_order_acquire) ||
-                    atomic_load_explicit(&q->ngroups, memory_order_acquire))
+                    atomic_load_explicit(&q->ngroups, memory_order_acquire) ||
+                    atomic_load_explicit(&q->handed_any, memory_order_relaxed))
                     break;
                 CPU_RELAX();
             }
             pthread_mutex_lock(MU(q));
-            q->spinning = 0;
-            if (q->ready_head || q->groups || q->stopping)
+            atomic_store(&q->spinning, 0);
+            if (q->ready_head || q->groups || q->stopping || atomic_load(&q->handed_any))
                 continue;
         }
-        q->sleepers++;
-        pthread_cond_wait(&q->work_cv, MU(q));
-        q->sleepers--;
+        /* seq_cst both ways with hand_over: either this load sees the
+         * batch or the producer sees a sleeper and signals (it takes the
+         * mutex first, so not before the wait below has released it). */
+        atomic_store(&q->sleepers, SLEEPERS(q) + 1);
+        if (!atomic_load(&q->handed_any))
+            pthread_cond_wait(&q->work_cv, MU(q));
+        atomic_store(&q->sleepers, SLEEPERS(q) - 1);
     }
     ks_unlock(q->dom);
     return NULL;
@@ -456,6 +466,9 @@ kiln_result kq_device_init(kq_device *q, const kb_env *env, ks_domain *dom, bool
     dom->on_resolved_arg = q;
     q->serial = serial;
     atomic_init(&q->nready, 0);
+    atomic_init(&q->sleepers, 0);
+    atomic_init(&q->spinning, 0);
+    atomic_init(&q->handed_any, 0);
     pthread_cond_init(&q->work_cv, NULL);
     if (serial)
         return KILN_OK;
@@ -582,6 +595,7 @@ kiln_result kq_context_init(kq_context *c, kq_device *q, uint32_t capacity,
     /* Lowest slots on top: the first commands use them in address order. */
     for (uint32_t i = capacity; i-- > 0;)
         c->free_slots[c->nfree++] = &c->slots[i];
+    atomic_init(&c->handed, NULL);
     atomic_init(&c->n_queued, 0);
     atomic_init(&c->n_bytes_uploaded, 0);
     atomic_init(&c->n_upload_chunks, 0);
@@ -686,21 +700,35 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
     return KILN_OK;
 }
 
-void kq_access(kq_cmd *cmd, kres_resource *res, int mode)
+/* Adds a node; returns false when the resource was already named (the
+ * access merged, nothing new holds a reference). */
+static bool add_access(kq_cmd *cmd, kres_resource *res, int mode)
 {
     for (uint32_t i = 0; i < cmd->naccess; i++) {
         if (cmd->acc[i].res == res) {
             if (mode == KQ_WRITE)
                 cmd->acc[i].mode = KQ_WRITE;
-            return;
+            return false;
         }
     }
     kq_node *n = &cmd->acc_inline[cmd->naccess++];
     memset(n, 0, sizeof *n);
-    kres_ref(&res->base);
     n->res = res;
     n->cmd = cmd;
     n->mode = (uint8_t)mode;
+    return true;
+}
+
+void kq_access(kq_cmd *cmd, kres_resource *res, int mode)
+{
+    if (add_access(cmd, res, mode))
+        kres_ref(&res->base);
+}
+
+void kq_access_owned(kq_cmd *cmd, kres_resource *res, int mode)
+{
+    if (!add_access(cmd, res, mode))
+        kres_unref(&res->base); /* the node holds one already: never the last */
 }
 
 void kq_set_nodes(kq_cmd *cmd, kq_node *nodes, uint32_t count)
@@ -798,7 +826,7 @@ void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg, const c
     g.next_group = q->groups;
     q->groups = &g;
     atomic_fetch_add_explicit(&q->ngroups, 1, memory_order_release);
-    if (q->sleepers)
+    if (SLEEPERS(q))
         pthread_cond_broadcast(&q->work_cv);
     if (q->dom->waiters) /* threads waiting in the queue help too */
         pthread_cond_broadcast(&q->dom->cv);
@@ -871,11 +899,8 @@ static void schedule_one_locked(kq_context *c, kq_cmd *cmd)
         kq_schedule_locked(c->dev, cmd);
 }
 
-void kq_flush_locked(kq_context *c)
+static void schedule_list_locked(kq_context *c, kq_cmd *cmd)
 {
-    kq_cmd *cmd = c->batch_head;
-    c->batch_head = c->batch_tail = NULL;
-    c->batch_n = 0;
     while (cmd) {
         kq_cmd *next = cmd->next;
         cmd->next = NULL;
@@ -884,9 +909,80 @@ void kq_flush_locked(kq_context *c)
     }
 }
 
+/* Schedules the batches the context's producer handed over, oldest first
+ * (mutex held). */
+static bool take_context_handed_locked(kq_context *c)
+{
+    kq_cmd *b = atomic_load_explicit(&c->handed, memory_order_relaxed);
+    if (!b)
+        return false;
+    b = atomic_exchange_explicit(&c->handed, NULL, memory_order_acquire);
+    kq_cmd *oldest = NULL;
+    while (b) { /* newest first: reverse */
+        kq_cmd *n = b->next_batch;
+        b->next_batch = oldest;
+        oldest = b;
+        b = n;
+    }
+    while (oldest) {
+        kq_cmd *n = oldest->next_batch;
+        oldest->next_batch = NULL;
+        schedule_list_locked(c, oldest);
+        oldest = n;
+    }
+    return true;
+}
+
+bool kq_take_handed_locked(kq_device *q)
+{
+    if (!atomic_load_explicit(&q->handed_any, memory_order_relaxed) ||
+        !atomic_exchange(&q->handed_any, 0))
+        return false;
+    /* A batch handed over after the exchange sets the flag again; one
+     * handed before it is found here (the push happens before the flag's
+     * store that the exchange read). */
+    bool any = false;
+    for (kq_context *c = q->contexts; c; c = c->next_ctx)
+        any |= take_context_handed_locked(c);
+    return any;
+}
+
+void kq_flush_locked(kq_context *c)
+{
+    take_context_handed_locked(c); /* they come before the open batch */
+    kq_cmd *cmd = c->batch_head;
+    c->batch_head = c->batch_tail = NULL;
+    c->batch_n = 0;
+    schedule_list_locked(c, cmd);
+}
+
+/* Hands a full batch to the scheduler without the mutex (the producer's
+ * thread): push it on the context's handed list and raise the device's
+ * flag; a worker takes it from there. Only a worker asleep on work_cv,
+ * with none spinning, costs the mutex and a wake-up. */
+static void hand_over(kq_context *c)
+{
+    kq_device *q = c->dev;
+    kq_cmd *head = c->batch_head;
+    c->batch_head = c->batch_tail = NULL;
+    c->batch_n = 0;
+    kq_cmd *old = atomic_load_explicit(&c->handed, memory_order_relaxed);
+    do
+        head->next_batch = old;
+    while (!atomic_compare_exchange_weak_explicit(&c->handed, &old, head, memory_order_release,
+                                                  memory_order_relaxed));
+    atomic_store(&q->handed_any, 1);
+    if (atomic_load(&q->sleepers) && !atomic_load(&q->spinning)) {
+        pthread_mutex_lock(MU(q));
+        if (SLEEPERS(q) && !SPINNING(q))
+            pthread_cond_signal(&q->work_cv);
+        pthread_mutex_unlock(MU(q));
+    }
+}
+
 void kq_flush(kq_context *c)
 {
-    if (!c->batch_head)
+    if (!c->batch_head && !atomic_load_explicit(&c->handed, memory_order_relaxed))
         return;
     kq_device *q = c->dev;
     pthread_mutex_lock(MU(q));
@@ -937,7 +1033,7 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
             c->batch_head = cmd;
         c->batch_tail = cmd;
         if (++c->batch_n >= KQ_BATCH)
-            kq_flush(c);
+            hand_over(c);
         return;
     }
     pthread_mutex_lock(MU(q));

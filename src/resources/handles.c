@@ -15,17 +15,6 @@
 #define INDEX_MASK ((1u << INDEX_BITS) - 1u)
 #define GEN_MASK 0xfffu
 
-void kres_ref(kres_object *obj)
-{
-    atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
-}
-
-void kres_unref(kres_object *obj)
-{
-    if (obj && atomic_fetch_sub_explicit(&obj->refs, 1, memory_order_acq_rel) == 1)
-        obj->destroy(obj);
-}
-
 /* The table's lock is a spinlock, not a mutex: every API call that names
  * an object looks it up, a few dozen instructions under the lock, and a
  * mutex's lock and unlock cost more than that (two locked instructions and
@@ -150,6 +139,26 @@ kres_object *kres_handles_get(kres_handles *h, uint32_t id, kres_type lo, kres_t
     }
     table_unlock(h);
     return obj;
+}
+
+bool kres_handles_get2(kres_handles *h, const uint32_t ids[2], kres_type lo, kres_type hi,
+                       kres_object *out[2], uint32_t *out_which, kiln_log_id *out_id)
+{
+    table_lock(h);
+    kres_slot *s0 = find(h, ids[0], lo, hi, out_id);
+    kres_slot *s1 = s0 ? find(h, ids[1], lo, hi, out_id) : NULL;
+    if (!s1) {
+        table_unlock(h);
+        *out_which = s0 ? 1 : 0;
+        out[0] = out[1] = NULL;
+        return false;
+    }
+    out[0] = s0->obj;
+    out[1] = s1->obj;
+    kres_ref(out[0]);
+    kres_ref(out[1]);
+    table_unlock(h);
+    return true;
 }
 
 kres_object *kres_handles_remove(kres_handles *h, uint32_t id, kres_type lo, kres_type hi,
