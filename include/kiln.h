@@ -2239,8 +2239,11 @@ typedef enum kiln_effect {
 /* Fills the shader descs of a built-in effect (either pointer may be NULL). */
 KILN_API kiln_result kiln_effect_get(kiln_effect effect, kiln_vertex_shader_desc *out_vs,
                                      kiln_pixel_shader_desc *out_ps);
-/* Which SIMD level the built-in kernels use on this CPU: "avx2" or
- * "sse2" (KILN_SIMD=sse2 in the environment forces the baseline). */
+/* Which SIMD level the built-in kernels and the sampler use on this CPU:
+ * "avx512" (AVX-512 F, BW, VL and DQ, with AVX2 and FMA), "avx2" (AVX2 and
+ * FMA) or "sse2". KILN_SIMD=sse2 in the environment forces the baseline,
+ * KILN_SIMD=avx2 the AVX2 level on a CPU with AVX-512. Every level gives
+ * the same bits. */
 KILN_API const char *kiln_effect_simd_level(void);
 
 /* Fills mips 1.. of the view's texture from its most detailed mip with a

@@ -559,17 +559,22 @@ static void test_simd_level_choice(void)
     const char *env = getenv("KILN_SIMD");
     CHECK(strcmp(level, kr_effects_kernels(kr_effects_detect(env))->name) == 0);
 #if KR_EFFECTS_X86
-    CHECK(strcmp(level, "avx2") == 0 || strcmp(level, "sse2") == 0);
-    kr_simd best = kr_effects_kernels(KR_SIMD_AVX2) ? KR_SIMD_AVX2 : KR_SIMD_SSE2;
+    CHECK(strcmp(level, "avx512") == 0 || strcmp(level, "avx2") == 0 || strcmp(level, "sse2") == 0);
+    kr_simd avx2 = kr_effects_kernels(KR_SIMD_AVX2) ? KR_SIMD_AVX2 : KR_SIMD_SSE2;
+    kr_simd best = kr_effects_kernels(KR_SIMD_AVX512) ? KR_SIMD_AVX512 : avx2;
+    /* AVX-512 comes with AVX2 and FMA, or not at all */
+    CHECK(!kr_effects_kernels(KR_SIMD_AVX512) || kr_effects_kernels(KR_SIMD_AVX2));
     CHECK_EQ_INT(kr_effects_detect(NULL), best);
     CHECK_EQ_INT(kr_effects_detect("sse2"), KR_SIMD_SSE2);
-    CHECK_EQ_INT(kr_effects_detect("avx2"), best);
+    CHECK_EQ_INT(kr_effects_detect("avx2"), avx2);
+    CHECK_EQ_INT(kr_effects_detect("avx512"), best);
     CHECK_EQ_INT(kr_effects_detect("SSE2 "), best); /* only the exact value forces */
     CHECK_EQ_INT(kr_effects_detect(""), best);
     CHECK(kr_effects_kernels(KR_SIMD_SSE2) != NULL);
 #else
     CHECK(strcmp(level, "scalar") == 0);
-    CHECK(kr_effects_kernels(KR_SIMD_SSE2) == NULL && kr_effects_kernels(KR_SIMD_AVX2) == NULL);
+    CHECK(kr_effects_kernels(KR_SIMD_SSE2) == NULL && kr_effects_kernels(KR_SIMD_AVX2) == NULL &&
+          kr_effects_kernels(KR_SIMD_AVX512) == NULL);
 #endif
     CHECK(kr_effects_kernels(KR_SIMD_COUNT) == NULL);
     CHECK_RESULT(kr_effects_force_level(KR_SIMD_COUNT), KILN_E_INVALID_ARG);

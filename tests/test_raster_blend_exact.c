@@ -773,7 +773,7 @@ int main(void)
      * eight (pixel_avx2.c) at the AVX2 level: every case at each level
      * this CPU has (R8 takes the scalar loop at any level). */
     test_unorm8_avx2();
-    kr_simd lv[2];
+    kr_simd lv[3];
     int nlv = kr_effects_vector_levels(lv);
     int runs = nlv ? 2 * nlv + 1 : 3;
     for (int run = 0; run < runs; run++) {
@@ -781,7 +781,7 @@ int main(void)
         if (nlv) {
             kr_simd level = run < 2 * nlv ? lv[run % nlv] : lv[nlv - 1];
             CHECK_RESULT(kr_effects_force_level(level), KILN_OK);
-            printf("[%s] ", level == KR_SIMD_AVX2 ? "avx2" : "sse2");
+            printf("[%s] ", kr_simd_name(level));
         }
         th_rng r = {0x9e3779b97f4a7c15ull ^ (uint64_t)(f + 1) * 0x100000001b3ull};
         cover cv;

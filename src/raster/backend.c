@@ -154,7 +154,7 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, kr_drawx *x)
     x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f
                  : fb->ds_format == KILN_FORMAT_D16_UNORM       ? 1.0f / 65536.0f
                                                                  : 0.0f;
-    x->wide = kr_effects_active_level() == KR_SIMD_AVX2;
+    x->wide = kr_effects_active_level() >= KR_SIMD_AVX2;
     kr_output_select(x, fb);
 }
 

@@ -270,7 +270,7 @@ static const effect_info effects[KILN_EFFECT_COUNT] = {
 /* ---- choice of level ---- */
 
 static pthread_once_t level_once = PTHREAD_ONCE_INIT;
-static bool cpu_avx2; /* written once under level_once */
+static bool cpu_avx2, cpu_avx512; /* written once under level_once */
 static _Atomic(const kr_effect_kernels *) active_kernels;
 /* The level of active_kernels, -1 until level_init: kiln_ps_sample asks
  * for it on every block. */
@@ -281,7 +281,9 @@ static kr_simd detect(const char *env_simd)
 #if KR_EFFECTS_X86
     if (env_simd && strcmp(env_simd, "sse2") == 0)
         return KR_SIMD_SSE2;
-    return cpu_avx2 ? KR_SIMD_AVX2 : KR_SIMD_SSE2;
+    if (env_simd && strcmp(env_simd, "avx2") == 0)
+        return cpu_avx2 ? KR_SIMD_AVX2 : KR_SIMD_SSE2;
+    return cpu_avx512 ? KR_SIMD_AVX512 : cpu_avx2 ? KR_SIMD_AVX2 : KR_SIMD_SSE2;
 #else
     (void)env_simd;
     return KR_SIMD_SCALAR;
@@ -298,6 +300,8 @@ static const kr_effect_kernels *kernels_of(kr_simd level)
         return &kr_effects_sse2;
     case KR_SIMD_AVX2:
         return cpu_avx2 ? &kr_effects_avx2 : NULL;
+    case KR_SIMD_AVX512:
+        return cpu_avx512 ? &kr_effects_avx512 : NULL;
 #endif
     default:
         return NULL;
@@ -310,6 +314,9 @@ static void level_init(void)
     /* The AVX2 file is compiled with -mfma too: require both. */
     __builtin_cpu_init();
     cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    /* fused_avx512.c is compiled for AVX-512 F, BW, VL and DQ */
+    cpu_avx512 = cpu_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 #endif
     kr_simd l = detect(getenv("KILN_SIMD"));
     atomic_store_explicit(&active_kernels, kernels_of(l), memory_order_release);

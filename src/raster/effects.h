@@ -41,12 +41,13 @@ typedef enum kr_simd {
     KR_SIMD_SCALAR = 0,
     KR_SIMD_SSE2,
     KR_SIMD_AVX2,
+    KR_SIMD_AVX512, /* AVX2's kernels, and 16-lane ones where they exist */
     KR_SIMD_COUNT
 } kr_simd;
 
 /* The pixel kernels of one level, indexed by kiln_effect. */
 typedef struct kr_effect_kernels {
-    const char *name; /* "scalar", "sse2", "avx2": kiln_effect_simd_level */
+    const char *name; /* "scalar", "sse2", "avx2", "avx512": kiln_effect_simd_level */
     kiln_ps_fn ps[KILN_EFFECT_COUNT];
 } kr_effect_kernels;
 
@@ -54,6 +55,9 @@ extern const kr_effect_kernels kr_effects_scalar; /* effects.c */
 #if KR_EFFECTS_X86
 extern const kr_effect_kernels kr_effects_sse2; /* effects_sse2.c */
 extern const kr_effect_kernels kr_effects_avx2; /* effects_avx2.c (-mavx2 -mfma) */
+/* effects_avx2.c too: the AVX-512 level runs the AVX2 effect kernels; what
+ * it adds are the 16-lane sampling kernels (fused_avx512.c) */
+extern const kr_effect_kernels kr_effects_avx512;
 #endif
 
 /* Lit constants (PS cb0) as the kernels use them: l is minus the light
@@ -78,21 +82,30 @@ void kr_ps_texture(kiln_ps_args *a);
 /* The kernels of `level`, or NULL when this build or this CPU lacks it. */
 const kr_effect_kernels *kr_effects_kernels(kr_simd level);
 
-/* The vector levels (SSE2, AVX2) this build and CPU have, in that order,
- * into out; their count. Tests run a path at each and compare. */
-static inline int kr_effects_vector_levels(kr_simd out[2])
+/* The vector levels (SSE2, AVX2, AVX512) this build and CPU have, in that
+ * order, into out; their count. Tests run a path at each and compare. */
+static inline int kr_effects_vector_levels(kr_simd out[3])
 {
     int n = 0;
     if (kr_effects_kernels(KR_SIMD_SSE2))
         out[n++] = KR_SIMD_SSE2;
     if (kr_effects_kernels(KR_SIMD_AVX2))
         out[n++] = KR_SIMD_AVX2;
+    if (kr_effects_kernels(KR_SIMD_AVX512))
+        out[n++] = KR_SIMD_AVX512;
     return n;
 }
 
+/* A level's name as kiln_effect_simd_level gives it. */
+static inline const char *kr_simd_name(kr_simd l)
+{
+    static const char *const names[KR_SIMD_COUNT] = {"scalar", "sse2", "avx2", "avx512"};
+    return (unsigned)l < KR_SIMD_COUNT ? names[l] : "?";
+}
+
 /* The level chosen for a KILN_SIMD value (NULL: unset): the best the CPU
- * has, or SSE2 when the value is "sse2" and the CPU has SSE2. Other values
- * are ignored. */
+ * has; SSE2 when the value is "sse2", AVX2 when it is "avx2" and the CPU
+ * has AVX2 (the 16-lane kernels off). Other values are ignored. */
 kr_simd kr_effects_detect(const char *env_simd);
 
 /* The level kiln_effect_get hands out now (the fused texture path of

@@ -77,6 +77,8 @@ static void ps_lit(kiln_ps_args *a)
 
 const kr_effect_kernels kr_effects_avx2 = {
     "avx2", {ps_vertex_color, kr_ps_texture, ps_texture_color, ps_lit}};
+const kr_effect_kernels kr_effects_avx512 = {
+    "avx512", {ps_vertex_color, kr_ps_texture, ps_texture_color, ps_lit}};
 
 #else
 

@@ -6,6 +6,7 @@
 #ifndef KILN_RASTER_FUSED_H
 #define KILN_RASTER_FUSED_H
 
+#include "effects.h"
 #include "raster.h"
 
 #include <stdbool.h>
@@ -57,6 +58,24 @@ bool kr_fused_block_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x,
  * Always true (the return value is kept for the callers' fallbacks). */
 bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v, float *o0,
                          float *o1, float *o2, float *o3);
+/* The same at the AVX-512 level (fused_avx512.c, reached only on CPUs with
+ * AVX-512 F, BW, VL and DQ): the whole block per vector, each row a
+ * 128-bit lane doing what the AVX2 kernel's lanes do; the same bits. */
+bool kr_sample_rows_avx512(const kr_fused_level *L, const float *u, const float *v, float *o0,
+                           float *o1, float *o2, float *o3);
+
+#if KR_EFFECTS_X86
+/* The rows kernel of the active level (AVX2 or above: its callers have
+ * checked that level). */
+static inline void kr_sample_rows(const kr_fused_level *L, const float *u, const float *v, float *o0,
+                                  float *o1, float *o2, float *o3)
+{
+    if (kr_effects_active_level() >= KR_SIMD_AVX512)
+        kr_sample_rows_avx512(L, u, v, o0, o1, o2, o3);
+    else
+        kr_sample_rows_avx2(L, u, v, o0, o1, o2, o3);
+}
+#endif
 
 /* One quad's plan for kr_sample_quads_avx2: its level per pass (L[1] is
  * L[0] with one pass) and their weights. */

@@ -790,11 +790,11 @@ static void rgba8_level(const level *L, const float *u, const float *v, kiln_add
 {
     /* texel bytes 0 and 2 go to channels 0 and 2, or 2 and 0 (BGRA) */
     float *o0 = out + (swap ? 2 : 0) * BLOCK, *o2 = out + (swap ? 0 : 2) * BLOCK;
-    if (kr_effects_active_level() == KR_SIMD_AVX2 && level_avx2(L, au, av)) {
+    if (kr_effects_active_level() >= KR_SIMD_AVX2 && level_avx2(L, au, av)) {
         kr_fused_level f;
         fused_level_init(&f, L, au, av);
-        if (kr_sample_rows_avx2(&f, u, v, o0, out + BLOCK, o2, out + 3 * BLOCK))
-            return;
+        kr_sample_rows(&f, u, v, o0, out + BLOCK, o2, out + 3 * BLOCK);
+        return;
     }
     lvk k;
     lvk_init(&k, L, au, av);
@@ -841,7 +841,7 @@ static void rgba8_block(const kr_lod_plan *qp, int uniform, const level *lv, con
 {
     /* output channel ch reads texel byte (b0, 1, b2, 3)[ch] */
     const int b0 = swap ? 2 : 0, b2 = swap ? 0 : 2;
-    if (kr_effects_active_level() == KR_SIMD_AVX2 && rgba8_quads_avx2(qp, lv, u, v, au, av, b0, b2, out))
+    if (kr_effects_active_level() >= KR_SIMD_AVX2 && rgba8_quads_avx2(qp, lv, u, v, au, av, b0, b2, out))
         return;
     lvk k[2];
     if (uniform) {
@@ -1183,7 +1183,7 @@ KR_NOINLINE void sample_prepared(const kd_sampler *s, uint32_t nl, const kr_fuse
     plan_block(s, nl, u, v, chain[0].fw, chain[0].fh, qp);
     if (same_plan(&qp[0], &qp[1]) && same_plan(&qp[0], &qp[2]) && same_plan(&qp[0], &qp[3]) &&
         qp[0].passes == 1) {
-        kr_sample_rows_avx2(&chain[qp[0].level[0]], u, v, out[0], out[1], out[2], out[3]);
+        kr_sample_rows(&chain[qp[0].level[0]], u, v, out[0], out[1], out[2], out[3]);
         return;
     }
     kr_fused_quad fq[4];
@@ -1287,8 +1287,8 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
         /* the levels set up by kr_textures_prepare for this sampler */
         int swap = ts->tex[srv_slot].format == KILN_FORMAT_B8G8R8A8_UNORM;
         if (ts->prep_levels[srv_slot] == 1)
-            kr_sample_rows_avx2(&ts->prep[srv_slot][0], u, v, rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK,
-                                rgba + (swap ? 0 : 2) * BLOCK, rgba + 3 * BLOCK);
+            kr_sample_rows(&ts->prep[srv_slot][0], u, v, rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK,
+                           rgba + (swap ? 0 : 2) * BLOCK, rgba + 3 * BLOCK);
         else
             sample_prepared(ts->samp[sampler_slot], ts->prep_levels[srv_slot], ts->prep[srv_slot], u, v, swap,
                             rgba);
@@ -1944,7 +1944,7 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
     fd->swap = (t->format == KILN_FORMAT_B8G8R8A8_UNORM) !=
                (fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM);
 #if KR_EFFECTS_X86
-    if (fd->nl == 1 && kr_effects_active_level() == KR_SIMD_AVX2) {
+    if (fd->nl == 1 && kr_effects_active_level() >= KR_SIMD_AVX2) {
         level L;
         set_level(&L, t->data, &fd->subs[0]);
         lvk k;
@@ -1985,7 +1985,7 @@ static uint32_t prepare_chain(const kr_texture *t, const kd_sampler *s, kr_fused
 void kr_textures_prepare(struct kiln_ps_textures *t)
 {
     memset(t->prep_sampler, 0, sizeof t->prep_sampler);
-    if (kr_effects_active_level() != KR_SIMD_AVX2)
+    if (kr_effects_active_level() < KR_SIMD_AVX2)
         return;
     for (uint32_t i = 0; i < KR_PREPARED; i++) {
         /* the sampler of the same slot, else slot 0's */

@@ -1,0 +1,269 @@
+/*
+ * The bilinear RGBA8 rows kernel at the AVX-512 level: a whole 4x4 block
+ * (16 pixels) per vector, each 128-bit lane one row doing exactly what
+ * sample.c's SSE2 kernel (rgba8_4px_sums) does for a row of 4, as the AVX2
+ * kernel's lanes do (fused_avx2.c: split8, sums8, sums8_each, weigh8,
+ * rows8). The lane-wise operations (packs, unpacks, shuffles, madd) keep
+ * their 128-bit lane semantics at 512 bits, the comparisons become masks,
+ * so the sums S, and the floats S / (255 * 65536), are the same bits.
+ * Compiled with AVX-512 F, BW, VL and DQ (effects.cmake); sample.c and
+ * fused_avx2.c call it only when the chosen SIMD level is AVX512.
+ *
+ * No contraction into fused multiply-adds (off here and in effects.cmake):
+ * the only FMAs are quot16's, written out.
+ */
+#include "effects.h"
+#include "fused.h"
+
+#if KR_EFFECTS_X86
+
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <immintrin.h>
+#include <string.h>
+
+#define WIDE_INLINE static inline __attribute__((always_inline))
+
+/* split8 of fused_avx2.c, sixteen lanes: floor and the fraction in 1/256. */
+WIDE_INLINE __m512i split16(__m512 c, __m512i *frac)
+{
+    const __m512 lim = _mm512_set1_ps(1073741824.0f), nlim = _mm512_set1_ps(-1073741824.0f);
+    /* max then min as there: a NaN takes the second operand, nlim */
+    __m512 x = _mm512_min_ps(_mm512_max_ps(c, nlim), lim);
+    __m512i i = _mm512_cvttps_epi32(x);
+    __mmask16 gt = _mm512_cmp_ps_mask(_mm512_cvtepi32_ps(i), x, _CMP_GT_OQ);
+    i = _mm512_mask_sub_epi32(i, gt, i, _mm512_set1_epi32(1));
+    __m512 f = _mm512_add_ps(
+        _mm512_mul_ps(_mm512_sub_ps(x, _mm512_cvtepi32_ps(i)), _mm512_set1_ps(256.0f)),
+        _mm512_set1_ps(0.5f));
+    *frac = _mm512_cvttps_epi32(f);
+    return i;
+}
+
+/* A level's constants, every 128-bit lane alike (lvk8's, one level). */
+typedef struct lvk16 {
+    const uint8_t *base, *base2;
+    __m512 fw, fh;
+    __m512i mx, my, hi, seam, mul;
+    __m512i lx, ly, pitch;
+    bool direct;
+} lvk16;
+
+/* 16-bit words [x x x x y y y y] in every 128-bit lane. */
+static inline __m512i xy16(int16_t x, int16_t y)
+{
+    return _mm512_broadcast_i32x4(_mm_setr_epi16(x, x, x, x, y, y, y, y));
+}
+
+WIDE_INLINE void lvk16_init(lvk16 *k, const kr_fused_level *L)
+{
+    k->base = L->base;
+    k->base2 = L->base + L->pitch;
+    k->fw = _mm512_set1_ps(L->fw);
+    k->fh = _mm512_set1_ps(L->fh);
+    k->mx = _mm512_set1_epi32(L->mx);
+    k->my = _mm512_set1_epi32(L->my);
+    k->hi = xy16(L->hx, L->hy);
+    k->seam = xy16(L->sx, L->sy);
+    k->mul = _mm512_set1_epi32((int32_t)((uint32_t)L->pitch << 16 | 4u));
+    k->lx = _mm512_set1_epi32(L->lx);
+    k->ly = _mm512_set1_epi32(L->ly);
+    k->pitch = _mm512_set1_epi32((int32_t)L->pitch);
+    k->direct = L->direct;
+}
+
+/* weigh8 of fused_avx2.c, four lanes: t0..t3 the top-left, top-right,
+ * bottom-left and bottom-right texels of each row's four pixels, f16 the
+ * fractions (x then y, 16-bit, per lane). */
+WIDE_INLINE void weigh16(__m512i t0, __m512i t1, __m512i t2, __m512i t3, __m512i f16,
+                         __m512i sum[4])
+{
+    const __m512i k256 = _mm512_set1_epi16(256);
+    __m512i g16 = _mm512_sub_epi16(k256, f16);
+    __m512i fy = _mm512_unpackhi_epi16(f16, f16), gy = _mm512_unpackhi_epi16(g16, g16);
+    __m512i wx = _mm512_unpacklo_epi16(g16, f16);
+    __m512i wx01 = _mm512_unpacklo_epi32(wx, wx), wx23 = _mm512_unpackhi_epi32(wx, wx);
+    const __m512i lo = _mm512_set1_epi16(0x00FF), bias = _mm512_set1_epi16(-32768);
+    __m512i le = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_and_si512(t0, lo), gy),
+                                  _mm512_mullo_epi16(_mm512_and_si512(t2, lo), fy));
+    __m512i re = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_and_si512(t1, lo), gy),
+                                  _mm512_mullo_epi16(_mm512_and_si512(t3, lo), fy));
+    __m512i lod = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_srli_epi16(t0, 8), gy),
+                                   _mm512_mullo_epi16(_mm512_srli_epi16(t2, 8), fy));
+    __m512i rod = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_srli_epi16(t1, 8), gy),
+                                   _mm512_mullo_epi16(_mm512_srli_epi16(t3, 8), fy));
+    le = _mm512_xor_si512(le, bias);
+    re = _mm512_xor_si512(re, bias);
+    lod = _mm512_xor_si512(lod, bias);
+    rod = _mm512_xor_si512(rod, bias);
+    sum[0] = _mm512_madd_epi16(_mm512_unpacklo_epi16(le, re), wx01);
+    sum[1] = _mm512_madd_epi16(_mm512_unpackhi_epi16(le, re), wx23);
+    sum[2] = _mm512_madd_epi16(_mm512_unpacklo_epi16(lod, rod), wx01);
+    sum[3] = _mm512_madd_epi16(_mm512_unpackhi_epi16(lod, rod), wx23);
+}
+
+/* 8 bytes at base + a (low half) and base + b (high half). */
+static inline __m128i pair(const uint8_t *base, uint32_t a, uint32_t b)
+{
+    return _mm_castpd_si128(
+        _mm_loadh_pd(_mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)(const void *)(base + a))),
+                     (const double *)(const void *)(base + b)));
+}
+
+/* Lanes 0..3 from four 128-bit values. */
+static inline __m512i lanes4(__m128i l0, __m128i l1, __m128i l2, __m128i l3)
+{
+    __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(l0), l1, 1);
+    __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(l2), l3, 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+/* One texel row's pairs of the 16 pixels, as sums8 shuffles them per lane:
+ * *l = [L0 L1 L2 L3], *r = [R0 R1 R2 R3] in each row's lane. */
+WIDE_INLINE void row_pairs(const uint8_t *base, const uint32_t o[16], __m512i *l, __m512i *r)
+{
+    __m512i ta = _mm512_shuffle_epi32(lanes4(pair(base, o[0], o[1]), pair(base, o[4], o[5]),
+                                             pair(base, o[8], o[9]), pair(base, o[12], o[13])),
+                                      _MM_PERM_DBCA);
+    __m512i tb = _mm512_shuffle_epi32(lanes4(pair(base, o[2], o[3]), pair(base, o[6], o[7]),
+                                             pair(base, o[10], o[11]), pair(base, o[14], o[15])),
+                                      _MM_PERM_DBCA);
+    *l = _mm512_unpacklo_epi64(ta, tb);
+    *r = _mm512_unpackhi_epi64(ta, tb);
+}
+
+/* sums8 of fused_avx2.c for the four rows of a block: each texel byte's
+ * integer sum S minus 32768 * 256, sum[0] = [b0 p0, b2 p0, b0 p1, b2 p1],
+ * sum[1] the same for p2, p3, sum[2] and sum[3] bytes 1 and 3 likewise, in
+ * each row's lane. False at a WRAP seam. */
+WIDE_INLINE bool sums16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, __m512i sum[4])
+{
+    const __m512i zero = _mm512_setzero_si512(), k256 = _mm512_set1_epi16(256);
+    const __m512 half = _mm512_set1_ps(0.5f);
+    __m512i ax, ay;
+    __m512i x0 = split16(_mm512_sub_ps(_mm512_mul_ps(us, k->fw), half), &ax);
+    __m512i y0 = split16(_mm512_sub_ps(_mm512_mul_ps(vs, k->fh), half), &ay);
+    __m512i c16 =
+        clamp2 ? _mm512_packs_epi32(x0, y0)
+               : _mm512_packs_epi32(_mm512_and_si512(x0, k->mx), _mm512_and_si512(y0, k->my));
+    __m512i f16 = _mm512_packs_epi32(ax, ay);
+    __mmask32 lt = _mm512_cmpgt_epi16_mask(zero, c16), gt = _mm512_cmpgt_epi16_mask(c16, k->hi);
+    c16 = _mm512_min_epi16(_mm512_max_epi16(c16, zero), k->hi);
+    /* sums8's max(f, gt & 256) and min(., ~lt & 256) */
+    f16 = _mm512_min_epi16(_mm512_max_epi16(f16, _mm512_maskz_mov_epi16(gt, k256)),
+                           _mm512_maskz_mov_epi16(~lt, k256));
+    if (!clamp2 && _mm512_cmpeq_epi16_mask(c16, k->seam))
+        return false;
+    /* byte offsets x * 4 + y * pitch, four per row's lane */
+    __m512i off =
+        _mm512_madd_epi16(_mm512_unpacklo_epi16(c16, _mm512_bsrli_epi128(c16, 8)), k->mul);
+    _Alignas(64) uint32_t o[16];
+    _mm512_store_si512((void *)o, off);
+    __m512i t0, t1, t2, t3;
+    row_pairs(k->base, o, &t0, &t1);
+    row_pairs(k->base2, o, &t2, &t3);
+    weigh16(t0, t1, t2, t3, f16, sum);
+    return true;
+}
+
+/* sums8_each of fused_avx2.c for the four rows: each texel index masked
+ * (WRAP; -1 under CLAMP) and clamped to [0, size - 1], the fractions as
+ * split16 leaves them. */
+WIDE_INLINE void sums16_each(const lvk16 *k, __m512 us, __m512 vs, __m512i sum[4])
+{
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
+    const __m512 half = _mm512_set1_ps(0.5f);
+    __m512i ax, ay;
+    __m512i x0 = split16(_mm512_sub_ps(_mm512_mul_ps(us, k->fw), half), &ax);
+    __m512i y0 = split16(_mm512_sub_ps(_mm512_mul_ps(vs, k->fh), half), &ay);
+#define KR_INDEX16(i, m, last)                                                                     \
+    _mm512_min_epi32(_mm512_max_epi32(_mm512_and_si512(i, m), zero), last)
+    __m512i xa = _mm512_slli_epi32(KR_INDEX16(x0, k->mx, k->lx), 2);
+    __m512i xb = _mm512_slli_epi32(KR_INDEX16(_mm512_add_epi32(x0, one), k->mx, k->lx), 2);
+    __m512i ra = _mm512_mullo_epi32(KR_INDEX16(y0, k->my, k->ly), k->pitch);
+    __m512i rb = _mm512_mullo_epi32(KR_INDEX16(_mm512_add_epi32(y0, one), k->my, k->ly), k->pitch);
+#undef KR_INDEX16
+    _Alignas(64) uint32_t o[4][16], q[4][16];
+    _mm512_store_si512((void *)o[0], _mm512_add_epi32(ra, xa));
+    _mm512_store_si512((void *)o[1], _mm512_add_epi32(ra, xb));
+    _mm512_store_si512((void *)o[2], _mm512_add_epi32(rb, xa));
+    _mm512_store_si512((void *)o[3], _mm512_add_epi32(rb, xb));
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < 16; i++)
+            memcpy(&q[c][i], k->base + o[c][i], 4);
+    weigh16(_mm512_load_si512((const void *)q[0]), _mm512_load_si512((const void *)q[1]),
+            _mm512_load_si512((const void *)q[2]), _mm512_load_si512((const void *)q[3]),
+            _mm512_packs_epi32(ax, ay), sum);
+}
+
+/* quot8 of fused_avx2.c: n / k as the rounded reciprocal's product plus
+ * one exact-residual FMA step, the correctly rounded quotient. */
+WIDE_INLINE __m512 quot16(__m512 n, __m512 k, __m512 r)
+{
+    __m512 y = _mm512_mul_ps(n, r);
+    return _mm512_fmadd_ps(_mm512_fnmadd_ps(y, k, n), r, y);
+}
+
+/* 16 floats as two 8-float loads: the interpolation wrote them as two
+ * 256-bit stores, and a 512-bit load over both cannot be forwarded from
+ * them (it waits for both to reach the cache: a quarter of this kernel's
+ * time on bench (c/ps) before this). */
+static inline __m512 load16(const float *p)
+{
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p)), _mm256_loadu_ps(p + 8),
+                              1);
+}
+
+/* And back: the writers that read the results (pixel_avx2.c, the AVX2
+ * effects) load them 8 floats at a time, which a 512-bit store does not
+ * forward to either (measured: a third of kr_store_rgba8_avx2's time). */
+static inline void store16(float *p, __m512 x)
+{
+    _mm256_storeu_ps(p, _mm512_castps512_ps256(x));
+    _mm256_storeu_ps(p + 8, _mm512_extractf32x8_ps(x, 1));
+}
+
+WIDE_INLINE void rows16(const kr_fused_level *L, const float *u, const float *v, int clamp2,
+                        float *o0, float *o1, float *o2, float *o3)
+{
+    lvk16 k;
+    lvk16_init(&k, L);
+    const __m512 d = _mm512_set1_ps(255.0f * 65536.0f),
+                 rd = _mm512_set1_ps(1.0f / (255.0f * 65536.0f));
+    const __m512i unbias = _mm512_set1_epi32(32768 * 256);
+    __m512 us = load16(u), vs = load16(v);
+    __m512i sum[4];
+    if (!k.direct || !sums16(&k, us, vs, clamp2, sum))
+        sums16_each(&k, us, vs, sum);
+    __m512 se01 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[0], unbias));
+    __m512 se23 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[1], unbias));
+    __m512 so01 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[2], unbias));
+    __m512 so23 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[3], unbias));
+    /* per row's lane: [b p0, b p1, b p2, b p3] */
+    store16(o0, quot16(_mm512_shuffle_ps(se01, se23, _MM_SHUFFLE(2, 0, 2, 0)), d, rd));
+    store16(o2, quot16(_mm512_shuffle_ps(se01, se23, _MM_SHUFFLE(3, 1, 3, 1)), d, rd));
+    store16(o1, quot16(_mm512_shuffle_ps(so01, so23, _MM_SHUFFLE(2, 0, 2, 0)), d, rd));
+    store16(o3, quot16(_mm512_shuffle_ps(so01, so23, _MM_SHUFFLE(3, 1, 3, 1)), d, rd));
+}
+
+bool kr_sample_rows_avx512(const kr_fused_level *L, const float *u, const float *v, float *o0,
+                           float *o1, float *o2, float *o3)
+{
+    /* clamp2 a constant in each copy: no masks, no seam test */
+    if (L->clamp2 && L->direct)
+        rows16(L, u, v, 1, o0, o1, o2, o3);
+    else
+        rows16(L, u, v, 0, o0, o1, o2, o3);
+    return true;
+}
+
+#else
+
+/* Non-x86 builds never call it (an empty file is not ISO C). */
+typedef int kr_fused_avx512_unused;
+
+#endif
