@@ -52,6 +52,11 @@ bool kr_fused_block_sse2(const struct kr_prim *p, const struct kr_fb *fb, int x,
                          uint32_t mask);
 bool kr_fused_block_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                          uint32_t mask);
+/* The AVX2 one at the AVX-512 level (fused_avx512.c): the 16 pixels in one
+ * vector; pixels whose pair wraps a WRAP axis read texel by texel (the
+ * same sums), so it never declines a triangle's block. */
+bool kr_fused_block_avx512(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
+                           uint32_t mask);
 /* kiln_ps_sample's bilinear block on one level (sample.c's rgba8_rows),
  * eight pixels per vector: texel bytes 0..3 of the 16 pixels to o0..o3,
  * each sum S as S / (255 * 65536.0f), the same bits as the SSE2 kernel.

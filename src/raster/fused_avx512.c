@@ -14,6 +14,7 @@
  */
 #include "effects.h"
 #include "fused.h"
+#include "prim.h"
 
 #if KR_EFFECTS_X86
 
@@ -258,6 +259,100 @@ bool kr_sample_rows_avx512(const kr_fused_level *L, const float *u, const float 
         rows16(L, u, v, 1, o0, o1, o2, o3);
     else
         rows16(L, u, v, 0, o0, o1, o2, o3);
+    return true;
+}
+
+/* ---- the fused texture block (kr_block_select), a block per vector ---- */
+
+/* px8 of fused_avx2.c for the four rows: the pixels as packed words, each
+ * row's lane as pack_sums leaves it. */
+WIDE_INLINE __m512i px16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, int swap)
+{
+    __m512i sum[4];
+    if (!k->direct || !sums16(k, us, vs, clamp2, sum))
+        sums16_each(k, us, vs, sum);
+    /* S - 32768 * 256 per byte; + 32768 * 256 + 32768 then >> 16 */
+    const __m512i unbias = _mm512_set1_epi32(32768 * 256 + 32768);
+    __m512i e01 = _mm512_srli_epi32(_mm512_add_epi32(sum[0], unbias), 16);
+    __m512i e23 = _mm512_srli_epi32(_mm512_add_epi32(sum[1], unbias), 16);
+    __m512i o01 = _mm512_srli_epi32(_mm512_add_epi32(sum[2], unbias), 16);
+    __m512i o23 = _mm512_srli_epi32(_mm512_add_epi32(sum[3], unbias), 16);
+    if (swap) {
+        e01 = _mm512_shuffle_epi32(e01, _MM_PERM_CDAB);
+        e23 = _mm512_shuffle_epi32(e23, _MM_PERM_CDAB);
+    }
+    const __m512i wbias = _mm512_set1_epi32(32768);
+    __m512i w01 = _mm512_or_si512(e01, _mm512_slli_epi32(o01, 8));
+    __m512i w23 = _mm512_or_si512(e23, _mm512_slli_epi32(o23, 8));
+    __m512i px = _mm512_packs_epi32(_mm512_sub_epi32(w01, wbias), _mm512_sub_epi32(w23, wbias));
+    return _mm512_xor_si512(px, _mm512_set1_epi16(-32768));
+}
+
+/* u and v of the block's 16 pixels, fused_avx2.c's uv_init and uv8
+ * lane by lane: (float)(x + column) + 0.5f - ox, (float)(y + row) + 0.5f
+ * - oy, then the planes over q (or times 1 / q0 when q is constant). */
+WIDE_INLINE void uv16(const kr_prim *p, int x, int y, __m512 *u, __m512 *v)
+{
+    const __m512 half = _mm512_set1_ps(0.5f);
+    const __m512i col = _mm512_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+    const __m512i row = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    __m512 fx = _mm512_sub_ps(
+        _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_set1_epi32(x), col)), half),
+        _mm512_set1_ps(p->ox));
+    __m512 fy = _mm512_sub_ps(
+        _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_set1_epi32(y), row)), half),
+        _mm512_set1_ps(p->oy));
+    const float *a = p->attr;
+    __m512 w;
+    if (p->q[1] == 0.0f && p->q[2] == 0.0f) {
+        w = _mm512_set1_ps(1.0f / p->q[0]);
+    } else {
+        __m512 q01 =
+            _mm512_add_ps(_mm512_set1_ps(p->q[0]), _mm512_mul_ps(_mm512_set1_ps(p->q[1]), fx));
+        w = _mm512_div_ps(_mm512_set1_ps(1.0f),
+                          _mm512_add_ps(q01, _mm512_mul_ps(_mm512_set1_ps(p->q[2]), fy)));
+    }
+    __m512 u01 = _mm512_add_ps(_mm512_set1_ps(a[0]), _mm512_mul_ps(_mm512_set1_ps(a[1]), fx));
+    __m512 v01 = _mm512_add_ps(_mm512_set1_ps(a[3]), _mm512_mul_ps(_mm512_set1_ps(a[4]), fx));
+    *u = _mm512_mul_ps(_mm512_add_ps(u01, _mm512_mul_ps(_mm512_set1_ps(a[2]), fy)), w);
+    *v = _mm512_mul_ps(_mm512_add_ps(v01, _mm512_mul_ps(_mm512_set1_ps(a[5]), fy)), w);
+}
+
+WIDE_INLINE void block16(const kr_fused_level *L, const kr_prim *p, int x, int y, int clamp2,
+                         int swap, uint8_t *dst, size_t pitch, uint32_t mask)
+{
+    lvk16 k;
+    lvk16_init(&k, L);
+    __m512 u, v;
+    uv16(p, x, y, &u, &v);
+    __m512i px = px16(&k, u, v, clamp2, swap);
+    if (mask == 0xffffu) { /* most blocks: a store per row */
+        _mm_storeu_si128((__m128i *)(void *)dst, _mm512_castsi512_si128(px));
+        _mm_storeu_si128((__m128i *)(void *)(dst + pitch), _mm512_extracti32x4_epi32(px, 1));
+        _mm_storeu_si128((__m128i *)(void *)(dst + 2 * pitch), _mm512_extracti32x4_epi32(px, 2));
+        _mm_storeu_si128((__m128i *)(void *)(dst + 3 * pitch), _mm512_extracti32x4_epi32(px, 3));
+        return;
+    }
+    _Alignas(64) uint32_t w[16];
+    _mm512_store_si512((void *)w, px);
+    for (int r = 0; r < 4; r++)
+        if (mask >> (4 * r) & 15u)
+            kr_store_row4(dst + (size_t)r * pitch, w + 4 * r, mask >> (4 * r) & 15u);
+}
+
+bool kr_fused_block_avx512(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    if (p->kind != KR_TRI)
+        return false;
+    const kr_fused_draw *fd = (const kr_fused_draw *)(const void *)p->dx->block_data;
+    size_t pitch = fb->rt_pitch[0];
+    uint8_t *dst = fb->rt[0] + (size_t)y * pitch + (size_t)x * 4;
+    /* clamp2 a constant in each copy; WRAP seams read texel by texel, so
+     * every block is written here */
+    if (fd->L0.clamp2)
+        block16(&fd->L0, p, x, y, 1, fd->swap, dst, pitch, mask);
+    else
+        block16(&fd->L0, p, x, y, 0, fd->swap, dst, pitch, mask);
     return true;
 }
 

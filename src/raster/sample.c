@@ -1951,7 +1951,7 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
         lvk_init(&k, &L, sm->address_u, sm->address_v);
         if (k.direct) {
             fused_level_init(&fd->L0, &L, sm->address_u, sm->address_v);
-            return kr_fused_block_avx2;
+            return kr_effects_active_level() >= KR_SIMD_AVX512 ? kr_fused_block_avx512 : kr_fused_block_avx2;
         }
     }
 #endif
