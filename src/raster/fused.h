@@ -97,6 +97,22 @@ typedef struct kr_fused_quad {
  * the same floats. out[b] receives texel byte b of the 16 pixels. Always
  * true. */
 bool kr_sample_quads_avx2(const kr_fused_quad q[4], const float *u, const float *v, float *out[4]);
+/* The same at the AVX-512 level (fused_avx512.c): the four quads in one
+ * vector, one per 128-bit lane; the same floats. */
+bool kr_sample_quads_avx512(const kr_fused_quad q[4], const float *u, const float *v,
+                            float *out[4]);
+
+#if KR_EFFECTS_X86
+/* The quads kernel of the active level (AVX2 or above). */
+static inline void kr_sample_quads(const kr_fused_quad q[4], const float *u, const float *v,
+                                   float *out[4])
+{
+    if (kr_effects_active_level() >= KR_SIMD_AVX512)
+        kr_sample_quads_avx512(q, u, v, out);
+    else
+        kr_sample_quads_avx2(q, u, v, out);
+}
+#endif
 
 /* The AVX2 kernels' in[i] / k for eight values (no divide: the rounded
  * reciprocal's product and one exact-residual FMA step), exposed for the

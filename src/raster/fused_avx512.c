@@ -45,9 +45,11 @@ WIDE_INLINE __m512i split16(__m512 c, __m512i *frac)
     return i;
 }
 
-/* A level's constants, every 128-bit lane alike (lvk8's, one level). */
+/* A level's constants per 128-bit lane: every lane alike for the rows
+ * kernels (lvk8's, one level), a quad's level per lane for the quads
+ * kernel (lvk8_pair's, four levels). */
 typedef struct lvk16 {
-    const uint8_t *base, *base2;
+    const uint8_t *base[4], *base2[4]; /* per lane */
     __m512 fw, fh;
     __m512i mx, my, hi, seam, mul;
     __m512i lx, ly, pitch;
@@ -62,8 +64,10 @@ static inline __m512i xy16(int16_t x, int16_t y)
 
 WIDE_INLINE void lvk16_init(lvk16 *k, const kr_fused_level *L)
 {
-    k->base = L->base;
-    k->base2 = L->base + L->pitch;
+    for (int i = 0; i < 4; i++) {
+        k->base[i] = L->base;
+        k->base2[i] = L->base + L->pitch;
+    }
     k->fw = _mm512_set1_ps(L->fw);
     k->fh = _mm512_set1_ps(L->fh);
     k->mx = _mm512_set1_epi32(L->mx);
@@ -125,14 +129,17 @@ static inline __m512i lanes4(__m128i l0, __m128i l1, __m128i l2, __m128i l3)
 
 /* One texel row's pairs of the 16 pixels, as sums8 shuffles them per lane:
  * *l = [L0 L1 L2 L3], *r = [R0 R1 R2 R3] in each row's lane. */
-WIDE_INLINE void row_pairs(const uint8_t *base, const uint32_t o[16], __m512i *l, __m512i *r)
+WIDE_INLINE void row_pairs(const uint8_t *const base[4], const uint32_t o[16], __m512i *l,
+                           __m512i *r)
 {
-    __m512i ta = _mm512_shuffle_epi32(lanes4(pair(base, o[0], o[1]), pair(base, o[4], o[5]),
-                                             pair(base, o[8], o[9]), pair(base, o[12], o[13])),
-                                      _MM_PERM_DBCA);
-    __m512i tb = _mm512_shuffle_epi32(lanes4(pair(base, o[2], o[3]), pair(base, o[6], o[7]),
-                                             pair(base, o[10], o[11]), pair(base, o[14], o[15])),
-                                      _MM_PERM_DBCA);
+    __m512i ta =
+        _mm512_shuffle_epi32(lanes4(pair(base[0], o[0], o[1]), pair(base[1], o[4], o[5]),
+                                    pair(base[2], o[8], o[9]), pair(base[3], o[12], o[13])),
+                             _MM_PERM_DBCA);
+    __m512i tb =
+        _mm512_shuffle_epi32(lanes4(pair(base[0], o[2], o[3]), pair(base[1], o[6], o[7]),
+                                    pair(base[2], o[10], o[11]), pair(base[3], o[14], o[15])),
+                             _MM_PERM_DBCA);
     *l = _mm512_unpacklo_epi64(ta, tb);
     *r = _mm512_unpackhi_epi64(ta, tb);
 }
@@ -195,7 +202,7 @@ WIDE_INLINE void sums16_each(const lvk16 *k, __m512 us, __m512 vs, __m512i sum[4
     _mm512_store_si512((void *)o[3], _mm512_add_epi32(rb, xb));
     for (int c = 0; c < 4; c++)
         for (int i = 0; i < 16; i++)
-            memcpy(&q[c][i], k->base + o[c][i], 4);
+            memcpy(&q[c][i], k->base[i / 4] + o[c][i], 4);
     weigh16(_mm512_load_si512((const void *)q[0]), _mm512_load_si512((const void *)q[1]),
             _mm512_load_si512((const void *)q[2]), _mm512_load_si512((const void *)q[3]),
             _mm512_packs_epi32(ax, ay), sum);
@@ -261,6 +268,134 @@ bool kr_sample_rows_avx512(const kr_fused_level *L, const float *u, const float 
         rows16(L, u, v, 0, o0, o1, o2, o3);
     return true;
 }
+
+/* ---- kiln_ps_sample's quads (trilinear, or a LOD per quad) ---- */
+
+/* [a a a a | b b b b | c c c c | d d d d] from [a b c d], and the 16-bit
+ * words [x x x x y y y y] per lane from [x0 y0 x1 y1 x2 y2 x3 y3]: built in
+ * registers (16 scalar stores then a 512-bit load would stall: no store
+ * forwards to a load it only partly covers). */
+static inline __m512 lanes_ps(__m128 x)
+{
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(x));
+}
+
+static inline __m512i lanes_epi32(__m128i x)
+{
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    return _mm512_permutexvar_epi32(idx, _mm512_castsi128_si512(x));
+}
+
+static inline __m512i lanes_xy16(__m128i xy)
+{
+    const __m512i idx = _mm512_set_epi16(7, 7, 7, 7, 6, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4, 3, 3, 3, 3,
+                                         2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    return _mm512_permutexvar_epi16(idx, _mm512_castsi128_si512(xy));
+}
+
+/* Levels L[0..3]'s constants in lanes 0..3 (lvk8_pair's, four lanes). */
+WIDE_INLINE void lvk16_quads(lvk16 *k, const kr_fused_level *const L[4])
+{
+    k->direct = true;
+    for (int i = 0; i < 4; i++) {
+        k->base[i] = L[i]->base;
+        k->base2[i] = L[i]->base + L[i]->pitch;
+        k->direct = k->direct && L[i]->direct;
+    }
+#define KR_F4(e) _mm_setr_ps(L[0]->e, L[1]->e, L[2]->e, L[3]->e)
+#define KR_I4(e) _mm_setr_epi32(L[0]->e, L[1]->e, L[2]->e, L[3]->e)
+    k->fw = lanes_ps(KR_F4(fw));
+    k->fh = lanes_ps(KR_F4(fh));
+    k->mx = lanes_epi32(KR_I4(mx));
+    k->my = lanes_epi32(KR_I4(my));
+    k->lx = lanes_epi32(KR_I4(lx));
+    k->ly = lanes_epi32(KR_I4(ly));
+#undef KR_F4
+#undef KR_I4
+    k->pitch = lanes_epi32(_mm_setr_epi32((int32_t)L[0]->pitch, (int32_t)L[1]->pitch,
+                                          (int32_t)L[2]->pitch, (int32_t)L[3]->pitch));
+    k->mul = _mm512_or_si512(_mm512_slli_epi32(k->pitch, 16), _mm512_set1_epi32(4));
+    k->hi = lanes_xy16(_mm_setr_epi16(L[0]->hx, L[0]->hy, L[1]->hx, L[1]->hy, L[2]->hx, L[2]->hy,
+                                      L[3]->hx, L[3]->hy));
+    k->seam = lanes_xy16(_mm_setr_epi16(L[0]->sx, L[0]->sy, L[1]->sx, L[1]->sy, L[2]->sx, L[2]->sy,
+                                        L[3]->sx, L[3]->sy));
+}
+
+/* planar8 of fused_avx2.c, four lanes: s[b] holds byte b of each lane's
+ * four pixels as exact floats. */
+WIDE_INLINE void planar16(const __m512i sum[4], __m512 s[4])
+{
+    const __m512i unbias = _mm512_set1_epi32(32768 * 256);
+    __m512 se01 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[0], unbias));
+    __m512 se23 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[1], unbias));
+    __m512 so01 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[2], unbias));
+    __m512 so23 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[3], unbias));
+    s[0] = _mm512_shuffle_ps(se01, se23, _MM_SHUFFLE(2, 0, 2, 0));
+    s[2] = _mm512_shuffle_ps(se01, se23, _MM_SHUFFLE(3, 1, 3, 1));
+    s[1] = _mm512_shuffle_ps(so01, so23, _MM_SHUFFLE(2, 0, 2, 0));
+    s[3] = _mm512_shuffle_ps(so01, so23, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+/* The block's rows [r0 | r1 | r2 | r3] as its quads, one per lane: quad q
+ * (rows 2 (q / 2) and 2 (q / 2) + 1, columns 2 (q % 2) and 2 (q % 2) + 1)
+ * as [top-left top-right bottom-left bottom-right], as quads_of_rows
+ * leaves two quads; the permutation is its own inverse. */
+static inline __m512 quads_of_block(__m512 x)
+{
+    const __m512i idx = _mm512_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
+    return _mm512_permutexvar_ps(idx, x);
+}
+
+/* 4 floats per lane: f(quad i) in lane i. */
+#define KR_LANES_PS(e)                                                                             \
+    _mm512_setr_ps(q[0].e, q[0].e, q[0].e, q[0].e, q[1].e, q[1].e, q[1].e, q[1].e, q[2].e, q[2].e, \
+                   q[2].e, q[2].e, q[3].e, q[3].e, q[3].e, q[3].e)
+
+bool kr_sample_quads_avx512(const kr_fused_quad q[4], const float *u, const float *v, float *out[4])
+{
+    const __m512 d = _mm512_set1_ps(255.0f * 65536.0f),
+                 rd = _mm512_set1_ps(1.0f / (255.0f * 65536.0f)),
+                 inv = _mm512_set1_ps(1.0f / 65536.0f), k255 = _mm512_set1_ps(255.0f),
+                 r255 = _mm512_set1_ps(1.0f / 255.0f);
+    __m512 us = quads_of_block(load16(u)), vs = quads_of_block(load16(v));
+    const kr_fused_level *L0[4] = {q[0].L[0], q[1].L[0], q[2].L[0], q[3].L[0]};
+    lvk16 k;
+    lvk16_quads(&k, L0);
+    __m512i sum[4];
+    if (!k.direct || !sums16(&k, us, vs, 0, sum))
+        sums16_each(&k, us, vs, sum);
+    __m512 s[4], res[4];
+    planar16(sum, s);
+    /* one level (lw = 1): S / (255 * 65536), as rgba8_plan4 */
+    for (int b = 0; b < 4; b++)
+        res[b] = quot16(s[b], d, rd);
+    __mmask16 two =
+        (__mmask16)((q[0].passes == 2 ? 0x000Fu : 0u) | (q[1].passes == 2 ? 0x00F0u : 0u) |
+                    (q[2].passes == 2 ? 0x0F00u : 0u) | (q[3].passes == 2 ? 0xF000u : 0u));
+    if (two) {
+        /* two: (lw0 * (S0 / 65536) + lw1 * (S1 / 65536)) / 255, lane by
+         * lane; a one-level quad's lane reads its level again and keeps
+         * the first result */
+        const kr_fused_level *L1[4] = {q[0].L[1], q[1].L[1], q[2].L[1], q[3].L[1]};
+        lvk16_quads(&k, L1);
+        if (!k.direct || !sums16(&k, us, vs, 0, sum))
+            sums16_each(&k, us, vs, sum);
+        __m512 s1[4];
+        planar16(sum, s1);
+        const __m512 lw0 = KR_LANES_PS(lw[0]), lw1 = KR_LANES_PS(lw[1]);
+        for (int b = 0; b < 4; b++) {
+            __m512 acc = _mm512_mul_ps(lw0, _mm512_mul_ps(s[b], inv));
+            __m512 r2 = quot16(_mm512_add_ps(acc, _mm512_mul_ps(lw1, _mm512_mul_ps(s1[b], inv))),
+                               k255, r255);
+            res[b] = _mm512_mask_blend_ps(two, res[b], r2);
+        }
+    }
+    for (int b = 0; b < 4; b++)
+        store16(out[b], quads_of_block(res[b]));
+    return true;
+}
+#undef KR_LANES_PS
 
 /* ---- the fused texture block (kr_block_select), a block per vector ---- */
 

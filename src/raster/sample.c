@@ -831,7 +831,8 @@ static int rgba8_quads_avx2(const kr_lod_plan *qp, const level *lv, const float 
         fq[q].passes = (int)qp[q].passes;
     }
     float *o[4] = {out + b0 * BLOCK, out + BLOCK, out + b2 * BLOCK, out + 3 * BLOCK};
-    return kr_sample_quads_avx2(fq, u, v, o);
+    kr_sample_quads(fq, u, v, o);
+    return true;
 }
 
 /* The block: by rows of four pixels when every quad has the same plan
@@ -1194,7 +1195,7 @@ KR_NOINLINE void sample_prepared(const kd_sampler *s, uint32_t nl, const kr_fuse
         fq[q].lw[1] = qp[q].lw[1];
         fq[q].passes = (int)qp[q].passes;
     }
-    kr_sample_quads_avx2(fq, u, v, out);
+    kr_sample_quads(fq, u, v, out);
 }
 #endif
 
