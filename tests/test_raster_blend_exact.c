@@ -286,6 +286,15 @@ static bcase gen_case(th_rng *r, int combo, int alpha_combo)
         c.dst_a = (kiln_blend_factor)th_below(r, NF);
         c.op_a = (kiln_blend_op)th_below(r, NOP);
         c.mask = gen_mask(r);
+        /* one case in four: both parts ADD of (ONE, ONE) or of (SRC_ALPHA,
+         * INV_SRC_ALPHA), the states the vector levels have copies of
+         * their own for (pixel_avx2.c, pixel_avx512.c: kinds 1 and 2) */
+        uint32_t u = th_below(r, 8);
+        if (u < 2) {
+            c.src = c.src_a = u ? KILN_BLEND_SRC_ALPHA : KILN_BLEND_ONE;
+            c.dst = c.dst_a = u ? KILN_BLEND_INV_SRC_ALPHA : KILN_BLEND_ONE;
+            c.op = c.op_a = KILN_BLEND_OP_ADD;
+        }
     }
     for (int ch = 0; ch < 4; ch++)
         c.s[ch] = gen_src(r);

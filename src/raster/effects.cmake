@@ -5,7 +5,7 @@
 #   the bit-identical result of the scalar reference, and a fused
 #   multiply-add rounds once where the others round twice.
 # - effects_avx2.c, fused_avx2.c and pixel_avx2.c alone are compiled for
-#   AVX2 + FMA, fused_avx512.c for AVX-512 F/BW/VL/DQ as well; effects.c,
+#   AVX2 + FMA, fused_avx512.c and pixel_avx512.c for AVX-512 F/BW/VL/DQ as well; effects.c,
 #   sample.c and tile.c run them only on CPUs that have these. On other
 #   targets the files compile to nothing.
 
@@ -22,11 +22,13 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86|x86)$")
     ${KILN_EFFECTS_DIR}/pixel_avx2.c
     PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
   set_source_files_properties(${KILN_EFFECTS_DIR}/fused_avx512.c
+    ${KILN_EFFECTS_DIR}/pixel_avx512.c
     PROPERTIES COMPILE_OPTIONS "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx2;-mfma;-ffp-contract=off")
 else()
   set_source_files_properties(${KILN_EFFECTS_DIR}/effects_avx2.c
     ${KILN_EFFECTS_DIR}/fused_avx2.c
     ${KILN_EFFECTS_DIR}/pixel_avx2.c
     ${KILN_EFFECTS_DIR}/fused_avx512.c
+    ${KILN_EFFECTS_DIR}/pixel_avx512.c
     PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 endif()

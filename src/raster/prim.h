@@ -133,6 +133,10 @@ void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base,
  * kr_store_rgba8_avx2 or the copy of kr_blend_rgba8_avx2 for bl's kind and
  * the byte order; NULL when bl writes nothing (pixel_avx2.c). */
 kr_write8_fn kr_write8_select(const kd_blend_rt *bl, bool bgra);
+/* The same at the AVX-512 level (pixel_avx512.c): the block's 16 pixels
+ * per vector, partly covered rows through masked loads and stores; the
+ * same bytes. */
+kr_write8_fn kr_write8_select_avx512(const kd_blend_rt *bl, bool bgra);
 void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
 /* tile.c's interpolate of a triangle's block, two rows per vector, the
  * same floats, for the first ncomp varying components, of which those

@@ -1,0 +1,307 @@
+/*
+ * Writing a block into an 8-bit RGBA / BGRA target at the AVX-512 level:
+ * pixel_avx2.c's store and blend copies with the 16 pixels in one vector
+ * (row r in 128-bit lane r), chosen once per draw
+ * (kr_write8_select_avx512). Each lane does pixel_avx2.c's operations in
+ * the same order (which are tile.c's scalar formula's), so the bytes are
+ * the same; test_raster_blend_exact runs every blend combination at every
+ * level against the scalar formula. Partly covered rows are read and
+ * written with AVX-512's masked loads and stores, which touch no byte of
+ * an uncovered pixel (the row may end past the target).
+ *
+ * Compiled with AVX-512 F, BW, VL and DQ (effects.cmake); tile.c calls it
+ * only at that level. No contraction: the only fused multiply-adds are
+ * unorm8_16's, written out.
+ */
+#include "effects.h"
+#include "prim.h"
+
+#if KR_EFFECTS_X86
+
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <immintrin.h>
+#include <string.h>
+
+#define B KILN_PS_BLOCK
+
+typedef __m512 v16;
+
+static inline v16 v16_set1(float f) { return _mm512_set1_ps(f); }
+
+/* unorm8_8 of pixel_avx2.c: byte / 255.0f as the rounded reciprocal's
+ * product and one exact-residual correction. */
+static inline v16 unorm8_16(__m512i bytes)
+{
+    const v16 k = v16_set1(255.0f), r = v16_set1(1.0f / 255.0f);
+    v16 f = _mm512_cvtepi32_ps(bytes);
+    v16 y = _mm512_mul_ps(f, r);
+    return _mm512_fmadd_ps(_mm512_fnmadd_ps(y, k, f), r, y);
+}
+
+/* 16 floats as two 8-float loads: the shaders and kernels that wrote them
+ * stored 8 at a time, and a 512-bit load over two such stores is not
+ * forwarded from them. */
+static inline v16 load16(const float *p)
+{
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p)), _mm256_loadu_ps(p + 8),
+                              1);
+}
+
+/* pixel_avx2.c's factor8, blend_op8 and channel, sixteen lanes. */
+static inline v16 factor16(kiln_blend_factor f, int c, const v16 s[4], const v16 d[4],
+                           const float k[4])
+{
+    const v16 one = v16_set1(1.0f);
+    switch (f) {
+    case KILN_BLEND_ZERO:
+        return v16_set1(0.0f);
+    case KILN_BLEND_ONE:
+        return one;
+    case KILN_BLEND_SRC_COLOR:
+        return s[c];
+    case KILN_BLEND_INV_SRC_COLOR:
+        return _mm512_sub_ps(one, s[c]);
+    case KILN_BLEND_SRC_ALPHA:
+        return s[3];
+    case KILN_BLEND_INV_SRC_ALPHA:
+        return _mm512_sub_ps(one, s[3]);
+    case KILN_BLEND_DEST_ALPHA:
+        return d[3];
+    case KILN_BLEND_INV_DEST_ALPHA:
+        return _mm512_sub_ps(one, d[3]);
+    case KILN_BLEND_DEST_COLOR:
+        return d[c];
+    case KILN_BLEND_INV_DEST_COLOR:
+        return _mm512_sub_ps(one, d[c]);
+    case KILN_BLEND_SRC_ALPHA_SAT:
+        return c == 3 ? one : _mm512_min_ps(s[3], _mm512_sub_ps(one, d[3]));
+    case KILN_BLEND_BLEND_FACTOR:
+        return v16_set1(k[c]);
+    case KILN_BLEND_INV_BLEND_FACTOR:
+        return v16_set1(1.0f - k[c]);
+    default:
+        return one;
+    }
+}
+
+static inline v16 blend_op16(kiln_blend_op op, v16 a, v16 b)
+{
+    switch (op) {
+    case KILN_BLEND_OP_SUBTRACT:
+        return _mm512_sub_ps(a, b);
+    case KILN_BLEND_OP_REV_SUBTRACT:
+        return _mm512_sub_ps(b, a);
+    case KILN_BLEND_OP_MIN:
+        return _mm512_min_ps(a, b);
+    case KILN_BLEND_OP_MAX:
+        return _mm512_max_ps(a, b);
+    default:
+        return _mm512_add_ps(a, b);
+    }
+}
+
+static inline v16 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend_op op, int c,
+                          const v16 s[4], const v16 d[4], const float k[4])
+{
+    const v16 one = v16_set1(1.0f);
+    if (op == KILN_BLEND_OP_ADD && fs == KILN_BLEND_ONE && fd == KILN_BLEND_ONE)
+        return _mm512_add_ps(_mm512_mul_ps(s[c], one), _mm512_mul_ps(d[c], one));
+    if (op == KILN_BLEND_OP_ADD && fs == KILN_BLEND_SRC_ALPHA && fd == KILN_BLEND_INV_SRC_ALPHA)
+        return _mm512_add_ps(_mm512_mul_ps(s[c], s[3]),
+                             _mm512_mul_ps(d[c], _mm512_sub_ps(one, s[3])));
+    if (op == KILN_BLEND_OP_MIN || op == KILN_BLEND_OP_MAX) /* D3D10: no factors */
+        return blend_op16(op, s[c], d[c]);
+    return blend_op16(op, _mm512_mul_ps(s[c], factor16(fs, c, s, d, k)),
+                      _mm512_mul_ps(d[c], factor16(fd, c, s, d, k)));
+}
+
+/* The block's target words, row r in lane r: a covered row whole, a
+ * partly covered one with a masked load (uncovered words read as 0,
+ * their bytes untouched), an uncovered one as zeros. */
+static inline __m512i load_block(const uint8_t *dst, size_t pitch, uint32_t mask)
+{
+    __m128i r[4];
+    for (int i = 0; i < 4; i++) {
+        uint32_t m = mask >> (4 * i) & 15u;
+        const uint8_t *p = dst + (size_t)i * pitch;
+        r[i] = m == 15u ? _mm_loadu_si128((const __m128i *)(const void *)p)
+                        : _mm_maskz_loadu_epi32((__mmask8)m, (const void *)p);
+    }
+    __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(r[0]), r[1], 1);
+    __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(r[2]), r[3], 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+/* The covered words of each row (masked stores for partial rows). */
+static inline void store_block(uint8_t *dst, size_t pitch, __m512i px, uint32_t mask)
+{
+    __m128i r[4] = {_mm512_castsi512_si128(px), _mm512_extracti32x4_epi32(px, 1),
+                    _mm512_extracti32x4_epi32(px, 2), _mm512_extracti32x4_epi32(px, 3)};
+    for (int i = 0; i < 4; i++) {
+        uint32_t m = mask >> (4 * i) & 15u;
+        uint8_t *p = dst + (size_t)i * pitch;
+        if (m == 15u)
+            _mm_storeu_si128((__m128i *)(void *)p, r[i]);
+        else if (m)
+            _mm_mask_storeu_epi32((void *)p, (__mmask8)m, r[i]);
+    }
+}
+
+/* blend_rows of pixel_avx2.c for the whole block; bgra and kind are
+ * constants in each copy: kind 0 writes without blending (a partial write
+ * mask), 1 and 2 blend both parts with ADD of (ONE, ONE) or of
+ * (SRC_ALPHA, INV_SRC_ALPHA), 3 any factors and ops. */
+#define BLEND_INLINE static inline __attribute__((always_inline))
+BLEND_INLINE void blend_block(const kd_blend_rt *bl, const float k[4], uint8_t *base,
+                              uint32_t pitch, const int bgra, const int kind, int x, int y,
+                              const float *col, uint32_t mask)
+{
+    /* channel c lives in byte pos[c] of a pixel's word */
+    const int pos[4] = {bgra ? 2 : 0, 1, bgra ? 0 : 2, 3};
+    uint32_t keep = 0; /* bytes the write mask leaves alone */
+    for (int c = 0; c < 4; c++)
+        if (!(bl->write_mask >> c & 1))
+            keep |= 0xffu << (8 * pos[c]);
+    const __m512i lo8 = _mm512_set1_epi32(0xff);
+    const v16 zero = v16_set1(0.0f), one = v16_set1(1.0f), k255 = v16_set1(255.0f),
+              half = v16_set1(0.5f);
+    uint8_t *dst = base + (size_t)y * pitch + (size_t)x * 4;
+    __m512i old = load_block(dst, pitch, mask);
+    v16 src[4], out[4];
+    for (int c = 0; c < 4; c++)
+        src[c] = load16(col + c * B);
+    if (kind) {
+        v16 d[4];
+        for (int c = 0; c < 4; c++) {
+            d[c] = unorm8_16(_mm512_and_si512(_mm512_srli_epi32(old, (unsigned)(8 * pos[c])), lo8));
+            /* src < 0 ? 0 : src > 1 ? 1 : src, NaN and -0 kept (max and min
+             * return their second operand for NaN and equal operands) */
+            src[c] = _mm512_min_ps(one, _mm512_max_ps(zero, src[c]));
+        }
+        for (int c = 0; c < 4; c++) {
+            if (kind == 1)
+                out[c] = channel(KILN_BLEND_ONE, KILN_BLEND_ONE, KILN_BLEND_OP_ADD, c, src, d, k);
+            else if (kind == 2)
+                out[c] = channel(KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA, KILN_BLEND_OP_ADD,
+                                 c, src, d, k);
+            else if (c < 3)
+                out[c] = channel(bl->src, bl->dst, bl->op, c, src, d, k);
+            else
+                out[c] = channel(bl->src_a, bl->dst_a, bl->op_a, 3, src, d, k);
+        }
+    } else {
+        memcpy(out, src, sizeof out);
+    }
+    /* unorm8: c > 0 ? c : 0 (NaN gives 0), then c < 1 ? c : 1, then
+     * (int)(c * 255 + 0.5) */
+    __m512i ch[4];
+    for (int c = 0; c < 4; c++) {
+        v16 v = _mm512_min_ps(_mm512_max_ps(out[c], zero), one);
+        ch[c] = _mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(v, k255), half));
+    }
+    __m512i px = _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi32(ch[0], (unsigned)(8 * pos[0])),
+                                                 _mm512_slli_epi32(ch[1], 8)),
+                                 _mm512_or_si512(_mm512_slli_epi32(ch[2], (unsigned)(8 * pos[2])),
+                                                 _mm512_slli_epi32(ch[3], 24)));
+    if (keep) {
+        const __m512i keepv = _mm512_set1_epi32((int)keep);
+        px = _mm512_or_si512(_mm512_andnot_si512(keepv, px), _mm512_and_si512(old, keepv));
+    }
+    store_block(dst, pitch, px, mask);
+}
+
+/* The eight copies, byte order and kind constant in each. */
+#define BLEND_COPY(name, bgra, kind)                                                               \
+    static void name(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,       \
+                     int x, int y, const float *col, uint32_t mask)                                \
+    {                                                                                              \
+        blend_block(bl, k, base, pitch, bgra, kind, x, y, col, mask);                              \
+    }
+BLEND_COPY(blend_rgba_mask, 0, 0)
+BLEND_COPY(blend_bgra_mask, 1, 0)
+BLEND_COPY(blend_rgba_add, 0, 1)
+BLEND_COPY(blend_bgra_add, 1, 1)
+BLEND_COPY(blend_rgba_alpha, 0, 2)
+BLEND_COPY(blend_bgra_alpha, 1, 2)
+BLEND_COPY(blend_rgba_any, 0, 3)
+BLEND_COPY(blend_bgra_any, 1, 3)
+#undef BLEND_COPY
+
+/* No blending, all channels written: output_rgba8's conversion lane by
+ * lane, stored without reading the target. */
+BLEND_INLINE void store_block_rgba8(uint8_t *base, uint32_t pitch, const int bgra, int x, int y,
+                                    const float *col, uint32_t mask)
+{
+    const v16 zero = v16_set1(0.0f), one = v16_set1(1.0f), k255 = v16_set1(255.0f),
+              half = v16_set1(0.5f);
+    /* the channels stored in bytes 0 and 2 */
+    const float *lo = col + (bgra ? 2 : 0) * B, *hi = col + (bgra ? 0 : 2) * B;
+    const v16 in[4] = {load16(lo), load16(col + B), load16(hi), load16(col + 3 * B)};
+    __m512i ch[4];
+    for (int c = 0; c < 4; c++) {
+        v16 v = _mm512_min_ps(_mm512_max_ps(in[c], zero), one);
+        ch[c] = _mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(v, k255), half));
+    }
+    __m512i px = _mm512_or_si512(
+        _mm512_or_si512(ch[0], _mm512_slli_epi32(ch[1], 8)),
+        _mm512_or_si512(_mm512_slli_epi32(ch[2], 16), _mm512_slli_epi32(ch[3], 24)));
+    store_block(base + (size_t)y * pitch + (size_t)x * 4, pitch, px, mask);
+}
+
+static void store_rgba(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
+                       int x, int y, const float *col, uint32_t mask)
+{
+    (void)bl;
+    (void)k;
+    store_block_rgba8(base, pitch, 0, x, y, col, mask);
+}
+
+static void store_bgra(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
+                       int x, int y, const float *col, uint32_t mask)
+{
+    (void)bl;
+    (void)k;
+    store_block_rgba8(base, pitch, 1, x, y, col, mask);
+}
+
+/* Whether one part (color or alpha) is ADD of (fs, fd), as channel()
+ * tests it. */
+static inline bool is_add(kiln_blend_factor s, kiln_blend_factor d, kiln_blend_op op,
+                          kiln_blend_factor fs, kiln_blend_factor fd)
+{
+    return op == KILN_BLEND_OP_ADD && s == fs && d == fd;
+}
+
+kr_write8_fn kr_write8_select_avx512(const kd_blend_rt *bl, bool bgra)
+{
+    static const kr_write8_fn copies[4][2] = {{blend_rgba_mask, blend_bgra_mask},
+                                              {blend_rgba_add, blend_bgra_add},
+                                              {blend_rgba_alpha, blend_bgra_alpha},
+                                              {blend_rgba_any, blend_bgra_any}};
+    if (!bl->write_mask)
+        return NULL;
+    if (!bl->enable && bl->write_mask == 15u)
+        return bgra ? store_bgra : store_rgba;
+    int kind = 3;
+    if (!bl->enable)
+        kind = 0;
+    else if (is_add(bl->src, bl->dst, bl->op, KILN_BLEND_ONE, KILN_BLEND_ONE) &&
+             is_add(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_ONE, KILN_BLEND_ONE))
+        kind = 1;
+    else if (is_add(bl->src, bl->dst, bl->op, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA) &&
+             is_add(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA))
+        kind = 2;
+    return copies[kind][bgra ? 1 : 0];
+}
+
+#else
+
+/* Non-x86 builds never call it (an empty file is not ISO C). */
+typedef int kr_pixel_avx512_unused;
+
+#endif
