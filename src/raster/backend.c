@@ -155,6 +155,7 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, kr_drawx *x)
                  : fb->ds_format == KILN_FORMAT_D16_UNORM       ? 1.0f / 65536.0f
                                                                  : 0.0f;
     x->wide = kr_effects_active_level() >= KR_SIMD_AVX2;
+    x->wide16 = kr_effects_active_level() >= KR_SIMD_AVX512;
     kr_output_select(x, fb);
 }
 

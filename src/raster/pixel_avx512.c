@@ -299,6 +299,61 @@ kr_write8_fn kr_write8_select_avx512(const kd_blend_rt *bl, bool bgra)
     return copies[kind][bgra ? 1 : 0];
 }
 
+/* ---- the D32_FLOAT depth test ---- */
+
+uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t pitch, int x, int y,
+                             const float *z, uint32_t mask)
+{
+    float *d[4];
+    __m128 r[4];
+    for (int i = 0; i < 4; i++) {
+        d[i] = (float *)(void *)(ds + (size_t)(y + i) * pitch) + x;
+        r[i] = _mm_maskz_loadu_ps((__mmask8)(mask >> (4 * i) & 15u), d[i]);
+    }
+    __m512 dv = _mm512_insertf32x8(
+        _mm512_castps256_ps512(_mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1)),
+        _mm256_insertf128_ps(_mm256_castps128_ps256(r[2]), r[3], 1), 1);
+    __m512 zv = load16(z);
+    __mmask16 m = (__mmask16)mask, pass;
+    /* compare_f: C's comparisons, false for NaN except != */
+    switch (func) {
+    case KILN_COMPARE_NEVER:
+        pass = 0;
+        break;
+    case KILN_COMPARE_LESS:
+        pass = _mm512_mask_cmp_ps_mask(m, zv, dv, _CMP_LT_OQ);
+        break;
+    case KILN_COMPARE_EQUAL:
+        pass = _mm512_mask_cmp_ps_mask(m, zv, dv, _CMP_EQ_OQ);
+        break;
+    case KILN_COMPARE_LESS_EQUAL:
+        pass = _mm512_mask_cmp_ps_mask(m, zv, dv, _CMP_LE_OQ);
+        break;
+    case KILN_COMPARE_GREATER:
+        pass = _mm512_mask_cmp_ps_mask(m, zv, dv, _CMP_GT_OQ);
+        break;
+    case KILN_COMPARE_NOT_EQUAL:
+        pass = _mm512_mask_cmp_ps_mask(m, zv, dv, _CMP_NEQ_UQ);
+        break;
+    case KILN_COMPARE_GREATER_EQUAL:
+        pass = _mm512_mask_cmp_ps_mask(m, zv, dv, _CMP_GE_OQ);
+        break;
+    default:
+        pass = m;
+        break;
+    }
+    if (write && pass) {
+        __m128 zr[4] = {_mm512_castps512_ps128(zv), _mm512_extractf32x4_ps(zv, 1),
+                        _mm512_extractf32x4_ps(zv, 2), _mm512_extractf32x4_ps(zv, 3)};
+        for (int i = 0; i < 4; i++) {
+            __mmask8 w = (__mmask8)(pass >> (4 * i) & 15u);
+            if (w)
+                _mm_mask_storeu_ps(d[i], w, zr[i]);
+        }
+    }
+    return pass;
+}
+
 #else
 
 /* Non-x86 builds never call it (an empty file is not ISO C). */

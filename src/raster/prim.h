@@ -55,6 +55,7 @@ typedef struct kr_drawx {
     uint32_t out_stride;           /* floats per shaded vertex */
     bool early_z;
     bool wide;                     /* the AVX2 level is chosen: pixel_avx2.c */
+    bool wide16;                   /* the AVX-512 level is chosen: pixel_avx512.c */
     /* shade_block's output, chosen per draw (kr_output_select): 0
      * output(), 1 write8 on target 0, 2 nothing written */
     uint8_t out1;
@@ -137,6 +138,14 @@ kr_write8_fn kr_write8_select(const kd_blend_rt *bl, bool bgra);
  * per vector, partly covered rows through masked loads and stores; the
  * same bytes. */
 kr_write8_fn kr_write8_select_avx512(const kd_blend_rt *bl, bool bgra);
+/* tile.c's D32_FLOAT depth test without stencil (depth_d32) on a block's
+ * covered pixels at the AVX-512 level: the 16 depths compared in one
+ * vector with compare_f's predicate (NaN fails all but NOT_EQUAL and
+ * ALWAYS), the passing ones written when `write`; rows read and written
+ * through masked loads and stores (no uncovered pixel touched). The mask
+ * of those that pass (pixel_avx512.c; only when kr_drawx.wide16). */
+uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t pitch, int x, int y,
+                             const float *z, uint32_t mask);
 void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
 /* tile.c's interpolate of a triangle's block, two rows per vector, the
  * same floats, for the first ncomp varying components, of which those

@@ -297,8 +297,13 @@ static uint32_t depth_stencil_test(const kr_prim *p, const kr_fb *fb, int x, int
                                    uint32_t mask)
 {
     const kd_state *s = p->dx->s;
-    if (fb->ds_format == KILN_FORMAT_D32_FLOAT && !s->stencil_enable)
+    if (fb->ds_format == KILN_FORMAT_D32_FLOAT && !s->stencil_enable) {
+#if KR_EFFECTS_X86
+        if (p->dx->wide16)
+            return kr_depth_d32_avx512(s->depth_func, s->depth_write != 0, fb->ds, fb->ds_pitch, x, y, z, mask);
+#endif
         return depth_d32(s, fb, x, y, z, mask);
+    }
     if (fb->ds_format == KILN_FORMAT_D16_UNORM)
         return depth_d16(s, fb, x, y, z, mask);
     if (fb->ds_format == KILN_FORMAT_D32_FLOAT_S8X24_UINT)
