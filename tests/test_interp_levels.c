@@ -2,14 +2,16 @@
  * test_interp_levels: the pixel shader's varyings are the same floats at
  * every SIMD level. At the AVX2 level shade_block interpolates a
  * triangle's block two rows per vector (pixel_avx2.c's
- * kr_interpolate_avx2); at SSE2 a row at a time (tile.c's interpolate).
+ * kr_interpolate_avx2), at AVX-512 the whole block per vector
+ * (pixel_avx512.c's kr_interpolate_avx512); at SSE2 a row at a time
+ * (tile.c's interpolate).
  * Random triangles (perspective with w in [0.3, 4], and equal w at the
  * vertices, the affine case; tiny, medium and large, so partly covered
  * blocks and whole ones), four varyings of random values, each written
  * by the pixel shader to its own R32G32B32A32_FLOAT target: the four
- * targets' bits must be equal at both levels. The images must not be
+ * targets' bits must be equal at every level. The images must not be
  * empty. The same for the pixel shader's depth input (kr_block_depth_avx2
- * at AVX2, block_depth at SSE2), under viewports whose depth range
+ * at AVX2, kr_block_depth_avx512 at AVX-512, block_depth at SSE2), under viewports whose depth range
  * clamps the triangles' depths (depth clipping off, depths from -w to
  * 2w; a single depth included). Where the CPU
  * has no AVX2 + FMA there is one level: not run.
@@ -94,28 +96,29 @@ int main(void)
     for (int k = 0; k < NVARY; k++)
         rt[k] = ru_rt(dev, W, H, KILN_FORMAT_R32G32B32A32_FLOAT);
     static float verts[3 * NTRI * 4 * (1 + NVARY)];
-    static float img[2][NVARY][W * H * 4];
+    static float img[3][NVARY][W * H * 4];
+    kr_simd levels[3];
+    int nlv = kr_effects_vector_levels(levels);
     th_rng r = {0x1E7E15ull};
-    static const kr_simd levels2[2] = {KR_SIMD_SSE2, KR_SIMD_AVX2};
     uint64_t words = 0, differ = 0, drawn = 0;
     for (int round = 0; round < ROUNDS; round++) {
         make_tris(&r, verts);
-        static const kr_simd levels[2] = {KR_SIMD_SSE2, KR_SIMD_AVX2};
-        for (int l = 0; l < 2; l++) {
+        for (int l = 0; l < nlv; l++) {
             /* the level is read when the scene executes: kiln_finish
              * (ru_read) before switching */
             CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
             float *out[NVARY] = {img[l][0], img[l][1], img[l][2], img[l][3]};
             render(dev, ctx, &pp, rt, verts, out);
         }
-        for (int k = 0; k < NVARY; k++)
-            for (int i = 0; i < W * H * 4; i++) {
-                words++;
-                differ += memcmp(&img[0][k][i], &img[1][k][i], 4) != 0;
-                drawn += img[0][k][i] != 0.0f;
-            }
+        for (int l = 1; l < nlv; l++)
+            for (int k = 0; k < NVARY; k++)
+                for (int i = 0; i < W * H * 4; i++) {
+                    words++;
+                    differ += memcmp(&img[0][k][i], &img[l][k][i], 4) != 0;
+                    drawn += img[0][k][i] != 0.0f;
+                }
     }
-    printf("varyings at SSE2 and AVX2: %llu floats compared, %llu differ, %llu drawn\n",
+    printf("varyings at every vector level against SSE2: %llu floats compared, %llu differ, %llu drawn\n",
            (unsigned long long)words, (unsigned long long)differ, (unsigned long long)drawn);
     CHECK(differ == 0);
     CHECK(drawn > words / 4);
@@ -138,20 +141,21 @@ int main(void)
         for (uint32_t v = 0; v < 3 * NTRI; v++) /* z in [-w, 2w] */
             verts[v * 4 * (1 + NVARY) + 2] = verts[v * 4 * (1 + NVARY) + 2] * 3.0f - verts[v * 4 * (1 + NVARY) + 3];
         const float *range = ranges[round % 4];
-        for (int l = 0; l < 2; l++) {
-            CHECK_RESULT(kr_effects_force_level(levels2[l]), KILN_OK);
+        for (int l = 0; l < nlv; l++) {
+            CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
             ru_set_viewport(ctx, 0.0f, 0.0f, (float)W, (float)H, range[0], range[1]);
             float *out[NVARY] = {img[l][0], img[l][1], img[l][2], img[l][3]};
             render(dev, ctx, &pp, rt, verts, out);
         }
         for (int i = 0; i < W * H * 4; i++) {
             zwords++;
-            zdiffer += memcmp(&img[0][0][i], &img[1][0][i], 4) != 0;
+            for (int l = 1; l < nlv; l++)
+                zdiffer += memcmp(&img[0][0][i], &img[l][0][i], 4) != 0;
             zdrawn += img[0][0][i] != 0.0f;
             clamped += img[0][0][i] == range[0] || img[0][0][i] == range[1];
         }
     }
-    printf("depth at SSE2 and AVX2: %llu floats compared, %llu differ, %llu drawn, %llu at a bound\n",
+    printf("depth at every vector level against SSE2: %llu floats compared, %llu differ, %llu drawn, %llu at a bound\n",
            (unsigned long long)zwords, (unsigned long long)zdiffer, (unsigned long long)zdrawn,
            (unsigned long long)clamped);
     CHECK(zdiffer == 0);

@@ -121,13 +121,13 @@ static void compare(uint32_t mask, float *a[NV], float *b[NV], tally *t)
 static void test_declared_components(void)
 {
     const kr_simd initial = kr_effects_active_level();
-    const kr_simd levels[] = {KR_SIMD_SCALAR, KR_SIMD_SSE2, KR_SIMD_AVX2};
+    const kr_simd levels[] = {KR_SIMD_SCALAR, KR_SIMD_SSE2, KR_SIMD_AVX2, KR_SIMD_AVX512};
     static const kiln_topology topos[] = {KILN_TOPOLOGY_TRIANGLE_LIST, KILN_TOPOLOGY_LINE_LIST,
                                           KILN_TOPOLOGY_POINT_LIST};
     static const uint32_t counts[] = {30, 40, 200};
     ru_pipe all = make_pipe(0);
     th_rng rng = {0xC0FFEE123ull};
-    for (int l = 0; l < 3; l++) {
+    for (int l = 0; l < 4; l++) {
         if (!kr_effects_kernels(levels[l]))
             continue;
         CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);

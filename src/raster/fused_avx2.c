@@ -465,7 +465,10 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     /* varying 0's x and y as shade_block interpolates them, the other
      * components unread */
     _Alignas(32) float uv[2 * KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
-    kr_interpolate_avx2(p, x, y, 2, 3u, uv);
+    if (dx->wide16)
+        kr_interpolate_avx512(p, x, y, 2, 3u, uv);
+    else
+        kr_interpolate_avx2(p, x, y, 2, 3u, uv);
     const float *u = uv, *v = uv + KILN_PS_BLOCK;
     /* kr_ps_texture, whose arguments kiln_ps_sample reads only the views
      * of; for one level the kernel its shortcut would reach, with the

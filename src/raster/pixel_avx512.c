@@ -299,6 +299,69 @@ kr_write8_fn kr_write8_select_avx512(const kd_blend_rt *bl, bool bgra)
     return copies[kind][bgra ? 1 : 0];
 }
 
+/* ---- interpolation and depth at the pixel centers ---- */
+
+/* 16 floats as two 8-float stores, for readers that load 8 at a time
+ * (the AVX2 effects, pixel_avx2.c's writers for several targets). */
+static inline void store16(float *p, v16 x)
+{
+    _mm256_storeu_ps(p, _mm512_castps512_ps256(x));
+    _mm256_storeu_ps(p + 8, _mm512_extractf32x8_ps(x, 1));
+}
+
+/* (float)(x + column) + 0.5f - ox and (float)(y + row) + 0.5f - oy of the
+ * block's 16 pixels, as pixel_avx2.c works them out per pair of rows. */
+static inline void centers16(const kr_prim *p, int x, int y, v16 *fx, v16 *fy)
+{
+    const __m512i col = _mm512_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+    const __m512i row = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    *fx =
+        _mm512_sub_ps(_mm512_add_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_set1_epi32(x), col)),
+                                    v16_set1(0.5f)),
+                      v16_set1(p->ox));
+    *fy =
+        _mm512_sub_ps(_mm512_add_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_set1_epi32(y), row)),
+                                    v16_set1(0.5f)),
+                      v16_set1(p->oy));
+}
+
+void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask,
+                           float *vary)
+{
+    v16 fx, fy, w;
+    centers16(p, x, y, &fx, &fy);
+    const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
+    if (q1 == 0.0f && q2 == 0.0f)
+        w = v16_set1(1.0f / q0);
+    else
+        w = _mm512_div_ps(
+            v16_set1(1.0f),
+            _mm512_add_ps(_mm512_add_ps(v16_set1(q0), _mm512_mul_ps(v16_set1(q1), fx)),
+                          _mm512_mul_ps(v16_set1(q2), fy)));
+    const uint32_t all = ncomp >= 32 ? 0xffffffffu : (1u << ncomp) - 1u;
+    for (uint32_t m = ~mask & all; m; m &= m - 1) /* unread: 0 */
+        store16(vary + (uint32_t)__builtin_ctz(m) * B, _mm512_setzero_ps());
+    for (uint32_t m = mask & all; m; m &= m - 1) {
+        uint32_t k = (uint32_t)__builtin_ctz(m);
+        const float *a = p->attr + 3 * k;
+        v16 a01 = _mm512_add_ps(v16_set1(a[0]), _mm512_mul_ps(v16_set1(a[1]), fx));
+        store16(vary + k * B,
+                _mm512_mul_ps(_mm512_add_ps(a01, _mm512_mul_ps(v16_set1(a[2]), fy)), w));
+    }
+}
+
+void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z)
+{
+    const kd_state *s = p->dx->s;
+    v16 fx, fy;
+    centers16(p, x, y, &fx, &fy);
+    const v16 zmin = v16_set1(s->vp.min_depth), zmax = v16_set1(s->vp.max_depth);
+    v16 zr = _mm512_add_ps(_mm512_add_ps(v16_set1(p->z[0]), _mm512_mul_ps(v16_set1(p->z[1]), fx)),
+                           _mm512_mul_ps(v16_set1(p->z[2]), fy));
+    v16 t = _mm512_min_ps(zmax, zr); /* zmax < zr ? zmax : zr */
+    store16(z, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(zr, zmin, _CMP_LT_OS), t, zmin));
+}
+
 /* ---- the D32_FLOAT depth test ---- */
 
 uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t pitch, int x, int y,

@@ -813,7 +813,10 @@ static inline void center_depth(const kr_prim *p, int x, int y, float *z)
 {
 #if KR_EFFECTS_X86
     if (p->dx->wide && p->kind == KR_TRI) {
-        kr_block_depth_avx2(p, x, y, z);
+        if (p->dx->wide16)
+            kr_block_depth_avx512(p, x, y, z);
+        else
+            kr_block_depth_avx2(p, x, y, z);
         return;
     }
 #endif
@@ -978,7 +981,9 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
     _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
 #if KR_EFFECTS_X86
-    if (dx->wide && p->kind == KR_TRI)
+    if (dx->wide16 && p->kind == KR_TRI)
+        kr_interpolate_avx512(p, x, y, dx->nvary * 4, dx->vmask, vary);
+    else if (dx->wide && p->kind == KR_TRI)
         kr_interpolate_avx2(p, x, y, dx->nvary * 4, dx->vmask, vary);
     else
 #endif
