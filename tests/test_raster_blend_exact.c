@@ -760,6 +760,22 @@ static void test_unorm8_avx2(void)
     }
     CHECK_EQ_INT(bad, 0);
     printf("byte / 255 at the AVX2 level: 256 bytes, %d differ\n", bad);
+    if (!kr_effects_kernels(KR_SIMD_AVX512)) {
+        printf("byte / 255 at the AVX-512 level: no AVX-512 here, not run\n");
+        return;
+    }
+    bad = 0;
+    for (int i = 0; i < 256; i += 16) {
+        uint8_t in[16];
+        float out[16];
+        for (int k = 0; k < 16; k++)
+            in[k] = (uint8_t)(i + k);
+        kr_unorm8_avx512(in, out);
+        for (int k = 0; k < 16; k++)
+            bad += memcmp(&out[k], &kr_unorm8_float[i + k], 4) != 0;
+    }
+    CHECK_EQ_INT(bad, 0);
+    printf("byte / 255 at the AVX-512 level: 256 bytes, %d differ\n", bad);
 #endif
 }
 

@@ -154,25 +154,22 @@ static void test_premise(void)
  * levels' weighted sum / 255): the normal binades [1, 2) and [128, 256)
  * and every subnormal, exhaustively (the steps scale by powers of two
  * between them), plus 2^20 evenly spaced floats across the range. */
-static void test_quotient(void)
+/* One kernel's quotients (width 8 or 16 values a call) over those inputs:
+ * the count of inputs and of those that differ from the divide. */
+typedef void (*quot_fn)(const float *in, float k, float *out);
+static void quot_check(quot_fn fn, int width, uint64_t *n, uint64_t *bad)
 {
-#if KR_EFFECTS_X86
-    if (!kr_effects_kernels(KR_SIMD_AVX2)) {
-        printf("quotients at the AVX2 level: no AVX2 + FMA here, not run\n");
-        return;
-    }
     const float k1 = 255.0f * 65536.0f;
-    uint64_t bad = 0, n = 0;
-    float in[8], out[8];
-    for (uint32_t S = 0; S <= 255u * 65536u; S += 8) {
-        for (int i = 0; i < 8; i++)
+    float in[16], out[16];
+    for (uint32_t S = 0; S <= 255u * 65536u; S += (uint32_t)width) {
+        for (int i = 0; i < width; i++)
             in[i] = (float)(S + (uint32_t)i <= 255u * 65536u ? S + (uint32_t)i : 0u);
-        kr_quot_avx2(in, k1, out);
-        for (int i = 0; i < 8; i++) {
+        fn(in, k1, out);
+        for (int i = 0; i < width; i++) {
             volatile float want = in[i] / k1;
-            bad += memcmp(&out[i], (const void *)&want, 4) != 0;
+            *bad += memcmp(&out[i], (const void *)&want, 4) != 0;
         }
-        n += 8;
+        *n += (uint64_t)width;
     }
     /* bit patterns: subnormals (0 .. 0x007fffff), [1, 2), [128, 256), and
      * a stride over [0, 256] */
@@ -180,21 +177,41 @@ static void test_quotient(void)
         {0x00000000u, 0x00800000u, 1}, {0x3f800000u, 0x40000000u, 1},
         {0x43000000u, 0x43800000u, 1}, {0x00000000u, 0x43800001u, 1083u}};
     for (int r = 0; r < 4; r++)
-        for (uint32_t b = ranges[r][0]; b < ranges[r][1]; b += 8 * ranges[r][2]) {
-            for (uint32_t i = 0; i < 8; i++) {
+        for (uint32_t b = ranges[r][0]; b < ranges[r][1]; b += (uint32_t)width * ranges[r][2]) {
+            for (uint32_t i = 0; i < (uint32_t)width; i++) {
                 uint32_t bits = b + i * ranges[r][2];
                 bits = bits < ranges[r][1] ? bits : ranges[r][0];
                 memcpy(&in[i], &bits, 4);
             }
-            kr_quot_avx2(in, 255.0f, out);
-            for (int i = 0; i < 8; i++) {
+            fn(in, 255.0f, out);
+            for (int i = 0; i < width; i++) {
                 volatile float want = in[i] / 255.0f;
-                bad += memcmp(&out[i], (const void *)&want, 4) != 0;
+                *bad += memcmp(&out[i], (const void *)&want, 4) != 0;
             }
-            n += 8;
+            *n += (uint64_t)width;
         }
+}
+
+static void test_quotient(void)
+{
+#if KR_EFFECTS_X86
+    if (!kr_effects_kernels(KR_SIMD_AVX2)) {
+        printf("quotients at the AVX2 level: no AVX2 + FMA here, not run\n");
+        return;
+    }
+    uint64_t bad = 0, n = 0;
+    quot_check(kr_quot_avx2, 8, &n, &bad);
     CHECK(bad == 0);
     printf("quotients at the AVX2 level: %llu inputs, %llu differ from the divide\n",
+           (unsigned long long)n, (unsigned long long)bad);
+    if (!kr_effects_kernels(KR_SIMD_AVX512)) {
+        printf("quotients at the AVX-512 level: no AVX-512 here, not run\n");
+        return;
+    }
+    bad = n = 0;
+    quot_check(kr_quot_avx512, 16, &n, &bad);
+    CHECK(bad == 0);
+    printf("quotients at the AVX-512 level: %llu inputs, %llu differ from the divide\n",
            (unsigned long long)n, (unsigned long long)bad);
 #endif
 }

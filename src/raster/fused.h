@@ -118,5 +118,7 @@ static inline void kr_sample_quads(const kr_fused_quad q[4], const float *u, con
  * reciprocal's product and one exact-residual FMA step), exposed for the
  * exhaustive test that it is the divide's quotient for their inputs. */
 void kr_quot_avx2(const float in[8], float k, float out[8]);
+/* The same for sixteen values at the AVX-512 level (fused_avx512.c). */
+void kr_quot_avx512(const float in[16], float k, float out[16]);
 
 #endif

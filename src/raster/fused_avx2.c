@@ -476,7 +476,10 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
     if (sd->one) {
         float *o0 = col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK, *o2 = col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
-        kr_sample_rows(&sd->L, u, v, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
+        if (dx->wide16)
+            kr_sample_rows_avx512(&sd->L, u, v, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
+        else
+            kr_sample_rows_avx2(&sd->L, u, v, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
     } else {
         kiln_ps_args a = {.x = x, .y = y, .mask = mask, .front_facing = p->front, .textures = dx->tex,
                           .user = s->ps_user, .primitive_id = p->prim_id};

@@ -235,6 +235,11 @@ static inline void store16(float *p, __m512 x)
     _mm256_storeu_ps(p + 8, _mm512_extractf32x8_ps(x, 1));
 }
 
+void kr_quot_avx512(const float in[16], float k, float out[16])
+{
+    _mm512_storeu_ps(out, quot16(_mm512_loadu_ps(in), _mm512_set1_ps(k), _mm512_set1_ps(1.0f / k)));
+}
+
 WIDE_INLINE void rows16(const kr_fused_level *L, const float *u, const float *v, int clamp2,
                         float *o0, float *o1, float *o2, float *o3)
 {
@@ -453,6 +458,10 @@ WIDE_INLINE void uv16(const kr_prim *p, int x, int y, __m512 *u, __m512 *v)
     *v = _mm512_mul_ps(_mm512_add_ps(v01, _mm512_mul_ps(_mm512_set1_ps(a[5]), fy)), w);
 }
 
+/* Unlike fused_avx2.c's block, which skips a pair of uncovered rows, the
+ * whole block's texels are read: every index is clamped (CLAMP) or masked
+ * (WRAP) into the level, so the reads stay inside it, and uncovered
+ * pixels are not stored. */
 WIDE_INLINE void block16(const kr_fused_level *L, const kr_prim *p, int x, int y, int clamp2,
                          int swap, uint8_t *dst, size_t pitch, uint32_t mask)
 {

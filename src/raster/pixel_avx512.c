@@ -43,6 +43,12 @@ static inline v16 unorm8_16(__m512i bytes)
     return _mm512_fmadd_ps(_mm512_fnmadd_ps(y, k, f), r, y);
 }
 
+void kr_unorm8_avx512(const uint8_t in[16], float out[16])
+{
+    _mm512_storeu_ps(
+        out, unorm8_16(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)in))));
+}
+
 /* 16 floats as two 8-float loads: the shaders and kernels that wrote them
  * stored 8 at a time, and a 512-bit load over two such stores is not
  * forwarded from them. */
@@ -127,10 +133,13 @@ static inline __m512i load_block(const uint8_t *dst, size_t pitch, uint32_t mask
 {
     __m128i r[4];
     for (int i = 0; i < 4; i++) {
+        /* rows past the target's bottom are uncovered: no pointer to them */
         uint32_t m = mask >> (4 * i) & 15u;
-        const uint8_t *p = dst + (size_t)i * pitch;
-        r[i] = m == 15u ? _mm_loadu_si128((const __m128i *)(const void *)p)
-                        : _mm_maskz_loadu_epi32((__mmask8)m, (const void *)p);
+        r[i] = _mm_setzero_si128();
+        if (m == 15u)
+            r[i] = _mm_loadu_si128((const __m128i *)(const void *)(dst + (size_t)i * pitch));
+        else if (m)
+            r[i] = _mm_maskz_loadu_epi32((__mmask8)m, (const void *)(dst + (size_t)i * pitch));
     }
     __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(r[0]), r[1], 1);
     __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(r[2]), r[3], 1);
@@ -144,11 +153,10 @@ static inline void store_block(uint8_t *dst, size_t pitch, __m512i px, uint32_t 
                     _mm512_extracti32x4_epi32(px, 2), _mm512_extracti32x4_epi32(px, 3)};
     for (int i = 0; i < 4; i++) {
         uint32_t m = mask >> (4 * i) & 15u;
-        uint8_t *p = dst + (size_t)i * pitch;
         if (m == 15u)
-            _mm_storeu_si128((__m128i *)(void *)p, r[i]);
+            _mm_storeu_si128((__m128i *)(void *)(dst + (size_t)i * pitch), r[i]);
         else if (m)
-            _mm_mask_storeu_epi32((void *)p, (__mmask8)m, r[i]);
+            _mm_mask_storeu_epi32((void *)(dst + (size_t)i * pitch), (__mmask8)m, r[i]);
     }
 }
 
@@ -367,11 +375,16 @@ void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z)
 uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t pitch, int x, int y,
                              const float *z, uint32_t mask)
 {
-    float *d[4];
+    /* rows past the target's bottom are uncovered: no pointer to them */
+    float *d[4] = {NULL, NULL, NULL, NULL};
     __m128 r[4];
     for (int i = 0; i < 4; i++) {
-        d[i] = (float *)(void *)(ds + (size_t)(y + i) * pitch) + x;
-        r[i] = _mm_maskz_loadu_ps((__mmask8)(mask >> (4 * i) & 15u), d[i]);
+        uint32_t m = mask >> (4 * i) & 15u;
+        r[i] = _mm_setzero_ps();
+        if (m) {
+            d[i] = (float *)(void *)(ds + (size_t)(y + i) * pitch) + x;
+            r[i] = _mm_maskz_loadu_ps((__mmask8)m, d[i]);
+        }
     }
     __m512 dv = _mm512_insertf32x8(
         _mm512_castps256_ps512(_mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1)),

@@ -138,20 +138,23 @@ kr_write8_fn kr_write8_select(const kd_blend_rt *bl, bool bgra);
  * per vector, partly covered rows through masked loads and stores; the
  * same bytes. */
 kr_write8_fn kr_write8_select_avx512(const kd_blend_rt *bl, bool bgra);
+/* kr_interpolate_avx2 and kr_block_depth_avx2 at the AVX-512 level, the
+ * block's 16 pixels per vector, the same floats (pixel_avx512.c; only
+ * when kr_drawx.wide16). */
+void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary);
+void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z);
 /* tile.c's D32_FLOAT depth test without stencil (depth_d32) on a block's
  * covered pixels at the AVX-512 level: the 16 depths compared in one
  * vector with compare_f's predicate (NaN fails all but NOT_EQUAL and
  * ALWAYS), the passing ones written when `write`; rows read and written
  * through masked loads and stores (no uncovered pixel touched). The mask
  * of those that pass (pixel_avx512.c; only when kr_drawx.wide16). */
-/* kr_interpolate_avx2 and kr_block_depth_avx2 at the AVX-512 level, the
- * block's 16 pixels per vector, the same floats (pixel_avx512.c; only
- * when kr_drawx.wide16). */
-void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary);
-void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z);
 uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t pitch, int x, int y,
                              const float *z, uint32_t mask);
 void kr_unorm8_avx2(const uint8_t in[8], float out[8]);
+/* kr_unorm8_avx2 and fused_avx2.c's kr_quot_avx2 at the AVX-512 level (16
+ * values), exposed for the same exhaustive tests. */
+void kr_unorm8_avx512(const uint8_t in[16], float out[16]);
 /* tile.c's interpolate of a triangle's block, two rows per vector, the
  * same floats, for the first ncomp varying components, of which those
  * whose bit in mask is clear are zeros (pixel_avx2.c; only when

@@ -804,10 +804,11 @@ static void rgba8_level(const level *L, const float *u, const float *v, kiln_add
         rgba8_rows(&k, u, v, au, av, 0, o0, o2, out);
 }
 
-/* rgba8_block at the AVX2 level: every level the quads read set up once
- * (fused_level_init) and two quads per vector (kr_sample_quads_avx2).
- * False when a level cannot be read directly or a WRAP seam is crossed:
- * the SSE2 code then does the block. */
+/* rgba8_block at the AVX2 level and above: every level the quads read set
+ * up once (fused_level_init) and the quads to the level's quads kernel
+ * (kr_sample_quads: two per vector at AVX2, four at AVX-512). False when
+ * a level is not one the kernels read (level_avx2): the SSE2 code then
+ * does the block. */
 static int rgba8_quads_avx2(const kr_lod_plan *qp, const level *lv, const float *u, const float *v,
                             kiln_address au, kiln_address av, int b0, int b2, float *out)
 {
@@ -1173,7 +1174,8 @@ static int sample_quads_aniso(const kr_texture *t, const kd_sampler *s, const fl
 /* kiln_ps_sample on a prepared chain of nl > 1 levels (kr_textures_prepare)
  * under sampler s, LINEAR for min and mag: what the unprepared path does
  * there (plan_block, then every quad LINEAR: one level for all in one
- * pass to kr_sample_rows_avx2, else the quads to kr_sample_quads_avx2)
+ * pass to the rows kernel, else the quads to the quads kernel, of the
+ * active level: kr_sample_rows, kr_sample_quads in fused.h)
  * without setting the levels up; swap: BGRA8 (bytes 0 and 2 to channels
  * 2 and 0). */
 KR_NOINLINE void sample_prepared(const kd_sampler *s, uint32_t nl, const kr_fused_level *chain, const float *u,
@@ -1945,14 +1947,14 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
     fd->swap = (t->format == KILN_FORMAT_B8G8R8A8_UNORM) !=
                (fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM);
 #if KR_EFFECTS_X86
-    if (fd->nl == 1 && kr_effects_active_level() >= KR_SIMD_AVX2) {
+    if (fd->nl == 1 && dx->wide) {
         level L;
         set_level(&L, t->data, &fd->subs[0]);
         lvk k;
         lvk_init(&k, &L, sm->address_u, sm->address_v);
         if (k.direct) {
             fused_level_init(&fd->L0, &L, sm->address_u, sm->address_v);
-            return kr_effects_active_level() >= KR_SIMD_AVX512 ? kr_fused_block_avx512 : kr_fused_block_avx2;
+            return dx->wide16 ? kr_fused_block_avx512 : kr_fused_block_avx2;
         }
     }
 #endif

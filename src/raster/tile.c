@@ -693,9 +693,8 @@ void kr_output_select(kr_drawx *dx, const kr_fb *fb)
         return;
     /* output()'s loop for one target */
     if (fb->rt[0])
-        dx->write8 = kr_effects_active_level() >= KR_SIMD_AVX512
-                         ? kr_write8_select_avx512(&s->blend[0], f == KILN_FORMAT_B8G8R8A8_UNORM)
-                         : kr_write8_select(&s->blend[0], f == KILN_FORMAT_B8G8R8A8_UNORM);
+        dx->write8 = dx->wide16 ? kr_write8_select_avx512(&s->blend[0], f == KILN_FORMAT_B8G8R8A8_UNORM)
+                                : kr_write8_select(&s->blend[0], f == KILN_FORMAT_B8G8R8A8_UNORM);
     dx->out1 = dx->write8 ? 1 : 2;
 #endif
 }
