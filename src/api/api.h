@@ -79,11 +79,16 @@ kres_view *ka_get_view(kiln_device *dev, uint32_t id, kres_type type, const char
  * hold the storages they captured). Returns an error only if the scene
  * could not be queued (logged). */
 kiln_result ka_flush_scene(kiln_context *ctx, const char *api);
+/* The test for gathered draws is inline: every context call makes it and
+ * nearly always finds none (a call into ka_flush_scene was ~24
+ * instructions of a small command's producer cost). */
 #define KA_FLUSH_SCENE_OR_RETURN(ctx, api)                                                         \
     do {                                                                                           \
-        kiln_result fr_ = ka_flush_scene((ctx), (api));                                            \
-        if (fr_ != KILN_OK)                                                                        \
-            return fr_;                                                                            \
+        if ((ctx)->scene) {                                                                        \
+            kiln_result fr_ = ka_flush_scene((ctx), (api));                                        \
+            if (fr_ != KILN_OK)                                                                    \
+                return fr_;                                                                        \
+        }                                                                                          \
     } while (0)
 kiln_result ka_pipeline_init(kiln_context *ctx);
 
