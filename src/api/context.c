@@ -235,7 +235,10 @@ static kiln_result update_chunk(kiln_context *ctx, const char *api, kres_resourc
     else
         kq_access(cmd, res, KQ_WRITE);
     ka_predicate(ctx, cmd);
-    kq_submit(&ctx->q, cmd);
+    if ((size_t)row * (y1 - y0) < KQ_BATCH_BYTES)
+        kq_submit_small(&ctx->q, cmd);
+    else
+        kq_submit(&ctx->q, cmd);
     return KILN_OK;
 }
 
@@ -497,7 +500,12 @@ static kiln_result copy_subresource_region(kiln_context *ctx, kiln_resource dst_
             cmd->u.copy.dst_z = dst_z;
             cmd->u.copy.src_sub = src_sub;
             cmd->u.copy.box = b;
-            kq_submit(&ctx->q, cmd); /* with the references */
+            if ((size_t)(b.right - b.left) * (b.bottom - b.top) * (b.back - b.front) *
+                    texel_bytes(dst) <
+                KQ_BATCH_BYTES)
+                kq_submit_small(&ctx->q, cmd); /* with the references */
+            else
+                kq_submit(&ctx->q, cmd);
             return r;
         }
     }

@@ -960,7 +960,7 @@ void kq_flush_locked(kq_context *c)
  * thread): push it on the context's handed list and raise the device's
  * flag; a worker takes it from there. Only a worker asleep on work_cv,
  * with none spinning, costs the mutex and a wake-up. */
-static void hand_over(kq_context *c)
+void kq_hand_over(kq_context *c)
 {
     kq_device *q = c->dev;
     kq_cmd *head = c->batch_head;
@@ -1026,14 +1026,7 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
         cmd->tr_flow = kt_next_id(q->trace);
     }
     if (!q->serial && cmd_bytes(cmd) < KQ_BATCH_BYTES) {
-        cmd->next = NULL;
-        if (c->batch_tail)
-            c->batch_tail->next = cmd;
-        else
-            c->batch_head = cmd;
-        c->batch_tail = cmd;
-        if (++c->batch_n >= KQ_BATCH)
-            hand_over(c);
+        kq_batch_append(c, cmd);
         return;
     }
     pthread_mutex_lock(MU(q));
