@@ -700,37 +700,6 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
     return KILN_OK;
 }
 
-/* Adds a node; returns false when the resource was already named (the
- * access merged, nothing new holds a reference). */
-static bool add_access(kq_cmd *cmd, kres_resource *res, int mode)
-{
-    for (uint32_t i = 0; i < cmd->naccess; i++) {
-        if (cmd->acc[i].res == res) {
-            if (mode == KQ_WRITE)
-                cmd->acc[i].mode = KQ_WRITE;
-            return false;
-        }
-    }
-    kq_node *n = &cmd->acc_inline[cmd->naccess++];
-    memset(n, 0, sizeof *n);
-    n->res = res;
-    n->cmd = cmd;
-    n->mode = (uint8_t)mode;
-    return true;
-}
-
-void kq_access(kq_cmd *cmd, kres_resource *res, int mode)
-{
-    if (add_access(cmd, res, mode))
-        kres_ref(&res->base);
-}
-
-void kq_access_owned(kq_cmd *cmd, kres_resource *res, int mode)
-{
-    if (!add_access(cmd, res, mode))
-        kres_unref(&res->base); /* the node holds one already: never the last */
-}
-
 void kq_set_nodes(kq_cmd *cmd, kq_node *nodes, uint32_t count)
 {
     for (uint32_t i = 0; i < count; i++) {
