@@ -25,6 +25,12 @@ kiln_result kq_transfer_init(kq_transfer *t, const kb_env *env, uint32_t size)
         kq_transfer_fini(t, env);
         return KILN_E_OUT_OF_MEMORY;
     }
+    /* Touch every page now: the producer writes the ring at every upload,
+     * and on its first trip round a fresh ring each 4 KiB page cost a
+     * page fault inside the call (on this VM a 64 B update went from ~40
+     * to ~400-450 ns per call, averaged over its first 4 MiB of uploads).
+     * The ring's size is its bound anyway; this commits it at creation. */
+    memset(t->base, 0, t->size);
     return KILN_OK;
 }
 
