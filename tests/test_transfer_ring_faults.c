@@ -7,7 +7,8 @@
  * Counted, not timed: getrusage(RUSAGE_THREAD)'s minor faults of the
  * calling thread across 4,096 updates of 64 B (128 B of ring each with
  * the block header: 512 KiB, 128 pages never written before) must stay
- * under MAX_FAULTS, half of that (sanitizer shadow adds some). A warm-up
+ * under MAX_FAULTS, half of that (not under sanitizers: see
+ * COUNT_FAULTS). A warm-up
  * stream first takes every command slot the measured stream will use, so
  * what is left to fault on is the ring. ASYNC with 1 and 2 workers, and
  * SERIAL. Without the prefault each ASYNC run counts 128 faults and fails;
@@ -22,6 +23,19 @@
 
 #define N 4096u
 #define MAX_FAULTS 64 /* half of what a fresh ring takes */
+
+/* Sanitizers fault on shadow memory of their own (TSan: 40-84 here, from
+ * run to run), so there the stream runs without the bound. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define COUNT_FAULTS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define COUNT_FAULTS 0
+#endif
+#endif
+#ifndef COUNT_FAULTS
+#define COUNT_FAULTS 1
+#endif
 
 static long thread_faults(void)
 {
@@ -60,13 +74,12 @@ static void run(kiln_exec_mode mode, uint32_t threads)
     /* The stream stayed within the ring's first trip (no reuse). */
     CHECK(st.bytes_uploaded == (1024 + N) * 64ull && st.waits_transfer_full == 0);
     /* A fresh ring faulted 128 times here; a committed one a few at most
-     * (the allocator, the odd helped command), and under TSan about 40
-     * (its shadow of the ring, touched at the first upload). */
-    if (faults >= MAX_FAULTS)
+     * (the allocator, the odd helped command). */
+    if (COUNT_FAULTS && faults >= MAX_FAULTS)
         fprintf(stderr,
                 "test_transfer_ring_faults: %ld page faults in %u uploads (mode %d, %u threads)\n",
                 faults, N, (int)mode, threads);
-    CHECK(faults < MAX_FAULTS);
+    CHECK(!COUNT_FAULTS || faults < MAX_FAULTS);
     kiln_device_destroy(dev);
 }
 
