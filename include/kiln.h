@@ -328,7 +328,9 @@ typedef struct kiln_device_desc {
      * Range 2..1048576. The producer blocks when it is full. */
     uint32_t command_ring_capacity;
     /* Bytes of the per-context transfer ring that holds upload data until
-     * the executor has consumed it. 0: 4 MiB. Range 4096..1 GiB. */
+     * the executor has consumed it. 0: 4 MiB. Range 4096..1 GiB. The ring
+     * is allocated and written once when the context is created, so its
+     * pages are resident from the start (uploads take no page faults). */
     uint32_t transfer_ring_size;
     kiln_exec_mode exec_mode;
     /* NULL: errors and warnings go to kiln_log_stderr. */

@@ -66,9 +66,21 @@ kiln_result ka_handle_fail(kiln_device *dev, const char *api, const char *what,
                            kiln_log_id id);
 
 /* Resource lookup: a buffer, a texture, or either (kiln_resource). Returns
- * a referenced object or NULL after logging. */
-kres_resource *ka_get_resource(kiln_device *dev, uint32_t id, kres_type lo, kres_type hi,
-                               const char *api, const char *what, kiln_result *r);
+ * a referenced object or NULL after logging. Inline: it is a wrapper every
+ * small command goes through, and its call cost ~25 instructions. */
+static inline kres_resource *ka_get_resource(kiln_device *dev, uint32_t id, kres_type lo,
+                                             kres_type hi, const char *api, const char *what,
+                                             kiln_result *r)
+{
+    kiln_log_id lid = KILN_LOG_NONE;
+    kres_object *o = kres_handles_get(&dev->handles, id, lo, hi, &lid);
+    if (!o) {
+        *r = ka_handle_fail(dev, api, what, lid);
+        return NULL;
+    }
+    *r = KILN_OK;
+    return kres_as_resource(o);
+}
 /* View lookup; fails also when the view's resource was destroyed. */
 kres_view *ka_get_view(kiln_device *dev, uint32_t id, kres_type type, const char *api,
                        kiln_result *r);
@@ -79,11 +91,16 @@ kres_view *ka_get_view(kiln_device *dev, uint32_t id, kres_type type, const char
  * hold the storages they captured). Returns an error only if the scene
  * could not be queued (logged). */
 kiln_result ka_flush_scene(kiln_context *ctx, const char *api);
+/* The test for gathered draws is inline: every context call makes it and
+ * nearly always finds none (a call into ka_flush_scene was ~24
+ * instructions of a small command's producer cost). */
 #define KA_FLUSH_SCENE_OR_RETURN(ctx, api)                                                         \
     do {                                                                                           \
-        kiln_result fr_ = ka_flush_scene((ctx), (api));                                            \
-        if (fr_ != KILN_OK)                                                                        \
-            return fr_;                                                                            \
+        if ((ctx)->scene) {                                                                        \
+            kiln_result fr_ = ka_flush_scene((ctx), (api));                                        \
+            if (fr_ != KILN_OK)                                                                    \
+                return fr_;                                                                        \
+        }                                                                                          \
     } while (0)
 kiln_result ka_pipeline_init(kiln_context *ctx);
 

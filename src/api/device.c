@@ -354,19 +354,6 @@ kiln_result ka_handle_fail(kiln_device *dev, const char *api, const char *what, 
     return kb_fail(&dev->env, KILN_E_INVALID_HANDLE, id, api, "%s handle %s", what, why);
 }
 
-kres_resource *ka_get_resource(kiln_device *dev, uint32_t id, kres_type lo, kres_type hi,
-                               const char *api, const char *what, kiln_result *r)
-{
-    kiln_log_id lid = KILN_LOG_NONE;
-    kres_object *o = kres_handles_get(&dev->handles, id, lo, hi, &lid);
-    if (!o) {
-        *r = ka_handle_fail(dev, api, what, lid);
-        return NULL;
-    }
-    *r = KILN_OK;
-    return kres_as_resource(o);
-}
-
 kres_view *ka_get_view(kiln_device *dev, uint32_t id, kres_type type, const char *api,
                        kiln_result *r)
 {

@@ -376,13 +376,41 @@ void kq_context_fini(kq_context *c);
 
 /* Reserves a command slot; waits while the ring is full. */
 kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out);
+/* Adds a node; returns false when the resource was already named (the
+ * access merged, nothing new holds a reference). */
+static inline bool kq_add_access(kq_cmd *cmd, kres_resource *res, int mode)
+{
+    for (uint32_t i = 0; i < cmd->naccess; i++) {
+        if (cmd->acc[i].res == res) {
+            if (mode == KQ_WRITE)
+                cmd->acc[i].mode = KQ_WRITE;
+            return false;
+        }
+    }
+    kq_node *n = &cmd->acc_inline[cmd->naccess++];
+    memset(n, 0, sizeof *n);
+    n->res = res;
+    n->cmd = cmd;
+    n->mode = (uint8_t)mode;
+    return true;
+}
 /* Adds a resource access; the same resource twice merges (write wins).
- * The storage is the resource's current one when the command is submitted. */
-void kq_access(kq_cmd *cmd, kres_resource *res, int mode);
+ * The storage is the resource's current one when the command is submitted.
+ * Inline, as kq_access_owned: a copy names two resources, and the calls
+ * were ~20 instructions of its producer cost. */
+static inline void kq_access(kq_cmd *cmd, kres_resource *res, int mode)
+{
+    if (kq_add_access(cmd, res, mode))
+        kres_ref(&res->base);
+}
 /* The same, taking over a reference the caller holds (its handle lookup's)
  * instead of adding one: two locked instructions fewer per resource on the
  * small-command path. The reference is the command's from here on. */
-void kq_access_owned(kq_cmd *cmd, kres_resource *res, int mode);
+static inline void kq_access_owned(kq_cmd *cmd, kres_resource *res, int mode)
+{
+    if (!kq_add_access(cmd, res, mode))
+        kres_unref(&res->base); /* the node holds one already: never the last */
+}
 /* Hands the command an external node array (owned by its payload, freed by
  * its release hook): nodes with `st` set use that storage (captured when
  * the API call was made), others resolve at submit. Each node's res and st
@@ -395,6 +423,35 @@ kres_storage *kq_capture(kq_device *q, kres_resource *res);
  * command joins the context's batch (no lock) and reaches the scheduler
  * with it; SERIAL devices schedule (and run) it at once. */
 void kq_submit(kq_context *c, kq_cmd *cmd);
+/* Hands a full batch over without the mutex (kq_batch_append). */
+void kq_hand_over(kq_context *c);
+/* Appends a submitted small command to the context's batch (ASYNC), and
+ * hands the batch over when it is full. */
+static inline void kq_batch_append(kq_context *c, kq_cmd *cmd)
+{
+    cmd->next = NULL;
+    if (c->batch_tail)
+        c->batch_tail->next = cmd;
+    else
+        c->batch_head = cmd;
+    c->batch_tail = cmd;
+    if (++c->batch_n >= KQ_BATCH)
+        kq_hand_over(c);
+}
+/* kq_submit for a command the caller knows touches fewer than
+ * KQ_BATCH_BYTES (a small update or copy): the same, with the batch
+ * append inline and without kq_submit's size test (~45 instructions of a
+ * 64 B update's producer cost went to the call and that test). SERIAL
+ * devices and traced ones take kq_submit. */
+static inline void kq_submit_small(kq_context *c, kq_cmd *cmd)
+{
+    if (c->dev->serial || c->dev->trace) {
+        kq_submit(c, cmd);
+        return;
+    }
+    kq_count(&c->n_queued, 1);
+    kq_batch_append(c, cmd);
+}
 /* Hands the context's batch to the scheduler (kiln_flush, and every call
  * that must see the batch scheduled). The _locked form: mutex held. */
 void kq_flush(kq_context *c);

@@ -700,37 +700,6 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
     return KILN_OK;
 }
 
-/* Adds a node; returns false when the resource was already named (the
- * access merged, nothing new holds a reference). */
-static bool add_access(kq_cmd *cmd, kres_resource *res, int mode)
-{
-    for (uint32_t i = 0; i < cmd->naccess; i++) {
-        if (cmd->acc[i].res == res) {
-            if (mode == KQ_WRITE)
-                cmd->acc[i].mode = KQ_WRITE;
-            return false;
-        }
-    }
-    kq_node *n = &cmd->acc_inline[cmd->naccess++];
-    memset(n, 0, sizeof *n);
-    n->res = res;
-    n->cmd = cmd;
-    n->mode = (uint8_t)mode;
-    return true;
-}
-
-void kq_access(kq_cmd *cmd, kres_resource *res, int mode)
-{
-    if (add_access(cmd, res, mode))
-        kres_ref(&res->base);
-}
-
-void kq_access_owned(kq_cmd *cmd, kres_resource *res, int mode)
-{
-    if (!add_access(cmd, res, mode))
-        kres_unref(&res->base); /* the node holds one already: never the last */
-}
-
 void kq_set_nodes(kq_cmd *cmd, kq_node *nodes, uint32_t count)
 {
     for (uint32_t i = 0; i < count; i++) {
@@ -960,7 +929,7 @@ void kq_flush_locked(kq_context *c)
  * thread): push it on the context's handed list and raise the device's
  * flag; a worker takes it from there. Only a worker asleep on work_cv,
  * with none spinning, costs the mutex and a wake-up. */
-static void hand_over(kq_context *c)
+void kq_hand_over(kq_context *c)
 {
     kq_device *q = c->dev;
     kq_cmd *head = c->batch_head;
@@ -1026,14 +995,7 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
         cmd->tr_flow = kt_next_id(q->trace);
     }
     if (!q->serial && cmd_bytes(cmd) < KQ_BATCH_BYTES) {
-        cmd->next = NULL;
-        if (c->batch_tail)
-            c->batch_tail->next = cmd;
-        else
-            c->batch_head = cmd;
-        c->batch_tail = cmd;
-        if (++c->batch_n >= KQ_BATCH)
-            hand_over(c);
+        kq_batch_append(c, cmd);
         return;
     }
     pthread_mutex_lock(MU(q));

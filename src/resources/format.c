@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-static const kres_format_info formats[KILN_FORMAT_COUNT] = {
+const kres_format_info kres_formats[KILN_FORMAT_COUNT] = {
     [KILN_FORMAT_R8G8B8A8_UNORM] = {4, 4, 0, 0, 1},
     [KILN_FORMAT_B8G8R8A8_UNORM] = {4, 4, 0, 0, 1},
     [KILN_FORMAT_R8_UNORM] = {1, 1, 0, 0, 1},
@@ -45,13 +45,6 @@ static const kres_format_info formats[KILN_FORMAT_COUNT] = {
     [KILN_FORMAT_BC4_UNORM] = {8, 1, 0, 0, 0, 4},
     [KILN_FORMAT_BC5_UNORM] = {16, 2, 0, 0, 0, 4},
 };
-
-const kres_format_info *kres_format(kiln_format f)
-{
-    if ((unsigned)f >= KILN_FORMAT_COUNT || formats[f].size == 0)
-        return NULL;
-    return &formats[f];
-}
 
 uint32_t kiln_format_size(kiln_format format)
 {
