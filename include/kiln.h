@@ -329,8 +329,10 @@ typedef struct kiln_device_desc {
     uint32_t command_ring_capacity;
     /* Bytes of the per-context transfer ring that holds upload data until
      * the executor has consumed it. 0: 4 MiB. Range 4096..1 GiB. The ring
-     * is allocated and written once when the context is created, so its
-     * pages are resident from the start (uploads take no page faults). */
+     * is allocated when the context is created and its first 4 MiB (the
+     * default ring whole) written then, so those pages are resident from
+     * the start (uploads into them take no page faults); a larger ring's
+     * other pages are committed on first use. */
     uint32_t transfer_ring_size;
     kiln_exec_mode exec_mode;
     /* NULL: errors and warnings go to kiln_log_stderr. */
