@@ -131,33 +131,48 @@ static inline v16 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend
  * their bytes untouched), an uncovered one as zeros. */
 static inline __m512i load_block(const uint8_t *dst, size_t pitch, uint32_t mask)
 {
-    __m128i r[4];
-    for (int i = 0; i < 4; i++) {
+    __m128i r0, r1, r2, r3;
+    if (mask == 0xffffu) {
+        r0 = _mm_loadu_si128((const __m128i *)(const void *)dst);
+        r1 = _mm_loadu_si128((const __m128i *)(const void *)(dst + pitch));
+        r2 = _mm_loadu_si128((const __m128i *)(const void *)(dst + 2 * pitch));
+        r3 = _mm_loadu_si128((const __m128i *)(const void *)(dst + 3 * pitch));
+    } else {
         /* rows past the target's bottom are uncovered: no pointer to them */
-        uint32_t m = mask >> (4 * i) & 15u;
-        r[i] = _mm_setzero_si128();
-        if (m == 15u)
-            r[i] = _mm_loadu_si128((const __m128i *)(const void *)(dst + (size_t)i * pitch));
-        else if (m)
-            r[i] = _mm_maskz_loadu_epi32((__mmask8)m, (const void *)(dst + (size_t)i * pitch));
+#define KR_ROW(i)                                                                                  \
+    ((mask >> (4 * (i)) & 15u) ? _mm_maskz_loadu_epi32((__mmask8)(mask >> (4 * (i)) & 15u),        \
+                                                       (const void *)(dst + (size_t)(i)*pitch))    \
+                               : _mm_setzero_si128())
+        r0 = KR_ROW(0);
+        r1 = KR_ROW(1);
+        r2 = KR_ROW(2);
+        r3 = KR_ROW(3);
+#undef KR_ROW
     }
-    __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(r[0]), r[1], 1);
-    __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(r[2]), r[3], 1);
+    __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
+    __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(r2), r3, 1);
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
 /* The covered words of each row (masked stores for partial rows). */
 static inline void store_block(uint8_t *dst, size_t pitch, __m512i px, uint32_t mask)
 {
-    __m128i r[4] = {_mm512_castsi512_si128(px), _mm512_extracti32x4_epi32(px, 1),
-                    _mm512_extracti32x4_epi32(px, 2), _mm512_extracti32x4_epi32(px, 3)};
-    for (int i = 0; i < 4; i++) {
-        uint32_t m = mask >> (4 * i) & 15u;
-        if (m == 15u)
-            _mm_storeu_si128((__m128i *)(void *)(dst + (size_t)i * pitch), r[i]);
-        else if (m)
-            _mm_mask_storeu_epi32((void *)(dst + (size_t)i * pitch), (__mmask8)m, r[i]);
+    if (mask == 0xffffu) {
+        _mm_storeu_si128((__m128i *)(void *)dst, _mm512_castsi512_si128(px));
+        _mm_storeu_si128((__m128i *)(void *)(dst + pitch), _mm512_extracti32x4_epi32(px, 1));
+        _mm_storeu_si128((__m128i *)(void *)(dst + 2 * pitch), _mm512_extracti32x4_epi32(px, 2));
+        _mm_storeu_si128((__m128i *)(void *)(dst + 3 * pitch), _mm512_extracti32x4_epi32(px, 3));
+        return;
     }
+#define KR_ROW(i, v)                                                                               \
+    if (mask >> (4 * (i)) & 15u)                                                                   \
+        _mm_mask_storeu_epi32((void *)(dst + (size_t)(i)*pitch),                                   \
+                              (__mmask8)(mask >> (4 * (i)) & 15u), v);
+    KR_ROW(0, _mm512_castsi512_si128(px))
+    KR_ROW(1, _mm512_extracti32x4_epi32(px, 1))
+    KR_ROW(2, _mm512_extracti32x4_epi32(px, 2))
+    KR_ROW(3, _mm512_extracti32x4_epi32(px, 3))
+#undef KR_ROW
 }
 
 /* blend_rows of pixel_avx2.c for the whole block; bgra and kind are
