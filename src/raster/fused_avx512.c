@@ -169,8 +169,8 @@ WIDE_INLINE bool sums16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, __m512
     /* byte offsets x * 4 + y * pitch, four per row's lane */
     __m512i off =
         _mm512_madd_epi16(_mm512_unpacklo_epi16(c16, _mm512_bsrli_epi128(c16, 8)), k->mul);
-    _Alignas(64) uint32_t o[16];
-    _mm512_store_si512((void *)o, off);
+    uint32_t o[16]; /* not over-aligned: no stack realignment per call */
+    _mm512_storeu_si512((void *)o, off);
     __m512i t0, t1, t2, t3;
     row_pairs(k->base, o, &t0, &t1);
     row_pairs(k->base2, o, &t2, &t3);
@@ -195,16 +195,16 @@ WIDE_INLINE void sums16_each(const lvk16 *k, __m512 us, __m512 vs, __m512i sum[4
     __m512i ra = _mm512_mullo_epi32(KR_INDEX16(y0, k->my, k->ly), k->pitch);
     __m512i rb = _mm512_mullo_epi32(KR_INDEX16(_mm512_add_epi32(y0, one), k->my, k->ly), k->pitch);
 #undef KR_INDEX16
-    _Alignas(64) uint32_t o[4][16], q[4][16];
-    _mm512_store_si512((void *)o[0], _mm512_add_epi32(ra, xa));
-    _mm512_store_si512((void *)o[1], _mm512_add_epi32(ra, xb));
-    _mm512_store_si512((void *)o[2], _mm512_add_epi32(rb, xa));
-    _mm512_store_si512((void *)o[3], _mm512_add_epi32(rb, xb));
+    uint32_t o[4][16], q[4][16];
+    _mm512_storeu_si512((void *)o[0], _mm512_add_epi32(ra, xa));
+    _mm512_storeu_si512((void *)o[1], _mm512_add_epi32(ra, xb));
+    _mm512_storeu_si512((void *)o[2], _mm512_add_epi32(rb, xa));
+    _mm512_storeu_si512((void *)o[3], _mm512_add_epi32(rb, xb));
     for (int c = 0; c < 4; c++)
         for (int i = 0; i < 16; i++)
             memcpy(&q[c][i], k->base[i / 4] + o[c][i], 4);
-    weigh16(_mm512_load_si512((const void *)q[0]), _mm512_load_si512((const void *)q[1]),
-            _mm512_load_si512((const void *)q[2]), _mm512_load_si512((const void *)q[3]),
+    weigh16(_mm512_loadu_si512((const void *)q[0]), _mm512_loadu_si512((const void *)q[1]),
+            _mm512_loadu_si512((const void *)q[2]), _mm512_loadu_si512((const void *)q[3]),
             _mm512_packs_epi32(ax, ay), sum);
 }
 
@@ -477,8 +477,8 @@ WIDE_INLINE void block16(const kr_fused_level *L, const kr_prim *p, int x, int y
         _mm_storeu_si128((__m128i *)(void *)(dst + 3 * pitch), _mm512_extracti32x4_epi32(px, 3));
         return;
     }
-    _Alignas(64) uint32_t w[16];
-    _mm512_store_si512((void *)w, px);
+    uint32_t w[16];
+    _mm512_storeu_si512((void *)w, px);
     for (int r = 0; r < 4; r++)
         if (mask >> (4 * r) & 15u)
             kr_store_row4(dst + (size_t)r * pitch, w + 4 * r, mask >> (4 * r) & 15u);

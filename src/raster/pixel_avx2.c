@@ -273,14 +273,6 @@ BLEND_INLINE void blend_rows(const kd_blend_rt *bl, const float k[4], uint8_t *b
     }
 }
 
-/* Whether one part (color or alpha) is ADD of (fs, fd), as channel()
- * tests it. */
-static inline bool is_add(kiln_blend_factor s, kiln_blend_factor d, kiln_blend_op op,
-                          kiln_blend_factor fs, kiln_blend_factor fd)
-{
-    return op == KILN_BLEND_OP_ADD && s == fs && d == fd;
-}
-
 /* The eight copies of blend_rows, byte order and kind constant in each. */
 #define BLEND_COPY(name, bgra, kind)                                                                \
     static void name(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch, int x,  \
@@ -304,16 +296,7 @@ static kr_write8_fn blend_select(const kd_blend_rt *bl, bool bgra)
                                               {blend_rgba_add, blend_bgra_add},
                                               {blend_rgba_alpha, blend_bgra_alpha},
                                               {blend_rgba_any, blend_bgra_any}};
-    int kind = 3;
-    if (!bl->enable)
-        kind = 0;
-    else if (is_add(bl->src, bl->dst, bl->op, KILN_BLEND_ONE, KILN_BLEND_ONE) &&
-             is_add(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_ONE, KILN_BLEND_ONE))
-        kind = 1;
-    else if (is_add(bl->src, bl->dst, bl->op, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA) &&
-             is_add(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA))
-        kind = 2;
-    return copies[kind][bgra ? 1 : 0];
+    return copies[kr_blend_kind(bl)][bgra ? 1 : 0];
 }
 
 void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,

@@ -292,14 +292,6 @@ static void store_bgra(const kd_blend_rt *bl, const float k[4], uint8_t *base, u
     store_block_rgba8(base, pitch, 1, x, y, col, mask);
 }
 
-/* Whether one part (color or alpha) is ADD of (fs, fd), as channel()
- * tests it. */
-static inline bool is_add(kiln_blend_factor s, kiln_blend_factor d, kiln_blend_op op,
-                          kiln_blend_factor fs, kiln_blend_factor fd)
-{
-    return op == KILN_BLEND_OP_ADD && s == fs && d == fd;
-}
-
 kr_write8_fn kr_write8_select_avx512(const kd_blend_rt *bl, bool bgra)
 {
     static const kr_write8_fn copies[4][2] = {{blend_rgba_mask, blend_bgra_mask},
@@ -310,16 +302,7 @@ kr_write8_fn kr_write8_select_avx512(const kd_blend_rt *bl, bool bgra)
         return NULL;
     if (!bl->enable && bl->write_mask == 15u)
         return bgra ? store_bgra : store_rgba;
-    int kind = 3;
-    if (!bl->enable)
-        kind = 0;
-    else if (is_add(bl->src, bl->dst, bl->op, KILN_BLEND_ONE, KILN_BLEND_ONE) &&
-             is_add(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_ONE, KILN_BLEND_ONE))
-        kind = 1;
-    else if (is_add(bl->src, bl->dst, bl->op, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA) &&
-             is_add(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA))
-        kind = 2;
-    return copies[kind][bgra ? 1 : 0];
+    return copies[kr_blend_kind(bl)][bgra ? 1 : 0];
 }
 
 /* ---- interpolation and depth at the pixel centers ---- */

@@ -129,6 +129,24 @@ static inline void kr_store_row4(uint8_t *dst, const uint32_t px[4], uint32_t m)
  * eight bytes, exposed for the exhaustive test. */
 void kr_blend_rgba8_avx2(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
                          bool bgra, int x, int y, const float *col, uint32_t mask);
+/* The kind of bl's blend that pixel_avx2.c and pixel_avx512.c keep copies
+ * of their blend for: 0 no blending (a partial write mask), 1 ADD of
+ * (ONE, ONE) on both the color and the alpha part, 2 ADD of (SRC_ALPHA,
+ * INV_SRC_ALPHA) on both, 3 anything else (the general factors). */
+static inline int kr_blend_kind(const kd_blend_rt *bl)
+{
+#define KR_IS_ADD(s, d, op, fs, fd) ((op) == KILN_BLEND_OP_ADD && (s) == (fs) && (d) == (fd))
+    if (!bl->enable)
+        return 0;
+    if (KR_IS_ADD(bl->src, bl->dst, bl->op, KILN_BLEND_ONE, KILN_BLEND_ONE) &&
+        KR_IS_ADD(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_ONE, KILN_BLEND_ONE))
+        return 1;
+    if (KR_IS_ADD(bl->src, bl->dst, bl->op, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA) &&
+        KR_IS_ADD(bl->src_a, bl->dst_a, bl->op_a, KILN_BLEND_SRC_ALPHA, KILN_BLEND_INV_SRC_ALPHA))
+        return 2;
+    return 3;
+#undef KR_IS_ADD
+}
 /* What output() does to an RGBA8 (bgra: BGRA8) target under bl at the
  * AVX2 level, chosen once per draw (kr_output_select): the store of
  * kr_store_rgba8_avx2 or the copy of kr_blend_rgba8_avx2 for bl's kind and
