@@ -994,9 +994,18 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
         cmd->tr_tid = kt_tid(q->trace);
         cmd->tr_flow = kt_next_id(q->trace);
     }
-    if (!q->serial && cmd_bytes(cmd) < KQ_BATCH_BYTES) {
-        kq_batch_append(c, cmd);
-        return;
+    if (!q->serial) {
+        size_t bytes = cmd_bytes(cmd);
+        if (bytes < KQ_BATCH_BYTES) {
+            kq_batch_append(c, cmd);
+            return;
+        }
+        if (bytes != SIZE_MAX) {
+            kq_batch_append(c, cmd);
+            if (c->batch_head) /* not already handed over as full */
+                kq_hand_over(c);
+            return;
+        }
     }
     pthread_mutex_lock(MU(q));
     kq_flush_locked(c);
