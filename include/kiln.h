@@ -325,7 +325,10 @@ typedef struct kiln_device_desc {
      * Ignored in SERIAL mode. docs/queue.md "Worker placement" */
     uint32_t num_threads;
     /* Commands a context can have queued but not completed. 0: 1024.
-     * Range 2..1048576. The producer blocks when it is full. */
+     * Range 2..1048576. The producer blocks when it is full. Recorded
+     * draws are bounded besides by a scene budget: a context's scenes in
+     * flight take at most about 32 MiB before the producer waits at its
+     * next scene (waits_scene_budget; docs/queue.md "Scene budget"). */
     uint32_t command_ring_capacity;
     /* Bytes of the per-context transfer ring that holds upload data until
      * the executor has consumed it. 0: 4 MiB. Range 4096..1 GiB. The ring
@@ -380,6 +383,10 @@ typedef struct kiln_device_stats {
     uint64_t transfer_ring_peak;   /* most transfer ring bytes ever in use in
                                       one context */
     uint64_t commands_in_flight;   /* queued and not yet completed, now */
+    uint64_t waits_scene_budget;   /* producer waited because its recorded
+                                      scenes in flight passed the scene
+                                      budget (32 MiB a context; docs/queue.md
+                                      "Scene budget") */
 } kiln_device_stats;
 
 KILN_API kiln_result kiln_device_get_stats(kiln_device *device, kiln_device_stats *out_stats);

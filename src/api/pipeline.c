@@ -976,6 +976,7 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
     }
     cmd->op = KQ_OP_SCENE;
     cmd->api = "kiln_draw";
+    kq_scene_admit(&ctx->q, cmd, kd_scene_bytes(s));
     cmd->u.scene.scene = s;
     cmd->u.scene.ops = s->nops;
     if (dev->queue.trace) /* the call's span: from the first draw to here */

@@ -201,6 +201,7 @@ typedef struct kd_scene {
     struct kd_draw_chunk *chunks; /* newest first */
     struct kd_draw_chunk *spare;  /* emptied chunks of a recycled scene */
     kd_bind *binds;               /* newest first */
+    size_t bind_bytes;            /* what the bind records take */
     /* Draws with shader resources whose state or bind record differ from
      * the previous such draw's: each may cost the backend a resolved copy
      * of its views (src/raster), so a scene ends at KD_SCENE_MAX_TEXSETS. */
@@ -234,6 +235,12 @@ typedef struct kd_recycler {
 void kd_recycler_init(kd_recycler *r);
 /* Frees the kept scenes; no scene of the device may be freed after. */
 void kd_recycler_fini(kd_recycler *r);
+
+/* The memory a recorded scene holds: its op, node and state arrays, its
+ * draw chunks and bind records (not the state blocks, shared between
+ * scenes, nor the storages its bind records keep alive). What the queue's
+ * scene budget counts (KQ_SCENE_BUDGET). */
+size_t kd_scene_bytes(const kd_scene *s);
 
 /* A scene, from `r`'s kept ones when it has one (r may be NULL). */
 kd_scene *kd_scene_create(const kb_env *env, kd_recycler *r);

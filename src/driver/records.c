@@ -126,6 +126,7 @@ kd_bind *kd_scene_new_bind(kd_scene *s, uint32_t nsrv, uint32_t n_vs_srv, uint32
         b->gs_srv_st = b->st_ + nsrv + n_vs_srv;
         b->next = s->binds;
         s->binds = b;
+        s->bind_bytes += bind_size(nsrv + n_vs_srv + n_gs_srv);
     }
     return b;
 }
@@ -174,6 +175,14 @@ static size_t kept_bytes(const kd_scene *s)
     return n;
 }
 
+size_t kd_scene_bytes(const kd_scene *s)
+{
+    size_t n = sizeof *s + kept_bytes(s) + s->bind_bytes;
+    for (const kd_draw_chunk *c = s->chunks; c; c = c->next)
+        n += sizeof *c;
+    return n;
+}
+
 /* Frees a scene's memory (its references already dropped). */
 static void scene_release_memory(kd_scene *s)
 {
@@ -205,6 +214,7 @@ void kd_scene_free(kd_scene *s)
         s->binds = b->next;
         bind_free(s->env, b);
     }
+    s->bind_bytes = 0;
     for (uint32_t i = 0; i < s->nstates; i++)
         kd_state_unref(s->states[i]);
     s->nstates = 0;

@@ -148,6 +148,7 @@ typedef struct kq_cmd {
         struct {
             void *scene;
             uint32_t ops;  /* its draws and clears (for a trace) */
+            size_t bytes;  /* counted in its context's scene_bytes */
         } scene;
         struct {
             uint32_t first_mip, num_mips, first_slice, num_slices;
@@ -220,7 +221,7 @@ void kq_transfer_done(kq_transfer *t, int64_t id);
  * allocator, which promises only malloc's alignment.) */
 typedef struct kq_stats {
     atomic_uint_fast64_t queued, waits_ring, waits_transfer, waits_map, waits_finish,
-        bytes_uploaded, upload_chunks, renames, transfer_peak;
+        bytes_uploaded, upload_chunks, renames, transfer_peak, waits_scene;
     char pad_a_[64];
     atomic_uint_fast64_t executed;
     char pad_b_[64];
@@ -311,6 +312,7 @@ typedef struct kq_context {
     kq_cmd **returned;
     uint32_t nreturned;
     uint32_t in_flight;         /* submitted, not completed (mutex) */
+    size_t scene_bytes;         /* recorded scenes submitted, not completed (mutex) */
     uint32_t cpu_maps;          /* resources this context keeps mapped */
     kres_resource *mapped;      /* list of them (each holds a reference) */
     uint64_t next_seq;
@@ -359,6 +361,11 @@ static inline void kq_count(atomic_uint_fast64_t *counter, uint64_t n)
 
 #define KQ_BATCH 16u                 /* small commands per hand-over */
 #define KQ_BATCH_BYTES (64u << 10)   /* a command touching more goes at once */
+/* Recorded scenes a context may have submitted and not completed, in
+ * bytes (kd_scene_bytes): a producer that outruns the workers waits at the
+ * next scene past it (kq_scene_admit), so memory in flight is bounded by
+ * this rather than by command slots times the largest scene. */
+#define KQ_SCENE_BUDGET ((size_t)32 << 20)
 
 /* `trace`: the device's tracer or NULL; the device closes it after
  * kq_device_fini. */
@@ -419,6 +426,14 @@ void kq_set_nodes(kq_cmd *cmd, kq_node *nodes, uint32_t count);
 /* Reads a resource's current storage with a reference (renaming happens
  * under the scheduler mutex). */
 kres_storage *kq_capture(kq_device *q, kres_resource *res);
+/* Before a scene of `bytes` is submitted as `cmd` (KQ_OP_SCENE): while the
+ * context's scenes in flight and this one would pass KQ_SCENE_BUDGET and
+ * another scene is in flight, executes or waits for queued work (counted
+ * as waits_scene_budget, once). It waits only while some command is ready
+ * or running: scenes held only by fences, server waits or maps that this
+ * thread may be the one to release go over the budget rather than hang.
+ * Then counts the scene in. */
+void kq_scene_admit(kq_context *c, kq_cmd *cmd, size_t bytes);
 /* Queues a filled command; never waits. On an ASYNC device a small
  * command joins the context's batch (no lock) and reaches the scheduler
  * with it; SERIAL devices schedule (and run) it at once. */

@@ -200,6 +200,8 @@ void kq_complete_locked(kq_device *q, kq_cmd *cmd)
     kq_context *c = cmd->ctx;
     if (cmd->op == KQ_OP_TEST_GATE)
         kq_gate_hold_done(cmd->u.gate.gate);
+    else if (cmd->op == KQ_OP_SCENE)
+        c->scene_bytes -= cmd->u.scene.bytes;
     for (uint32_t i = 0; i < cmd->naccess; i++)
         kq_release(q, &cmd->acc[i]);
     if (cmd->block >= 0)
@@ -526,6 +528,7 @@ void kq_device_stats(kq_device *q, kiln_device_stats *o)
     o->waits_transfer_full = LD(waits_transfer);
     o->waits_map_conflict = LD(waits_map);
     o->waits_finish = LD(waits_finish);
+    o->waits_scene_budget = LD(waits_scene);
     o->renames = LD(renames);
     o->commands_in_flight = o->commands_queued - o->commands_executed;
 #undef LDC
@@ -1014,6 +1017,38 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
     uint32_t n = take_back_locked(c); /* SERIAL: what just ran lets go at once */
     ks_unlock(q->dom);
     drop_refs(c, n);
+}
+
+void kq_scene_admit(kq_context *c, kq_cmd *cmd, size_t bytes)
+{
+    kq_device *q = c->dev;
+    pthread_mutex_lock(MU(q));
+    bool counted = false;
+    uint64_t t0 = 0;
+    while (c->scene_bytes && c->scene_bytes + bytes > KQ_SCENE_BUDGET) {
+        if (!counted) {
+            /* The scenes in flight may still sit in the open batch. */
+            kq_flush_locked(c);
+            STAT_INC(q, waits_scene);
+            counted = true;
+            t0 = q->trace ? kt_now() : 0;
+            continue;
+        }
+        if (kq_help_locked(q))
+            continue;
+        if (!q->ready_head && q->running == 0)
+            break; /* nothing certain to finish: over the budget, not a hang */
+        if (ks_run_deferred(q->dom))
+            continue;
+        q->dom->waiters++;
+        pthread_cond_wait(&q->dom->cv, MU(q));
+        q->dom->waiters--;
+    }
+    if (counted)
+        kq_trace_wait(q, KT_WAIT_SCENE_BUDGET, t0, 0);
+    cmd->u.scene.bytes = bytes;
+    c->scene_bytes += bytes;
+    ks_unlock(q->dom);
 }
 
 void kq_cancel(kq_context *c, kq_cmd *cmd)

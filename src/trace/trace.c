@@ -214,6 +214,7 @@ static const char *const wait_names[KT_WAIT_COUNT] = {
     [KT_WAIT_FENCE] = "fence",
     [KT_WAIT_SWAPCHAIN] = "swapchain back-pressure",
     [KT_WAIT_HELPERS] = "scene helpers",
+    [KT_WAIT_SCENE_BUDGET] = "scene budget",
 };
 
 /* ---- JSON text: a small formatter, several times faster than printf's
