@@ -997,18 +997,13 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
         cmd->tr_tid = kt_tid(q->trace);
         cmd->tr_flow = kt_next_id(q->trace);
     }
-    if (!q->serial) {
-        size_t bytes = cmd_bytes(cmd);
-        if (bytes < KQ_BATCH_BYTES) {
-            kq_batch_append(c, cmd);
-            return;
-        }
-        if (bytes != SIZE_MAX) {
-            kq_batch_append(c, cmd);
-            if (c->batch_head) /* not already handed over as full */
-                kq_hand_over(c);
-            return;
-        }
+    size_t bytes = q->serial ? SIZE_MAX : cmd_bytes(cmd);
+    if (bytes != SIZE_MAX) { /* a byte operation on an ASYNC device */
+        kq_batch_append(c, cmd);
+        /* a large one goes at once, unless the append handed it over (full) */
+        if (bytes >= KQ_BATCH_BYTES && c->batch_head)
+            kq_hand_over(c);
+        return;
     }
     pthread_mutex_lock(MU(q));
     kq_flush_locked(c);
@@ -1023,29 +1018,20 @@ void kq_scene_admit(kq_context *c, kq_cmd *cmd, size_t bytes)
 {
     kq_device *q = c->dev;
     pthread_mutex_lock(MU(q));
-    bool counted = false;
-    uint64_t t0 = 0;
-    while (c->scene_bytes && c->scene_bytes + bytes > KQ_SCENE_BUDGET) {
-        if (!counted) {
-            /* The scenes in flight may still sit in the open batch. */
-            kq_flush_locked(c);
-            STAT_INC(q, waits_scene);
-            counted = true;
-            t0 = q->trace ? kt_now() : 0;
-            continue;
-        }
-        if (kq_help_locked(q))
-            continue;
-        if (!q->ready_head && q->running == 0)
-            break; /* nothing certain to finish: over the budget, not a hang */
-        if (ks_run_deferred(q->dom))
-            continue;
-        q->dom->waiters++;
-        pthread_cond_wait(&q->dom->cv, MU(q));
-        q->dom->waiters--;
-    }
-    if (counted)
+#define OVER_BUDGET() (c->scene_bytes && c->scene_bytes + bytes > KQ_SCENE_BUDGET)
+    if (OVER_BUDGET()) {
+        kq_flush_locked(c); /* the scenes in flight may still sit in the open batch */
+        STAT_INC(q, waits_scene);
+        uint64_t t0 = q->trace ? kt_now() : 0;
+        /* Only while a command is ready or running: then kq_wait_progress
+         * helps or sleeps until a completion and never answers
+         * WOULD_DEADLOCK. Otherwise nothing is certain to finish: over the
+         * budget rather than a hang. */
+        while (OVER_BUDGET() && (q->ready_head || q->running))
+            (void)kq_wait_progress(q, c);
         kq_trace_wait(q, KT_WAIT_SCENE_BUDGET, t0, 0);
+    }
+#undef OVER_BUDGET
     cmd->u.scene.bytes = bytes;
     c->scene_bytes += bytes;
     ks_unlock(q->dom);
