@@ -1281,6 +1281,23 @@ void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, i
     }
 }
 
+/* Rows y0..y1 - 1 of a plane of 4-byte texels, columns x0..x1 - 1, set to
+ * v: stores only (the old texels are not read), 16 bytes at a time. */
+static void fill_rows32(uint8_t *plane, size_t pitch, uint32_t v, int x0, int y0, int x1, int y1)
+{
+    for (int y = y0; y < y1; y++) {
+        uint32_t *row = (uint32_t *)(void *)(plane + (size_t)y * pitch) + x0;
+        int n = x1 - x0, x = 0;
+#if defined(__SSE2__)
+        const __m128i vv = _mm_set1_epi32((int32_t)v);
+        for (; x + 4 <= n; x += 4)
+            _mm_storeu_si128((__m128i *)(void *)(row + x), vv);
+#endif
+        for (; x < n; x++)
+            row[x] = v;
+    }
+}
+
 static void clear_plane(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask, int x0, int y0,
                         int x1, int y1)
 {
@@ -1302,6 +1319,10 @@ static void clear_plane(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t 
         }
         uint32_t v;
         memcpy(&v, texel, 4);
+        if (mask == 0xffffffffu) { /* depth and stencil, or D32_FLOAT: every bit */
+            fill_rows32(fb->ds, fb->ds_pitch, v, x0, y0, x1, y1);
+            return;
+        }
         for (int y = y0; y < y1; y++) {
             uint32_t *row = (uint32_t *)(void *)(fb->ds + (size_t)y * fb->ds_pitch) + x0;
             for (int x = 0; x < x1 - x0; x++)
@@ -1312,6 +1333,12 @@ static void clear_plane(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t 
     if (!fb->rt[rt])
         return;
     uint32_t bpp = kres_format(fb->rt_format[rt])->size;
+    if (bpp == 4) {
+        uint32_t v;
+        memcpy(&v, texel, 4);
+        fill_rows32(fb->rt[rt], fb->rt_pitch[rt], v, x0, y0, x1, y1);
+        return;
+    }
     uint8_t *first = fb->rt[rt] + (size_t)y0 * fb->rt_pitch[rt] + (size_t)x0 * bpp;
     for (int x = 0; x < x1 - x0; x++)
         memcpy(first + (size_t)x * bpp, texel, bpp);
