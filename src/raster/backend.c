@@ -246,6 +246,7 @@ typedef struct exec_ctx {
     uint8_t *view_data[KILN_MAX_RENDER_TARGETS + 1];
     kr_job *jobs;
     uint32_t first, count; /* the wave */
+    bool last_wave;        /* no job follows the wave's */
     uint64_t *tile_counts; /* per tile (kr_fb.counts), NULL: not counting */
 } exec_ctx;
 
@@ -309,6 +310,20 @@ static void raster_batch(const exec_ctx *e, const kr_fb *fb, const kr_prim *cons
     }
 }
 
+/* Whether no job after job j of the scene draws into tile t, nor clears
+ * (a later clear's stores may follow streaming ones to the same lines):
+ * known in the scene's last wave only (a later wave's bins are not made
+ * yet). */
+static bool untouched_after(const exec_ctx *e, uint32_t j, uint32_t t)
+{
+    if (!e->last_wave)
+        return false;
+    for (uint32_t k = j + 1; k < e->first + e->count; k++)
+        if (e->jobs[k].clear || (e->jobs[k].bins && e->jobs[k].bins[t].head))
+            return false;
+    return true;
+}
+
 static void tile_task(void *arg, uint32_t t)
 {
     exec_ctx *e = arg;
@@ -333,10 +348,11 @@ static void tile_task(void *arg, uint32_t t)
             /* In order: what was gathered before the clear goes first. */
             raster_batch(e, fb, batch, n, x0, y0, x1, y1);
             n = 0;
+            bool last = untouched_after(e, j, t);
             if (op->kind == KD_OP_CLEAR_RT)
-                kr_clear_rect(fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1);
+                kr_clear_rect(fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1, last);
             else
-                kr_clear_rect(fb, -1, op->texel, op->mask, x0, y0, x1, y1);
+                kr_clear_rect(fb, -1, op->texel, op->mask, x0, y0, x1, y1, last);
             continue;
         }
         if (!job->bins)
@@ -534,6 +550,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             prims += e.jobs[first + count++].prims;
         e.first = first;
         e.count = count;
+        e.last_wave = first + count == nj;
         kq_parallel_for(q, count, geom_task, &e, "geometry job");
         if (tr) {
             uint64_t now = kt_now();

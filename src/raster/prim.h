@@ -209,8 +209,10 @@ void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, i
 /* i / 255.0f for every byte i (the bits of the division: geom.c). */
 extern const float kr_unorm8_float[256];
 /* Fills a rect of render target `rt` (or the depth-stencil when rt < 0)
- * with a texel; for depth-stencil `mask` selects the bits written. */
+ * with a texel; for depth-stencil `mask` selects the bits written.
+ * `stream`: nothing reads or writes the rect again before the scene ends
+ * (4-byte planes are then written past the cache, fenced). */
 void kr_clear_rect(const kr_fb *fb, int rt, const uint8_t *texel, uint32_t mask, int x0, int y0,
-                   int x1, int y1);
+                   int x1, int y1, bool stream);
 
 #endif
