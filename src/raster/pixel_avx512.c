@@ -373,16 +373,16 @@ void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z)
 uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t pitch, int x, int y,
                              const float *z, uint32_t mask)
 {
-    /* rows past the target's bottom are uncovered: no pointer to them */
-    float *d[4] = {NULL, NULL, NULL, NULL};
+    /* Rows past the target's bottom are uncovered: an uncovered row points
+     * at the block's first row (inside the target) and its masked load and
+     * store touch nothing. No branch on the masks: with small triangles
+     * they change from block to block and mispredicted. */
+    float *d[4];
     __m128 r[4];
     for (int i = 0; i < 4; i++) {
         uint32_t m = mask >> (4 * i) & 15u;
-        r[i] = _mm_setzero_ps();
-        if (m) {
-            d[i] = (float *)(void *)(ds + (size_t)(y + i) * pitch) + x;
-            r[i] = _mm_maskz_loadu_ps((__mmask8)m, d[i]);
-        }
+        d[i] = (float *)(void *)(ds + (size_t)(y + (m ? i : 0)) * pitch) + x;
+        r[i] = _mm_maskz_loadu_ps((__mmask8)m, d[i]);
     }
     __m512 dv = _mm512_insertf32x8(
         _mm512_castps256_ps512(_mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1)),
@@ -419,11 +419,8 @@ uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t 
     if (write && pass) {
         __m128 zr[4] = {_mm512_castps512_ps128(zv), _mm512_extractf32x4_ps(zv, 1),
                         _mm512_extractf32x4_ps(zv, 2), _mm512_extractf32x4_ps(zv, 3)};
-        for (int i = 0; i < 4; i++) {
-            __mmask8 w = (__mmask8)(pass >> (4 * i) & 15u);
-            if (w)
-                _mm_mask_storeu_ps(d[i], w, zr[i]);
-        }
+        for (int i = 0; i < 4; i++) /* an uncovered row's mask is 0 */
+            _mm_mask_storeu_ps(d[i], (__mmask8)(pass >> (4 * i) & 15u), zr[i]);
     }
     return pass;
 }
