@@ -321,10 +321,13 @@ WIDE_INLINE void lvk16_quads(lvk16 *k, const kr_fused_level *const L[4])
     k->pitch = lanes_epi32(_mm_setr_epi32((int32_t)L[0]->pitch, (int32_t)L[1]->pitch,
                                           (int32_t)L[2]->pitch, (int32_t)L[3]->pitch));
     k->mul = _mm512_or_si512(_mm512_slli_epi32(k->pitch, 16), _mm512_set1_epi32(4));
-    k->hi = lanes_xy16(_mm_setr_epi16(L[0]->hx, L[0]->hy, L[1]->hx, L[1]->hy, L[2]->hx, L[2]->hy,
-                                      L[3]->hx, L[3]->hy));
-    k->seam = lanes_xy16(_mm_setr_epi16(L[0]->sx, L[0]->sy, L[1]->sx, L[1]->sy, L[2]->sx, L[2]->sy,
-                                        L[3]->sx, L[3]->sy));
+    /* the words [x0 y0 x1 y1 x2 y2 x3 y3] as four 32-bit loads (built from
+     * 16-bit values, they were spilled as words and reloaded as dwords: a
+     * load no store forwards to) */
+    k->hi = lanes_xy16(_mm_setr_epi32((int32_t)L[0]->hxy, (int32_t)L[1]->hxy, (int32_t)L[2]->hxy,
+                                      (int32_t)L[3]->hxy));
+    k->seam = lanes_xy16(_mm_setr_epi32((int32_t)L[0]->sxy, (int32_t)L[1]->sxy, (int32_t)L[2]->sxy,
+                                        (int32_t)L[3]->sxy));
 }
 
 /* planar8 of fused_avx2.c, four lanes: s[b] holds byte b of each lane's

@@ -99,6 +99,8 @@ typedef struct kr_fused_level {
     int16_t hx, hy;        /* the largest start index per axis */
     int16_t sx, sy;        /* WRAP: size - 1, where the pair wraps; -1 elsewhere */
     int32_t lx, ly;        /* size - 1: the last texel per axis */
+    uint32_t hxy, sxy;     /* hx | hy << 16 and sx | sy << 16 as 16-bit words: the
+                            * quads kernels load each as one 32-bit value */
     bool clamp2;           /* both axes CLAMP */
     bool direct;           /* pairs read as 8 bytes (else texel by texel) */
 } kr_fused_level;

@@ -1178,24 +1178,81 @@ static int sample_quads_aniso(const kr_texture *t, const kd_sampler *s, const fl
  * active level: kr_sample_rows, kr_sample_quads in fused.h)
  * without setting the levels up; swap: BGRA8 (bytes 0 and 2 to channels
  * 2 and 0). */
+/* float lanes: a where m, else b */
+static inline __m128 select4(__m128 m, __m128 a, __m128 b)
+{
+    return _mm_or_ps(_mm_and_ps(m, a), _mm_andnot_ps(m, b));
+}
+
+/* plan_block for sample_prepared, the four quads in four lanes: plan_quad
+ * and plan_lod's comparisons and arithmetic lane by lane (the same
+ * floats), for a sampler that filters LINEAR for min and mag, so every
+ * plan's filter is LINEAR. A quad that plan_quad's shortcut sends to level
+ * 0 takes lod 0, which plan_lod turns into the same plan (lo_ok: min_lod
+ * <= 0). Only log2f stays scalar (libm's bits), and only for the quads
+ * that need it. Returns the level when all four quads read that one
+ * level in one pass, else -1 with fq filled. */
+static int plan_prepared(const kd_sampler *s, uint32_t nl, const kr_fused_level *chain, const float *u,
+                         const float *v, kr_fused_quad fq[4])
+{
+    float rho2[4], lod[4];
+    quad_rho2(u, v, chain[0].fw, chain[0].fh, rho2);
+    __m128 r2 = _mm_loadu_ps(rho2);
+    int shortcut = 0;
+    if (s->mip_lod_bias <= 0.0f && s->min_lod <= 0.0f) { /* plan_quad's lo_ok */
+        __m128 c = _mm_cmple_ps(r2, _mm_set1_ps(1.0f));
+        if (s->mip_filter == KILN_FILTER_POINT) /* pt_ok (min == mag here) */
+            c = _mm_or_ps(c, _mm_cmple_ps(r2, _mm_set1_ps(1.9f)));
+        shortcut = _mm_movemask_ps(c);
+    }
+    if (shortcut == 15)
+        return 0;
+    for (int q = 0; q < 4; q++)
+        lod[q] = shortcut >> q & 1 ? 0.0f : 0.5f * log2f(rho2[q]) + s->mip_lod_bias;
+    /* built in registers: a 16-byte load over the four 4-byte stores would
+     * wait for them to reach the cache (no store forwards to it) */
+    __m128 l = _mm_setr_ps(lod[0], lod[1], lod[2], lod[3]);
+    const __m128 mn = _mm_set1_ps(s->min_lod), mx = _mm_set1_ps(s->max_lod),
+                 top = _mm_set1_ps((float)(nl - 1));
+    l = select4(_mm_cmpge_ps(l, mn), l, mn); /* !(lod >= min_lod): min_lod, also NaN */
+    l = select4(_mm_cmpgt_ps(l, mx), mx, l);
+    l = _mm_and_ps(_mm_cmpgt_ps(l, _mm_setzero_ps()), l); /* !(lod > 0): 0 */
+    l = select4(_mm_cmpgt_ps(l, top), top, l); /* now in [0, nl - 1]: floor is truncation */
+    int32_t lev[4], two = 0;
+    float lw1[4];
+    if (s->mip_filter == KILN_FILTER_POINT) {
+        _mm_storeu_si128((__m128i *)(void *)lev, _mm_cvttps_epi32(_mm_add_ps(l, _mm_set1_ps(0.5f))));
+    } else {
+        __m128i fi = _mm_cvttps_epi32(l);
+        __m128 fl = _mm_cvtepi32_ps(fi);
+        /* level + 1 < nl: level < nl - 1 */
+        __m128i more = _mm_cmplt_epi32(fi, _mm_set1_epi32((int32_t)nl - 1));
+        two = _mm_movemask_ps(_mm_and_ps(_mm_castsi128_ps(more), _mm_cmpgt_ps(l, fl)));
+        _mm_storeu_si128((__m128i *)(void *)lev, fi);
+        _mm_storeu_ps(lw1, _mm_sub_ps(l, fl));
+    }
+    if (!two && lev[1] == lev[0] && lev[2] == lev[0] && lev[3] == lev[0])
+        return lev[0];
+    for (int q = 0; q < 4; q++) {
+        int t = two >> q & 1;
+        fq[q].L[0] = &chain[lev[q]];
+        fq[q].L[1] = &chain[lev[q] + t];
+        fq[q].lw[0] = t ? 1.0f - lw1[q] : 1.0f;
+        fq[q].lw[1] = t ? lw1[q] : 0.0f;
+        fq[q].passes = 1 + t;
+    }
+    return -1;
+}
+
 KR_NOINLINE void sample_prepared(const kd_sampler *s, uint32_t nl, const kr_fused_level *chain, const float *u,
                                  const float *v, int swap, float *rgba)
 {
     float *out[4] = {rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK, rgba + (swap ? 0 : 2) * BLOCK, rgba + 3 * BLOCK};
-    kr_lod_plan qp[4];
-    plan_block(s, nl, u, v, chain[0].fw, chain[0].fh, qp);
-    if (same_plan(&qp[0], &qp[1]) && same_plan(&qp[0], &qp[2]) && same_plan(&qp[0], &qp[3]) &&
-        qp[0].passes == 1) {
-        kr_sample_rows(&chain[qp[0].level[0]], u, v, out[0], out[1], out[2], out[3]);
-        return;
-    }
     kr_fused_quad fq[4];
-    for (int q = 0; q < 4; q++) {
-        fq[q].L[0] = &chain[qp[q].level[0]];
-        fq[q].L[1] = &chain[qp[q].level[qp[q].passes - 1]];
-        fq[q].lw[0] = qp[q].lw[0];
-        fq[q].lw[1] = qp[q].lw[1];
-        fq[q].passes = (int)qp[q].passes;
+    int lv0 = plan_prepared(s, nl, chain, u, v, fq);
+    if (lv0 >= 0) {
+        kr_sample_rows(&chain[lv0], u, v, out[0], out[1], out[2], out[3]);
+        return;
     }
     kr_sample_quads(fq, u, v, out);
 }
@@ -1880,6 +1937,8 @@ static void fused_level_init(kr_fused_level *f, const level *L, kiln_address au,
         .lx = L->w - 1, .ly = L->h - 1,
         .clamp2 = !wu && !wv, .direct = level_direct(L, au, av) != 0,
     };
+    f->hxy = (uint32_t)(uint16_t)f->hx | (uint32_t)(uint16_t)f->hy << 16;
+    f->sxy = (uint32_t)(uint16_t)f->sx | (uint32_t)(uint16_t)f->sy << 16;
 }
 
 bool kr_fused_block_sse2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
