@@ -248,7 +248,8 @@ KILN_API const char *kiln_result_string(kiln_result r);
     X(DEPTH_PITCH_INVALID, "depth pitch is smaller than one depth slice of the box") \
     X(COPY_KIND_MISMATCH, "copy source and destination are different texture kinds") \
     X(BUFFER_VIEW_FORMAT, "a buffer view's format must be a color format: not UNKNOWN, depth, block-compressed or sRGB") \
-    X(BUFFER_VIEW_RANGE, "a buffer view's elements [first_element, +num_elements) must be at least one and lie inside the buffer")
+    X(BUFFER_VIEW_RANGE, "a buffer view's elements [first_element, +num_elements) must be at least one and lie inside the buffer") \
+    X(DEVICE_BAD_SCENE_BUDGET, "scene_budget out of range (64 KiB..1 GiB, or 0 for the default)")
 
 typedef enum kiln_log_id {
 #define KILN_X_(id, text) KILN_LOG_##id,
@@ -326,9 +327,7 @@ typedef struct kiln_device_desc {
     uint32_t num_threads;
     /* Commands a context can have queued but not completed. 0: 1024.
      * Range 2..1048576. The producer blocks when it is full. Recorded
-     * draws are bounded besides by a scene budget: a context's scenes in
-     * flight take at most about 32 MiB before the producer waits at its
-     * next scene (waits_scene_budget; docs/queue.md "Scene budget"). */
+     * draws are bounded besides by scene_budget. */
     uint32_t command_ring_capacity;
     /* Bytes of the per-context transfer ring that holds upload data until
      * the executor has consumed it. 0: 4 MiB. Range 4096..1 GiB. The ring
@@ -354,6 +353,16 @@ typedef struct kiln_device_desc {
      * (KILN_LOG_TRACE_OPEN_FAILED) and the device runs untraced.
      * docs/trace.md */
     const char *trace_path;
+    /* Bytes of recorded scenes (draws and clears with their bound state,
+     * constants and vertices gathered since the last flush point) a
+     * context may have submitted and not completed: past it the producer
+     * waits at its next scene, helping to execute meanwhile
+     * (kiln_device_stats.waits_scene_budget). 0: 32 MiB. Range
+     * 64 KiB..1 GiB (KILN_LOG_DEVICE_BAD_SCENE_BUDGET). A scene counts
+     * its own memory, not the resources it keeps alive. Not captured: it
+     * changes only when the producer waits, never a result.
+     * docs/queue.md "Scene budget" */
+    uint32_t scene_budget;
 } kiln_device_desc;
 
 KILN_API kiln_result kiln_device_create(const kiln_device_desc *desc, kiln_device **out_device);
@@ -385,7 +394,7 @@ typedef struct kiln_device_stats {
     uint64_t commands_in_flight;   /* queued and not yet completed, now */
     uint64_t waits_scene_budget;   /* producer waited because its recorded
                                       scenes in flight passed the scene
-                                      budget (32 MiB a context; docs/queue.md
+                                      budget (kiln_device_desc.scene_budget; docs/queue.md
                                       "Scene budget") */
 } kiln_device_stats;
 

@@ -11,7 +11,7 @@
  * the workers held up to 1,024 recorded scenes (146 MB live after
  * 2,000,000 such draws on a 64x64 target, and growing with the run).
  * Recorded scenes in flight are now bounded per context by
- * KQ_SCENE_BUDGET (docs/queue.md "Scene budget"). To reach the bound
+ * kiln_device_desc.scene_budget (docs/queue.md "Scene budget"). To reach the bound
  * whatever the machine's speed, a test gate holds the render target from
  * the start, so no scene can run, until a helper thread sees the
  * producer's first scene-budget wait (or a ring-full wait, or the end of
@@ -24,7 +24,9 @@
  * - every byte is freed with the device, and each cell of the target
  *   holds the color of the last draw that covered it (a rename that lost
  *   or reordered constants shows there).
- * On 1 and 2 workers.
+ * On 1 and 2 workers with the default budget (32 MiB), and on 1 worker
+ * with kiln_device_desc.scene_budget = 4 MiB, whose peak must be at least
+ * 16 MiB under the default's: the field is what bounds it.
  */
 #include "api/test_hooks.h"
 #include "count_alloc.h"
@@ -76,14 +78,16 @@ static void *open_at_first_wait(void *arg)
     return NULL;
 }
 
-static void run(uint32_t threads)
+/* The peak of live bytes over the whole stream (0 if the device failed). */
+static size_t run(uint32_t threads, uint32_t budget)
 {
     counter cnt = COUNTER_INIT;
-    kiln_result dr;
-    kiln_device *dev = counter_device(&cnt, KILN_EXEC_ASYNC, threads, &dr);
-    CHECK_RESULT(dr, KILN_OK);
+    kiln_device_desc dd = {.exec_mode = KILN_EXEC_ASYNC, .num_threads = threads,
+                           .allocator = COUNTER_ALLOCATOR(&cnt), .scene_budget = budget};
+    kiln_device *dev = NULL;
+    CHECK_RESULT(kiln_device_create(&dd, &dev), KILN_OK);
     if (!dev)
-        return;
+        return 0;
     kiln_context *ctx = kiln_device_immediate_context(dev);
     ru_tex rt = ru_rt(dev, SIZE, SIZE, KILN_FORMAT_R8G8B8A8_UNORM);
     ru_pipe p = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
@@ -146,8 +150,9 @@ static void run(uint32_t threads)
     }
     atomic_store(&o.streamed, 1); /* without a wait (no budget): open before finishing */
     pthread_join(t, NULL);
-    printf("  %u worker(s): the gate opened at %llu scene-budget and %llu ring-full waits, "
-           "%llu commands in flight\n", threads, (unsigned long long)o.seen.waits_scene_budget,
+    printf("  %u worker(s), budget %u MiB: the gate opened at %llu scene-budget and %llu ring-full "
+           "waits, %llu commands in flight\n", threads, budget ? budget >> 20 : 32,
+           (unsigned long long)o.seen.waits_scene_budget,
            (unsigned long long)o.seen.waits_ring_full, (unsigned long long)o.seen.commands_in_flight);
     CHECK(o.seen.waits_scene_budget == 1 && o.seen.waits_ring_full == 0);
     CHECK_RESULT(bad, KILN_OK);
@@ -182,11 +187,15 @@ static void run(uint32_t threads)
     ru_free_tex(dev, &rt);
     kiln_device_destroy(dev);
     CHECK_EQ_INT(cnt.live, 0);
+    return peak_all;
 }
 
 int main(void)
 {
-    run(1);
-    run(2);
+    size_t deflt = run(1, 0);
+    run(2, 0);
+    size_t small = run(1, 4u << 20);
+    printf("  peak with a 4 MiB budget %zu, with the default %zu\n", small, deflt);
+    CHECK(small && small + ((size_t)16 << 20) < deflt);
     return th_exit();
 }

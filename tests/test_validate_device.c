@@ -160,6 +160,24 @@ static void test_ring_sizes(void)
     d.transfer_ring_size = UINT32_MAX;
     create_fails(d, KILN_E_INVALID_ARG, KILN_LOG_DEVICE_BAD_RING_SIZE, __LINE__);
 
+    /* scene_budget: 0 (the default) or 64 KiB..1 GiB */
+    d = logged_desc();
+    d.scene_budget = 1;
+    create_fails(d, KILN_E_INVALID_ARG, KILN_LOG_DEVICE_BAD_SCENE_BUDGET, __LINE__);
+    d.scene_budget = (64u << 10) - 1;
+    create_fails(d, KILN_E_INVALID_ARG, KILN_LOG_DEVICE_BAD_SCENE_BUDGET, __LINE__);
+    d.scene_budget = (1u << 30) + 1;
+    create_fails(d, KILN_E_INVALID_ARG, KILN_LOG_DEVICE_BAD_SCENE_BUDGET, __LINE__);
+    d.scene_budget = UINT32_MAX;
+    create_fails(d, KILN_E_INVALID_ARG, KILN_LOG_DEVICE_BAD_SCENE_BUDGET, __LINE__);
+    const uint32_t budgets[2] = {64u << 10, 1u << 30};
+    for (int i = 0; i < 2; i++) {
+        d.scene_budget = budgets[i];
+        kiln_device *dev = create_ok(d, __LINE__);
+        if (dev)
+            kiln_device_destroy(dev);
+    }
+
     /* The smallest valid sizes work, in both modes, including an upload
      * several times larger than the transfer ring (it is split) while the
      * command ring holds two commands. */

@@ -79,6 +79,10 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
     if (tsize < 4096 || tsize > (1u << 30))
         return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_DEVICE_BAD_RING_SIZE, api,
                        "transfer_ring_size %u is outside 4096..1 GiB", tsize);
+    if (desc.scene_budget && (desc.scene_budget < (64u << 10) || desc.scene_budget > (1u << 30)))
+        return kb_fail(&env, KILN_E_INVALID_ARG, KILN_LOG_DEVICE_BAD_SCENE_BUDGET, api,
+                       "scene_budget %u is outside 64 KiB..1 GiB (0: the default, 32 MiB)",
+                       desc.scene_budget);
 
     kiln_device *dev = env.alloc.alloc(sizeof *dev, env.alloc.user);
     if (!dev)
@@ -123,6 +127,8 @@ kiln_result kiln_device_create(const kiln_device_desc *desc_in, kiln_device **ou
         return kb_fail(&env, KILN_E_OUT_OF_MEMORY, KILN_LOG_DEVICE_THREAD_FAILED, api,
                        "pthread_create failed");
     }
+    if (desc.scene_budget)
+        dev->queue.scene_budget = desc.scene_budget;
     char reason[256] = "";
     dev->queue.backend = backend;
     r = backend->create(&dev->queue, exec_threads, &dev->queue.backend_data, reason, sizeof reason);

@@ -239,7 +239,7 @@ void kd_recycler_fini(kd_recycler *r);
 /* The memory a recorded scene holds: its op, node and state arrays, its
  * draw chunks and bind records (not the state blocks, shared between
  * scenes, nor the storages its bind records keep alive). What the queue's
- * scene budget counts (KQ_SCENE_BUDGET). */
+ * scene budget counts (kiln_device_desc.scene_budget). */
 size_t kd_scene_bytes(const kd_scene *s);
 
 /* A scene, from `r`'s kept ones when it has one (r may be NULL). */

@@ -263,6 +263,7 @@ typedef struct kq_device {
     pthread_t *workers;
     kt_tracer *trace;           /* the timeline (KILN_TRACE), NULL: off */
     atomic_uint trace_contexts, trace_workers; /* numbered for the trace */
+    size_t scene_budget;        /* kq_scene_admit's bound (KQ_SCENE_BUDGET unless set) */
     kq_stats stats;
 } kq_device;
 
@@ -362,9 +363,10 @@ static inline void kq_count(atomic_uint_fast64_t *counter, uint64_t n)
 #define KQ_BATCH 16u                 /* small commands per hand-over */
 #define KQ_BATCH_BYTES (64u << 10)   /* a command touching more goes at once */
 /* Recorded scenes a context may have submitted and not completed, in
- * bytes (kd_scene_bytes): a producer that outruns the workers waits at the
- * next scene past it (kq_scene_admit), so memory in flight is bounded by
- * this rather than by command slots times the largest scene. */
+ * bytes (kd_scene_bytes), by default (kiln_device_desc.scene_budget; the
+ * device's in kq_device.scene_budget): a producer that outruns the workers
+ * waits at the next scene past it (kq_scene_admit), so memory in flight is
+ * bounded by this rather than by command slots times the largest scene. */
 #define KQ_SCENE_BUDGET ((size_t)32 << 20)
 
 /* `trace`: the device's tracer or NULL; the device closes it after
@@ -427,7 +429,8 @@ void kq_set_nodes(kq_cmd *cmd, kq_node *nodes, uint32_t count);
  * under the scheduler mutex). */
 kres_storage *kq_capture(kq_device *q, kres_resource *res);
 /* Before a scene of `bytes` is submitted as `cmd` (KQ_OP_SCENE): while the
- * context's scenes in flight and this one would pass KQ_SCENE_BUDGET and
+ * context's scenes in flight and this one would pass the device's
+ * scene_budget and
  * another scene is in flight, executes or waits for queued work (counted
  * as waits_scene_budget, once). It waits only while some command is ready
  * or running: scenes held only by fences, server waits or maps that this

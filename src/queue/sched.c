@@ -461,6 +461,7 @@ kiln_result kq_device_init(kq_device *q, const kb_env *env, ks_domain *dom, bool
     memset(q, 0, sizeof *q);
     q->env = env;
     q->trace = trace;
+    q->scene_budget = KQ_SCENE_BUDGET; /* kiln_device_create sets the desc's */
     atomic_init(&q->trace_contexts, 0);
     atomic_init(&q->trace_workers, 0);
     q->dom = dom;
@@ -1018,7 +1019,7 @@ void kq_scene_admit(kq_context *c, kq_cmd *cmd, size_t bytes)
 {
     kq_device *q = c->dev;
     pthread_mutex_lock(MU(q));
-#define OVER_BUDGET() (c->scene_bytes && c->scene_bytes + bytes > KQ_SCENE_BUDGET)
+#define OVER_BUDGET() (c->scene_bytes && c->scene_bytes + bytes > q->scene_budget)
     if (OVER_BUDGET()) {
         kq_flush_locked(c); /* the scenes in flight may still sit in the open batch */
         STAT_INC(q, waits_scene);

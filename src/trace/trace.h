@@ -31,7 +31,7 @@ typedef enum kt_wait {
     KT_WAIT_FENCE,           /* kiln_fence_wait, kiln_wait_sync_token */
     KT_WAIT_SWAPCHAIN,       /* no free back buffer: the display is behind */
     KT_WAIT_HELPERS,         /* a scene's thread waits for the last tiles */
-    KT_WAIT_SCENE_BUDGET,    /* recorded scenes in flight passed KQ_SCENE_BUDGET */
+    KT_WAIT_SCENE_BUDGET,    /* recorded scenes in flight passed the scene budget */
     KT_WAIT_COUNT
 } kt_wait;
 
