@@ -1171,13 +1171,6 @@ static int sample_quads_aniso(const kr_texture *t, const kd_sampler *s, const fl
 }
 
 #if KR_EFFECTS_X86
-/* kiln_ps_sample on a prepared chain of nl > 1 levels (kr_textures_prepare)
- * under sampler s, LINEAR for min and mag: what the unprepared path does
- * there (plan_block, then every quad LINEAR: one level for all in one
- * pass to the rows kernel, else the quads to the quads kernel, of the
- * active level: kr_sample_rows, kr_sample_quads in fused.h)
- * without setting the levels up; swap: BGRA8 (bytes 0 and 2 to channels
- * 2 and 0). */
 /* float lanes: a where m, else b */
 static inline __m128 select4(__m128 m, __m128 a, __m128 b)
 {
@@ -1244,6 +1237,13 @@ static int plan_prepared(const kd_sampler *s, uint32_t nl, const kr_fused_level 
     return -1;
 }
 
+/* kiln_ps_sample on a prepared chain of nl > 1 levels (kr_textures_prepare)
+ * under sampler s, LINEAR for min and mag: what the unprepared path does
+ * there (plan_block's plans, here from plan_prepared; then every quad
+ * LINEAR: one level for all in one pass to the rows kernel, else the quads
+ * to the quads kernel, of the active level: kr_sample_rows,
+ * kr_sample_quads in fused.h) without setting the levels up; swap: BGRA8
+ * (bytes 0 and 2 to channels 2 and 0). */
 KR_NOINLINE void sample_prepared(const kd_sampler *s, uint32_t nl, const kr_fused_level *chain, const float *u,
                                  const float *v, int swap, float *rgba)
 {
