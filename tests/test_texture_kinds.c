@@ -6,7 +6,8 @@
  * averages computed here, render targets of 3D W slices, cube faces and
  * 1D textures, depth-stencil views of 1D and cube textures, a draw whose
  * pixel shader samples a cube and a 3D texture, capture and replay of
- * all of it (capture ops 102-108), and the osmesa backend's refusal.
+ * all of it (capture ops 102-108), the osmesa backend's refusal, and the
+ * row pitch rule (odd 64-byte lines for rows of 512 bytes or more).
  */
 #include "capture_util.h"
 #include "cube_util.h"
@@ -65,6 +66,87 @@ static uint32_t read_sub(kiln_texture t, uint32_t sub, float *out, uint32_t w, u
     CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(st), sub), KILN_OK);
     kiln_destroy_texture(dev, st);
     return m.depth_pitch;
+}
+
+/* ---- row pitch: odd 64-byte lines for rows of 512 bytes or more ---- */
+
+/* The rule of resource.c's row_pitch, written out again. */
+static uint32_t pitch_rule(uint32_t bytes)
+{
+    uint32_t p = (bytes + 15u) & ~15u;
+    if (p < 512)
+        return p;
+    p = (p + 63u) & ~63u;
+    return (p / 64) % 2 ? p : p + 64;
+}
+
+/* Map reports the padded pitch of every mip of a STAGING texture; data
+ * written through UpdateSubresource (tight rows) into a DEFAULT texture
+ * comes back row for row through CopyResource into it. */
+static void test_row_pitch(void)
+{
+    static const struct {
+        kiln_format format;
+        uint32_t width, height, texel; /* texel: bytes per texel, or per 4x4 block (BC) */
+    } cases[] = {
+        {KILN_FORMAT_R8G8B8A8_UNORM, 1920, 12, 4}, /* 7,680 -> 7,744 */
+        {KILN_FORMAT_R8G8B8A8_UNORM, 100, 5, 4},   /* 400: below 512, 16-aligned */
+        {KILN_FORMAT_R8G8B8A8_UNORM, 128, 3, 4},   /* 512 -> 576 */
+        {KILN_FORMAT_R8G8B8A8_UNORM, 144, 3, 4},   /* 576: already odd */
+        {KILN_FORMAT_R8_UNORM, 600, 7, 1},         /* 600 -> 608 -> 640 -> 704 */
+        {KILN_FORMAT_BC1_UNORM, 1024, 8, 8},       /* 256 blocks: 2,048 -> 2,112 */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bool bc = cases[c].format == KILN_FORMAT_BC1_UNORM;
+        uint32_t w = cases[c].width, h = cases[c].height;
+        kiln_texture2d_desc d = {.width = w,
+                                 .height = h,
+                                 .array_size = 1,
+                                 .format = cases[c].format,
+                                 .usage = KILN_USAGE_STAGING,
+                                 .cpu_access = KILN_CPU_ACCESS_READ | KILN_CPU_ACCESS_WRITE};
+        kiln_texture st = {0}, t = {0};
+        CHECK_RESULT(kiln_create_texture2d(dev, &d, NULL, &st), KILN_OK);
+        uint32_t mips = 0;
+        for (uint32_t s = w > h ? w : h; s; s >>= 1)
+            mips++;
+        for (uint32_t mip = 0; mip < mips; mip++) {
+            uint32_t mw = w >> mip ? w >> mip : 1, mh = h >> mip ? h >> mip : 1;
+            uint32_t row = bc ? (mw + 3) / 4 * cases[c].texel : mw * cases[c].texel;
+            uint32_t rows = bc ? (mh + 3) / 4 : mh;
+            kiln_mapped_subresource m = {0};
+            CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(st), mip, KILN_MAP_READ, 0, &m),
+                         KILN_OK);
+            CHECK(m.row_pitch == pitch_rule(row));
+            CHECK(m.depth_pitch == (size_t)m.row_pitch * rows);
+            CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(st), mip), KILN_OK);
+        }
+        /* level 0 through a DEFAULT texture and back */
+        uint32_t row = bc ? (w + 3) / 4 * cases[c].texel : w * cases[c].texel;
+        uint32_t rows = bc ? (h + 3) / 4 : h;
+        uint8_t *data = malloc((size_t)row * rows);
+        for (size_t i = 0; i < (size_t)row * rows; i++)
+            data[i] = (uint8_t)(i * 7 + i / row * 13);
+        d.usage = KILN_USAGE_DEFAULT;
+        d.bind_flags = KILN_BIND_SHADER_RESOURCE;
+        d.cpu_access = 0;
+        CHECK_RESULT(kiln_create_texture2d(dev, &d, NULL, &t), KILN_OK);
+        CHECK_RESULT(kiln_update_subresource(ctx, kiln_texture_resource(t), 0, NULL, data, row, 0),
+                     KILN_OK);
+        CHECK_RESULT(kiln_copy_resource(ctx, kiln_texture_resource(st), kiln_texture_resource(t)),
+                     KILN_OK);
+        kiln_mapped_subresource m = {0};
+        CHECK_RESULT(kiln_map(ctx, kiln_texture_resource(st), 0, KILN_MAP_READ, 0, &m), KILN_OK);
+        bool same = m.data != NULL;
+        for (uint32_t y = 0; same && y < rows; y++)
+            same = !memcmp((const uint8_t *)m.data + (size_t)y * m.row_pitch, data + (size_t)y * row,
+                           row);
+        CHECK(same);
+        CHECK_RESULT(kiln_unmap(ctx, kiln_texture_resource(st), 0), KILN_OK);
+        free(data);
+        kiln_destroy_texture(dev, t);
+        kiln_destroy_texture(dev, st);
+    }
 }
 
 /* ---- validation: every new rule, one log id each ---- */
@@ -901,6 +983,7 @@ int main(void)
     dev = th_device(KILN_EXEC_ASYNC, 2);
     ctx = kiln_device_immediate_context(dev);
     test_validation();
+    test_row_pitch();
     test_3d_data();
     test_1d_cube_data();
     test_generate_mips();
