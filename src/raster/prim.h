@@ -60,6 +60,10 @@ typedef struct kr_drawx {
      * output(), 1 write8 on target 0, 2 nothing written */
     uint8_t out1;
     kr_write8_fn write8; /* or NULL */
+    /* Bytes per texel of target 0 when the draw reads it (blending or a
+     * partial write mask), else 0 (kr_output_select): raster_tri fetches
+     * its next lines ahead. */
+    uint8_t ahead_rt;
     float depth_r;                 /* depth bias unit of the depth format */
     kr_block_fn block;             /* specialized pixel path, or NULL */
     kr_shade_fn shade;             /* specialized whole-block shading, or NULL */
