@@ -46,6 +46,14 @@ void kr_cb_read(const void *const *cb, const uint32_t *cb_size, uint32_t slot, f
                 uint32_t count)
 {
     size_t want = (size_t)count * sizeof(float), bytes = 0;
+    if (cb && cb_size && cb[slot] && cb_size[slot] >= want) {
+        /* the usual case: a copy of a size known where this is inlined
+         * (the lit effect reads its 48 bytes per block; the general copy
+         * below became a loop, 3% of bench (f) in perf, though the gain
+         * is within noise: 0.994 of the time, eight rounds) */
+        memcpy(out, cb[slot], want);
+        return;
+    }
     if (cb && cb_size && cb[slot]) {
         bytes = cb_size[slot] < want ? cb_size[slot] : want;
         bytes &= ~(sizeof(float) - 1);
