@@ -1218,19 +1218,31 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
             return;
         }
     }
-    for (int by = y0 & ~3; by < y1; by += 4) {
-        for (int bx = x0 & ~3; bx < x1; bx += 4) {
-            /* Edge values at the block's first pixel center. */
-            int64_t px = (int64_t)bx * S + S / 2, py = (int64_t)by * S + S / 2;
-            int64_t e[3];
+    /* Edge values at each block's first pixel center, a * px + b * py + c,
+     * stepped from the first block's: a block right adds 4 * sx, a block
+     * down 4 * sy (exact: integers, and no value outside the rect's
+     * range). lo and hi: the least and greatest over the block's centers. */
+    const int bx0 = x0 & ~3, by0 = y0 & ~3;
+    int64_t erow[3], stx[3], sty[3], lo_off[3], hi_off[3];
+    for (int k = 0; k < 3; k++) {
+        erow[k] = p->a[k] * ((int64_t)bx0 * S + S / 2) + p->b[k] * ((int64_t)by0 * S + S / 2) +
+                  p->c[k];
+        stx[k] = sx[k] * 4;
+        sty[k] = sy[k] * 4;
+        lo_off[k] = (ex[k] < 0 ? ex[k] : 0) + (ey[k] < 0 ? ey[k] : 0);
+        hi_off[k] = (ex[k] > 0 ? ex[k] : 0) + (ey[k] > 0 ? ey[k] : 0);
+    }
+    for (int by = by0; by < y1;
+         by += 4, erow[0] += sty[0], erow[1] += sty[1], erow[2] += sty[2]) {
+        int64_t e[3] = {erow[0], erow[1], erow[2]};
+        for (int bx = bx0; bx < x1; bx += 4, e[0] += stx[0], e[1] += stx[1], e[2] += stx[2]) {
             bool reject = false, accept = true;
 #if defined(__SSE2__)
             bool fits = true; /* every value in the block fits in int32 */
 #endif
             for (int k = 0; k < 3; k++) {
-                e[k] = p->a[k] * px + p->b[k] * py + p->c[k];
-                int64_t lo = e[k] + (ex[k] < 0 ? ex[k] : 0) + (ey[k] < 0 ? ey[k] : 0);
-                int64_t hi = e[k] + (ex[k] > 0 ? ex[k] : 0) + (ey[k] > 0 ? ey[k] : 0);
+                int64_t lo = e[k] + lo_off[k];
+                int64_t hi = e[k] + hi_off[k];
                 reject |= hi < 0;
                 accept &= lo >= 0;
 #if defined(__SSE2__)
