@@ -45,8 +45,12 @@
 void kr_cb_read(const void *const *cb, const uint32_t *cb_size, uint32_t slot, float *out,
                 uint32_t count)
 {
-    size_t want = (size_t)count * sizeof(float), bytes = 0;
-    if (cb && cb_size && cb[slot] && cb_size[slot] >= want) {
+    size_t want = (size_t)count * sizeof(float);
+    if (!cb || !cb_size || !cb[slot]) {
+        memset(out, 0, want);
+        return;
+    }
+    if (cb_size[slot] >= want) {
         /* the usual case: a copy of a size known where this is inlined
          * (the lit effect reads its 48 bytes per block; the general copy
          * below became a loop, 3% of bench (f) in perf, though the gain
@@ -54,11 +58,8 @@ void kr_cb_read(const void *const *cb, const uint32_t *cb_size, uint32_t slot, f
         memcpy(out, cb[slot], want);
         return;
     }
-    if (cb && cb_size && cb[slot]) {
-        bytes = cb_size[slot] < want ? cb_size[slot] : want;
-        bytes &= ~(sizeof(float) - 1);
-        memcpy(out, cb[slot], bytes); /* cb data need not be float-aligned */
-    }
+    size_t bytes = cb_size[slot] & ~(sizeof(float) - 1);
+    memcpy(out, cb[slot], bytes); /* cb data need not be float-aligned */
     memset((char *)out + bytes, 0, want - bytes);
 }
 

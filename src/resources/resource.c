@@ -114,8 +114,10 @@ kiln_result kres_resource_create(const kb_env *env, const kres_layout_desc *d,
                 kres_subresource *s = &res->subs[mip + slice * d->mip_levels];
                 s->width = KB_MAX(1u, d->width >> mip);
                 s->height = KB_MAX(1u, d->height >> mip);
-                /* Rows 16-byte aligned for SIMD; subresources 64-byte
-                 * aligned (a cache line). BC formats: rows of blocks. */
+                /* Rows as row_pitch() pads them (16-byte aligned, wide
+                 * ones to an odd number of cache lines); subresources
+                 * 64-byte aligned (a cache line). BC formats: rows of
+                 * blocks. */
                 s->row_pitch = row_pitch(kres_row_bytes(fi, s->width));
                 s->depth = KB_MAX(1u, res->depth >> mip);
                 s->depth_pitch = (size_t)s->row_pitch * kres_blocks(fi, s->height);
