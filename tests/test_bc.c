@@ -14,6 +14,9 @@
  *    than a block) at random coordinates in and outside [0, 1] under WRAP
  *    and CLAMP, against a bilinear filter over the reference's texels
  *    (8-bit fractions, as kiln's sampler documents);
+ *  - Sample and SampleLevel of every BC chain, under every filter and
+ *    address mode, equal bit for bit to the same calls on a float copy of
+ *    its decoded texels (the sampler's block cache changes no value);
  *  - D3D10's rules: shader resource only, boxes, copy positions and
  *    UpdateSubresource in whole blocks (BOX_BLOCK_ALIGN), a box may reach
  *    the block-aligned size, Map's row pitch is a row of blocks and
@@ -489,6 +492,119 @@ static void test_sample_level_chain(void)
     }
 }
 
+/* ---- the same taps as the decoded texels ----
+ *
+ * A BC view samples exactly as a float texture holding its decoded texels
+ * (the general path's read loops weigh each tap's floats in the same
+ * order): every BC format's chain against a copy decoded by kr_texel_fetch
+ * into R32G32B32A32_FLOAT (R32 for BC4, R32G32 for BC5), Sample (LOD from
+ * the quads, so also minified and trilinear) and SampleLevel at random
+ * coordinates, under every filter, WRAP, CLAMP, MIRROR and BORDER, bit for
+ * bit. The sampler's block cache (sample.c) must not change a value. */
+
+static kiln_format decoded_format(kiln_format f, int *nch)
+{
+    *nch = f == KILN_FORMAT_BC4_UNORM ? 1 : f == KILN_FORMAT_BC5_UNORM ? 2 : 4;
+    return *nch == 1 ? KILN_FORMAT_R32_FLOAT
+           : *nch == 2 ? KILN_FORMAT_R32G32_FLOAT
+                       : KILN_FORMAT_R32G32B32A32_FLOAT;
+}
+
+static void test_sample_matches_decoded(void)
+{
+    for (size_t k = 0; k < NBC; k++) {
+        const bc_case *fc = &BC[k];
+        chain c;
+        chain_init(&c, fc);
+        int nch;
+        kr_texture ft = c.t;
+        ft.format = decoded_format(fc->f, &nch);
+        kres_subresource fsubs[4];
+        size_t off = 0;
+        for (uint32_t m = 0; m < 4; m++) {
+            fsubs[m] = c.subs[m];
+            fsubs[m].row_pitch = c.subs[m].width * 4u * (uint32_t)nch + 16u; /* padded too */
+            fsubs[m].size = (size_t)fsubs[m].row_pitch * c.subs[m].height;
+            fsubs[m].offset = off;
+            off += fsubs[m].size;
+        }
+        uint8_t *fmem = calloc(1, off);
+        for (uint32_t m = 0; m < 4; m++)
+            for (uint32_t y = 0; y < c.subs[m].height; y++)
+                for (uint32_t x = 0; x < c.subs[m].width; x++) {
+                    float t[4];
+                    kr_texel_fetch(&c.t, m, x, y, t);
+                    memcpy(fmem + fsubs[m].offset + (size_t)y * fsubs[m].row_pitch +
+                               (size_t)x * 4u * (uint32_t)nch,
+                           t, 4u * (size_t)nch);
+                }
+        ft.data = fmem;
+        ft.subs = fsubs;
+        int bad = 0;
+        static const kiln_address modes[4] = {KILN_ADDRESS_WRAP, KILN_ADDRESS_CLAMP,
+                                              KILN_ADDRESS_MIRROR, KILN_ADDRESS_BORDER};
+        for (int fi = 0; fi < 8; fi++)
+            for (int ai = 0; ai < 4; ai++) {
+                kiln_sampler_desc d = {
+                    .min_filter = fi & 1 ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
+                    .mag_filter = fi & 2 ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
+                    .mip_filter = fi & 4 ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
+                    .address_u = modes[ai],
+                    .address_v = modes[(ai + 1) % 4],
+                    .border_color = {0.25f, 0.5f, 0.75f, 0.375f},
+                    .max_lod = 1000.0f,
+                };
+                kd_sampler s;
+                kd_sampler_resolve(&d, &s);
+                struct kiln_ps_textures pb, pf;
+                memset(&pb, 0, sizeof pb);
+                memset(&pf, 0, sizeof pf);
+                pb.tex[0] = c.t;
+                pf.tex[0] = ft;
+                pb.samp[0] = pf.samp[0] = &s;
+                kiln_ps_args ab, af;
+                memset(&ab, 0, sizeof ab);
+                memset(&af, 0, sizeof af);
+                ab.textures = &pb;
+                af.textures = &pf;
+                for (int rep = 0; rep < 48; rep++) {
+                    float u[16], v[16], lod[16], ob[64], of[64];
+                    /* a quad's spread: 0 (magnified) to 8 texels of mip 0 */
+                    float spread = (float)th_below(&rng, 9) / 10.0f;
+                    for (int i = 0; i < 16; i++) {
+                        u[i] = (float)((int)th_below(&rng, 4096) - 1024) / 2048.0f +
+                               spread * (float)(i % 2);
+                        v[i] = (float)((int)th_below(&rng, 4096) - 1024) / 2048.0f +
+                               spread * (float)(i / 4 % 2);
+                        lod[i] = (float)th_below(&rng, 64) / 16.0f - 0.5f;
+                    }
+                    for (int call = 0; call < 2; call++) {
+                        if (call) {
+                            kiln_ps_sample_level(&ab, 0, 0, u, v, lod, ob);
+                            kiln_ps_sample_level(&af, 0, 0, u, v, lod, of);
+                        } else {
+                            kiln_ps_sample(&ab, 0, 0, u, v, ob);
+                            kiln_ps_sample(&af, 0, 0, u, v, of);
+                        }
+                        if (memcmp(ob, of, sizeof ob) && bad++ < 3)
+                            for (int j = 0; j < 64; j++)
+                                if (memcmp(&ob[j], &of[j], sizeof ob[j])) {
+                                    fprintf(stderr,
+                                            "    %s filter %d address %d %s pixel %d ch %d: "
+                                            "%.9g, decoded %.9g\n",
+                                            fc->name, fi, ai, call ? "level" : "sample", j % 16,
+                                            j / 16, ob[j], of[j]);
+                                    break;
+                                }
+                    }
+                }
+            }
+        th_check(bad == 0, fc->name, __FILE__, __LINE__);
+        free(fmem);
+        chain_free(&c);
+    }
+}
+
 /* ---- D3D10's rules on a device ---- */
 
 /* The bytes of subresource `sub` of `tex` through a STAGING copy and a
@@ -805,6 +921,7 @@ int main(void)
     test_capture_replay();
     test_decode_every_texel();
     test_sample_level_chain();
+    test_sample_matches_decoded();
     test_rules();
     return th_exit();
 }

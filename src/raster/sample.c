@@ -462,20 +462,43 @@ static inline void read_f32(const taps *t, float *out, const float *border, int 
     finish(t, out, border, nch);
 }
 
-/* Tap k of pixel i's pass as RGBA: texel.c's formats and BC. */
-static inline void tap_texel(const taps *t, kiln_format f, int i, uint32_t pass, uint32_t k,
-                             float texel[4])
+/* The BC blocks read_taps has decoded in one call: the 16 pixels' taps
+ * fall in a few blocks (16 texels each), and decoding a tap alone
+ * recomputed its block's palette (with sRGB's curve per channel) every
+ * time: (c/bc1) spent 29% of its frame there. The values are
+ * kres_decode_bc's, so the same bits (test_bc checks against a float copy
+ * of the decoded texels). */
+#define BC_CACHED 8
+typedef struct bc_cache {
+    const uint8_t *key[BC_CACHED];
+    kres_bc_block blk[BC_CACHED];
+    uint32_t used, last;
+} bc_cache;
+
+/* Block p decoded: the last one read, else a search, else decoded into a
+ * free entry or the one after the last. */
+static inline const kres_bc_block *bc_cached(bc_cache *c, kiln_format f, const uint8_t *p)
 {
-    if (t->bc)
-        kres_decode_bc(f, t->p[i][pass][k], t->bi[i][pass][k], texel);
-    else
-        kres_decode_texel(f, t->p[i][pass][k], texel);
+    if (!c->used || c->key[c->last] != p) {
+        uint32_t j = 0;
+        while (j < c->used && c->key[j] != p)
+            j++;
+        if (j == c->used) {
+            j = c->used < BC_CACHED ? c->used++ : (c->last + 1) % BC_CACHED;
+            c->key[j] = p;
+            kres_bc_block_decode(f, p, &c->blk[j]);
+        }
+        c->last = j;
+    }
+    return &c->blk[c->last];
 }
 
-/* The formats of texel.c and BC: each tap decoded (sRGB to linear, so
- * filtering works on linear values, as D3D10 has it), then weighted like
- * read_f32. */
-static void read_texel(const taps *t, float *out, const float *border, kiln_format f, int nch)
+/* The formats of texel.c (bc NULL) and BC: each tap decoded (sRGB to
+ * linear, so filtering works on linear values, as D3D10 has it), then
+ * weighted like read_f32. f and bc are constants in each caller. */
+static inline __attribute__((always_inline)) void read_taps(const taps *t, float *out,
+                                                            const float *border, kiln_format f,
+                                                            int nch, bc_cache *bc)
 {
     for (int i = 0; i < BLOCK; i++) {
         float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -483,7 +506,10 @@ static void read_texel(const taps *t, float *out, const float *border, kiln_form
             float ls[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             for (uint32_t k = 0; k < t->n[i][pass]; k++) {
                 float texel[4];
-                tap_texel(t, f, i, pass, k, texel);
+                if (bc)
+                    kres_bc_texel(f, bc_cached(bc, f, t->p[i][pass][k]), t->bi[i][pass][k], texel);
+                else
+                    kres_decode_texel(f, t->p[i][pass][k], texel);
                 float w = t->w[i][pass][k];
                 for (int c = 0; c < nch; c++)
                     ls[c] += w * texel[c];
@@ -495,6 +521,20 @@ static void read_texel(const taps *t, float *out, const float *border, kiln_form
             out[c * BLOCK + i] = acc[c];
     }
     finish(t, out, border, nch);
+}
+
+static void read_texel(const taps *t, float *out, const float *border, kiln_format f, int nch)
+{
+    read_taps(t, out, border, f, nch, NULL);
+}
+
+static inline __attribute__((always_inline)) void read_bc(const taps *t, float *out,
+                                                          const float *border, kiln_format f,
+                                                          int nch)
+{
+    bc_cache c;
+    c.used = c.last = 0;
+    read_taps(t, out, border, f, nch, &c);
 }
 
 static void read_d24(const taps *t, float *out, const float *border)
@@ -1059,7 +1099,20 @@ KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s,
     case KILN_FORMAT_D24_UNORM_S8_UINT:
         read_d24(&tp, rgba, border);
         break;
-    default: /* texel.c's and BC (sampleable: checked by the caller) */
+#define BC_CASE(fmt, nch)                                                                          \
+    case fmt:                                                                                      \
+        read_bc(&tp, rgba, border, fmt, nch);                                                      \
+        break;
+        BC_CASE(KILN_FORMAT_BC1_UNORM, 4)
+        BC_CASE(KILN_FORMAT_BC1_UNORM_SRGB, 4)
+        BC_CASE(KILN_FORMAT_BC2_UNORM, 4)
+        BC_CASE(KILN_FORMAT_BC2_UNORM_SRGB, 4)
+        BC_CASE(KILN_FORMAT_BC3_UNORM, 4)
+        BC_CASE(KILN_FORMAT_BC3_UNORM_SRGB, 4)
+        BC_CASE(KILN_FORMAT_BC4_UNORM, 1)
+        BC_CASE(KILN_FORMAT_BC5_UNORM, 2)
+#undef BC_CASE
+    default: /* texel.c's (sampleable: checked by the caller) */
         read_texel(&tp, rgba, border, t->format, kres_format(t->format)->channels);
         break;
     }
@@ -1560,7 +1613,7 @@ static void sample_cmp_taps(const kr_texture *t, const kd_sampler *s, const kr_l
             for (uint32_t k = 0; k < tp.n[i][pass]; k++) {
                 float texel[4];
                 if (tp.bc)
-                    tap_texel(&tp, t->format, i, pass, k, texel);
+                    kres_decode_bc(t->format, tp.p[i][pass][k], tp.bi[i][pass][k], texel);
                 else
                     decode_texel(t->format, tp.p[i][pass][k], texel);
                 ls += tp.w[i][pass][k] * (float)cmp_pass(s->cmp, r, texel[0]);

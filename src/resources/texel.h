@@ -32,6 +32,62 @@ bool kres_format_bc(kiln_format f);
  * gives texels (sRGB decoded to linear after the block's interpolation). */
 void kres_decode_bc(kiln_format f, const uint8_t *block, uint32_t i, float out[4]);
 
+/* One BC block decoded for all its texels: the value of every code its
+ * fields can hold, and the codes. kres_decode_bc is decode then texel;
+ * the sampler keeps a few decoded blocks per call (sample.c's read_bc),
+ * since the taps of a block of pixels fall in few texture blocks. */
+typedef struct kres_bc_block {
+    float color[4][4];    /* BC1..BC3: color code -> RGBA (sRGB decoded) */
+    float ramp[2][8];     /* ramp code -> value: BC3's alpha, BC4; BC5's two */
+    uint64_t codes[2];    /* ramp codes, 3 bits a texel; BC2: 4-bit alphas */
+    uint32_t color_codes; /* 2 bits a texel */
+} kres_bc_block;
+
+void kres_bc_block_decode(kiln_format f, const uint8_t *block, kres_bc_block *out);
+
+/* Texel i of a decoded block of BC format f (f a constant where this is
+ * inlined: the switch folds). */
+static inline void kres_bc_texel(kiln_format f, const kres_bc_block *k, uint32_t i, float o[4])
+{
+#define KRES_BC_COLOR(k, i) ((k)->color[(k)->color_codes >> (2 * (i)) & 3u])
+    const float *c;
+    switch (f) {
+    case KILN_FORMAT_BC1_UNORM:
+    case KILN_FORMAT_BC1_UNORM_SRGB:
+        c = KRES_BC_COLOR(k, i);
+        o[0] = c[0], o[1] = c[1], o[2] = c[2], o[3] = c[3];
+        break;
+    case KILN_FORMAT_BC2_UNORM:
+    case KILN_FORMAT_BC2_UNORM_SRGB:
+        c = KRES_BC_COLOR(k, i);
+        o[0] = c[0], o[1] = c[1], o[2] = c[2];
+        o[3] = (float)(uint32_t)(k->codes[0] >> (4 * i) & 15u) / 15.0f;
+        break;
+    case KILN_FORMAT_BC3_UNORM:
+    case KILN_FORMAT_BC3_UNORM_SRGB:
+        c = KRES_BC_COLOR(k, i);
+        o[0] = c[0], o[1] = c[1], o[2] = c[2];
+        o[3] = k->ramp[0][k->codes[0] >> (3 * i) & 7u];
+        break;
+    case KILN_FORMAT_BC4_UNORM:
+        o[0] = k->ramp[0][k->codes[0] >> (3 * i) & 7u];
+        o[1] = o[2] = 0.0f;
+        o[3] = 1.0f;
+        break;
+    case KILN_FORMAT_BC5_UNORM:
+        o[0] = k->ramp[0][k->codes[0] >> (3 * i) & 7u];
+        o[1] = k->ramp[1][k->codes[1] >> (3 * i) & 7u];
+        o[2] = 0.0f;
+        o[3] = 1.0f;
+        break;
+    default:
+        o[0] = o[1] = o[2] = 0.0f;
+        o[3] = 1.0f;
+        break;
+    }
+#undef KRES_BC_COLOR
+}
+
 /* The formats decoded and encoded here (R8G8_UNORM and after, not BC). */
 bool kres_texel_generic(kiln_format f);
 /* sRGB formats: color channels stored on the sRGB curve, alpha linear. */
