@@ -368,16 +368,16 @@ typedef struct chain {
     uint32_t bw[4];
 } chain;
 
-/* 10x6 with 4 mips over our own memory, block rows padded past their
- * width (the row pitch is honoured). */
-static void chain_init(chain *c, const bc_case *fc)
+/* w x h (10x6 here) with 4 mips over our own memory, block rows padded
+ * past their width (the row pitch is honoured). */
+static void chain_init(chain *c, const bc_case *fc, uint32_t w, uint32_t h)
 {
     memset(c, 0, sizeof *c);
     size_t off = 0;
     for (uint32_t m = 0; m < 4; m++) {
         kres_subresource *s = &c->subs[m];
-        s->width = 10u >> m ? 10u >> m : 1;
-        s->height = 6u >> m ? 6u >> m : 1;
+        s->width = w >> m ? w >> m : 1;
+        s->height = h >> m ? h >> m : 1;
         c->bw[m] = (s->width + 3) / 4;
         uint32_t bh = (s->height + 3) / 4;
         s->row_pitch = c->bw[m] * fc->size + 24;
@@ -445,7 +445,7 @@ static void test_sample_level_chain(void)
     for (size_t k = 0; k < NBC; k++) {
         const bc_case *fc = &BC[k];
         chain c;
-        chain_init(&c, fc);
+        chain_init(&c, fc, 10, 6);
         int bad = 0;
         for (int fi = 0; fi < 2; fi++)
             for (int ai = 0; ai < 2; ai++) {
@@ -496,11 +496,13 @@ static void test_sample_level_chain(void)
  *
  * A BC view samples exactly as a float texture holding its decoded texels
  * (the general path's read loops weigh each tap's floats in the same
- * order): every BC format's chain against a copy decoded by kr_texel_fetch
+ * order): every BC format's chain (10x6 and 64x48, 4 mips) against a copy
+ * decoded by kr_texel_fetch
  * into R32G32B32A32_FLOAT (R32 for BC4, R32G32 for BC5), Sample (LOD from
  * the quads, so also minified and trilinear) and SampleLevel at random
  * coordinates, under every filter, WRAP, CLAMP, MIRROR and BORDER, bit for
- * bit. The sampler's block cache (sample.c) must not change a value. */
+ * bit. The BC sampling path (sample.c's sample_bc, every address mode but
+ * BORDER) and its block cache must not change a value. */
 
 static kiln_format decoded_format(kiln_format f, int *nch)
 {
@@ -510,12 +512,12 @@ static kiln_format decoded_format(kiln_format f, int *nch)
                        : KILN_FORMAT_R32G32B32A32_FLOAT;
 }
 
-static void test_sample_matches_decoded(void)
+static void sample_matches_decoded(uint32_t w, uint32_t h)
 {
     for (size_t k = 0; k < NBC; k++) {
         const bc_case *fc = &BC[k];
         chain c;
-        chain_init(&c, fc);
+        chain_init(&c, fc, w, h);
         int nch;
         kr_texture ft = c.t;
         ft.format = decoded_format(fc->f, &nch);
@@ -603,6 +605,16 @@ static void test_sample_matches_decoded(void)
         free(fmem);
         chain_free(&c);
     }
+}
+
+static void test_sample_matches_decoded(void)
+{
+    sample_matches_decoded(10, 6);
+    /* 16x12 blocks on mip 0, 252 in the chain: a call's taps fall in more
+     * blocks than the sampler keeps decoded, so entries are replaced while
+     * a block's pixels are read (116,000 replacements here, against
+     * 4,000 on the 10x6) */
+    sample_matches_decoded(64, 48);
 }
 
 /* ---- D3D10's rules on a device ---- */

@@ -405,15 +405,18 @@ static inline void gather_linear(taps *t, int i, int pass, const level *L, int32
         }
 }
 
-/* Each pixel's taps under its own plan pp[i] (Sample's quads share one;
- * SampleLevel, SampleBias and SampleGrad have one per pixel). The texel
- * coordinates are split 16 at a time first: split_coord one by one (its
- * float and int round trips) was a quarter of this function's time on
- * bench (c/bc1). */
-static void gather(taps *t, const kr_lod_plan *const *pp, const level *lv, const float *u,
-                   const float *v, kiln_address au, kiln_address av, uint32_t bpp)
+/* Each pixel's texel coordinates per pass (u w - 0.5, v h - 0.5 for
+ * LINEAR; u w, v h for POINT, whose floor is the integer part
+ * split_coord gives), split 16 at a time: split_coord one by one (its
+ * float and int round trips) was a quarter of gather's time on bench
+ * (c/bc1). Returns the most passes a pixel has. */
+typedef struct coords {
+    int32_t x[2][BLOCK], y[2][BLOCK], ax[2][BLOCK], ay[2][BLOCK];
+} coords;
+
+static uint32_t split_block(const kr_lod_plan *const *pp, const level *lv, const float *u,
+                            const float *v, coords *c)
 {
-    int32_t xi[2][BLOCK], yi[2][BLOCK], ax[2][BLOCK], ay[2][BLOCK];
     uint32_t passes = 1;
     for (uint32_t pass = 0; pass < passes; pass++) {
         float cx[BLOCK], cy[BLOCK];
@@ -423,15 +426,24 @@ static void gather(taps *t, const kr_lod_plan *const *pp, const level *lv, const
             cx[i] = cy[i] = 0.0f;
             if (pass < p->passes) {
                 const level *L = &lv[p->level[pass]];
-                /* POINT: floor(u w), the integer part split_coord gives */
                 float h = p->filter == KILN_FILTER_POINT ? 0.0f : 0.5f;
                 cx[i] = u[i] * L->fw - h;
                 cy[i] = v[i] * L->fh - h;
             }
         }
-        split16(cx, xi[pass], ax[pass]);
-        split16(cy, yi[pass], ay[pass]);
+        split16(cx, c->x[pass], c->ax[pass]);
+        split16(cy, c->y[pass], c->ay[pass]);
     }
+    return passes;
+}
+
+/* Each pixel's taps under its own plan pp[i] (Sample's quads share one;
+ * SampleLevel, SampleBias and SampleGrad have one per pixel). */
+static void gather(taps *t, const kr_lod_plan *const *pp, const level *lv, const float *u,
+                   const float *v, kiln_address au, kiln_address av, uint32_t bpp)
+{
+    coords c;
+    split_block(pp, lv, u, v, &c);
     for (int q = 0; q < 4; q++) {
         for (int j = 0; j < 4; j++) {
             int i = quad_px[q][j];
@@ -443,10 +455,10 @@ static void gather(taps *t, const kr_lod_plan *const *pp, const level *lv, const
                 t->n[i][pass] = 0;
                 t->lw[i][pass] = p->lw[pass];
                 if (p->filter == KILN_FILTER_POINT)
-                    gather_point(t, i, (int)pass, L, xi[pass][i], yi[pass][i], au, av, bpp);
+                    gather_point(t, i, (int)pass, L, c.x[pass][i], c.y[pass][i], au, av, bpp);
                 else
-                    gather_linear(t, i, (int)pass, L, xi[pass][i], ax[pass][i], yi[pass][i],
-                                  ay[pass][i], au, av, bpp);
+                    gather_linear(t, i, (int)pass, L, c.x[pass][i], c.ax[pass][i], c.y[pass][i],
+                                  c.ay[pass][i], au, av, bpp);
             }
         }
     }
@@ -514,6 +526,18 @@ static inline void read_f32(const taps *t, float *out, const float *border, int 
     }
     finish(t, out, border, nch);
 }
+
+/* The BC formats and their channels, for the switches that give each its
+ * own copy of a read loop (format and channel count constants there). */
+#define BC_FORMATS(X)                                                                              \
+    X(KILN_FORMAT_BC1_UNORM, 4)                                                                    \
+    X(KILN_FORMAT_BC1_UNORM_SRGB, 4)                                                               \
+    X(KILN_FORMAT_BC2_UNORM, 4)                                                                    \
+    X(KILN_FORMAT_BC2_UNORM_SRGB, 4)                                                               \
+    X(KILN_FORMAT_BC3_UNORM, 4)                                                                    \
+    X(KILN_FORMAT_BC3_UNORM_SRGB, 4)                                                               \
+    X(KILN_FORMAT_BC4_UNORM, 1)                                                                    \
+    X(KILN_FORMAT_BC5_UNORM, 2)
 
 /* The BC blocks read_taps has decoded in one call: the 16 pixels' taps
  * fall in a few blocks (16 texels each), and decoding a tap alone
@@ -589,6 +613,144 @@ static inline __attribute__((always_inline)) void read_bc(const taps *t, float *
     c.used = c.last = 0;
     read_taps(t, out, border, f, nch, &c);
 }
+
+#if defined(__SSE2__)
+/* Texel i of a decoded block as a vector [R G B A]; for BC4 and BC5 the
+ * lanes past their channels are 0 (the caller writes those channels). */
+static inline __attribute__((always_inline)) __m128 bc_texel4(kiln_format f,
+                                                              const kres_bc_block *k, uint32_t i)
+{
+    const float *c = k->color[k->color_codes >> (2 * i) & 3u];
+    switch (f) {
+    case KILN_FORMAT_BC1_UNORM:
+    case KILN_FORMAT_BC1_UNORM_SRGB:
+        return _mm_loadu_ps(c);
+    case KILN_FORMAT_BC2_UNORM:
+    case KILN_FORMAT_BC2_UNORM_SRGB:
+    case KILN_FORMAT_BC3_UNORM:
+    case KILN_FORMAT_BC3_UNORM_SRGB: {
+        float a = f == KILN_FORMAT_BC2_UNORM || f == KILN_FORMAT_BC2_UNORM_SRGB
+                      ? (float)(uint32_t)(k->codes[0] >> (4 * i) & 15u) / 15.0f
+                      : k->ramp[0][k->codes[0] >> (3 * i) & 7u];
+        __m128 rgb = _mm_loadu_ps(c);
+        /* [c2 a c3 0], then [c0 c1 c2 a] */
+        __m128 hi = _mm_unpacklo_ps(_mm_movehl_ps(rgb, rgb), _mm_set_ss(a));
+        return _mm_shuffle_ps(rgb, hi, _MM_SHUFFLE(1, 0, 1, 0));
+    }
+    case KILN_FORMAT_BC4_UNORM:
+        return _mm_set_ss(k->ramp[0][k->codes[0] >> (3 * i) & 7u]);
+    default: /* BC5 */
+        return _mm_unpacklo_ps(_mm_set_ss(k->ramp[0][k->codes[0] >> (3 * i) & 7u]),
+                               _mm_set_ss(k->ramp[1][k->codes[1] >> (3 * i) & 7u]));
+    }
+}
+
+/* The decoded block of texel (x, y) of level L (size: bytes per block). */
+static inline __attribute__((always_inline)) const kres_bc_block *
+bc_block_at(bc_cache *bc, kiln_format f, const level *L, uint32_t size, int32_t x, int32_t y)
+{
+    return bc_cached(bc, f, L->base + (size_t)(y >> 2) * L->pitch + (size_t)(x >> 2) * size);
+}
+
+/* Texel (x, y)'s index in its block. */
+static inline uint32_t bc_index(int32_t x, int32_t y) { return (uint32_t)((y & 3) << 2 | (x & 3)); }
+
+/* sample_general for BC formats with no BORDER axis, its taps and
+ * read_bc's sums in one pass, a pixel's channels in one vector: per
+ * channel the same products and sums in the same order, so the same bits
+ * (test_bc: against a float copy of the decoded texels). The one
+ * difference, a LINEAR tap of weight 0 is read and added: it adds +0 to
+ * a sum of non-negative finite texels, which leaves the sum as it was.
+ * On bench (c/bc1) the taps' stores and loads were most of the time left
+ * after the block cache. f is a constant in each caller. */
+static inline __attribute__((always_inline)) void sample_bc(kiln_format f, int nch,
+                                                            const kd_sampler *s,
+                                                            const kr_lod_plan *const *pp,
+                                                            const level *lv, const float *u,
+                                                            const float *v, float *out)
+{
+    const uint32_t size = kres_format(f)->size;
+    const kiln_address au = s->address_u, av = s->address_v;
+    coords c;
+    split_block(pp, lv, u, v, &c);
+    bc_cache bc;
+    bc.used = bc.last = 0;
+    const __m128 zero = _mm_setzero_ps();
+    for (int row = 0; row < 4; row++) {
+        __m128 px[4];
+        for (int j = 0; j < 4; j++) {
+            int i = row * 4 + j;
+            const kr_lod_plan *p = pp[i];
+            __m128 acc = zero;
+            for (uint32_t pass = 0; pass < p->passes; pass++) {
+                const level *L = &lv[p->level[pass]];
+                __m128 ls = zero;
+                if (p->filter == KILN_FILTER_POINT) {
+                    int32_t x = address(c.x[pass][i], L->w, au), y = address(c.y[pass][i], L->h, av);
+                    __m128 t = bc_texel4(f, bc_block_at(&bc, f, L, size, x, y), bc_index(x, y));
+                    ls = _mm_add_ps(ls, _mm_mul_ps(_mm_set1_ps(1.0f), t));
+                } else {
+                    int32_t x0 = c.x[pass][i], y0 = c.y[pass][i];
+                    int32_t ax = c.ax[pass][i], ay = c.ay[pass][i];
+                    int32_t xs[2] = {address(x0, L->w, au), address(x0 + 1, L->w, au)};
+                    int32_t ys[2] = {address(y0, L->h, av), address(y0 + 1, L->h, av)};
+                    int32_t wx[2] = {256 - ax, ax}, wy[2] = {256 - ay, ay};
+                    /* the taps' texels, one block lookup where columns or
+                     * rows share a block (most pixels: both); a block is
+                     * read before the next lookup, which may evict it */
+                    bool sx = xs[0] >> 2 == xs[1] >> 2, sy = ys[0] >> 2 == ys[1] >> 2;
+                    __m128 t[2][2];
+                    const kres_bc_block *k = bc_block_at(&bc, f, L, size, xs[0], ys[0]);
+                    t[0][0] = bc_texel4(f, k, bc_index(xs[0], ys[0]));
+                    if (sy)
+                        t[1][0] = bc_texel4(f, k, bc_index(xs[0], ys[1]));
+                    if (!sx)
+                        k = bc_block_at(&bc, f, L, size, xs[1], ys[0]);
+                    t[0][1] = bc_texel4(f, k, bc_index(xs[1], ys[0]));
+                    if (sy) {
+                        t[1][1] = bc_texel4(f, k, bc_index(xs[1], ys[1]));
+                    } else {
+                        k = bc_block_at(&bc, f, L, size, xs[0], ys[1]);
+                        t[1][0] = bc_texel4(f, k, bc_index(xs[0], ys[1]));
+                        if (!sx)
+                            k = bc_block_at(&bc, f, L, size, xs[1], ys[1]);
+                        t[1][1] = bc_texel4(f, k, bc_index(xs[1], ys[1]));
+                    }
+                    for (int b = 0; b < 2; b++)
+                        for (int a = 0; a < 2; a++) {
+                            float w = (float)(wx[a] * wy[b]) * (1.0f / 65536.0f);
+                            ls = _mm_add_ps(ls, _mm_mul_ps(_mm_set1_ps(w), t[b][a]));
+                        }
+                }
+                acc = _mm_add_ps(acc, _mm_mul_ps(_mm_set1_ps(p->lw[pass]), ls));
+            }
+            px[j] = acc;
+        }
+        _MM_TRANSPOSE4_PS(px[0], px[1], px[2], px[3]);
+        for (int ch = 0; ch < 4; ch++) /* finish's constant channels: no border reads */
+            _mm_storeu_ps(out + ch * BLOCK + row * 4,
+                          ch < nch ? px[ch] : _mm_set1_ps(ch == 3 ? 1.0f : 0.0f));
+    }
+}
+
+/* sample_bc for the view's format, or false (a BORDER axis, or not BC). */
+static bool sample_bc_any(kiln_format f, const kd_sampler *s, const kr_lod_plan *const *pp,
+                          const level *lv, const float *u, const float *v, float *out)
+{
+    if (s->address_u == KILN_ADDRESS_BORDER || s->address_v == KILN_ADDRESS_BORDER)
+        return false;
+    switch (f) {
+#define BC_CASE(fmt, nch)                                                                          \
+    case fmt:                                                                                      \
+        sample_bc(fmt, nch, s, pp, lv, u, v, out);                                                 \
+        return true;
+        BC_FORMATS(BC_CASE)
+#undef BC_CASE
+    default:
+        return false;
+    }
+}
+#endif
 
 static void read_d24(const taps *t, float *out, const float *border)
 {
@@ -1109,6 +1271,10 @@ KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s,
                                 const kr_lod_plan *const *pp, const level *lv, const float *u,
                                 const float *v, float *rgba)
 {
+#if defined(__SSE2__)
+    if (sample_bc_any(t->format, s, pp, lv, u, v, rgba))
+        return;
+#endif
     taps tp;
     tp.bc = kres_format_bc(t->format);
     gather(&tp, pp, lv, u, v, s->address_u, s->address_v, kres_format(t->format)->size);
@@ -1142,14 +1308,7 @@ KR_NOINLINE void sample_general(const kr_texture *t, const kd_sampler *s,
     case fmt:                                                                                      \
         read_bc(&tp, rgba, border, fmt, nch);                                                      \
         break;
-        BC_CASE(KILN_FORMAT_BC1_UNORM, 4)
-        BC_CASE(KILN_FORMAT_BC1_UNORM_SRGB, 4)
-        BC_CASE(KILN_FORMAT_BC2_UNORM, 4)
-        BC_CASE(KILN_FORMAT_BC2_UNORM_SRGB, 4)
-        BC_CASE(KILN_FORMAT_BC3_UNORM, 4)
-        BC_CASE(KILN_FORMAT_BC3_UNORM_SRGB, 4)
-        BC_CASE(KILN_FORMAT_BC4_UNORM, 1)
-        BC_CASE(KILN_FORMAT_BC5_UNORM, 2)
+        BC_FORMATS(BC_CASE)
 #undef BC_CASE
     default: /* texel.c's (sampleable: checked by the caller) */
         read_texel(&tp, rgba, border, t->format, kres_format(t->format)->channels);
