@@ -174,7 +174,7 @@ typedef struct level {
 } level;
 
 /* Texel index i on an axis of `size` texels, or -1 for a border read. */
-static inline int32_t address(int32_t i, int32_t size, kiln_address mode)
+KR_INLINE int32_t address(int32_t i, int32_t size, kiln_address mode)
 {
     /* A power-of-two size (the usual texture) wraps with a mask: in two's
      * complement i & (n - 1) is the non-negative remainder, with no divide. */
@@ -573,9 +573,8 @@ static inline const kres_bc_block *bc_cached(bc_cache *c, kiln_format f, const u
 /* The formats of texel.c (bc NULL) and BC: each tap decoded (sRGB to
  * linear, so filtering works on linear values, as D3D10 has it), then
  * weighted like read_f32. f and bc are constants in each caller. */
-static inline __attribute__((always_inline)) void read_taps(const taps *t, float *out,
-                                                            const float *border, kiln_format f,
-                                                            int nch, bc_cache *bc)
+KR_INLINE void read_taps(const taps *t, float *out, const float *border, kiln_format f, int nch,
+                         bc_cache *bc)
 {
     for (int i = 0; i < BLOCK; i++) {
         float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -605,9 +604,7 @@ static void read_texel(const taps *t, float *out, const float *border, kiln_form
     read_taps(t, out, border, f, nch, NULL);
 }
 
-static inline __attribute__((always_inline)) void read_bc(const taps *t, float *out,
-                                                          const float *border, kiln_format f,
-                                                          int nch)
+KR_INLINE void read_bc(const taps *t, float *out, const float *border, kiln_format f, int nch)
 {
     bc_cache c;
     c.used = c.last = 0;
@@ -617,10 +614,11 @@ static inline __attribute__((always_inline)) void read_bc(const taps *t, float *
 #if defined(__SSE2__)
 /* Texel i of a decoded block as a vector [R G B A]; for BC4 and BC5 the
  * lanes past their channels are 0 (the caller writes those channels). */
-static inline __attribute__((always_inline)) __m128 bc_texel4(kiln_format f,
-                                                              const kres_bc_block *k, uint32_t i)
+KR_INLINE __m128 bc_texel4(kiln_format f, const kres_bc_block *k, uint32_t i)
 {
-    const float *c = k->color[k->color_codes >> (2 * i) & 3u];
+    const float *c = NULL; /* BC4 and BC5 have no color codes */
+    if (f != KILN_FORMAT_BC4_UNORM && f != KILN_FORMAT_BC5_UNORM)
+        c = k->color[k->color_codes >> (2 * i) & 3u];
     switch (f) {
     case KILN_FORMAT_BC1_UNORM:
     case KILN_FORMAT_BC1_UNORM_SRGB:
@@ -646,8 +644,8 @@ static inline __attribute__((always_inline)) __m128 bc_texel4(kiln_format f,
 }
 
 /* The decoded block of texel (x, y) of level L (size: bytes per block). */
-static inline __attribute__((always_inline)) const kres_bc_block *
-bc_block_at(bc_cache *bc, kiln_format f, const level *L, uint32_t size, int32_t x, int32_t y)
+KR_INLINE const kres_bc_block *bc_block_at(bc_cache *bc, kiln_format f, const level *L,
+                                           uint32_t size, int32_t x, int32_t y)
 {
     return bc_cached(bc, f, L->base + (size_t)(y >> 2) * L->pitch + (size_t)(x >> 2) * size);
 }
@@ -663,11 +661,8 @@ static inline uint32_t bc_index(int32_t x, int32_t y) { return (uint32_t)((y & 3
  * a sum of non-negative finite texels, which leaves the sum as it was.
  * On bench (c/bc1) the taps' stores and loads were most of the time left
  * after the block cache. f is a constant in each caller. */
-static inline __attribute__((always_inline)) void sample_bc(kiln_format f, int nch,
-                                                            const kd_sampler *s,
-                                                            const kr_lod_plan *const *pp,
-                                                            const level *lv, const float *u,
-                                                            const float *v, float *out)
+KR_INLINE void sample_bc(kiln_format f, int nch, const kd_sampler *s, const kr_lod_plan *const *pp,
+                         const level *lv, const float *u, const float *v, float *out)
 {
     const uint32_t size = kres_format(f)->size;
     const kiln_address au = s->address_u, av = s->address_v;
