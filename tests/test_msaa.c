@@ -20,6 +20,11 @@
  * - Capture: the scene's capture holds CREATE_TEXTURE2D_MS,
  *   RESOLVE_SUBRESOURCE and CREATE_BLEND_STATE_A2C records and replays to
  *   the same resolved bytes.
+ * - The 8-bit resolve's row kernel (ops.c): kres_resolve on RGBA8, BGRA8
+ *   and R8 rows of 1..67 texels (the 16-byte loop and its tail) of random
+ *   and edge bytes, against the per-channel float steps it replaces
+ *   (byte / 255 summed in sample order, scaled, then the render target's
+ *   conversion), byte for byte.
  * - Every rule: TEXTURE_SAMPLES_INVALID, MSAA_OPERATION,
  *   RT_SAMPLES_MISMATCH, RESOLVE_INVALID, COPY_MISMATCH, and the osmesa
  *   backend's refusal (BACKEND_FEATURE).
@@ -27,6 +32,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "capture_util.h"
 #include "raster_util.h"
+#include "resources/resources.h"
+#include "resources/texel.h"
 
 #include <stdio.h>
 
@@ -559,8 +566,54 @@ static void test_rules(void)
     }
 }
 
+/* The resolved byte as the per-texel path computed it. */
+static uint8_t ref_resolve_byte(const uint8_t *b, size_t plane, uint32_t n)
+{
+    float sum = 0.0f;
+    for (uint32_t k = 0; k < n; k++)
+        sum += kres_unorm_to_float(b[k * plane], 8);
+    sum *= 1.0f / (float)n;
+    return (uint8_t)kres_float_to_unorm(sum, 8);
+}
+
+static void test_resolve_bytes(void)
+{
+    static const kiln_format fmts[3] = {KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_B8G8R8A8_UNORM,
+                                        KILN_FORMAT_R8_UNORM};
+    th_rng rng = {0x243F6A8885A308D3ull};
+    int bad = 0;
+    for (int fi = 0; fi < 3; fi++)
+        for (uint32_t w = 1; w <= 67; w += (w < 20 ? 1 : 7)) {
+            const uint32_t h = 3, bpp = kres_format(fmts[fi])->size, pitch = w * bpp + 16;
+            const size_t plane = (size_t)pitch * h;
+            kres_subresource ss = {0, plane * 4, w, h, pitch, 1, plane};
+            kres_subresource ds = {0, plane, w, h, pitch, 1, plane};
+            kres_resource src = {.format = fmts[fi], .samples = 4, .subs = &ss};
+            kres_resource dst = {.format = fmts[fi], .samples = 1, .subs = &ds};
+            uint8_t *sd = malloc(plane * 4), *dd = calloc(1, plane);
+            for (size_t i = 0; i < plane * 4; i++) { /* a third edge values, 0, 1, 254, 255 */
+                uint32_t r = (uint32_t)th_next(&rng);
+                sd[i] = (uint8_t)(r % 3 ? r >> 8 : (r >> 8 & 1) * 254 + (r >> 9 & 1));
+            }
+            kres_storage sst = {.data = sd}, dst_st = {.data = dd};
+            kres_resolve(&dst, &dst_st, 0, &src, &sst, 0);
+            for (uint32_t y = 0; y < h; y++)
+                for (uint32_t i = 0; i < w * bpp; i++) {
+                    uint8_t want = ref_resolve_byte(sd + (size_t)y * pitch + i, plane, 4);
+                    uint8_t got = dd[(size_t)y * pitch + i];
+                    if (got != want && bad++ < 3)
+                        fprintf(stderr, "    format %d width %u row %u byte %u: %u, want %u\n",
+                                (int)fmts[fi], w, y, i, got, want);
+                }
+            free(sd);
+            free(dd);
+        }
+    CHECK_EQ_INT(bad, 0);
+}
+
 int main(void)
 {
+    test_resolve_bytes();
     test_coverage();
     test_depth();
     test_a2c();
