@@ -175,6 +175,23 @@ static void resolve_row8(uint8_t *d, const uint8_t *s, size_t plane, uint32_t n,
     size_t i = 0;
 #if defined(__SSE2__)
     const __m128i zero = _mm_setzero_si128();
+    if (n == 4) {
+        /* Four samples: those float steps give (S + 2) >> 2 of the bytes'
+         * sum S, for every one of the 2^32 sets of four bytes
+         * (test_msaa's test_resolve_sums enumerates them), so integer
+         * sums in 16-bit lanes give the same bytes without a divide. */
+        const __m128i two = _mm_set1_epi16(2);
+        for (; i + 16 <= bytes; i += 16) {
+            __m128i lo = two, hi = two;
+            for (uint32_t k = 0; k < 4; k++) {
+                __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + k * plane + i));
+                lo = _mm_add_epi16(lo, _mm_unpacklo_epi8(b, zero));
+                hi = _mm_add_epi16(hi, _mm_unpackhi_epi8(b, zero));
+            }
+            _mm_storeu_si128((__m128i *)(void *)(d + i),
+                             _mm_packus_epi16(_mm_srli_epi16(lo, 2), _mm_srli_epi16(hi, 2)));
+        }
+    }
     const __m128 k255 = _mm_set1_ps(255.0f), half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f),
                  scale = _mm_set1_ps(1.0f / (float)n);
     for (; i + 16 <= bytes; i += 16) {
