@@ -3,6 +3,9 @@
  * here from D3D10's description of the formats (bits read one at a time
  * from the block's little-endian bit stream, palettes in double):
  *
+ *  - the decoder's bits pinned: a hash of every texel of 4,096 blocks per
+ *    format equals the pre-palette decoder's (the tolerance below would
+ *    not notice an ulp);
  *  - every texel of random blocks and of edge blocks (BC1 with c0 > c1,
  *    c0 == c1 and c0 < c1 under all four codes, transparent black; ramp
  *    blocks with e0 > e1, e0 == e1 and e0 < e1 under all eight codes;
@@ -32,6 +35,7 @@
 #include "capture_util.h"
 #include "raster/raster.h"
 #include "raster_util.h"
+#include "resources/texel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -358,6 +362,56 @@ static void test_decode_every_texel(void)
     kiln_device_destroy(dev);
 }
 
+/* ---- the decoder's bits pinned ----
+ *
+ * An FNV-1a hash of the float bits of every texel of 4,096 blocks per
+ * format (random bytes from a fixed xorshift; every fifth block with equal
+ * color endpoints, every tenth with equal ramp endpoints too). The
+ * expected values are the per-texel decoder's before the palette
+ * refactoring (e12c092), which the decoder must keep: the tolerance of
+ * test_decode_every_texel would not notice an ulp. */
+static uint64_t bc_decode_hash(kiln_format f)
+{
+    uint64_t r = 0x6A09E667F3BCC908ull, h = 0xcbf29ce484222325ull;
+    for (int n = 0; n < 4096; n++) {
+        uint8_t b[16];
+        for (int j = 0; j < 16; j++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            b[j] = (uint8_t)(r >> 24);
+        }
+        if (n % 5 == 0) { /* equal endpoints: colors at 0 and 8, ramps at 0 and 8 */
+            b[2] = b[0], b[3] = b[1], b[10] = b[8], b[11] = b[9];
+            if (n % 10 == 0)
+                b[1] = b[0], b[9] = b[8];
+        }
+        for (uint32_t i = 0; i < 16; i++) {
+            float o[4];
+            kres_decode_bc(f, b, i, o);
+            uint8_t bytes[16];
+            memcpy(bytes, o, 16);
+            for (int k = 0; k < 16; k++)
+                h = (h ^ bytes[k]) * 0x100000001b3ull;
+        }
+    }
+    return h;
+}
+
+static void test_decode_pinned(void)
+{
+    static const uint64_t want[NBC] = {
+        0x5e985e89934a258aull, 0x12d5f96d8e9cab26ull, 0x34eb9389a7bb32e0ull,
+        0x516011058970f7dbull, 0x3096a0cc138cf17full, 0x551e1fc1b177b060ull,
+        0x8bdb5c2524fe0bf7ull, 0x7927d26bc40898f2ull,
+    };
+    for (size_t k = 0; k < NBC; k++) {
+        uint64_t got = bc_decode_hash(BC[k].f);
+        if (got != want[k])
+            fprintf(stderr, "    %s: decode hash %016llx, want %016llx\n", BC[k].name,
+                    (unsigned long long)got, (unsigned long long)want[k]);
+        th_check(got == want[k], BC[k].name, __FILE__, __LINE__);
+    }
+}
+
 /* ---- SampleLevel on a 10x6 chain ---- */
 
 typedef struct chain {
@@ -500,8 +554,8 @@ static void test_sample_level_chain(void)
  * decoded by kr_texel_fetch
  * into R32G32B32A32_FLOAT (R32 for BC4, R32G32 for BC5), Sample (LOD from
  * the quads, so also minified and trilinear) and SampleLevel at random
- * coordinates, under every filter, WRAP, CLAMP, MIRROR and BORDER, bit for
- * bit. The BC sampling path (sample.c's sample_bc, every address mode but
+ * coordinates, under every filter and every address mode (u and v the same
+ * or different), bit for bit. The BC sampling path (sample.c's sample_bc, every address mode but
  * BORDER) and its block cache must not change a value. */
 
 static kiln_format decoded_format(kiln_format f, int *nch)
@@ -543,16 +597,17 @@ static void sample_matches_decoded(uint32_t w, uint32_t h)
         ft.data = fmem;
         ft.subs = fsubs;
         int bad = 0;
-        static const kiln_address modes[4] = {KILN_ADDRESS_WRAP, KILN_ADDRESS_CLAMP,
-                                              KILN_ADDRESS_MIRROR, KILN_ADDRESS_BORDER};
+        static const kiln_address modes[5] = {KILN_ADDRESS_WRAP, KILN_ADDRESS_CLAMP,
+                                              KILN_ADDRESS_MIRROR, KILN_ADDRESS_BORDER,
+                                              KILN_ADDRESS_MIRROR_ONCE};
         for (int fi = 0; fi < 8; fi++)
-            for (int ai = 0; ai < 4; ai++) {
+            for (int ai = 0; ai < 10; ai++) { /* u's mode, v's the same or the next */
                 kiln_sampler_desc d = {
                     .min_filter = fi & 1 ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
                     .mag_filter = fi & 2 ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
                     .mip_filter = fi & 4 ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
-                    .address_u = modes[ai],
-                    .address_v = modes[(ai + 1) % 4],
+                    .address_u = modes[ai / 2],
+                    .address_v = modes[(ai / 2 + ai % 2) % 5],
                     .border_color = {0.25f, 0.5f, 0.75f, 0.375f},
                     .max_lod = 1000.0f,
                 };
@@ -571,13 +626,20 @@ static void sample_matches_decoded(uint32_t w, uint32_t h)
                 af.textures = &pf;
                 for (int rep = 0; rep < 48; rep++) {
                     float u[16], v[16], lod[16], ob[64], of[64];
-                    /* a quad's spread: 0 (magnified) to 8 texels of mip 0 */
-                    float spread = (float)th_below(&rng, 9) / 10.0f;
+                    /* each quad from its own corner, its pixels a spread
+                     * of 0 (magnified) to 8 texels of mip 0 apart, so
+                     * Sample's LOD covers every level */
+                    static const float tpp[7] = {0.0f, 0.25f, 0.5f, 1.0f, 2.0f, 4.0f, 8.0f};
+                    const float spread = tpp[th_below(&rng, 7)] / (float)w;
+                    float ub[4], vb[4];
+                    for (int q = 0; q < 4; q++) {
+                        ub[q] = (float)((int)th_below(&rng, 4096) - 1024) / 2048.0f;
+                        vb[q] = (float)((int)th_below(&rng, 4096) - 1024) / 2048.0f;
+                    }
                     for (int i = 0; i < 16; i++) {
-                        u[i] = (float)((int)th_below(&rng, 4096) - 1024) / 2048.0f +
-                               spread * (float)(i % 2);
-                        v[i] = (float)((int)th_below(&rng, 4096) - 1024) / 2048.0f +
-                               spread * (float)(i / 4 % 2);
+                        int q = i / 8 * 2 + i % 4 / 2;
+                        u[i] = ub[q] + spread * (float)(i % 2);
+                        v[i] = vb[q] + spread * (float)(i / 4 % 2);
                         lod[i] = (float)th_below(&rng, 64) / 16.0f - 0.5f;
                     }
                     for (int call = 0; call < 2; call++) {
@@ -610,10 +672,9 @@ static void sample_matches_decoded(uint32_t w, uint32_t h)
 static void test_sample_matches_decoded(void)
 {
     sample_matches_decoded(10, 6);
-    /* 16x12 blocks on mip 0, 252 in the chain: a call's taps fall in more
+    /* 16x12 blocks on mip 0, 256 in the chain: a call's taps fall in more
      * blocks than the sampler keeps decoded, so entries are replaced while
-     * a block's pixels are read (116,000 replacements here, against
-     * 4,000 on the 10x6) */
+     * a block's pixels are read */
     sample_matches_decoded(64, 48);
 }
 
@@ -932,6 +993,7 @@ int main(void)
 {
     test_capture_replay();
     test_decode_every_texel();
+    test_decode_pinned();
     test_sample_level_chain();
     test_sample_matches_decoded();
     test_rules();

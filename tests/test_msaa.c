@@ -20,14 +20,6 @@
  * - Capture: the scene's capture holds CREATE_TEXTURE2D_MS,
  *   RESOLVE_SUBRESOURCE and CREATE_BLEND_STATE_A2C records and replays to
  *   the same resolved bytes.
- * - The 8-bit resolve's row kernel (ops.c): kres_resolve on RGBA8, BGRA8
- *   and R8 rows of 1..67 texels (the 16-byte loop and its tail) of random
- *   and edge bytes, against the per-channel float steps it replaces
- *   (byte / 255 summed in sample order, scaled, then the render target's
- *   conversion), byte for byte; and the fact its 4x loop rests on: those
- *   float steps give (S + 2) >> 2 of the four bytes' sum S, for all 2^32
- *   sets of four bytes (a 1/32 subset under the sanitizers, which make the
- *   7-second enumeration a minute long).
  * - Every rule: TEXTURE_SAMPLES_INVALID, MSAA_OPERATION,
  *   RT_SAMPLES_MISMATCH, RESOLVE_INVALID, COPY_MISMATCH, and the osmesa
  *   backend's refusal (BACKEND_FEATURE).
@@ -35,8 +27,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "capture_util.h"
 #include "raster_util.h"
-#include "resources/resources.h"
-#include "resources/texel.h"
 
 #include <stdio.h>
 
@@ -569,78 +559,8 @@ static void test_rules(void)
     }
 }
 
-/* The resolved byte as the per-texel path computed it. */
-static uint8_t ref_resolve_byte(const uint8_t *b, size_t plane, uint32_t n)
-{
-    float sum = 0.0f;
-    for (uint32_t k = 0; k < n; k++)
-        sum += kres_unorm_to_float(b[k * plane], 8);
-    sum *= 1.0f / (float)n;
-    return (uint8_t)kres_float_to_unorm(sum, 8);
-}
-
-static void test_resolve_sums(void)
-{
-    float t[256];
-    for (uint32_t v = 0; v < 256; v++)
-        t[v] = kres_unorm_to_float(v, 8);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    const uint32_t cstep = 32;
-#else
-    const uint32_t cstep = 1;
-#endif
-    long bad = 0;
-    for (uint32_t a = 0; a < 256; a++)
-        for (uint32_t b = 0; b < 256; b++)
-            for (uint32_t c = 0; c < 256; c += cstep) {
-                const float abc = ((0.0f + t[a]) + t[b]) + t[c];
-                for (uint32_t e = 0; e < 256; e++) {
-                    float sum = (abc + t[e]) * (1.0f / 4.0f);
-                    bad += kres_float_to_unorm(sum, 8) != (a + b + c + e + 2) >> 2;
-                }
-            }
-    CHECK_EQ_INT(bad, 0);
-}
-
-static void test_resolve_bytes(void)
-{
-    static const kiln_format fmts[3] = {KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_B8G8R8A8_UNORM,
-                                        KILN_FORMAT_R8_UNORM};
-    th_rng rng = {0x243F6A8885A308D3ull};
-    int bad = 0;
-    for (int fi = 0; fi < 3; fi++)
-        for (uint32_t w = 1; w <= 67; w += (w < 20 ? 1 : 7)) {
-            const uint32_t h = 3, bpp = kres_format(fmts[fi])->size, pitch = w * bpp + 16;
-            const size_t plane = (size_t)pitch * h;
-            kres_subresource ss = {0, plane * 4, w, h, pitch, 1, plane};
-            kres_subresource ds = {0, plane, w, h, pitch, 1, plane};
-            kres_resource src = {.format = fmts[fi], .samples = 4, .subs = &ss};
-            kres_resource dst = {.format = fmts[fi], .samples = 1, .subs = &ds};
-            uint8_t *sd = malloc(plane * 4), *dd = calloc(1, plane);
-            for (size_t i = 0; i < plane * 4; i++) { /* a third edge values, 0, 1, 254, 255 */
-                uint32_t r = (uint32_t)th_next(&rng);
-                sd[i] = (uint8_t)(r % 3 ? r >> 8 : (r >> 8 & 1) * 254 + (r >> 9 & 1));
-            }
-            kres_storage sst = {.data = sd}, dst_st = {.data = dd};
-            kres_resolve(&dst, &dst_st, 0, &src, &sst, 0);
-            for (uint32_t y = 0; y < h; y++)
-                for (uint32_t i = 0; i < w * bpp; i++) {
-                    uint8_t want = ref_resolve_byte(sd + (size_t)y * pitch + i, plane, 4);
-                    uint8_t got = dd[(size_t)y * pitch + i];
-                    if (got != want && bad++ < 3)
-                        fprintf(stderr, "    format %d width %u row %u byte %u: %u, want %u\n",
-                                (int)fmts[fi], w, y, i, got, want);
-                }
-            free(sd);
-            free(dd);
-        }
-    CHECK_EQ_INT(bad, 0);
-}
-
 int main(void)
 {
-    test_resolve_sums();
-    test_resolve_bytes();
     test_coverage();
     test_depth();
     test_a2c();

@@ -572,7 +572,8 @@ static inline const kres_bc_block *bc_cached(bc_cache *c, kiln_format f, const u
 
 /* The formats of texel.c (bc NULL) and BC: each tap decoded (sRGB to
  * linear, so filtering works on linear values, as D3D10 has it), then
- * weighted like read_f32. f and bc are constants in each caller. */
+ * weighted like read_f32. bc is a constant in each caller (NULL for
+ * texel.c's formats), and so is f for BC. */
 KR_INLINE void read_taps(const taps *t, float *out, const float *border, kiln_format f, int nch,
                          bc_cache *bc)
 {

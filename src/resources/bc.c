@@ -70,7 +70,10 @@ static void ramp_palette(const uint8_t *b, float r[8])
 /* The ramp block's 48 bits of codes. */
 static uint64_t ramp_codes(const uint8_t *b) { return (uint64_t)ld32(b + 2) | (uint64_t)ld16(b + 6) << 32; }
 
-void kres_bc_block_decode(kiln_format f, const uint8_t *b, kres_bc_block *k)
+/* kres_bc_block_decode, with the sRGB curve applied to the colors when
+ * `linear` (kres_decode_bc applies it to its one texel instead: 3 curves
+ * rather than 12). */
+static void block_decode(kiln_format f, const uint8_t *b, kres_bc_block *k, bool linear)
 {
     switch (f) {
     case KILN_FORMAT_BC1_UNORM:
@@ -106,10 +109,15 @@ void kres_bc_block_decode(kiln_format f, const uint8_t *b, kres_bc_block *k)
     }
     /* sRGB: the colors decoded to linear after the interpolation; alpha
      * stays linear */
-    if (kres_format_srgb(f))
+    if (linear && kres_format_srgb(f))
         for (int j = 0; j < 4; j++)
             for (int c = 0; c < 3; c++)
                 k->color[j][c] = kres_srgb_to_linear(k->color[j][c]);
+}
+
+void kres_bc_block_decode(kiln_format f, const uint8_t *b, kres_bc_block *k)
+{
+    block_decode(f, b, k, true);
 }
 
 void kres_decode_bc(kiln_format f, const uint8_t *b, uint32_t i, float o[4])
@@ -120,6 +128,9 @@ void kres_decode_bc(kiln_format f, const uint8_t *b, uint32_t i, float o[4])
         return;
     }
     kres_bc_block k;
-    kres_bc_block_decode(f, b, &k);
+    block_decode(f, b, &k, false);
     kres_bc_texel(f, &k, i, o);
+    if (kres_format_srgb(f))
+        for (int c = 0; c < 3; c++)
+            o[c] = kres_srgb_to_linear(o[c]);
 }

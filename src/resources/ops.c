@@ -164,23 +164,19 @@ static uint8_t resolve_byte(const uint8_t *b, size_t plane, uint32_t n)
     return (uint8_t)kres_float_to_unorm(sum, 8);
 }
 
-/* A row of `bytes` bytes of an 8-bit UNORM resolve, 16 bytes at a time:
- * resolve_byte's operations lane by lane (the byte / 255 a divide, the
- * sums in sample order, the scale, then rt_encode's clamp, * 255 + 0.5
- * and truncation; a value clamped to 0 or 1 gives 0 or 255 either way),
- * so the same bytes. The per-texel loop with its calls took 48% of bench
+/* A row of `bytes` bytes of an 8-bit UNORM resolve. Four samples (every
+ * multisampled texture kiln makes) 16 bytes at a time with SSE2: for four
+ * samples resolve_byte's float steps give exactly (S + 2) >> 2 of the
+ * bytes' sum S, for every one of the 2^32 sets of four bytes (test_resolve
+ * enumerates them), so integer sums in 16-bit lanes give the same bytes
+ * without a divide. The per-texel loop with its calls was 48% of bench
  * (a/4x)'s frame. */
 static void resolve_row8(uint8_t *d, const uint8_t *s, size_t plane, uint32_t n, size_t bytes)
 {
     size_t i = 0;
 #if defined(__SSE2__)
-    const __m128i zero = _mm_setzero_si128();
     if (n == 4) {
-        /* Four samples: those float steps give (S + 2) >> 2 of the bytes'
-         * sum S, for every one of the 2^32 sets of four bytes
-         * (test_msaa's test_resolve_sums enumerates them), so integer
-         * sums in 16-bit lanes give the same bytes without a divide. */
-        const __m128i two = _mm_set1_epi16(2);
+        const __m128i zero = _mm_setzero_si128(), two = _mm_set1_epi16(2);
         for (; i + 16 <= bytes; i += 16) {
             __m128i lo = two, hi = two;
             for (uint32_t k = 0; k < 4; k++) {
@@ -191,26 +187,6 @@ static void resolve_row8(uint8_t *d, const uint8_t *s, size_t plane, uint32_t n,
             _mm_storeu_si128((__m128i *)(void *)(d + i),
                              _mm_packus_epi16(_mm_srli_epi16(lo, 2), _mm_srli_epi16(hi, 2)));
         }
-    }
-    const __m128 k255 = _mm_set1_ps(255.0f), half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f),
-                 scale = _mm_set1_ps(1.0f / (float)n);
-    for (; i + 16 <= bytes; i += 16) {
-        __m128 acc[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
-        for (uint32_t k = 0; k < n; k++) {
-            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + k * plane + i));
-            __m128i lo = _mm_unpacklo_epi8(b, zero), hi = _mm_unpackhi_epi8(b, zero);
-            __m128i q[4] = {_mm_unpacklo_epi16(lo, zero), _mm_unpackhi_epi16(lo, zero),
-                            _mm_unpacklo_epi16(hi, zero), _mm_unpackhi_epi16(hi, zero)};
-            for (int j = 0; j < 4; j++)
-                acc[j] = _mm_add_ps(acc[j], _mm_div_ps(_mm_cvtepi32_ps(q[j]), k255));
-        }
-        __m128i r[4];
-        for (int j = 0; j < 4; j++) {
-            __m128 f = _mm_min_ps(_mm_max_ps(_mm_mul_ps(acc[j], scale), _mm_setzero_ps()), one);
-            r[j] = _mm_cvttps_epi32(_mm_add_ps(_mm_mul_ps(f, k255), half));
-        }
-        __m128i w = _mm_packus_epi16(_mm_packs_epi32(r[0], r[1]), _mm_packs_epi32(r[2], r[3]));
-        _mm_storeu_si128((__m128i *)(void *)(d + i), w);
     }
 #endif
     for (; i < bytes; i++)
