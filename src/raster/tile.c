@@ -1093,11 +1093,8 @@ static uint32_t edge_mask(const int64_t e[3], const int64_t sx[3], const int64_t
 /* edge_mask in 32-bit lanes, for a block whose edge values all fit in
  * int32: each lane is computed with wrapping adds, and a wrapped sum
  * whose true value fits in 32 bits is that value, so the signs are
- * exact. Always inlined: with raster_tri_ms its second caller, GCC made
- * it a call, and (a), (b), (d) ran 3-5% slower. */
-static inline __attribute__((always_inline)) uint32_t edge_mask32(const int64_t e[3],
-                                                                  const int64_t sx[3],
-                                                                  const int64_t sy[3])
+ * exact. */
+static inline uint32_t edge_mask32(const int64_t e[3], const int64_t sx[3], const int64_t sy[3])
 {
     __m128i row[3], step[3];
     for (int k = 0; k < 3; k++) {
@@ -1119,8 +1116,12 @@ static inline __attribute__((always_inline)) uint32_t edge_mask32(const int64_t 
 
 /* raster_tri on a 4x target: each block's coverage at each sample
  * position (the same edge functions and fill rule, moved by the sample's
- * offset, which is exact in 16.8), then shade_block_ms. */
-static void raster_tri_ms(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+ * offset, which is exact in 16.8), then shade_block_ms. Not inlined into
+ * raster_tri: inlined, GCC compiled raster_tri's own use of edge_mask32
+ * into 8% more instructions (cachegrind on (b)) or made edge_mask32 a
+ * call (perf on (a): 5.6%), and (a), (b), (d) ran 3-5% slower. */
+__attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_fb *fb, int x0,
+                                                    int y0, int x1, int y1)
 {
     /* raster_tri's walk with four samples: a sample's edge values are the
      * pixel center's plus that sample's offset, off[k] = a * dx + b * dy
