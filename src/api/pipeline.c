@@ -1354,7 +1354,8 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
     if (kd_prim_count(p->topology, count) == 0 || (!raster && !so))
         return KILN_OK;
     if (ctx->scene && (so || !same_views(ctx->scene, p) || ctx->scene->nops >= KD_SCENE_MAX_OPS ||
-                       ctx->scene->vertices >= KD_SCENE_MAX_VERTICES))
+                       ctx->scene->vertices >= KD_SCENE_MAX_VERTICES ||
+                       ctx->scene->retired_bytes >= dev->queue.scene_budget))
         if ((r = ka_flush_scene(ctx, api)) != KILN_OK)
             return r;
     if (!p->block && !(p->block = build_state(ctx)))

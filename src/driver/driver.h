@@ -202,6 +202,10 @@ typedef struct kd_scene {
     struct kd_draw_chunk *spare;  /* emptied chunks of a recycled scene */
     kd_bind *binds;               /* newest first */
     size_t bind_bytes;            /* what the bind records take */
+    /* Storages the scene holds that a WRITE_DISCARD on its context then
+     * replaced: nothing but queued work keeps them alive, and a draw per
+     * Map would otherwise hold one per draw (kd_scene_retired). */
+    size_t retired_bytes;
     /* Draws with shader resources whose state or bind record differ from
      * the previous such draw's: each may cost the backend a resolved copy
      * of its views (src/raster), so a scene ends at KD_SCENE_MAX_TEXSETS. */
@@ -237,10 +241,14 @@ void kd_recycler_init(kd_recycler *r);
 void kd_recycler_fini(kd_recycler *r);
 
 /* The memory a recorded scene holds: its op, node and state arrays, its
- * draw chunks and bind records (not the state blocks, shared between
- * scenes, nor the storages its bind records keep alive). What the queue's
- * scene budget counts (kiln_device_desc.scene_budget). */
+ * draw chunks and bind records, and the storages it keeps alive that a
+ * WRITE_DISCARD on its context retired (not the state blocks, shared
+ * between scenes, nor storages still current). What the queue's scene
+ * budget counts (kiln_device_desc.scene_budget). */
 size_t kd_scene_bytes(const kd_scene *s);
+/* A WRITE_DISCARD on the scene's context replaced `st`, `bytes` large:
+ * counted in the scene's bytes if the scene holds it. */
+void kd_scene_retired(kd_scene *s, const kres_storage *st, size_t bytes);
 
 /* A scene, from `r`'s kept ones when it has one (r may be NULL). */
 kd_scene *kd_scene_create(const kb_env *env, kd_recycler *r);

@@ -177,7 +177,7 @@ static size_t kept_bytes(const kd_scene *s)
 
 size_t kd_scene_bytes(const kd_scene *s)
 {
-    size_t n = sizeof *s + kept_bytes(s) + s->bind_bytes;
+    size_t n = sizeof *s + kept_bytes(s) + s->bind_bytes + s->retired_bytes;
     for (const kd_draw_chunk *c = s->chunks; c; c = c->next)
         n += sizeof *c;
     return n;
@@ -215,6 +215,7 @@ void kd_scene_free(kd_scene *s)
         bind_free(s->env, b);
     }
     s->bind_bytes = 0;
+    s->retired_bytes = 0;
     for (uint32_t i = 0; i < s->nstates; i++)
         kd_state_unref(s->states[i]);
     s->nstates = 0;
@@ -339,6 +340,17 @@ bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode)
         k = (k + 1) & (s->hash_cap - 1);
     s->hash[k] = ++s->nnodes;
     return true;
+}
+
+void kd_scene_retired(kd_scene *s, const kres_storage *st, size_t bytes)
+{
+    if (!s->hash_cap)
+        return;
+    for (uint32_t k = hash_ptr(st, s->hash_cap); s->hash[k]; k = (k + 1) & (s->hash_cap - 1))
+        if (s->nodes[s->hash[k] - 1].st == st) {
+            s->retired_bytes += bytes;
+            return;
+        }
 }
 
 /* ---- helpers ---- */

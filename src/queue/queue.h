@@ -489,9 +489,13 @@ kiln_result kq_upload_alloc(kq_context *c, kq_cmd *cmd, uint32_t size, uint8_t *
 /* Largest single upload block. */
 static inline uint32_t kq_upload_max(const kq_context *c) { return (c->ring.size / 2) & ~15u; }
 
-/* Maps: `type` is a kiln_map_type already validated against usage. */
+/* Maps: `type` is a kiln_map_type already validated against usage. A
+ * WRITE_DISCARD that renamed the resource sets *out_retired to the storage
+ * it replaced (NULL otherwise): to compare with, never to read, since the
+ * resource's reference is gone and nothing else may hold it. */
 kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_type type,
-                   bool do_not_wait, kiln_mapped_subresource *out, kiln_log_id *out_id);
+                   bool do_not_wait, kiln_mapped_subresource *out, const kres_storage **out_retired,
+                   kiln_log_id *out_id);
 kiln_result kq_unmap(kq_context *c, kres_resource *res, uint32_t sub);
 /* Unmaps everything the context keeps mapped. */
 void kq_unmap_all(kq_context *c);
