@@ -1114,6 +1114,27 @@ static inline uint32_t edge_mask32(const int64_t e[3], const int64_t sx[3], cons
 }
 #endif
 
+/* A block whose edge values lie in [e + lo_off, e + hi_off]: false when
+ * one edge rejects it whole; otherwise *accept says all three accept it
+ * whole and *fits that every value fits in int32 (edge_mask32's exact
+ * range: wrapping adds give the true values). */
+static inline __attribute__((always_inline)) bool block_edges(const int64_t e[3],
+                                                              const int64_t lo_off[3],
+                                                              const int64_t hi_off[3], bool *accept,
+                                                              bool *fits)
+{
+    bool reject = false, acc = true, fit = true;
+    for (int k = 0; k < 3; k++) {
+        int64_t lo = e[k] + lo_off[k], hi = e[k] + hi_off[k];
+        reject |= hi < 0;
+        acc &= lo >= 0;
+        fit &= lo >= INT32_MIN && hi <= INT32_MAX;
+    }
+    *accept = acc;
+    *fits = fit;
+    return !reject;
+}
+
 /* raster_tri on a 4x target: each block's coverage at each sample
  * position (the same edge functions and fill rule, moved by the sample's
  * offset, which is exact in 16.8), then shade_block_ms. Not inlined into
@@ -1153,19 +1174,8 @@ __attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_f
          by += 4, erow[0] += 4 * sy[0], erow[1] += 4 * sy[1], erow[2] += 4 * sy[2]) {
         int64_t e[3] = {erow[0], erow[1], erow[2]};
         for (int bx = bx0; bx < x1; bx += 4, e[0] += 4 * sx[0], e[1] += 4 * sx[1], e[2] += 4 * sx[2]) {
-            bool reject = false, accept = true;
-#if defined(__SSE2__)
-            bool fits = true; /* every sample's value in the block fits in int32 */
-#endif
-            for (int j = 0; j < 3; j++) {
-                int64_t lo = e[j] + lo_off[j], hi = e[j] + hi_off[j];
-                reject |= hi < 0;
-                accept &= lo >= 0;
-#if defined(__SSE2__)
-                fits &= lo >= INT32_MIN && hi <= INT32_MAX;
-#endif
-            }
-            if (reject)
+            bool accept, fits; /* fits: every sample's value in the block */
+            if (!block_edges(e, lo_off, hi_off, &accept, &fits))
                 continue;
             uint32_t rect = 0xffff;
             if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
@@ -1291,20 +1301,8 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
          by += 4, erow[0] += sty[0], erow[1] += sty[1], erow[2] += sty[2]) {
         int64_t e[3] = {erow[0], erow[1], erow[2]};
         for (int bx = bx0; bx < x1; bx += 4, e[0] += stx[0], e[1] += stx[1], e[2] += stx[2]) {
-            bool reject = false, accept = true;
-#if defined(__SSE2__)
-            bool fits = true; /* every value in the block fits in int32 */
-#endif
-            for (int k = 0; k < 3; k++) {
-                int64_t lo = e[k] + lo_off[k];
-                int64_t hi = e[k] + hi_off[k];
-                reject |= hi < 0;
-                accept &= lo >= 0;
-#if defined(__SSE2__)
-                fits &= lo >= INT32_MIN && hi <= INT32_MAX;
-#endif
-            }
-            if (reject)
+            bool accept, fits;
+            if (!block_edges(e, lo_off, hi_off, &accept, &fits))
                 continue;
             uint32_t mask = 0xffff;
             if (!accept) {
