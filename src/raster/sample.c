@@ -619,7 +619,7 @@ KR_INLINE __m128 bc_texel4(kiln_format f, const kres_bc_block *k, uint32_t i)
 {
     const float *c = NULL; /* BC4 and BC5 have no color codes */
     if (f != KILN_FORMAT_BC4_UNORM && f != KILN_FORMAT_BC5_UNORM)
-        c = k->color[k->color_codes >> (2 * i) & 3u];
+        c = kres_bc_color(k, i);
     switch (f) {
     case KILN_FORMAT_BC1_UNORM:
     case KILN_FORMAT_BC1_UNORM_SRGB:
@@ -629,18 +629,18 @@ KR_INLINE __m128 bc_texel4(kiln_format f, const kres_bc_block *k, uint32_t i)
     case KILN_FORMAT_BC3_UNORM:
     case KILN_FORMAT_BC3_UNORM_SRGB: {
         float a = f == KILN_FORMAT_BC2_UNORM || f == KILN_FORMAT_BC2_UNORM_SRGB
-                      ? (float)(uint32_t)(k->codes[0] >> (4 * i) & 15u) / 15.0f
-                      : k->ramp[0][k->codes[0] >> (3 * i) & 7u];
+                      ? kres_bc2_alpha(k, i)
+                      : kres_bc_ramp(k, 0, i);
         __m128 rgb = _mm_loadu_ps(c);
         /* [c2 a c3 0], then [c0 c1 c2 a] */
         __m128 hi = _mm_unpacklo_ps(_mm_movehl_ps(rgb, rgb), _mm_set_ss(a));
         return _mm_shuffle_ps(rgb, hi, _MM_SHUFFLE(1, 0, 1, 0));
     }
     case KILN_FORMAT_BC4_UNORM:
-        return _mm_set_ss(k->ramp[0][k->codes[0] >> (3 * i) & 7u]);
+        return _mm_set_ss(kres_bc_ramp(k, 0, i));
     default: /* BC5 */
-        return _mm_unpacklo_ps(_mm_set_ss(k->ramp[0][k->codes[0] >> (3 * i) & 7u]),
-                               _mm_set_ss(k->ramp[1][k->codes[1] >> (3 * i) & 7u]));
+        return _mm_unpacklo_ps(_mm_set_ss(kres_bc_ramp(k, 0, i)),
+                               _mm_set_ss(kres_bc_ramp(k, 1, i)));
     }
 }
 

@@ -45,38 +45,53 @@ typedef struct kres_bc_block {
 
 void kres_bc_block_decode(kiln_format f, const uint8_t *block, kres_bc_block *out);
 
+/* Texel i's parts in a decoded block: its color (BC1-3: RGBA, A used by
+ * BC1 only), its BC2 alpha, and its value on ramp ch (BC3 alpha and BC4:
+ * ramp 0; BC5: ramps 0 and 1). */
+static inline const float *kres_bc_color(const kres_bc_block *k, uint32_t i)
+{
+    return k->color[k->color_codes >> (2 * i) & 3u];
+}
+static inline float kres_bc2_alpha(const kres_bc_block *k, uint32_t i)
+{
+    return (float)(uint32_t)(k->codes[0] >> (4 * i) & 15u) / 15.0f;
+}
+static inline float kres_bc_ramp(const kres_bc_block *k, int ch, uint32_t i)
+{
+    return k->ramp[ch][k->codes[ch] >> (3 * i) & 7u];
+}
+
 /* Texel i of a decoded block of BC format f (f a constant where this is
  * inlined: the switch folds). */
 static inline void kres_bc_texel(kiln_format f, const kres_bc_block *k, uint32_t i, float o[4])
 {
-#define KRES_BC_COLOR(k, i) ((k)->color[(k)->color_codes >> (2 * (i)) & 3u])
     const float *c;
     switch (f) {
     case KILN_FORMAT_BC1_UNORM:
     case KILN_FORMAT_BC1_UNORM_SRGB:
-        c = KRES_BC_COLOR(k, i);
+        c = kres_bc_color(k, i);
         o[0] = c[0], o[1] = c[1], o[2] = c[2], o[3] = c[3];
         break;
     case KILN_FORMAT_BC2_UNORM:
     case KILN_FORMAT_BC2_UNORM_SRGB:
-        c = KRES_BC_COLOR(k, i);
+        c = kres_bc_color(k, i);
         o[0] = c[0], o[1] = c[1], o[2] = c[2];
-        o[3] = (float)(uint32_t)(k->codes[0] >> (4 * i) & 15u) / 15.0f;
+        o[3] = kres_bc2_alpha(k, i);
         break;
     case KILN_FORMAT_BC3_UNORM:
     case KILN_FORMAT_BC3_UNORM_SRGB:
-        c = KRES_BC_COLOR(k, i);
+        c = kres_bc_color(k, i);
         o[0] = c[0], o[1] = c[1], o[2] = c[2];
-        o[3] = k->ramp[0][k->codes[0] >> (3 * i) & 7u];
+        o[3] = kres_bc_ramp(k, 0, i);
         break;
     case KILN_FORMAT_BC4_UNORM:
-        o[0] = k->ramp[0][k->codes[0] >> (3 * i) & 7u];
+        o[0] = kres_bc_ramp(k, 0, i);
         o[1] = o[2] = 0.0f;
         o[3] = 1.0f;
         break;
     case KILN_FORMAT_BC5_UNORM:
-        o[0] = k->ramp[0][k->codes[0] >> (3 * i) & 7u];
-        o[1] = k->ramp[1][k->codes[1] >> (3 * i) & 7u];
+        o[0] = kres_bc_ramp(k, 0, i);
+        o[1] = kres_bc_ramp(k, 1, i);
         o[2] = 0.0f;
         o[3] = 1.0f;
         break;
@@ -85,7 +100,6 @@ static inline void kres_bc_texel(kiln_format f, const kres_bc_block *k, uint32_t
         o[3] = 1.0f;
         break;
     }
-#undef KRES_BC_COLOR
 }
 
 /* The formats decoded and encoded here (R8G8_UNORM and after, not BC). */
