@@ -33,6 +33,7 @@
  */
 #include "api/test_hooks.h"
 #include "count_alloc.h"
+#include "driver/driver.h"
 #include "harness.h"
 #include "raster_util.h"
 
@@ -294,8 +295,36 @@ static void run_big(uint32_t threads, uint32_t budget)
     stream_close(&st, BIG_TOTAL);
 }
 
+/* A scene ends at KD_SCENE_MAX_OPS draws: with no flush, N draws are
+ * ceil(N / KD_SCENE_MAX_OPS) scene commands, and the draws on either side
+ * of the cut keep their order (each cell's last color). */
+static void run_long_scene(void)
+{
+    stream st;
+    if (!stream_open(&st, 1, 0, false, 0))
+        return;
+    const uint32_t total = KD_SCENE_MAX_OPS + 1000;
+    kiln_device_stats before, after;
+    kiln_device_get_stats(st.dev, &before);
+    kiln_result bad = KILN_OK;
+    for (uint32_t i = 0; i < total && bad == KILN_OK; i++) {
+        bad = stream_color(&st, i);
+        if (bad == KILN_OK)
+            bad = kiln_draw(st.ctx, 6, 6 * (i % NCELL));
+    }
+    CHECK_RESULT(bad, KILN_OK);
+    CHECK_RESULT(kiln_flush(st.ctx), KILN_OK);
+    kiln_device_get_stats(st.dev, &after);
+    printf("  %u draws with no flush: %llu scene commands\n", total,
+           (unsigned long long)(after.commands_queued - before.commands_queued));
+    CHECK_EQ_INT(after.commands_queued - before.commands_queued, 2);
+    stream_end(&st);
+    stream_close(&st, total);
+}
+
 int main(void)
 {
+    run_long_scene();
     run_big(1, 1u << 20);
     run_big(2, 4u << 20);
     size_t deflt = run(1, 0);
