@@ -96,6 +96,7 @@ typedef struct stream {
     kiln_test_gate *gate;
     opener o;
     pthread_t t;
+    bool started; /* t runs */
 } stream;
 
 /* Cell c's quad, vertices v[0..6). */
@@ -155,7 +156,10 @@ static bool stream_open(stream *st, uint32_t threads, uint32_t budget, bool vb_d
     CHECK_RESULT(kiln_test_hold(ctx, st->gate, &held, &w, 1), KILN_OK);
     kiln_test_gate_wait_entered(st->gate, 1);
     st->o = (opener){.dev = dev, .gate = st->gate};
-    CHECK(pthread_create(&st->t, NULL, open_at_first_wait, &st->o) == 0);
+    st->started = pthread_create(&st->t, NULL, open_at_first_wait, &st->o) == 0;
+    CHECK(st->started);
+    if (!st->started)
+        kiln_test_gate_open(st->gate);
     return true;
 }
 
@@ -176,24 +180,29 @@ static kiln_result stream_color(stream *st, uint32_t i)
 static void stream_end(stream *st)
 {
     atomic_store(&st->o.streamed, 1);
-    pthread_join(st->t, NULL);
+    if (st->started)
+        pthread_join(st->t, NULL);
     CHECK_RESULT(kiln_finish(st->ctx), KILN_OK);
 }
 
 /* Checks that each cell holds the color of the last of `total` draws
  * that covered it (a rename that lost or reordered data shows there),
- * then frees everything and checks that every byte went back. */
-static void stream_close(stream *st, uint32_t total)
+ * draw i's color being color_of(i - i % step); with total = 0 that each
+ * holds color_of(step). Then frees everything and checks that every byte
+ * went back. */
+static void stream_close(stream *st, uint32_t total, uint32_t step)
 {
     kiln_device *dev = st->dev;
     uint8_t *px = ru_read_bytes(dev, &st->rt);
-    uint32_t wrong = 0;
+    uint32_t wrong = 0, only = step;
+    if (!total)
+        step = 1;
     for (uint32_t c = 0; c < NCELL; c++) {
-        uint32_t last = total - 1;
-        while (last % NCELL != c)
+        uint32_t last = total ? total - 1 : only;
+        while (total && last % NCELL != c)
             last--;
         float want[4];
-        color_of(last, want);
+        color_of(last - last % step, want);
         const uint8_t *q = px + 4 * ((size_t)(c / (SIZE / CELL) * CELL + CELL / 2) * SIZE +
                                      (size_t)(c % (SIZE / CELL) * CELL + CELL / 2));
         for (int k = 0; k < 4; k++)
@@ -246,7 +255,7 @@ static size_t run(uint32_t threads, uint32_t budget)
     printf("  %u worker(s): peak live bytes %zu after %d draws, %zu after %d\n", threads,
            peak_first, FIRST, peak_all, TOTAL);
     CHECK(peak_all <= peak_first + (1u << 20));
-    stream_close(&st, TOTAL);
+    stream_close(&st, TOTAL, 1);
     return peak_all;
 }
 
@@ -292,23 +301,31 @@ static void run_big(uint32_t threads, uint32_t budget)
            (unsigned long long)st.o.seen.waits_scene_budget, peak - base, base, bound);
     CHECK(st.o.seen.waits_scene_budget == 1 && st.o.seen.waits_ring_full == 0);
     CHECK(peak - base <= bound);
-    stream_close(&st, BIG_TOTAL);
+    stream_close(&st, BIG_TOTAL, 1);
 }
 
-/* A scene ends at KD_SCENE_MAX_OPS draws: with no flush, N draws are
- * ceil(N / KD_SCENE_MAX_OPS) scene commands, and the draws on either side
- * of the cut keep their order (each cell's last color). */
+/* A scene ends at KD_SCENE_MAX_OPS draws: with no flush and nothing
+ * DYNAMIC bound (so consecutive draws share one bind record and the scene
+ * stays far under the budget), KD_SCENE_MAX_OPS + 1,000 draws are two
+ * scene commands. The draws past the cut read a second constant buffer
+ * (bound with a setter, which does not end the scene): every cell must
+ * show its color, so the second scene ran after the first. */
 static void run_long_scene(void)
 {
     stream st;
     if (!stream_open(&st, 1, 0, false, 0))
         return;
     const uint32_t total = KD_SCENE_MAX_OPS + 1000;
+    float c0[4], c1[4];
+    color_of(0, c0);
+    color_of(KD_SCENE_MAX_OPS, c1);
+    kiln_buffer cb[2] = {ru_cbuffer(st.dev, c0, 4), ru_cbuffer(st.dev, c1, 4)};
     kiln_device_stats before, after;
     kiln_device_get_stats(st.dev, &before);
     kiln_result bad = KILN_OK;
     for (uint32_t i = 0; i < total && bad == KILN_OK; i++) {
-        bad = stream_color(&st, i);
+        if (i == 0 || i == KD_SCENE_MAX_OPS)
+            bad = kiln_ps_set_constant_buffers(st.ctx, 0, 1, &cb[i != 0]);
         if (bad == KILN_OK)
             bad = kiln_draw(st.ctx, 6, 6 * (i % NCELL));
     }
@@ -319,12 +336,82 @@ static void run_long_scene(void)
            (unsigned long long)(after.commands_queued - before.commands_queued));
     CHECK_EQ_INT(after.commands_queued - before.commands_queued, 2);
     stream_end(&st);
-    stream_close(&st, total);
+    kiln_destroy_buffer(st.dev, cb[0]);
+    kiln_destroy_buffer(st.dev, cb[1]);
+    stream_close(&st, total, KD_SCENE_MAX_OPS);
+}
+
+/* Only what the open scene holds counts: WRITE_DISCARDs of a buffer no
+ * draw of the scene binds retire storages nobody keeps, so with a 1 MiB
+ * budget eight discards of a 2 MiB buffer between draws leave the draws
+ * in one scene (a count that charged every rename would cut it). */
+static void run_unheld_discard(void)
+{
+    stream st;
+    if (!stream_open(&st, 1, 1u << 20, false, 0))
+        return;
+    kiln_buffer_desc d = {.size = 2u << 20, .usage = KILN_USAGE_DYNAMIC,
+                          .bind_flags = KILN_BIND_VERTEX_BUFFER, .cpu_access = KILN_CPU_ACCESS_WRITE};
+    kiln_buffer unbound;
+    CHECK_RESULT(kiln_create_buffer(st.dev, &d, NULL, &unbound), KILN_OK);
+    kiln_device_stats before, after;
+    kiln_device_get_stats(st.dev, &before);
+    kiln_result bad = KILN_OK;
+    for (uint32_t i = 0; i < 2 * NCELL && bad == KILN_OK; i++) {
+        if (i >= NCELL / 2 && i < NCELL / 2 + 8) {
+            kiln_mapped_subresource m;
+            bad = kiln_map(st.ctx, kiln_buffer_resource(unbound), 0, KILN_MAP_WRITE_DISCARD, 0, &m);
+            if (bad == KILN_OK)
+                bad = kiln_unmap(st.ctx, kiln_buffer_resource(unbound), 0);
+        }
+        if (bad == KILN_OK)
+            bad = stream_color(&st, i);
+        if (bad == KILN_OK)
+            bad = kiln_draw(st.ctx, 6, 6 * (i % NCELL));
+    }
+    CHECK_RESULT(bad, KILN_OK);
+    CHECK_RESULT(kiln_flush(st.ctx), KILN_OK);
+    kiln_device_get_stats(st.dev, &after);
+    printf("  8 discards of an unbound 2 MiB buffer among %d draws, budget 1 MiB: %llu scene commands\n",
+           2 * NCELL, (unsigned long long)(after.commands_queued - before.commands_queued));
+    CHECK_EQ_INT(after.commands_queued - before.commands_queued, 1);
+    stream_end(&st);
+    kiln_destroy_buffer(st.dev, unbound);
+    stream_close(&st, 2 * NCELL, 1);
+}
+
+/* Clears gathered into the open scene end it at the budget too (they are
+ * ops): 2,000 clears of the target and no draw, with a 64 KiB budget
+ * (about 745 ops a scene), are more than one command, and the target
+ * ends with the last clear's color. */
+static void run_clears(void)
+{
+    stream st;
+    if (!stream_open(&st, 1, 64u << 10, false, 0))
+        return;
+    kiln_device_stats before, after;
+    kiln_device_get_stats(st.dev, &before);
+    kiln_result bad = KILN_OK;
+    for (uint32_t i = 0; i < 2000 && bad == KILN_OK; i++) {
+        float c[4];
+        color_of(i, c);
+        bad = kiln_clear_rtv(st.ctx, st.rt.rtv, c);
+    }
+    CHECK_RESULT(bad, KILN_OK);
+    CHECK_RESULT(kiln_flush(st.ctx), KILN_OK);
+    kiln_device_get_stats(st.dev, &after);
+    uint64_t n = after.commands_queued - before.commands_queued;
+    printf("  2000 clears, budget 64 KiB: %llu commands\n", (unsigned long long)n);
+    CHECK(n >= 3);
+    stream_end(&st);
+    stream_close(&st, 0, 1999);
 }
 
 int main(void)
 {
+    run_clears();
     run_long_scene();
+    run_unheld_discard();
     run_big(1, 1u << 20);
     run_big(2, 4u << 20);
     size_t deflt = run(1, 0);

@@ -960,6 +960,13 @@ static void scene_release(kq_cmd *cmd)
     kd_scene_free(cmd->u.scene.scene);
 }
 
+/* Whether the open scene takes no further op: at KD_SCENE_MAX_OPS, or
+ * holding the device's scene budget (docs/queue.md "Scene budget"). */
+static bool scene_full(const kiln_context *ctx, const kd_scene *s)
+{
+    return s->nops >= KD_SCENE_MAX_OPS || kd_scene_held(s) >= ctx->dev->queue.scene_budget;
+}
+
 kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
 {
     kd_scene *s = ctx->scene;
@@ -1353,9 +1360,8 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
     bool raster = (p->ps && (p->nrt || p->dsv)) || depth_only(p);
     if (kd_prim_count(p->topology, count) == 0 || (!raster && !so))
         return KILN_OK;
-    if (ctx->scene && (so || !same_views(ctx->scene, p) || ctx->scene->nops >= KD_SCENE_MAX_OPS ||
-                       ctx->scene->vertices >= KD_SCENE_MAX_VERTICES ||
-                       ctx->scene->retired_bytes >= dev->queue.scene_budget))
+    if (ctx->scene && (so || !same_views(ctx->scene, p) || scene_full(ctx, ctx->scene) ||
+                       ctx->scene->vertices >= KD_SCENE_MAX_VERTICES))
         if ((r = ka_flush_scene(ctx, api)) != KILN_OK)
             return r;
     if (!p->block && !(p->block = build_state(ctx)))
@@ -1518,7 +1524,7 @@ bool ka_scene_clear(kiln_context *ctx, kres_view *v, bool depth, const uint8_t t
             return false;
     }
     /* The scene clears whole targets: only views of one mip and slice. */
-    if (v->num_slices != 1)
+    if (v->num_slices != 1 || scene_full(ctx, s))
         return false;
     kd_op op = {.kind = depth ? KD_OP_CLEAR_DS : KD_OP_CLEAR_RT, .rt = slot < 0 ? 0 : (uint32_t)slot, .mask = mask};
     memcpy(op.texel, texel, 16);

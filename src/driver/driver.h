@@ -256,6 +256,15 @@ size_t kd_scene_bytes(const kd_scene *s);
 /* A WRITE_DISCARD on the scene's context replaced `st`, `bytes` large:
  * counted in the scene's bytes if the scene holds it. */
 void kd_scene_retired(kd_scene *s, const kres_storage *st, size_t bytes);
+/* What grows with a scene's ops: op and draw records, nodes, bind records
+ * and retired storages (kd_scene_bytes but for spare capacity), from
+ * running counts: cheap enough for every draw and clear, which end the
+ * scene at the budget. */
+static inline size_t kd_scene_held(const kd_scene *s)
+{
+    return (size_t)s->nops * (sizeof(kd_op) + sizeof(kd_draw)) +
+           (size_t)s->nnodes * sizeof(kq_node) + s->bind_bytes + s->retired_bytes;
+}
 
 /* A scene, from `r`'s kept ones when it has one (r may be NULL). */
 kd_scene *kd_scene_create(const kb_env *env, kd_recycler *r);
