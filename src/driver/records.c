@@ -312,19 +312,25 @@ static bool grow_nodes(kd_scene *s)
     return true;
 }
 
+/* The scene's node of storage st, or NULL (a probe of the open-addressed
+ * hash: kd_scene_use and kd_scene_retired). */
+static kq_node *find_node(const kd_scene *s, const kres_storage *st)
+{
+    if (!s->hash_cap)
+        return NULL;
+    for (uint32_t k = hash_ptr(st, s->hash_cap); s->hash[k]; k = (k + 1) & (s->hash_cap - 1))
+        if (s->nodes[s->hash[k] - 1].st == st)
+            return &s->nodes[s->hash[k] - 1];
+    return NULL;
+}
+
 bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode)
 {
-    if (s->hash_cap) {
-        uint32_t k = hash_ptr(st, s->hash_cap);
-        while (s->hash[k]) {
-            kq_node *n = &s->nodes[s->hash[k] - 1];
-            if (n->st == st) {
-                if (mode == KQ_WRITE)
-                    n->mode = KQ_WRITE;
-                return true;
-            }
-            k = (k + 1) & (s->hash_cap - 1);
-        }
+    kq_node *found = find_node(s, st);
+    if (found) {
+        if (mode == KQ_WRITE)
+            found->mode = KQ_WRITE;
+        return true;
     }
     if (s->nnodes == s->nodes_cap && !grow_nodes(s))
         return false;
@@ -344,13 +350,8 @@ bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode)
 
 void kd_scene_retired(kd_scene *s, const kres_storage *st, size_t bytes)
 {
-    if (!s->hash_cap)
-        return;
-    for (uint32_t k = hash_ptr(st, s->hash_cap); s->hash[k]; k = (k + 1) & (s->hash_cap - 1))
-        if (s->nodes[s->hash[k] - 1].st == st) {
-            s->retired_bytes += bytes;
-            return;
-        }
+    if (find_node(s, st))
+        s->retired_bytes += bytes;
 }
 
 /* ---- helpers ---- */
