@@ -7,11 +7,9 @@
 #include <assert.h>
 #include <string.h>
 
-/* Primitives and jobs set up per wave: bound the memory of bins and
- * vertices (every job's arena takes at least 16 KiB, its bins 16 bytes a
- * tile: a scene alternating draws and clears is a job per draw). */
+/* Primitives set up per wave (and KR_WAVE_JOBS jobs, geom.h): bound the
+ * memory of bins and vertices. */
 #define WAVE_PRIMS (256u << 10)
-#define WAVE_JOBS 1024u
 #define JOB_PRIMS 1024u
 
 /* ---- execution ---- */
@@ -572,7 +570,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         uint32_t prims = 0, count = 0;
         while (first + count < nj &&
                (count == 0 ||
-                (prims + e.jobs[first + count].prims <= WAVE_PRIMS && count < WAVE_JOBS)))
+                (prims + e.jobs[first + count].prims <= WAVE_PRIMS && count < KR_WAVE_JOBS)))
             prims += e.jobs[first + count++].prims;
         e.first = first;
         e.count = count;

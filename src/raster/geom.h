@@ -32,6 +32,11 @@ typedef struct kr_arena {
 void *kr_arena_alloc(kr_arena *a, size_t size);
 void kr_arena_free(kr_arena *a);
 
+/* Jobs a scene sets up per wave at most (backend.c): every job's arena
+ * takes at least 16 KiB, its bins 16 bytes a tile, and a scene alternating
+ * draws and clears is a job per draw and per clear. */
+#define KR_WAVE_JOBS 1024u
+
 /* A tile's list in a job: chunks of 2, 4, 8, ... KR_BIN_CHUNK_MAX
  * primitives. A job's primitives are spread over the whole target, so
  * most tiles get one or two of them: small first chunks keep the job's
