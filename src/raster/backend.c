@@ -399,13 +399,6 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     const kb_env *env = s->env;
     kt_tracer *tr = q->trace;
     uint64_t t_phase = tr ? kt_now() : 0;
-    /* draw_auto: the count is what stream output wrote, known now (the
-     * draw holds the vertex buffer, after any draw that wrote it). */
-    for (uint32_t i = 0; i < s->nops; i++) {
-        kd_draw *d = s->ops[i].draw;
-        if (s->ops[i].kind == KD_OP_DRAW && d->is_auto)
-            d->count = kd_auto_count(d->state->vb[0], d->state->vb_offset[0], d->state->vb_stride[0]);
-    }
     exec_ctx e;
     memset(&e, 0, sizeof e);
     build_fb(s, cmd, &e.fb);
@@ -456,7 +449,14 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             job_open = false;
             continue;
         }
-        const kd_draw *dw = op->draw;
+        kd_draw *dw = op->draw;
+        /* draw_auto: the count is what stream output wrote, known now (the
+         * draw holds the vertex buffer, after any draw that wrote it; a
+         * scene that streams out has one draw). Here, in the first pass
+         * over the draws, rather than in a pass of its own: one walk over
+         * 100,000 draw records less per frame of bench (d). */
+        if (dw->is_auto)
+            dw->count = kd_auto_count(dw->state->vb[0], dw->state->vb_offset[0], dw->state->vb_stride[0]);
         if (!dx_first || dx_first->state != dw->state || !kd_draw_same_storages(dx_first, dw)) {
             ndx++;
             dx_first = dw;
