@@ -422,6 +422,57 @@ static void offsets_append_auto(kiln_exec_mode mode, uint32_t threads)
     env_free(&e);
 }
 
+/* draw_auto in a scene that shades nothing (its one render target view
+ * slot empty, a pixel shader bound): the scene only counts its draws, and
+ * a pipeline-statistics query reads the vertices stream output wrote, not
+ * what the buffer could hold. */
+static void auto_without_target(kiln_exec_mode mode, uint32_t threads)
+{
+    env e;
+    env_init(&e, mode, threads);
+    const kiln_so_element el[] = {{1, 0, 1, 0}}; /* varying 0's x: 4 bytes a vertex */
+    kiln_geometry_shader gs = so_shader(e.dev, NULL, el, 1, 0);
+    CHECK_RESULT(kiln_gs_set_shader(e.ctx, gs), KILN_OK);
+    kiln_buffer vb = vertex_buffer(&e, 8), so = so_buffer(&e, 64, KILN_BIND_VERTEX_BUFFER);
+    bind_vb(&e, vb, 32);
+    CHECK_RESULT(kiln_ia_set_topology(e.ctx, KILN_TOPOLOGY_POINT_LIST), KILN_OK);
+    so_targets(&e, 1, &so, NULL);
+    CHECK_RESULT(kiln_draw(e.ctx, 5, 0), KILN_OK); /* 20 of the 64 bytes */
+    so_targets(&e, 0, NULL, NULL);
+    CHECK_RESULT(kiln_gs_set_shader(e.ctx, (kiln_geometry_shader){0}), KILN_OK);
+
+    kiln_vertex_shader_desc vd = {ru_vs_pass, 1, 1, NULL, RU_USER(1, 1)};
+    kiln_vertex_shader vs = {0};
+    CHECK_RESULT(kiln_create_vertex_shader(e.dev, &vd, &vs), KILN_OK);
+    kiln_input_layout_desc ld = {1, {{KILN_FORMAT_R32_FLOAT, 0, 0, 0, 0}}};
+    kiln_input_layout il = {0};
+    CHECK_RESULT(kiln_create_input_layout(e.dev, &ld, vs, &il), KILN_OK);
+    CHECK_RESULT(kiln_vs_set_shader(e.ctx, vs), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_input_layout(e.ctx, il), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_shader(e.ctx, e.pipe.ps), KILN_OK);
+    const kiln_rtv none = {0};
+    CHECK_RESULT(kiln_om_set_render_targets(e.ctx, 1, &none, (kiln_dsv){0}), KILN_OK);
+    uint32_t stride = 4, voff = 0;
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(e.ctx, 0, 1, &so, &stride, &voff), KILN_OK);
+    kiln_query q = {0};
+    CHECK_RESULT(kiln_create_query(e.dev, KILN_QUERY_PIPELINE_STATISTICS, &q), KILN_OK);
+    CHECK_RESULT(kiln_query_begin(e.ctx, q), KILN_OK);
+    CHECK_RESULT(kiln_draw_auto(e.ctx), KILN_OK);
+    CHECK_RESULT(kiln_query_end(e.ctx, q), KILN_OK);
+    kiln_query_data_pipeline_statistics st = {0};
+    CHECK_RESULT(get_data(e.ctx, q, &st, sizeof st), KILN_OK);
+    CHECK_EQ_INT(st.ia_vertices, 5);
+    CHECK_EQ_INT(st.ia_primitives, 5);
+
+    kiln_destroy_query(e.dev, q);
+    kiln_destroy_input_layout(e.dev, il);
+    kiln_destroy_vertex_shader(e.dev, vs);
+    kiln_destroy_buffer(e.dev, vb);
+    kiln_destroy_buffer(e.dev, so);
+    kiln_destroy_geometry_shader(e.dev, gs);
+    env_free(&e);
+}
+
 /* ---- overflow, statistics, the overflow predicate ---- */
 
 static void overflow(kiln_exec_mode mode, uint32_t threads)
@@ -621,6 +672,7 @@ static void all_configs(void)
         vs_pass_through(cfg[i].mode, cfg[i].threads);
         gs_so(cfg[i].mode, cfg[i].threads);
         offsets_append_auto(cfg[i].mode, cfg[i].threads);
+        auto_without_target(cfg[i].mode, cfg[i].threads);
         overflow(cfg[i].mode, cfg[i].threads);
         with_raster(cfg[i].mode, cfg[i].threads);
     }

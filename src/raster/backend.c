@@ -393,6 +393,17 @@ static void tile_task(void *arg, uint32_t t)
     raster_batch(e, fb, batch, n, x0, y0, x1, y1);
 }
 
+/* draw_auto: the count is what stream output wrote, known when the scene
+ * runs (the draw holds the vertex buffer, after any draw that wrote it; a
+ * scene that streams out has one draw). scene_exec sets it in its first
+ * pass over the draws rather than in a pass of its own: one walk over
+ * 100,000 draw records less per frame of bench (d). */
+static inline void set_auto_count(kd_draw *d)
+{
+    if (d->is_auto)
+        d->count = kd_auto_count(d->state->vb[0], d->state->vb_offset[0], d->state->vb_stride[0]);
+}
+
 static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
 {
     kd_scene *s = cmd->u.scene.scene;
@@ -420,6 +431,9 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     uint32_t ntiles = e.g.tiles_x * e.g.tiles_y;
     if (ntiles == 0 && !s->streams) { /* no target: nothing is shaded; the draws still count as read */
         static const uint64_t none[KQ_Q_COUNT];
+        for (uint32_t i = 0; i < s->nops; i++) /* what the counts read */
+            if (s->ops[i].kind == KD_OP_DRAW)
+                set_auto_count(s->ops[i].draw);
         kd_scene_count(s, cmd, none);
         return KQ_EXEC_DONE;
     }
@@ -450,13 +464,7 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             continue;
         }
         kd_draw *dw = op->draw;
-        /* draw_auto: the count is what stream output wrote, known now (the
-         * draw holds the vertex buffer, after any draw that wrote it; a
-         * scene that streams out has one draw). Here, in the first pass
-         * over the draws, rather than in a pass of its own: one walk over
-         * 100,000 draw records less per frame of bench (d). */
-        if (dw->is_auto)
-            dw->count = kd_auto_count(dw->state->vb[0], dw->state->vb_offset[0], dw->state->vb_stride[0]);
+        set_auto_count(dw); /* in this first pass over the draws, not a pass of its own */
         if (!dx_first || dx_first->state != dw->state || !kd_draw_same_storages(dx_first, dw)) {
             ndx++;
             dx_first = dw;
