@@ -25,11 +25,21 @@
  * The device counters (waits, uploads) are printed at the end of each
  * device's run. Timing uses clock_gettime(CLOCK_MONOTONIC).
  *
+ * The host line, at the start and at the end, is what one cache line costs
+ * to go from core to core and back (two threads bouncing it). Every async
+ * figure crosses cores, and on a shared 2-CPU guest that round trip moves
+ * with where the host runs the two CPUs (450-520 ns measured here while
+ * the async rows ran 3-6x slower than an hour before): async rows are
+ * comparable only between runs whose host lines are alike.
+ *
  * Usage: bench_queue [--quick] [--threads N]   (N = 0: kiln's default)
  */
 #include "kiln.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,6 +365,60 @@ static double overlap_once(bench *b, uint32_t iters, uint64_t spin_iters, double
     return ms;
 }
 
+/* ---------------------------------------------------------------------------
+ * The host: a cache line's round trip between two cores
+ * ------------------------------------------------------------------------- */
+
+#define PING_ROUNDS 100000
+#define PING_BUDGET_NS 200000000u /* on a busy machine: stop after 0.2 s */
+
+static _Alignas(64) atomic_uint ping_line; /* odd: the other thread's turn */
+static _Alignas(64) atomic_bool ping_stop;
+
+static void *ping_partner(void *arg)
+{
+    (void)arg;
+    for (unsigned turn = 1;; turn += 2) {
+        while (atomic_load_explicit(&ping_line, memory_order_acquire) != turn)
+            if (atomic_load_explicit(&ping_stop, memory_order_relaxed))
+                return NULL;
+        atomic_store_explicit(&ping_line, turn + 1, memory_order_release);
+    }
+}
+
+/* Nanoseconds per round trip, or -1 when no second thread could run. */
+static double ping_ns(void)
+{
+    atomic_store(&ping_line, 0);
+    atomic_store(&ping_stop, false);
+    pthread_t t;
+    if (pthread_create(&t, NULL, ping_partner, NULL) != 0)
+        return -1.0;
+    uint64_t t0 = now_ns();
+    unsigned done = 0;
+    for (unsigned turn = 0; done < PING_ROUNDS; turn += 2, done++) {
+        atomic_store_explicit(&ping_line, turn + 1, memory_order_release);
+        while (atomic_load_explicit(&ping_line, memory_order_acquire) != turn + 2)
+            ;
+        if ((done & 1023) == 1023 && now_ns() - t0 > PING_BUDGET_NS)
+            break;
+    }
+    double ns = (double)(now_ns() - t0) / (done ? done : 1);
+    atomic_store(&ping_stop, true);
+    pthread_join(t, NULL);
+    return done ? ns : -1.0;
+}
+
+static void print_host(const char *when)
+{
+    double v[5];
+    for (int r = 0; r < 5; r++)
+        v[r] = ping_ns();
+    summary s = summarize(v, 5);
+    printf("host (%s): cross-core round trip of one cache line %.0f ns (min %.0f, max %.0f)\n",
+           when, s.median, s.min, s.max);
+}
+
 /* Nanoseconds per spin iteration (median of a few runs). */
 static double spin_ns_per_iter(int reps)
 {
@@ -453,6 +517,7 @@ int main(int argc, char **argv)
     printf("ringW / xferW: producer waits for a command slot / transfer ring space during the "
            "row's repetitions;\npre: repetitions preempted (involuntary context switch), clean: "
            "median of the others\n");
+    print_host("start");
 
     if (strchr(only, 'a')) {
         header("(a) producer cost: issuing loop only, batches of 256 then an untimed kiln_finish");
@@ -477,6 +542,7 @@ int main(int argc, char **argv)
     if (strchr(only, 'c'))
         overlap(&ser, &asy, &c);
 
+    print_host("end");
     print_stats(&asy);
     print_stats(&ser);
     bench_fini(&asy);
