@@ -789,16 +789,14 @@ static void seg_range_general(const kr_seg *seg, kiln_topology topo, uint32_t vp
 static inline void seg_range(const kr_seg *seg, uint32_t *p0, uint32_t *p1)
 {
     kiln_topology topo = seg->dx->s->topology;
-    uint32_t vpp = topo == KILN_TOPOLOGY_TRIANGLE_LIST ? 3
-                   : topo == KILN_TOPOLOGY_LINE_LIST   ? 2
-                   : topo == KILN_TOPOLOGY_POINT_LIST  ? 1
-                                                       : 0;
-    if (vpp) {
+    uint32_t vpp = verts_per_prim(topo);
+    if (topo == KILN_TOPOLOGY_TRIANGLE_LIST || topo == KILN_TOPOLOGY_LINE_LIST ||
+        topo == KILN_TOPOLOGY_POINT_LIST) {
         *p0 = seg->first * vpp;
         *p1 = (seg->first + seg->count) * vpp;
         return;
     }
-    seg_range_general(seg, topo, verts_per_prim(topo), p0, p1);
+    seg_range_general(seg, topo, vpp, p0, p1);
 }
 
 /* The raster rect and clip constants of a draw context; false when the
