@@ -318,6 +318,17 @@ static void gs_so(kiln_exec_mode mode, uint32_t threads)
 
 /* ---- offsets, append and draw_auto ---- */
 
+/* A vertex shader and layout reading one float a vertex (as position x;
+ * varying 0 reads zeros): a stream-output buffer of 4-byte vertices as
+ * vertex-buffer slot 0. */
+static void float_reader(env *e, kiln_vertex_shader *vs, kiln_input_layout *il)
+{
+    kiln_vertex_shader_desc vd = {ru_vs_pass, 1, 1, NULL, RU_USER(1, 1)};
+    CHECK_RESULT(kiln_create_vertex_shader(e->dev, &vd, vs), KILN_OK);
+    kiln_input_layout_desc ld = {1, {{KILN_FORMAT_R32_FLOAT, 0, 0, 0, 0}}};
+    CHECK_RESULT(kiln_create_input_layout(e->dev, &ld, *vs, il), KILN_OK);
+}
+
 static void offsets_append_auto(kiln_exec_mode mode, uint32_t threads)
 {
     env e;
@@ -347,12 +358,9 @@ static void offsets_append_auto(kiln_exec_mode mode, uint32_t threads)
     /* draw_auto: the buffer as vertex-buffer slot 0, 4 bytes a vertex, from
      * offset 12: (32 - 12) / 4 = 5 vertices, streamed out again through a
      * layout reading one float (as position x; varying 0 reads zeros). */
-    kiln_vertex_shader_desc vd = {ru_vs_pass, 1, 1, NULL, RU_USER(1, 1)};
     kiln_vertex_shader vs = {0};
-    CHECK_RESULT(kiln_create_vertex_shader(e.dev, &vd, &vs), KILN_OK);
-    kiln_input_layout_desc ld = {1, {{KILN_FORMAT_R32_FLOAT, 0, 0, 0, 0}}};
     kiln_input_layout il = {0};
-    CHECK_RESULT(kiln_create_input_layout(e.dev, &ld, vs, &il), KILN_OK);
+    float_reader(&e, &vs, &il);
     const kiln_so_element el2[] = {{0, 0, 2, 0}}; /* position xy */
     kiln_geometry_shader gs2 = so_shader(e.dev, NULL, el2, 1, 0);
     kiln_buffer out = so_buffer(&e, 64, 0);
@@ -441,12 +449,9 @@ static void auto_without_target(kiln_exec_mode mode, uint32_t threads)
     so_targets(&e, 0, NULL, NULL);
     CHECK_RESULT(kiln_gs_set_shader(e.ctx, (kiln_geometry_shader){0}), KILN_OK);
 
-    kiln_vertex_shader_desc vd = {ru_vs_pass, 1, 1, NULL, RU_USER(1, 1)};
     kiln_vertex_shader vs = {0};
-    CHECK_RESULT(kiln_create_vertex_shader(e.dev, &vd, &vs), KILN_OK);
-    kiln_input_layout_desc ld = {1, {{KILN_FORMAT_R32_FLOAT, 0, 0, 0, 0}}};
     kiln_input_layout il = {0};
-    CHECK_RESULT(kiln_create_input_layout(e.dev, &ld, vs, &il), KILN_OK);
+    float_reader(&e, &vs, &il);
     CHECK_RESULT(kiln_vs_set_shader(e.ctx, vs), KILN_OK);
     CHECK_RESULT(kiln_ia_set_input_layout(e.ctx, il), KILN_OK);
     CHECK_RESULT(kiln_ps_set_shader(e.ctx, e.pipe.ps), KILN_OK);
