@@ -2,9 +2,11 @@
  * test_depth_levels: the D32_FLOAT depth test (no stencil) gives the same
  * depth and color bytes at every SIMD level. At the AVX-512 level a
  * block's 16 depths are compared in one vector with masked loads and
- * stores (pixel_avx512.c's kr_depth_d32_avx512); at the others a row of
- * four at a time or pixel by pixel at the target's right edge (tile.c's
- * depth_d32).
+ * stores (pixel_avx512.c's kr_depth_d32_avx512); at the AVX2 level two
+ * rows per vector, whole rows read and written back inside the target and
+ * masked loads and stores at its edges (pixel_avx2.c's kr_depth_d32_avx2);
+ * at SSE2 a row of four at a time or pixel by pixel at the target's right
+ * edge (tile.c's depth_d32).
  *
  * A 37x29 target (neither a multiple of 4: partly covered blocks at the
  * right and bottom edges, where the rows end inside the block) whose

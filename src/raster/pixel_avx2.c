@@ -3,7 +3,8 @@
  * a block's covered pixels into 8-bit RGBA / BGRA targets, two rows (8
  * pixels) per vector: blending or a partial write mask
  * (kr_blend_rgba8_avx2, tile.c's output_rgba8_blend), or neither
- * (kr_store_rgba8_avx2, output_rgba8).
+ * (kr_store_rgba8_avx2, output_rgba8); and the D32_FLOAT depth test
+ * without stencil (kr_depth_d32_avx2, tile.c's depth_d32).
  * (Interpolating the varyings this way, and blending partly covered
  * blocks, measured slower than the SSE2 rows and were dropped.) Each
  * lane does the SSE2 row code's IEEE operations in the same order (the
@@ -176,6 +177,128 @@ static inline __m128i row_lanes(uint32_t m)
 {
     return _mm_setr_epi32(-(int32_t)(m & 1u), -(int32_t)(m >> 1 & 1u), -(int32_t)(m >> 2 & 1u),
                           -(int32_t)(m >> 3 & 1u));
+}
+
+/* ---- the D32_FLOAT depth test ---- */
+
+/* Bit i of m (i = 0..7) as lane i's mask: all ones or zero. */
+static inline __m256 bits8(uint32_t m)
+{
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_castsi256_ps(
+        _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int32_t)m), bit), bit));
+}
+
+/* compare_f(func, z, d) in each lane of both halves of a block: C's
+ * comparisons, false for NaN except != (the ordered predicates; NOT_EQUAL
+ * the unordered one). One switch for the two halves. */
+static inline void depth_cmp16(kiln_compare func, const __m256 z[2], const __m256 d[2], __m256 c[2])
+{
+#define KR_CMP2(pred)                                                                              \
+    do {                                                                                           \
+        c[0] = _mm256_cmp_ps(z[0], d[0], pred);                                                    \
+        c[1] = _mm256_cmp_ps(z[1], d[1], pred);                                                    \
+    } while (0)
+    switch (func) {
+    case KILN_COMPARE_NEVER:
+        c[0] = c[1] = _mm256_setzero_ps();
+        break;
+    case KILN_COMPARE_LESS:
+        KR_CMP2(_CMP_LT_OQ);
+        break;
+    case KILN_COMPARE_EQUAL:
+        KR_CMP2(_CMP_EQ_OQ);
+        break;
+    case KILN_COMPARE_LESS_EQUAL:
+        KR_CMP2(_CMP_LE_OQ);
+        break;
+    case KILN_COMPARE_GREATER:
+        KR_CMP2(_CMP_GT_OQ);
+        break;
+    case KILN_COMPARE_NOT_EQUAL:
+        KR_CMP2(_CMP_NEQ_UQ);
+        break;
+    case KILN_COMPARE_GREATER_EQUAL:
+        KR_CMP2(_CMP_GE_OQ);
+        break;
+    default:
+        c[0] = c[1] = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+        break;
+    }
+#undef KR_CMP2
+}
+
+/* The whole-block case of kr_depth_d32_avx2: the block lies inside the
+ * target (and in one tile, which only this thread touches), so its four
+ * rows are read whole and written back whole, the old depth in the lanes
+ * that do not pass. No branch on the rows: with small triangles their
+ * masks change from block to block and mispredict. */
+static inline uint32_t depth_whole(kiln_compare func, bool write, uint8_t *row, size_t pitch,
+                                   const float *z, uint32_t mask)
+{
+    uint32_t pass = 0;
+    __m256 dv[2], zv[2], pm[2];
+    for (int h = 0; h < 2; h++) {
+        uint8_t *r = row + (size_t)(2 * h) * pitch;
+        dv[h] = _mm256_loadu2_m128((const float *)(const void *)(r + pitch),
+                                   (const float *)(const void *)r);
+        zv[h] = _mm256_loadu_ps(z + 8 * h);
+    }
+    depth_cmp16(func, zv, dv, pm);
+    for (int h = 0; h < 2; h++) {
+        pm[h] = _mm256_and_ps(pm[h], bits8(mask >> (8 * h) & 0xffu));
+        pass |= (uint32_t)_mm256_movemask_ps(pm[h]) << (8 * h);
+    }
+    if (write && pass)
+        for (int h = 0; h < 2; h++) {
+            uint8_t *r = row + (size_t)(2 * h) * pitch;
+            _mm256_storeu2_m128((float *)(void *)(r + pitch), (float *)(void *)r,
+                                _mm256_blendv_ps(dv[h], zv[h], pm[h]));
+        }
+    return pass;
+}
+
+/* kr_depth_d32_avx2 at the target's right or bottom edge: only the
+ * covered pixels are read and written (masked loads and stores); an
+ * uncovered row points at the block's first row, inside the target, and
+ * its masked load and store touch nothing. A call of its own, so that the
+ * whole blocks' path keeps a small frame. */
+static __attribute__((noinline)) uint32_t depth_edge(kiln_compare func, bool write, uint8_t *ds,
+                                                     size_t pitch, int x, int y, const float *z,
+                                                     uint32_t mask)
+{
+    float *d[4];
+    __m128 r[4];
+    for (int i = 0; i < 4; i++) {
+        uint32_t m = mask >> (4 * i) & 15u;
+        d[i] = (float *)(void *)(ds + (size_t)(y + (m ? i : 0)) * pitch) + x;
+        r[i] = _mm_maskload_ps(d[i], row_lanes(m));
+    }
+    const __m256 dv[2] = {_mm256_set_m128(r[1], r[0]), _mm256_set_m128(r[3], r[2])};
+    const __m256 zv[2] = {_mm256_loadu_ps(z), _mm256_loadu_ps(z + 8)};
+    __m256 c[2];
+    depth_cmp16(func, zv, dv, c);
+    uint32_t pass = 0;
+    for (int h = 0; h < 2; h++)
+        pass |= (uint32_t)_mm256_movemask_ps(_mm256_and_ps(c[h], bits8(mask >> (8 * h) & 0xffu)))
+                << (8 * h);
+    if (!write)
+        return pass;
+    for (int i = 0; i < 4; i++) {
+        uint32_t m = pass >> (4 * i) & 15u;
+        _mm_maskstore_ps(d[i], row_lanes(m),
+                         i & 1 ? _mm256_extractf128_ps(zv[i >> 1], 1)
+                               : _mm256_castps256_ps128(zv[i >> 1]));
+    }
+    return pass;
+}
+
+uint32_t kr_depth_d32_avx2(kiln_compare func, bool write, bool whole, uint8_t *ds, size_t pitch,
+                           int x, int y, const float *z, uint32_t mask)
+{
+    if (whole)
+        return depth_whole(func, write, ds + (size_t)y * pitch + (size_t)x * 4, pitch, z, mask);
+    return depth_edge(func, write, ds, pitch, x, y, z, mask);
 }
 
 /* A row's four target words: all of them, only the covered ones (the row

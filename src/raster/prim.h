@@ -186,6 +186,14 @@ void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_
  * rows per vector, the same floats (pixel_avx2.c; only when
  * kr_drawx.wide). */
 void kr_block_depth_avx2(const kr_prim *p, int x, int y, float *z);
+/* tile.c's D32_FLOAT depth test without stencil (depth_d32) on a block's
+ * covered pixels at the AVX2 level, two rows per vector, compare_f's
+ * predicate: with `whole` (the block inside the target) its rows read and
+ * written back whole, the old depth where a pixel does not pass; else only
+ * the covered pixels touched (masked loads and stores). The mask of those
+ * that pass (pixel_avx2.c; only when kr_drawx.wide). */
+uint32_t kr_depth_d32_avx2(kiln_compare func, bool write, bool whole, uint8_t *ds, size_t pitch,
+                           int x, int y, const float *z, uint32_t mask);
 /* The same without blending, all channels written (tile.c's output_rgba8,
  * the same bytes). */
 void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,

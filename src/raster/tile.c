@@ -301,6 +301,10 @@ static uint32_t depth_stencil_test(const kr_prim *p, const kr_fb *fb, int x, int
 #if KR_EFFECTS_X86
         if (p->dx->wide16)
             return kr_depth_d32_avx512(s->depth_func, s->depth_write != 0, fb->ds, fb->ds_pitch, x, y, z, mask);
+        if (p->dx->wide)
+            return kr_depth_d32_avx2(s->depth_func, s->depth_write != 0,
+                                     (uint32_t)x + 4 <= fb->width && (uint32_t)y + 4 <= fb->height,
+                                     fb->ds, fb->ds_pitch, x, y, z, mask);
 #endif
         return depth_d32(s, fb, x, y, z, mask);
     }
