@@ -34,6 +34,7 @@
  *
  * Usage: bench_queue [--quick] [--threads N]   (N = 0: kiln's default)
  */
+#include "host.h"
 #include "kiln.h"
 
 #include <errno.h>
@@ -415,8 +416,10 @@ static void print_host(const char *when)
     for (int r = 0; r < 5; r++)
         v[r] = ping_ns();
     summary s = summarize(v, 5);
-    printf("host (%s): cross-core round trip of one cache line %.0f ns (min %.0f, max %.0f)\n",
-           when, s.median, s.min, s.max);
+    char cpu[192];
+    printf("host (%s): cross-core round trip of one cache line %.0f ns (min %.0f, max %.0f); CPU: "
+           "%s\n",
+           when, s.median, s.min, s.max, bench_cpu_model(cpu, sizeof cpu));
 }
 
 /* Nanoseconds per spin iteration (median of a few runs). */

@@ -130,8 +130,8 @@
  *
  * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N] [--soft-only]
  *                     [--scenes LIST]
- * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,a/4x,e/4x,scaling (default: all),
- * e.g. to profile one scene with perf.
+ * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,a/4x,e/4x,scaling (default:
+ * all), e.g. to profile one scene with perf.
  *
  * What a run costs (1920x1080, the 2-core development machine shared with
  * other builds, load average 3-6): the default run (every scene, 10
@@ -140,9 +140,10 @@
  * frame; (a/4x) and (e/4x) add about 20 s to a default run (0.2-0.6 s a
  * frame on each side), so they are in the default set.
  */
-#include "kiln.h"
 #include "../examples/mat4.h" /* (f): the objects example's matrices and cube */
 #include "../examples/mesh.h"
+#include "host.h"
+#include "kiln.h"
 
 #ifdef KILN_HAVE_GL
 #include "anchor_gl.h"
@@ -1288,9 +1289,11 @@ int main(int argc, char **argv)
 
     rig main_rig;
     rig_init(&main_rig, KILN_EXEC_ASYNC, c.threads, &small, &mid, texels);
+    char cpu_name[192];
     printf("bench_raster: %ux%u RGBA8 + D32_FLOAT, culling off; device with %u worker threads "
-           "(requested %u), SIMD %s; %d frames after %d warm-up, median shown%s\n",
-           W, H, main_rig.threads, c.threads, kiln_effect_simd_level(), c.frames, c.warmup,
+           "(requested %u), SIMD %s (CPU: %s); %d frames after %d warm-up, median shown%s\n",
+           W, H, main_rig.threads, c.threads, kiln_effect_simd_level(),
+           bench_cpu_model(cpu_name, sizeof cpu_name), c.frames, c.warmup,
            c.frames < 10 ? " (few frames)" : "");
     printf("frame = clear color + clear depth + the draws + kiln_finish (no readback), all "
            "timed; 'issue' = the part before kiln_finish; 'cpu' = process CPU time / wall time "
