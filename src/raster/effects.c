@@ -40,40 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- constant buffers ---- */
-
-void kr_cb_read(const void *const *cb, const uint32_t *cb_size, uint32_t slot, float *out,
-                uint32_t count)
-{
-    size_t want = (size_t)count * sizeof(float);
-    if (!cb || !cb_size || !cb[slot]) {
-        memset(out, 0, want);
-        return;
-    }
-    if (cb_size[slot] >= want) {
-        /* the usual case: a copy of a size known where this is inlined
-         * (the lit effect reads its 48 bytes per block; the general copy
-         * below became a loop, 3% of bench (f) in perf, though the gain
-         * is within noise: 0.994 of the time, eight rounds) */
-        memcpy(out, cb[slot], want);
-        return;
-    }
-    size_t bytes = cb_size[slot] & ~(sizeof(float) - 1);
-    memcpy(out, cb[slot], bytes); /* cb data need not be float-aligned */
-    memset((char *)out + bytes, 0, want - bytes);
-}
-
-void kr_lit_constants_read(const kiln_ps_args *a, kr_lit_constants *out)
-{
-    float cb[12]; /* direction, light color, ambient: a float4 each */
-    kr_cb_read(a->cb, a->cb_size, 0, cb, 12);
-    for (int c = 0; c < 3; c++) {
-        out->l[c] = -cb[c];
-        out->light[c] = cb[4 + c];
-        out->ambient[c] = cb[8 + c];
-    }
-}
-
 /* ---- vertex shaders ----
  *
  * Scalar: a few dozen flops per vertex, against hundreds per pixel block. */
