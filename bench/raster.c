@@ -700,6 +700,7 @@ static void rig_init_backend(rig *r, kiln_backend backend, kiln_exec_mode mode, 
     CHECK(kiln_create_pixel_shader(dev, &psd, &r->ps_tex));
     psd.fn = ps_user_texture;
     psd.read_mask = 0x3u; /* it reads varying 0's u and v, as the effect does */
+    psd.flags = KILN_PS_NO_Z; /* and not the depth (kiln_effect_get says so too) */
     CHECK(kiln_create_pixel_shader(dev, &psd, &r->ps_user));
     kiln_input_layout_desc lt = {
         .num_elements = 2,

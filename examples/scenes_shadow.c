@@ -172,7 +172,7 @@ static const kiln_vertex_shader_desc caster_vs_desc = {
 static const kiln_vertex_shader_desc main_vs_desc = {
     .fn = vs_main, .num_inputs = 2, .num_varyings = 1, .glsl = glsl_main};
 static const kiln_pixel_shader_desc main_ps_desc = {
-    .fn = ps_main, .num_varyings = 1, .num_outputs = 1, .glsl = glsl_main};
+    .fn = ps_main, .num_varyings = 1, .num_outputs = 1, .flags = KILN_PS_NO_Z, .glsl = glsl_main};
 
 static kiln_result shadow_register(kiln_device *dev)
 {

@@ -171,7 +171,7 @@ static const kiln_geometry_shader_desc sky_gs_desc = {
 static const kiln_vertex_shader_desc sky_vs_desc = {
     .fn = vs_sky, .num_inputs = 1, .num_varyings = 1};
 static const kiln_pixel_shader_desc sky_ps_desc = {
-    .fn = ps_sky, .num_varyings = 1, .num_outputs = 1};
+    .fn = ps_sky, .num_varyings = 1, .num_outputs = 1, .flags = KILN_PS_NO_Z};
 
 static kiln_result skybox_register(kiln_device *dev)
 {

@@ -187,7 +187,7 @@ static const kiln_geometry_shader_desc spr_gs_desc = {
     .num_varyings = 2,
 };
 static const kiln_pixel_shader_desc spr_ps_desc = {
-    .fn = ps_soft_spot, .num_varyings = 2, .num_outputs = 1};
+    .fn = ps_soft_spot, .num_varyings = 2, .num_outputs = 1, .flags = KILN_PS_NO_Z};
 
 static kiln_result sprites_register(kiln_device *dev)
 {

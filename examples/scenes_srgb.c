@@ -96,7 +96,10 @@ static void ps_srgb_copy(kiln_ps_args *a)
 }
 
 static const kiln_vertex_shader_desc srgb_vs_desc = {.fn = vs_srgb_copy, .num_inputs = 1};
-static const kiln_pixel_shader_desc srgb_ps_desc = {.fn = ps_srgb_copy, .num_outputs = 1};
+/* KILN_PS_NO_Z: a full-screen copy reads no depth, and has no test to
+ * work it out for. */
+static const kiln_pixel_shader_desc srgb_ps_desc = {
+    .fn = ps_srgb_copy, .num_outputs = 1, .flags = KILN_PS_NO_Z};
 
 static kiln_result srgb_register(kiln_device *dev)
 {

@@ -1324,7 +1324,7 @@ typedef struct kiln_ps_args {
      * perspective-correct, for all 16 pixels (covered or not, so that
      * derivatives exist at the edges). Use KILN_PS_VARYING. */
     const float *varyings;
-    const float *z;             /* depth of each pixel, [0, 1] */
+    const float *z; /* depth of each pixel, [0, 1]; zeros for a KILN_PS_NO_Z shader */
     /* Output: target r, channel c (RGBA), pixel i:
      * color[(r * 4 + c) * 16 + i]. Use KILN_PS_COLOR. */
     float *color;
@@ -1620,8 +1620,15 @@ typedef struct kiln_vertex_shader_desc {
 } kiln_vertex_shader_desc;
 
 typedef enum kiln_ps_flags {
-    KILN_PS_MAY_DISCARD = 1u << 0 /* the shader may clear mask bits: depth
-                                     is then tested after shading */
+    KILN_PS_MAY_DISCARD = 1u << 0, /* the shader may clear mask bits: depth
+                                      is then tested after shading */
+    /* The shader never reads kiln_ps_args.z (D3D10: an input signature
+     * without SV_Position's z). The soft backend then leaves the pixels'
+     * depth uncomputed where no depth or stencil test needs it (a draw
+     * without depth: a 2D pass, a post-process), and a->z points at 16
+     * zeros whether or not a test runs; the test itself still uses the
+     * true depth. A shader that reads a->z anyway sees those zeros. */
+    KILN_PS_NO_Z = 1u << 1
 } kiln_ps_flags;
 
 typedef struct kiln_pixel_shader_desc {
@@ -2256,7 +2263,9 @@ typedef enum kiln_effect {
     KILN_EFFECT_COUNT
 } kiln_effect;
 
-/* Fills the shader descs of a built-in effect (either pointer may be NULL). */
+/* Fills the shader descs of a built-in effect (either pointer may be NULL).
+ * The pixel shader's desc declares what it reads: read_mask, and
+ * KILN_PS_NO_Z (no effect reads the depth). */
 KILN_API kiln_result kiln_effect_get(kiln_effect effect, kiln_vertex_shader_desc *out_vs,
                                      kiln_pixel_shader_desc *out_ps);
 /* Which SIMD level the built-in kernels and the sampler use on this CPU:

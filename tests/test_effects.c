@@ -173,7 +173,7 @@ static void test_descs_and_glsl(void)
         CHECK_EQ_INT(vs.num_varyings, want[i].varyings);
         CHECK_EQ_INT(ps.num_varyings, want[i].varyings);
         CHECK_EQ_INT(ps.num_outputs, 1);
-        CHECK_EQ_INT(ps.flags, 0);
+        CHECK_EQ_INT(ps.flags, KILN_PS_NO_Z); /* no effect reads the depth */
         CHECK(vs.user == NULL && ps.user == NULL);
         CHECK(vs.glsl != NULL && ps.glsl != NULL);
         if (!vs.glsl || !ps.glsl)

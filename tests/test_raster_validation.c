@@ -500,7 +500,7 @@ static void test_shader_descs(void)
         {NULL, 0, 1, 0, NULL, NULL, 0},
         {ru_ps_none, KILN_MAX_VARYINGS + 1, 1, 0, NULL, NULL, 0},
         {ru_ps_none, 0, KILN_MAX_RENDER_TARGETS + 1, 0, NULL, NULL, 0},
-        {ru_ps_none, 0, 1, 2u, NULL, NULL, 0},
+        {ru_ps_none, 0, 1, 4u, NULL, NULL, 0}, /* past KILN_PS_NO_Z */
         {ru_ps_none, 0, 1, 0x80000000u, NULL, NULL, 0},
     };
     for (size_t i = 0; i < sizeof bad_ps / sizeof bad_ps[0]; i++) {

@@ -3,8 +3,9 @@
  * shader that declares the varying components it reads gets exactly the
  * values it would get without the declaration in those components, and 0
  * in the others, for triangles in perspective, lines and points, at every
- * SIMD level the CPU has; the built-in effects declare theirs (their images
- * are the golden tests'); a mask naming a varying past num_varyings is
+ * SIMD level the CPU has; the built-in effects declare theirs, and that
+ * they never read the depth, KILN_PS_NO_Z (their images are the golden
+ * tests'); a mask naming a varying past num_varyings is
  * refused with SHADER_DESC.
  *
  * The shader (ru_ps_vary) copies varying r to float target r, so the
@@ -204,6 +205,7 @@ static void test_effect_masks(void)
         kiln_pixel_shader_desc pd;
         CHECK_RESULT(kiln_effect_get((kiln_effect)e, &vd, &pd), KILN_OK);
         CHECK(pd.read_mask == want[e]);
+        CHECK(pd.flags == KILN_PS_NO_Z); /* none reads kiln_ps_args.z */
     }
 }
 

@@ -63,8 +63,9 @@ static kiln_result create_pixel_shader(kiln_device *dev, const kiln_pixel_shader
 {
     static const char api[] = "kiln_create_pixel_shader";
     PREAMBLE(out);
-    if (!desc->fn || desc->num_varyings > KILN_MAX_VARYINGS || desc->num_outputs > KILN_MAX_RENDER_TARGETS ||
-        (desc->flags & ~(uint32_t)KILN_PS_MAY_DISCARD))
+    if (!desc->fn || desc->num_varyings > KILN_MAX_VARYINGS ||
+        desc->num_outputs > KILN_MAX_RENDER_TARGETS ||
+        (desc->flags & ~(uint32_t)(KILN_PS_MAY_DISCARD | KILN_PS_NO_Z)))
         return FAIL(KILN_E_INVALID_ARG, SHADER_DESC, "fn %s, %u varyings (0..%d), %u outputs (0..%d), flags 0x%x",
                     desc->fn ? "set" : "NULL", desc->num_varyings, KILN_MAX_VARYINGS, desc->num_outputs,
                     KILN_MAX_RENDER_TARGETS, desc->flags);

@@ -764,7 +764,7 @@ static void fields(kcap_io *io, kcap_call *c)
         io_str(io, c->u.shader.name, sizeof c->u.shader.name);
         io_u32(io, &c->u.shader.num_varyings, KILN_MAX_VARYINGS);
         io_u32(io, &c->u.shader.num_outputs, KILN_MAX_RENDER_TARGETS);
-        io_u32(io, &c->u.shader.flags, KILN_PS_MAY_DISCARD);
+        io_u32(io, &c->u.shader.flags, KILN_PS_MAY_DISCARD | KILN_PS_NO_Z);
         IO_BOOL(io, c->u.shader.has_glsl);
         break;
     case KCAP_OP_CREATE_INPUT_LAYOUT: {

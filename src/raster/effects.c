@@ -358,7 +358,7 @@ kiln_result kiln_effect_get(kiln_effect effect, kiln_vertex_shader_desc *out_vs,
         out_ps->fn = active()->ps[effect];
         out_ps->num_varyings = e->num_varyings;
         out_ps->num_outputs = 1;
-        out_ps->flags = 0;
+        out_ps->flags = KILN_PS_NO_Z; /* no effect reads the depth */
         out_ps->glsl = e->glsl;
         out_ps->read_mask = e->read_mask;
     }

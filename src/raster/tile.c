@@ -882,6 +882,9 @@ static void sample_fb(const kr_fb *fb, uint32_t k, kr_fb *out)
     sample_planes(fb, k, out);
 }
 
+/* kiln_ps_args.z of a KILN_PS_NO_Z shader. */
+static const float no_z[B];
+
 /* A block of a 4x target: sm[k] are the pixels whose sample k is covered.
  * Depth and stencil per sample, the pixel shader once for the pixels with
  * any sample covered, its output to each sample that passed. */
@@ -921,11 +924,14 @@ static void shade_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, cons
     const uint32_t ncolor = 4 * B * s->ps_outputs;
     for (uint32_t i = 0; i < ncolor; i += 4)
         v4_store(color + i, v4_set1(0.0f));
-    /* The pixel's depth input: at its center, as a single-sample target's. */
+    /* The pixel's depth input: at its center, as a single-sample target's
+     * (zeros for a KILN_PS_NO_Z shader). */
     _Alignas(16) float zc[B];
-    center_depth(p, x, y, zc);
+    if (!(s->ps_flags & KILN_PS_NO_Z))
+        center_depth(p, x, y, zc);
+    const float *zin = s->ps_flags & KILN_PS_NO_Z ? no_z : zc;
     kiln_ps_args a = {
-        .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = zc,
+        .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = zin,
         .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = dx->tex,
         .user = s->ps_user, .primitive_id = p->prim_id,
     };
@@ -1018,15 +1024,19 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         if (dx->shade && dx->shade(p, fb, x, y, mask))
             return;
     }
-    if (!have_z)
+    /* A KILN_PS_NO_Z shader reads zeros: the depth is then worked out only
+     * for a test after shading. */
+    const bool no_z_in = (s->ps_flags & KILN_PS_NO_Z) != 0;
+    if (!have_z && (!no_z_in || (fb->ds && (s->depth_enable || s->stencil_enable))))
         center_depth(p, x, y, z);
     _Alignas(16) float vary[KILN_MAX_VARYINGS * 4 * B];
     _Alignas(16) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
     interpolate_block(p, x, y, vary);
     for (uint32_t r = 0, n = s->ps_outputs; r < n; r++) /* unrolled vector stores, no call */
         zero_outputs(color + r * 4 * B);
+    const float *zin = no_z_in ? no_z : z;
     kiln_ps_args a = {
-        .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = z,
+        .x = x, .y = y, .mask = mask, .front_facing = p->front, .varyings = vary, .z = zin,
         .color = color, .cb = dx->ps_cb, .cb_size = dx->ps_cb_size, .textures = dx->tex,
         .user = s->ps_user, .primitive_id = p->prim_id,
     };
