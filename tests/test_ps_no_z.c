@@ -201,7 +201,7 @@ static void run(kiln_exec_mode mode, uint32_t threads)
             free_image(&a);
             free_image(&b);
         }
-        if (t.bad || t.covered < 1000 || t.z_read < t.covered / 2)
+        if (t.bad || t.covered <= 1000 || t.z_read <= t.covered / 2)
             fprintf(stderr,
                     "    mode %d x%u, case %zu: %ld covered, %ld read z, %ld read zeros, %ld bad\n",
                     (int)mode, threads, c, t.covered, t.z_read, t.zero_read, t.bad);

@@ -424,7 +424,7 @@ static void test_capture(void)
     CHECK_EQ_INT(cu_count_op(bytes, len, KCAP_OP_CREATE_SAMPLER), 1); /* mo: max_anisotropy 0 */
     kcap_header h;
     kcap_error err;
-    CHECK(bytes && kcap_decode_header(bytes, len, &h, &err) && h.minor == 4);
+    CHECK(bytes && kcap_decode_header(bytes, len, &h, &err) && h.minor == KCAP_VERSION_MINOR);
     int found = 0;
     for (size_t off = KCAP_HEADER_SIZE; bytes && off < len;) {
         kcap_call c;

@@ -819,7 +819,7 @@ static void test_draw_and_capture(void)
     }
     kcap_header h;
     kcap_error err;
-    CHECK(kcap_decode_header(bytes, len, &h, &err) && h.major == 1 && h.minor == 4);
+    CHECK(kcap_decode_header(bytes, len, &h, &err) && h.major == 1 && h.minor == KCAP_VERSION_MINOR);
     for (int m = 0; bytes && m < 2; m++) {
         cu_images out = {0};
         kcap_replay_report rep;

@@ -44,7 +44,7 @@
 #define KCAP_MAGIC "KILNCAP"  /* 7 characters + NUL: the first 8 bytes */
 #define KCAP_VERSION_MAJOR 1u /* records change: older readers refuse */
 #define KCAP_VERSION_MINOR                                                                         \
-    4u                       /* records added: older readers refuse                                \
+    5u                       /* records added: older readers refuse                                \
                                 captures that use them, by op */
 /* Bytes of a row of `texels` and the rows of `texels` of a texture of
  * format f: rows of 4x4 blocks for BC formats (kiln_format_block_dim). */

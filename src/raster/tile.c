@@ -882,8 +882,9 @@ static void sample_fb(const kr_fb *fb, uint32_t k, kr_fb *out)
     sample_planes(fb, k, out);
 }
 
-/* kiln_ps_args.z of a KILN_PS_NO_Z shader. */
-static const float no_z[B];
+/* kiln_ps_args.z of a KILN_PS_NO_Z shader (aligned as the depth it
+ * stands for). */
+static _Alignas(16) const float no_z[B];
 
 /* A block of a 4x target: sm[k] are the pixels whose sample k is covered.
  * Depth and stencil per sample, the pixel shader once for the pixels with
