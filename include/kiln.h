@@ -1324,7 +1324,7 @@ typedef struct kiln_ps_args {
      * perspective-correct, for all 16 pixels (covered or not, so that
      * derivatives exist at the edges). Use KILN_PS_VARYING. */
     const float *varyings;
-    const float *z; /* depth of each pixel, [0, 1]; zeros for a KILN_PS_NO_Z shader */
+    const float *z;             /* depth of each pixel, [0, 1]; 0s for KILN_PS_NO_Z */
     /* Output: target r, channel c (RGBA), pixel i:
      * color[(r * 4 + c) * 16 + i]. Use KILN_PS_COLOR. */
     float *color;
