@@ -32,12 +32,11 @@ static inline __m256i split8(__m256 c, __m256i *frac)
 {
     const __m256 lim = _mm256_set1_ps(1073741824.0f), nlim = _mm256_set1_ps(-1073741824.0f);
     __m256 x = _mm256_min_ps(_mm256_max_ps(c, nlim), lim);
-    __m256i i = _mm256_cvttps_epi32(x);
-    i = _mm256_add_epi32(i, _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtepi32_ps(i), x, _CMP_GT_OQ)));
-    __m256 f = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(x, _mm256_cvtepi32_ps(i)), _mm256_set1_ps(256.0f)),
+    __m256 fl = _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m256 f = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(x, fl), _mm256_set1_ps(256.0f)),
                              _mm256_set1_ps(0.5f));
     *frac = _mm256_cvttps_epi32(f);
-    return i;
+    return _mm256_cvttps_epi32(fl);
 }
 
 /* The constants of a level, broadcast to both lanes (or, for
@@ -63,16 +62,17 @@ static inline __m256i pairs(const uint8_t *base, const uint8_t *baseB, uint32_t 
 }
 
 /* The weighting of sums8: t0..t3 the top-left, top-right, bottom-left and
- * bottom-right texels of each lane's four pixels, f16 the fractions
- * (x then y, 16-bit, per lane). */
+ * bottom-right texels of each lane's four pixels p0..p3, each lane's 16
+ * bytes in the order [b0 b2] of p0, p1, p2, p3, then [b1 b3] of each
+ * (sums8 reads them so), f16 the fractions (x then y, 16-bit, per lane). */
 FUSED_INLINE void weigh8(__m256i t0, __m256i t1, __m256i t2, __m256i t3, __m256i f16, __m256i sum[4])
 {
     const __m256i k256 = _mm256_set1_epi16(256);
-    /* rows, then columns: rgba8_4px_sums' words and pairs */
+    /* rows, then columns: rgba8_4px_sums' products, each word a (byte,
+     * pixel) of the words [p0 p1 p2 p3 p0 p1 p2 p3] */
     __m256i g16 = _mm256_sub_epi16(k256, f16);
-    __m256i fy = _mm256_unpackhi_epi16(f16, f16), gy = _mm256_unpackhi_epi16(g16, g16);
+    __m256i fy = _mm256_unpackhi_epi64(f16, f16), gy = _mm256_unpackhi_epi64(g16, g16);
     __m256i wx = _mm256_unpacklo_epi16(g16, f16);
-    __m256i wx01 = _mm256_unpacklo_epi32(wx, wx), wx23 = _mm256_unpackhi_epi32(wx, wx);
     const __m256i lo = _mm256_set1_epi16(0x00FF), bias = _mm256_set1_epi16(-32768);
     __m256i le = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_and_si256(t0, lo), gy),
                                   _mm256_mullo_epi16(_mm256_and_si256(t2, lo), fy));
@@ -86,16 +86,15 @@ FUSED_INLINE void weigh8(__m256i t0, __m256i t1, __m256i t2, __m256i t3, __m256i
     re = _mm256_xor_si256(re, bias);
     lod = _mm256_xor_si256(lod, bias);
     rod = _mm256_xor_si256(rod, bias);
-    sum[0] = _mm256_madd_epi16(_mm256_unpacklo_epi16(le, re), wx01);
-    sum[1] = _mm256_madd_epi16(_mm256_unpackhi_epi16(le, re), wx23);
-    sum[2] = _mm256_madd_epi16(_mm256_unpacklo_epi16(lod, rod), wx01);
-    sum[3] = _mm256_madd_epi16(_mm256_unpackhi_epi16(lod, rod), wx23);
+    sum[0] = _mm256_madd_epi16(_mm256_unpacklo_epi16(le, re), wx);
+    sum[1] = _mm256_madd_epi16(_mm256_unpackhi_epi16(le, re), wx);
+    sum[2] = _mm256_madd_epi16(_mm256_unpacklo_epi16(lod, rod), wx);
+    sum[3] = _mm256_madd_epi16(_mm256_unpackhi_epi16(lod, rod), wx);
 }
 
 /* Rows r and r + 1 (lanes 0 and 1): each texel byte's integer sum S as
- * sample.c's rgba8_4px_sums leaves it per lane, minus 32768 * 256:
- * sum[0] = [b0 p0, b2 p0, b0 p1, b2 p1], sum[1] the same for p2, p3,
- * sum[2] and sum[3] bytes 1 and 3 likewise. False at a WRAP seam. */
+ * sample.c's rgba8_4px_sums works it out, minus 32768 * 256, byte b of
+ * p0..p3 in sum[b] (planar). False at a WRAP seam. */
 FUSED_INLINE bool sums8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, __m256i sum[4])
 {
     const __m256i zero = _mm256_setzero_si256(), k256 = _mm256_set1_epi16(256);
@@ -116,16 +115,20 @@ FUSED_INLINE bool sums8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, __m256i
     __m256i off = _mm256_madd_epi16(_mm256_unpacklo_epi16(c16, _mm256_srli_si256(c16, 8)), k->mul);
     /* 8 bytes (a texel and its right neighbour) per pixel and row, loaded
      * in pairs [r0 r1 | s0 s1] and [r2 r3 | s2 s3] (scalar loads: faster
-     * than gathers on the CPUs measured), then per lane [L0 L1 L2 L3] and
-     * [R0 R1 R2 R3] */
+     * than gathers on the CPUs measured). Per lane, the pair of p0, p1
+     * [L0 R0 L1 R1] to the 32-bit groups [L bytes 0 and 2, L bytes 1 and
+     * 3, R bytes 0 and 2, R bytes 1 and 3], then with p2, p3's the
+     * order weigh8 takes. */
+    const __m256i pick = _mm256_setr_epi8(0, 2, 8, 10, 1, 3, 9, 11, 4, 6, 12, 14, 5, 7, 13, 15, 0,
+                                          2, 8, 10, 1, 3, 9, 11, 4, 6, 12, 14, 5, 7, 13, 15);
     _Alignas(32) uint32_t o[8];
     _mm256_store_si256((__m256i *)(void *)o, off);
-    __m256i ta = _mm256_shuffle_epi32(pairs(k->base, k->baseB, o[0], o[1], o[4], o[5]), _MM_SHUFFLE(3, 1, 2, 0));
-    __m256i tb = _mm256_shuffle_epi32(pairs(k->base, k->baseB, o[2], o[3], o[6], o[7]), _MM_SHUFFLE(3, 1, 2, 0));
-    __m256i ba = _mm256_shuffle_epi32(pairs(k->base2, k->base2B, o[0], o[1], o[4], o[5]), _MM_SHUFFLE(3, 1, 2, 0));
-    __m256i bb = _mm256_shuffle_epi32(pairs(k->base2, k->base2B, o[2], o[3], o[6], o[7]), _MM_SHUFFLE(3, 1, 2, 0));
-    weigh8(_mm256_unpacklo_epi64(ta, tb), _mm256_unpackhi_epi64(ta, tb), _mm256_unpacklo_epi64(ba, bb),
-           _mm256_unpackhi_epi64(ba, bb), f16, sum);
+    __m256i ta = _mm256_shuffle_epi8(pairs(k->base, k->baseB, o[0], o[1], o[4], o[5]), pick);
+    __m256i tb = _mm256_shuffle_epi8(pairs(k->base, k->baseB, o[2], o[3], o[6], o[7]), pick);
+    __m256i ba = _mm256_shuffle_epi8(pairs(k->base2, k->base2B, o[0], o[1], o[4], o[5]), pick);
+    __m256i bb = _mm256_shuffle_epi8(pairs(k->base2, k->base2B, o[2], o[3], o[6], o[7]), pick);
+    weigh8(_mm256_unpacklo_epi32(ta, tb), _mm256_unpackhi_epi32(ta, tb),
+           _mm256_unpacklo_epi32(ba, bb), _mm256_unpackhi_epi32(ba, bb), f16, sum);
     return true;
 }
 
@@ -155,10 +158,14 @@ FUSED_INLINE void sums8_each(const lvk8 *k, __m256 us, __m256 vs, __m256i sum[4]
     for (int c = 0; c < 4; c++)
         for (int i = 0; i < 8; i++)
             memcpy(&q[c][i], (i < 4 ? k->base : k->baseB) + o[c][i], 4);
-    weigh8(_mm256_load_si256((const __m256i *)(const void *)q[0]),
-           _mm256_load_si256((const __m256i *)(const void *)q[1]),
-           _mm256_load_si256((const __m256i *)(const void *)q[2]),
-           _mm256_load_si256((const __m256i *)(const void *)q[3]), _mm256_packs_epi32(ax, ay), sum);
+    /* [p0 p1 p2 p3] per lane to weigh8's order: even bytes, then odd */
+    const __m256i pick = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0,
+                                          2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+#define KR_TEXELS8(c)                                                                              \
+    _mm256_shuffle_epi8(_mm256_load_si256((const __m256i *)(const void *)q[c]), pick)
+    weigh8(KR_TEXELS8(0), KR_TEXELS8(1), KR_TEXELS8(2), KR_TEXELS8(3), _mm256_packs_epi32(ax, ay),
+           sum);
+#undef KR_TEXELS8
 }
 
 /* A level's sums: as pairs where it can, else texel by texel. */
@@ -175,21 +182,23 @@ FUSED_INLINE bool px8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, int swap,
     __m256i sum[4];
     if (!sums8(k, us, vs, clamp2, sum))
         return false;
-    /* S - 32768 * 256 per byte; + 32768 * 256 + 32768 then >> 16 */
+    /* S - 32768 * 256 per byte; + 32768 * 256 + 32768, and the byte is
+     * bits 16..23 (the sum is below 2^24): byte 2 of each 32-bit group
+     * to byte b of its pixel, b0 and b2 exchanged under swap */
     const __m256i unbias = _mm256_set1_epi32(32768 * 256 + 32768);
-    __m256i e01 = _mm256_srli_epi32(_mm256_add_epi32(sum[0], unbias), 16);
-    __m256i e23 = _mm256_srli_epi32(_mm256_add_epi32(sum[1], unbias), 16);
-    __m256i o01 = _mm256_srli_epi32(_mm256_add_epi32(sum[2], unbias), 16);
-    __m256i o23 = _mm256_srli_epi32(_mm256_add_epi32(sum[3], unbias), 16);
-    if (swap) {
-        e01 = _mm256_shuffle_epi32(e01, _MM_SHUFFLE(2, 3, 0, 1));
-        e23 = _mm256_shuffle_epi32(e23, _MM_SHUFFLE(2, 3, 0, 1));
-    }
-    const __m256i wbias = _mm256_set1_epi32(32768);
-    __m256i w01 = _mm256_or_si256(e01, _mm256_slli_epi32(o01, 8));
-    __m256i w23 = _mm256_or_si256(e23, _mm256_slli_epi32(o23, 8));
-    __m256i px = _mm256_packs_epi32(_mm256_sub_epi32(w01, wbias), _mm256_sub_epi32(w23, wbias));
-    *out = _mm256_xor_si256(px, _mm256_set1_epi16(-32768));
+    const char z = -128; /* pshufb: a zero byte */
+    const __m128i b0 = _mm_setr_epi8(2, z, z, z, 6, z, z, z, 10, z, z, z, 14, z, z, z),
+                  b1 = _mm_setr_epi8(z, 2, z, z, z, 6, z, z, z, 10, z, z, z, 14, z, z),
+                  b2 = _mm_setr_epi8(z, z, 2, z, z, z, 6, z, z, z, 10, z, z, z, 14, z),
+                  b3 = _mm_setr_epi8(z, z, z, 2, z, z, z, 6, z, z, z, 10, z, z, z, 14);
+    const __m256i to0 = _mm256_setr_m128i(b0, b0), to1 = _mm256_setr_m128i(b1, b1),
+                  to2 = _mm256_setr_m128i(b2, b2), to3 = _mm256_setr_m128i(b3, b3);
+    __m256i c0 = _mm256_add_epi32(sum[swap ? 2 : 0], unbias),
+            c2 = _mm256_add_epi32(sum[swap ? 0 : 2], unbias);
+    __m256i c1 = _mm256_add_epi32(sum[1], unbias), c3 = _mm256_add_epi32(sum[3], unbias);
+    *out = _mm256_or_si256(
+        _mm256_or_si256(_mm256_shuffle_epi8(c0, to0), _mm256_shuffle_epi8(c1, to1)),
+        _mm256_or_si256(_mm256_shuffle_epi8(c2, to2), _mm256_shuffle_epi8(c3, to3)));
     return true;
 }
 
@@ -249,14 +258,21 @@ static inline __m256i xy16(int16_t x0, int16_t y0, int16_t x1, int16_t y1)
 static inline void lvk8_init(lvk8 *k, const kr_fused_level *L)
 {
     k->base = k->baseB = L->base;
-    k->base2 = k->base2B = L->base + L->pitch;
+    const uint8_t *base2 = L->base + L->pitch;
+    /* opaque to the compiler, which otherwise forms base + offset +
+     * pitch with an extra add per texel pair */
+    __asm__("" : "+r"(base2));
+    k->base2 = k->base2B = base2;
     k->fw = _mm256_set1_ps(L->fw);
     k->fh = _mm256_set1_ps(L->fh);
     k->mx = _mm256_set1_epi32(L->mx);
     k->my = _mm256_set1_epi32(L->my);
-    k->hi = xy16(L->hx, L->hy, L->hx, L->hy);
-    k->seam = xy16(L->sx, L->sy, L->sx, L->sy);
-    k->mul = _mm256_set1_epi32((int32_t)((uint32_t)L->pitch << 16 | 4u));
+    /* [x x x x y y y y] per lane from the words x | y << 16 */
+    const __m256i xxyy = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 0, 1, 0,
+                                          1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3);
+    k->hi = _mm256_shuffle_epi8(_mm256_set1_epi32((int32_t)L->hxy), xxyy);
+    k->seam = _mm256_shuffle_epi8(_mm256_set1_epi32((int32_t)L->sxy), xxyy);
+    k->mul = _mm256_set1_epi32((int32_t)L->mul);
     k->lx = _mm256_set1_epi32(L->lx);
     k->ly = _mm256_set1_epi32(L->ly);
     k->pitch = _mm256_set1_epi32((int32_t)L->pitch);
@@ -288,18 +304,15 @@ FUSED_INLINE bool rows8(const kr_fused_level *L, const float *u, const float *v,
     lvk8_init(&k, L);
     const __m256 d = _mm256_set1_ps(255.0f * 65536.0f), rd = _mm256_set1_ps(1.0f / (255.0f * 65536.0f));
     const __m256i unbias = _mm256_set1_epi32(32768 * 256);
+#pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
         __m256i sum[4];
         sums8_any(&k, _mm256_loadu_ps(u + 8 * h), _mm256_loadu_ps(v + 8 * h), clamp2, sum);
-        __m256 se01 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[0], unbias));
-        __m256 se23 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[1], unbias));
-        __m256 so01 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[2], unbias));
-        __m256 so23 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[3], unbias));
         /* per lane: [b p0, b p1, b p2, b p3] for row 2h and row 2h + 1 */
-        _mm256_storeu_ps(o0 + 8 * h, quot8(_mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(2, 0, 2, 0)), d, rd));
-        _mm256_storeu_ps(o2 + 8 * h, quot8(_mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(3, 1, 3, 1)), d, rd));
-        _mm256_storeu_ps(o1 + 8 * h, quot8(_mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(2, 0, 2, 0)), d, rd));
-        _mm256_storeu_ps(o3 + 8 * h, quot8(_mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(3, 1, 3, 1)), d, rd));
+        float *o[4] = {o0, o1, o2, o3};
+        for (int b = 0; b < 4; b++)
+            _mm256_storeu_ps(o[b] + 8 * h,
+                             quot8(_mm256_cvtepi32_ps(_mm256_add_epi32(sum[b], unbias)), d, rd));
     }
     return true;
 }
@@ -332,18 +345,13 @@ static inline void lvk8_pair(lvk8 *k, const kr_fused_level *A, const kr_fused_le
 }
 
 /* The sums as exact floats, per texel byte b: s[b] holds byte b of each
- * lane's four pixels (sample.c's rgba8_4px, per lane). */
+ * lane's four pixels (sample.c's rgba8_4px, per lane), as sums8 leaves
+ * them. */
 static inline void planar8(const __m256i sum[4], __m256 s[4])
 {
     const __m256i unbias = _mm256_set1_epi32(32768 * 256);
-    __m256 se01 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[0], unbias));
-    __m256 se23 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[1], unbias));
-    __m256 so01 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[2], unbias));
-    __m256 so23 = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[3], unbias));
-    s[0] = _mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(2, 0, 2, 0));
-    s[2] = _mm256_shuffle_ps(se01, se23, _MM_SHUFFLE(3, 1, 3, 1));
-    s[1] = _mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(2, 0, 2, 0));
-    s[3] = _mm256_shuffle_ps(so01, so23, _MM_SHUFFLE(3, 1, 3, 1));
+    for (int b = 0; b < 4; b++)
+        s[b] = _mm256_cvtepi32_ps(_mm256_add_epi32(sum[b], unbias));
 }
 
 /* Two quads side by side: rows 2h and 2h + 1 of a block, [r0 r1 r2 r3 |
@@ -365,7 +373,10 @@ bool kr_sample_quads_avx2(const kr_fused_quad q[4], const float *u, const float 
         __m256 us = quads_of_rows(_mm256_loadu_ps(u + 8 * h));
         __m256 vs = quads_of_rows(_mm256_loadu_ps(v + 8 * h));
         lvk8 k;
-        lvk8_pair(&k, A->L[0], B->L[0]);
+        if (A->L[0] == B->L[0]) /* the same constants, set up for less */
+            lvk8_init(&k, A->L[0]);
+        else
+            lvk8_pair(&k, A->L[0], B->L[0]);
         __m256i sum[4];
         sums8_any(&k, us, vs, 0, sum);
         __m256 s[4];
@@ -377,7 +388,10 @@ bool kr_sample_quads_avx2(const kr_fused_quad q[4], const float *u, const float 
             /* two: (lw0 * (S0 / 65536) + lw1 * (S1 / 65536)) / 255, lane by
              * lane; a one-level quad's lane reads its level again and keeps
              * the first result */
-            lvk8_pair(&k, A->L[1], B->L[1]);
+            if (A->L[1] == B->L[1])
+                lvk8_init(&k, A->L[1]);
+            else
+                lvk8_pair(&k, A->L[1], B->L[1]);
             sums8_any(&k, us, vs, 0, sum);
             __m256 s1[4];
             planar8(sum, s1);
@@ -413,6 +427,7 @@ FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y,
     uv_init(p, fx, &uk);
     __m256i px[2];
     if (mask == 0xffffu) { /* most blocks: two rows per store */
+#pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
             __m256 u, v;
             uv8(p, &uk, y, 2 * h, &u, &v);

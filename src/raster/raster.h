@@ -101,6 +101,7 @@ typedef struct kr_fused_level {
     int32_t lx, ly;        /* size - 1: the last texel per axis */
     uint32_t hxy, sxy;     /* hx | hy << 16 and sx | sy << 16 as 16-bit words: the
                             * quads kernels load each as one 32-bit value */
+    uint32_t mul;          /* pitch << 16 | 4: madd of a 16-bit pair (x, y) gives its offset */
     bool clamp2;           /* both axes CLAMP */
     bool direct;           /* pairs read as 8 bytes (else texel by texel) */
 } kr_fused_level;

@@ -2186,6 +2186,7 @@ static void fused_level_init(kr_fused_level *f, const level *L, kiln_address au,
     };
     f->hxy = (uint32_t)(uint16_t)f->hx | (uint32_t)(uint16_t)f->hy << 16;
     f->sxy = (uint32_t)(uint16_t)f->sx | (uint32_t)(uint16_t)f->sy << 16;
+    f->mul = (uint32_t)L->pitch << 16 | 4u;
 }
 
 bool kr_fused_block_sse2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
