@@ -69,6 +69,13 @@ bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v
 bool kr_sample_rows_avx512(const kr_fused_level *L, const float *u, const float *v, float *o0,
                            float *o1, float *o2, float *o3);
 
+/* The same two as kr_rows_fn (raster.h), for kiln_ps_sample's prepared
+ * slots: five arguments, so its call is a jump. */
+void kr_sample_rows_rgba_avx2(const kr_fused_level *L, const float *u, const float *v, float *rgba,
+                              int swap);
+void kr_sample_rows_rgba_avx512(const kr_fused_level *L, const float *u, const float *v,
+                                float *rgba, int swap);
+
 #if KR_EFFECTS_X86
 /* The rows kernel of the active level (AVX2 or above: its callers have
  * checked that level). */

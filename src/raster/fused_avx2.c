@@ -323,6 +323,13 @@ bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v
     return L->clamp2 && L->direct ? rows8(L, u, v, 1, o0, o1, o2, o3) : rows8(L, u, v, 0, o0, o1, o2, o3);
 }
 
+void kr_sample_rows_rgba_avx2(const kr_fused_level *L, const float *u, const float *v, float *rgba,
+                              int swap)
+{
+    kr_sample_rows_avx2(L, u, v, rgba + (swap ? 2 : 0) * KILN_PS_BLOCK, rgba + KILN_PS_BLOCK,
+                        rgba + (swap ? 0 : 2) * KILN_PS_BLOCK, rgba + 3 * KILN_PS_BLOCK);
+}
+
 /* Level A's constants in lane 0, B's in lane 1. */
 static inline void lvk8_pair(lvk8 *k, const kr_fused_level *A, const kr_fused_level *B)
 {

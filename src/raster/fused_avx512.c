@@ -274,6 +274,13 @@ bool kr_sample_rows_avx512(const kr_fused_level *L, const float *u, const float 
     return true;
 }
 
+void kr_sample_rows_rgba_avx512(const kr_fused_level *L, const float *u, const float *v,
+                                float *rgba, int swap)
+{
+    kr_sample_rows_avx512(L, u, v, rgba + (swap ? 2 : 0) * KILN_PS_BLOCK, rgba + KILN_PS_BLOCK,
+                          rgba + (swap ? 0 : 2) * KILN_PS_BLOCK, rgba + 3 * KILN_PS_BLOCK);
+}
+
 /* ---- kiln_ps_sample's quads (trilinear, or a LOD per quad) ---- */
 
 /* [a a a a | b b b b | c c c c | d d d d] from [a b c d], and the 16-bit

@@ -115,12 +115,19 @@ typedef struct kr_fused_level {
 #define KR_PREPARED 4
 #define KR_PREP_LEVELS 16
 
+/* The bilinear rows kernel of the chosen SIMD level (fused.h) on one
+ * prepared level: texel bytes 0..3 of the block's 16 pixels to rgba +
+ * 16 * b, bytes 0 and 2 exchanged when swap (a BGRA8 view). */
+typedef void (*kr_rows_fn)(const kr_fused_level *L, const float *u, const float *v, float *rgba,
+                           int swap);
+
 struct kiln_ps_textures {
     kr_texture tex[KILN_MAX_SHADER_RESOURCES];
     const kd_sampler *samp[KILN_MAX_SAMPLERS]; /* NULL: the default sampler */
     uint8_t prep_sampler[KR_PREPARED];         /* the sampler slot + 1 prepared for; 0: none */
     uint8_t prep_levels[KR_PREPARED];          /* levels prepared: the view's, at most KR_PREP_LEVELS */
     kr_fused_level prep[KR_PREPARED][KR_PREP_LEVELS];
+    kr_rows_fn rows; /* set with prep_sampler: the kernel for one-level slots */
 };
 
 /* Fills prep_sampler, prep_levels and prep of a set whose tex and samp

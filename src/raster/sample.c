@@ -1594,8 +1594,7 @@ KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t 
         /* the levels set up by kr_textures_prepare for this sampler */
         int swap = ts->tex[srv_slot].format == KILN_FORMAT_B8G8R8A8_UNORM;
         if (ts->prep_levels[srv_slot] == 1)
-            kr_sample_rows(&ts->prep[srv_slot][0], u, v, rgba + (swap ? 2 : 0) * BLOCK, rgba + BLOCK,
-                           rgba + (swap ? 0 : 2) * BLOCK, rgba + 3 * BLOCK);
+            ts->rows(&ts->prep[srv_slot][0], u, v, rgba, swap);
         else
             sample_prepared(ts->samp[sampler_slot], ts->prep_levels[srv_slot], ts->prep[srv_slot], u, v, swap,
                             rgba);
@@ -2295,8 +2294,10 @@ static uint32_t prepare_chain(const kr_texture *t, const kd_sampler *s, kr_fused
 void kr_textures_prepare(struct kiln_ps_textures *t)
 {
     memset(t->prep_sampler, 0, sizeof t->prep_sampler);
-    if (kr_effects_active_level() < KR_SIMD_AVX2)
+    kr_simd simd = kr_effects_active_level();
+    if (simd < KR_SIMD_AVX2)
         return;
+    t->rows = simd >= KR_SIMD_AVX512 ? kr_sample_rows_rgba_avx512 : kr_sample_rows_rgba_avx2;
     for (uint32_t i = 0; i < KR_PREPARED; i++) {
         /* the sampler of the same slot, else slot 0's */
         for (uint32_t j = i;; j = 0) {
