@@ -218,6 +218,16 @@ typedef struct uvk {
     bool affine;             /* q1 == q2 == 0: w = 1 / q0 */
 } uvk;
 
+/* (float)(x + column) + 0.5f - ox, the same four columns in both rows */
+static inline __m256 block_fx(const kr_prim *p, int x)
+{
+    return _mm256_sub_ps(
+        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(
+                          _mm256_set1_epi32(x), _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
+                      _mm256_set1_ps(0.5f)),
+        _mm256_set1_ps(p->ox));
+}
+
 FUSED_INLINE void uv_init(const kr_prim *p, __m256 fx, uvk *k)
 {
     const float *a = p->attr;
@@ -297,8 +307,8 @@ void kr_quot_avx2(const float in[8], float k, float out[8])
 
 /* kiln_ps_sample on one level read directly (sample.c's rgba8_rows), two
  * rows per vector: the same sums, each S / (255 * 65536) as there. */
-FUSED_INLINE bool rows8(const kr_fused_level *L, const float *u, const float *v, int clamp2,
-                        float *o0, float *o1, float *o2, float *o3)
+FUSED_INLINE void rows8v(const kr_fused_level *L, const __m256 u[2], const __m256 v[2], int clamp2,
+                         float *o0, float *o1, float *o2, float *o3)
 {
     lvk8 k;
     lvk8_init(&k, L);
@@ -307,13 +317,23 @@ FUSED_INLINE bool rows8(const kr_fused_level *L, const float *u, const float *v,
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
         __m256i sum[4];
-        sums8_any(&k, _mm256_loadu_ps(u + 8 * h), _mm256_loadu_ps(v + 8 * h), clamp2, sum);
+        sums8_any(&k, u[h], v[h], clamp2, sum);
         /* per lane: [b p0, b p1, b p2, b p3] for row 2h and row 2h + 1 */
         float *o[4] = {o0, o1, o2, o3};
         for (int b = 0; b < 4; b++)
             _mm256_storeu_ps(o[b] + 8 * h,
                              quot8(_mm256_cvtepi32_ps(_mm256_add_epi32(sum[b], unbias)), d, rd));
     }
+}
+
+/* The same with u and v of rows 2h and 2h + 1 in u[h], v[h] (lanes 0-3,
+ * 4-7), as shade_block's arrays hold them. */
+FUSED_INLINE bool rows8(const kr_fused_level *L, const float *u, const float *v, int clamp2,
+                        float *o0, float *o1, float *o2, float *o3)
+{
+    const __m256 uu[2] = {_mm256_loadu_ps(u), _mm256_loadu_ps(u + 8)};
+    const __m256 vv[2] = {_mm256_loadu_ps(v), _mm256_loadu_ps(v + 8)};
+    rows8v(L, uu, vv, clamp2, o0, o1, o2, o3);
     return true;
 }
 
@@ -424,14 +444,8 @@ FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y,
 {
     lvk8 k;
     lvk8_init(&k, L);
-    /* (float)(x + column) + 0.5f - ox, the same four columns in both rows */
-    __m256 fx = _mm256_sub_ps(
-        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),
-                                                          _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
-                      _mm256_set1_ps(0.5f)),
-        _mm256_set1_ps(p->ox));
     uvk uk;
-    uv_init(p, fx, &uk);
+    uv_init(p, block_fx(p, x), &uk);
     __m256i px[2];
     if (mask == 0xffffu) { /* most blocks: two rows per store */
 #pragma GCC unroll 2
@@ -484,18 +498,37 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
         return false;
     const kr_drawx *dx = p->dx;
     const kd_state *s = dx->s;
+    _Alignas(32) float uv[2 * KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
+    const float *u = uv, *v = uv + KILN_PS_BLOCK;
+    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
+    if (sd->one && !dx->wide16) {
+        /* varying 0's x and y as shade_block interpolates them (uv8, the
+         * fused block's, the same operations as kr_interpolate_avx2), in
+         * registers, into the rows kernel */
+        uvk uk;
+        uv_init(p, block_fx(p, x), &uk);
+        __m256 uu[2], vv[2];
+        for (int h = 0; h < 2; h++)
+            uv8(p, &uk, y, 2 * h, &uu[h], &vv[h]);
+        float *o0 = col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK,
+              *o2 = col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
+        if (sd->L.clamp2 && sd->L.direct)
+            rows8v(&sd->L, uu, vv, 1, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
+        else
+            rows8v(&sd->L, uu, vv, 0, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
+        if (dx->write8)
+            dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col, mask);
+        return true;
+    }
     /* varying 0's x and y as shade_block interpolates them, the other
      * components unread */
-    _Alignas(32) float uv[2 * KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
     if (dx->wide16)
         kr_interpolate_avx512(p, x, y, 2, 3u, uv);
     else
         kr_interpolate_avx2(p, x, y, 2, 3u, uv);
-    const float *u = uv, *v = uv + KILN_PS_BLOCK;
     /* kr_ps_texture, whose arguments kiln_ps_sample reads only the views
      * of; for one level the kernel its shortcut would reach, with the
      * level set up at draw time */
-    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
     if (sd->one) {
         float *o0 = col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK, *o2 = col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
         if (dx->wide16)
