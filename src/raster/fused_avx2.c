@@ -501,40 +501,39 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     _Alignas(32) float uv[2 * KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
     const float *u = uv, *v = uv + KILN_PS_BLOCK;
     const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
-    if (sd->one && !dx->wide16) {
-        /* varying 0's x and y as shade_block interpolates them (uv8, the
-         * fused block's, the same operations as kr_interpolate_avx2), in
-         * registers, into the rows kernel */
+    float *o0 = col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK,
+          *o2 = col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
+    /* varying 0's x and y as shade_block interpolates them, the other
+     * components unread: at the AVX2 level in registers (uv8, the fused
+     * block's, kr_interpolate_avx2's operations lane by lane) */
+    if (dx->wide16) {
+        kr_interpolate_avx512(p, x, y, 2, 3u, uv);
+    } else {
         uvk uk;
         uv_init(p, block_fx(p, x), &uk);
         __m256 uu[2], vv[2];
         for (int h = 0; h < 2; h++)
             uv8(p, &uk, y, 2 * h, &uu[h], &vv[h]);
-        float *o0 = col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK,
-              *o2 = col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
-        if (sd->L.clamp2 && sd->L.direct)
-            rows8v(&sd->L, uu, vv, 1, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
-        else
-            rows8v(&sd->L, uu, vv, 0, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
-        if (dx->write8)
-            dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col, mask);
-        return true;
+        if (sd->one) { /* straight into the rows kernel */
+            if (sd->L.clamp2 && sd->L.direct)
+                rows8v(&sd->L, uu, vv, 1, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
+            else
+                rows8v(&sd->L, uu, vv, 0, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
+            if (dx->write8)
+                dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col,
+                           mask);
+            return true;
+        }
+        for (int h = 0; h < 2; h++) {
+            _mm256_store_ps(uv + 8 * h, uu[h]);
+            _mm256_store_ps(uv + KILN_PS_BLOCK + 8 * h, vv[h]);
+        }
     }
-    /* varying 0's x and y as shade_block interpolates them, the other
-     * components unread */
-    if (dx->wide16)
-        kr_interpolate_avx512(p, x, y, 2, 3u, uv);
-    else
-        kr_interpolate_avx2(p, x, y, 2, 3u, uv);
     /* kr_ps_texture, whose arguments kiln_ps_sample reads only the views
      * of; for one level the kernel its shortcut would reach, with the
      * level set up at draw time */
     if (sd->one) {
-        float *o0 = col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK, *o2 = col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
-        if (dx->wide16)
-            kr_sample_rows_avx512(&sd->L, u, v, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
-        else
-            kr_sample_rows_avx2(&sd->L, u, v, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
+        kr_sample_rows_avx512(&sd->L, u, v, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
     } else {
         kiln_ps_args a = {.x = x, .y = y, .mask = mask, .front_facing = p->front, .textures = dx->tex,
                           .user = s->ps_user, .primitive_id = p->prim_id};
