@@ -69,8 +69,8 @@ bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v
 bool kr_sample_rows_avx512(const kr_fused_level *L, const float *u, const float *v, float *o0,
                            float *o1, float *o2, float *o3);
 
-/* The same two as kr_rows_fn (raster.h), for kiln_ps_sample's prepared
- * slots: five arguments, so its call is a jump. */
+/* Those two kernels with kr_rows_fn's arguments (raster.h), for
+ * kiln_ps_sample's prepared slots: five, so its call is a jump. */
 void kr_sample_rows_rgba_avx2(const kr_fused_level *L, const float *u, const float *v, float *rgba,
                               int swap);
 void kr_sample_rows_rgba_avx512(const kr_fused_level *L, const float *u, const float *v,

@@ -306,7 +306,8 @@ void kr_quot_avx2(const float in[8], float k, float out[8])
 }
 
 /* kiln_ps_sample on one level read directly (sample.c's rgba8_rows), two
- * rows per vector: the same sums, each S / (255 * 65536) as there. */
+ * rows per vector: the same sums, each S / (255 * 65536) as there. u[h]
+ * and v[h] hold rows 2h and 2h + 1 (lanes 0-3, 4-7). */
 FUSED_INLINE void rows8v(const kr_fused_level *L, const __m256 u[2], const __m256 v[2], int clamp2,
                          float *o0, float *o1, float *o2, float *o3)
 {
@@ -326,8 +327,8 @@ FUSED_INLINE void rows8v(const kr_fused_level *L, const __m256 u[2], const __m25
     }
 }
 
-/* The same with u and v of rows 2h and 2h + 1 in u[h], v[h] (lanes 0-3,
- * 4-7), as shade_block's arrays hold them. */
+/* rows8v from u and v as arrays of the block's 16 pixels, row by row
+ * (shade_block's). */
 FUSED_INLINE bool rows8(const kr_fused_level *L, const float *u, const float *v, int clamp2,
                         float *o0, float *o1, float *o2, float *o3)
 {
