@@ -340,6 +340,38 @@ static inline kiln_depth_stencil_state ru_dss(kiln_device *dev, kiln_depth_stenc
     return s;
 }
 
+/* Target blend b's factors, ops and write mask drawn from r (enable is the
+ * caller's): kind 0 ADD of (ONE, ONE), 1 ADD of (SRC_ALPHA,
+ * INV_SRC_ALPHA), else random factors and ops (color factors for alpha
+ * replaced, as D3D10 refuses them there); the write mask all channels 7
+ * times in 10, some 2 in 10, none 1 in 10. */
+static inline void ru_blend_random(th_rng *r, int kind, kiln_blend_target *b)
+{
+    if (kind == 0) {
+        b->src = b->dst = b->src_alpha = b->dst_alpha = KILN_BLEND_ONE;
+    } else if (kind == 1) {
+        b->src = b->src_alpha = KILN_BLEND_SRC_ALPHA;
+        b->dst = b->dst_alpha = KILN_BLEND_INV_SRC_ALPHA;
+    } else {
+        b->src = (kiln_blend_factor)(1 + th_below(r, 13));
+        b->dst = (kiln_blend_factor)(1 + th_below(r, 13));
+        b->op = (kiln_blend_op)th_below(r, 6);
+        b->src_alpha = (kiln_blend_factor)(1 + th_below(r, 13));
+        b->dst_alpha = (kiln_blend_factor)(1 + th_below(r, 13));
+        b->op_alpha = (kiln_blend_op)th_below(r, 6);
+    }
+    if (b->src_alpha == KILN_BLEND_SRC_COLOR || b->src_alpha == KILN_BLEND_INV_SRC_COLOR ||
+        b->src_alpha == KILN_BLEND_DEST_COLOR || b->src_alpha == KILN_BLEND_INV_DEST_COLOR)
+        b->src_alpha = KILN_BLEND_SRC_ALPHA;
+    if (b->dst_alpha == KILN_BLEND_SRC_COLOR || b->dst_alpha == KILN_BLEND_INV_SRC_COLOR ||
+        b->dst_alpha == KILN_BLEND_DEST_COLOR || b->dst_alpha == KILN_BLEND_INV_DEST_COLOR)
+        b->dst_alpha = KILN_BLEND_INV_SRC_ALPHA;
+    uint32_t m = th_below(r, 10);
+    b->write_mask = m < 7   ? KILN_COLOR_WRITE_DEFAULT
+                    : m < 9 ? 1u + th_below(r, 15)
+                            : KILN_COLOR_WRITE_NONE;
+}
+
 /* Additive blending (ONE, ONE) on every target. */
 static inline kiln_blend_state ru_bs_add(kiln_device *dev)
 {

@@ -1066,29 +1066,7 @@ static void test_shade_states(fpipe *pp, kr_simd level)
         uint64_t k = th_below(&r, 10);
         kiln_blend_target *b = &c.bt;
         b->enable = k >= 2;
-        if (k < 5) {
-            b->src = b->dst = b->src_alpha = b->dst_alpha = KILN_BLEND_ONE;
-        } else if (k < 8) {
-            b->src = b->src_alpha = KILN_BLEND_SRC_ALPHA;
-            b->dst = b->dst_alpha = KILN_BLEND_INV_SRC_ALPHA;
-        } else {
-            b->src = (kiln_blend_factor)(1 + th_below(&r, 13));
-            b->dst = (kiln_blend_factor)(1 + th_below(&r, 13));
-            b->op = (kiln_blend_op)th_below(&r, 6);
-            b->src_alpha = (kiln_blend_factor)(1 + th_below(&r, 13));
-            b->dst_alpha = (kiln_blend_factor)(1 + th_below(&r, 13));
-            b->op_alpha = (kiln_blend_op)th_below(&r, 6);
-        }
-        /* color factors only where D3D10 allows them for alpha */
-        if (b->src_alpha == KILN_BLEND_SRC_COLOR || b->src_alpha == KILN_BLEND_INV_SRC_COLOR ||
-            b->src_alpha == KILN_BLEND_DEST_COLOR || b->src_alpha == KILN_BLEND_INV_DEST_COLOR)
-            b->src_alpha = KILN_BLEND_SRC_ALPHA;
-        if (b->dst_alpha == KILN_BLEND_SRC_COLOR || b->dst_alpha == KILN_BLEND_INV_SRC_COLOR ||
-            b->dst_alpha == KILN_BLEND_DEST_COLOR || b->dst_alpha == KILN_BLEND_INV_DEST_COLOR)
-            b->dst_alpha = KILN_BLEND_INV_SRC_ALPHA;
-        uint64_t m = th_below(&r, 10);
-        b->write_mask = m < 7 ? KILN_COLOR_WRITE_DEFAULT : m < 9 ? 1u + (uint32_t)th_below(&r, 15)
-                                                                 : KILN_COLOR_WRITE_NONE;
+        ru_blend_random(&r, k < 5 ? 0 : k < 8 ? 1 : 2, b);
         for (int ch = 0; ch < 4; ch++)
             c.bfactor[ch] = frand(&r, 0.0f, 1.0f);
         c.depth = th_below(&r, 3) != 0;

@@ -310,6 +310,21 @@ const kr_effect_kernels *kr_effects_kernels(kr_simd level)
     return kernels_of(level);
 }
 
+bool kr_effect_ps_is(kiln_ps_fn fn, kiln_effect e)
+{
+    if (!fn || (unsigned)e >= KILN_EFFECT_COUNT)
+        return false;
+    if (fn == kr_effects_scalar.ps[e])
+        return true;
+#if KR_EFFECTS_X86
+    /* the tables themselves, whatever this CPU runs */
+    return fn == kr_effects_sse2.ps[e] || fn == kr_effects_avx2.ps[e] ||
+           fn == kr_effects_avx512.ps[e];
+#else
+    return false;
+#endif
+}
+
 kr_simd kr_effects_detect(const char *env_simd)
 {
     pthread_once(&level_once, level_init);

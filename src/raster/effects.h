@@ -28,6 +28,7 @@
 
 #include "kiln.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 /* x86 builds compile the SSE2 and AVX2 kernels (effects_sse2.c,
@@ -105,6 +106,10 @@ static inline void kr_lit_constants_read(const kiln_ps_args *a, kr_lit_constants
 /* The TEXTURE kernel, the same at every level: kiln_ps_sample writes
  * straight into target 0 (its rgba layout is KILN_PS_COLOR's). */
 void kr_ps_texture(kiln_ps_args *a);
+
+/* Whether fn is effect e's pixel kernel at any level (they all give the
+ * same bits): what the specialized paths key on. */
+bool kr_effect_ps_is(kiln_ps_fn fn, kiln_effect e);
 
 /* The kernels of `level`, or NULL when this build or this CPU lacks it. */
 const kr_effect_kernels *kr_effects_kernels(kr_simd level);

@@ -22,6 +22,8 @@
 
 #include <immintrin.h>
 
+#include "lit_avx2.h"
+
 static void ps_vertex_color(kiln_ps_args *a)
 {
     const float *in = KILN_PS_VARYING(a, 0, 0);
@@ -42,16 +44,10 @@ static void ps_texture_color(kiln_ps_args *a)
 
 static void ps_lit(kiln_ps_args *a)
 {
-    kr_lit_constants k;
-    kr_lit_constants_read(a, &k);
-    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-    const __m256 lx = _mm256_set1_ps(k.l[0]), ly = _mm256_set1_ps(k.l[1]),
-                 lz = _mm256_set1_ps(k.l[2]);
-    __m256 light[3], ambient[3];
-    for (int c = 0; c < 3; c++) {
-        light[c] = _mm256_set1_ps(k.light[c]);
-        ambient[c] = _mm256_set1_ps(k.ambient[c]);
-    }
+    kr_lit_constants kc;
+    kr_lit_constants_read(a, &kc);
+    kr_lit8 k;
+    kr_lit8_init(&kc, &k);
     /* Both halves of the block at once, every input loaded before the
      * first store: the outputs may alias the varyings as far as the
      * compiler knows, so a loop over the halves ran the second half's
@@ -62,25 +58,14 @@ static void ps_lit(kiln_ps_args *a)
     _Static_assert(KILN_PS_BLOCK == 16, "a block is two vectors of 8");
     __m256 d[2], col[2][4];
     for (int h = 0; h < 2; h++) {
-        __m256 nx = _mm256_loadu_ps(nxp + 8 * h), ny = _mm256_loadu_ps(nyp + 8 * h),
-               nz = _mm256_loadu_ps(nzp + 8 * h);
-        __m256 len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(nx, nx), _mm256_mul_ps(ny, ny)),
-                                    _mm256_mul_ps(nz, nz));
-        /* GT_OQ: false for NaN, as SSE2's cmpgt. */
-        __m256 inv = _mm256_and_ps(_mm256_cmp_ps(len2, zero, _CMP_GT_OQ),
-                                   _mm256_div_ps(one, _mm256_sqrt_ps(len2)));
-        __m256 dot = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(nx, lx), _mm256_mul_ps(ny, ly)),
-                                   _mm256_mul_ps(nz, lz));
-        /* vmaxps returns its second operand when either is NaN: 0. */
-        d[h] = _mm256_max_ps(_mm256_mul_ps(dot, inv), zero);
+        d[h] = kr_lit8_d(&k, _mm256_loadu_ps(nxp + 8 * h), _mm256_loadu_ps(nyp + 8 * h),
+                         _mm256_loadu_ps(nzp + 8 * h));
         for (int c = 0; c < 4; c++)
             col[h][c] = _mm256_loadu_ps(KILN_PS_VARYING(a, 0, c) + 8 * h);
     }
     for (int h = 0; h < 2; h++) {
-        for (int c = 0; c < 3; c++) {
-            __m256 l = _mm256_add_ps(ambient[c], _mm256_mul_ps(light[c], d[h]));
-            _mm256_storeu_ps(KILN_PS_COLOR(a, 0, c) + 8 * h, _mm256_mul_ps(col[h][c], l));
-        }
+        for (int c = 0; c < 3; c++)
+            _mm256_storeu_ps(KILN_PS_COLOR(a, 0, c) + 8 * h, kr_lit8_rgb(&k, c, col[h][c], d[h]));
         _mm256_storeu_ps(KILN_PS_COLOR(a, 0, 3) + 8 * h, col[h][3]);
     }
 }

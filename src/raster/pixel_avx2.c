@@ -4,9 +4,11 @@
  * pixels) per vector: blending or a partial write mask
  * (kr_blend_rgba8_avx2, tile.c's output_rgba8_blend), or neither
  * (kr_store_rgba8_avx2, output_rgba8); and the D32_FLOAT depth test
- * without stencil (kr_depth_d32_avx2, tile.c's depth_d32).
- * (Interpolating the varyings this way, and blending partly covered
- * blocks, measured slower than the SSE2 rows and were dropped.) Each
+ * without stencil (kr_depth_d32_avx2, tile.c's depth_d32); a triangle's
+ * varyings and depth at the pixel centers (kr_interpolate_avx2,
+ * kr_block_depth_avx2); and the whole-block shading of the vertex color
+ * and lit effects (kr_shade_color_avx2, kr_shade_lit_avx2: interpolation,
+ * the effect and the write, the colors in registers between them). Each
  * lane does the SSE2 row code's IEEE operations in the same order (the
  * selects keep each comparison's unordered result, max and min return
  * their second operand for NaN as the SSE2 ones do), so the bytes are the
@@ -30,6 +32,8 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "lit_avx2.h"
+
 #define B KILN_PS_BLOCK
 
 typedef __m256 v8;
@@ -37,7 +41,6 @@ typedef __m256 v8;
 static inline v8 v8_set1(float f) { return _mm256_set1_ps(f); }
 /* a < b (ordered: false for NaN), as SSE2's cmplt */
 static inline v8 v8_lt(v8 a, v8 b) { return _mm256_cmp_ps(a, b, _CMP_LT_OS); }
-static inline v8 v8_sel(v8 m, v8 a, v8 b) { return _mm256_blendv_ps(b, a, m); }
 
 /* byte / 255.0f for eight bytes: the rounded reciprocal's product and one
  * exact-residual correction, which gives the correctly rounded quotient
@@ -105,47 +108,124 @@ static inline v8 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend_
                      _mm256_mul_ps(d[c], factor8(fd, c, s, d, k)));
 }
 
-/* tile.c's interpolate for a triangle's block at (x, y): each varying
- * component at the 16 pixel centers, two rows per vector, interpolate's
- * operations lane by lane ((a0 + a1 * fx) + a2 * fy, times 1 / q, q the
- * 1/w plane or, for equal w at the vertices, its constant). */
-void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary)
+/* tile.c's interpolate of a triangle's block at (x, y), two rows per
+ * vector: each component is (a0 + a1 * fx) + a2 * fy, times 1 / q, q the
+ * 1/w plane or, for equal w at the vertices, its constant. What does not
+ * depend on the component is worked out once (interp8_init). */
+typedef struct interp8 {
+    __m256 fx, fy[2], w[2]; /* rows 2h and 2h + 1 in lanes 0-3 and 4-7 */
+} interp8;
+
+static inline void interp8_init(const kr_prim *p, int x, int y, interp8 *k)
 {
-    const __m256 fx = _mm256_sub_ps(
-        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(x),
-                                                          _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
+    k->fx = _mm256_sub_ps(
+        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(
+                          _mm256_set1_epi32(x), _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3))),
                       v8_set1(0.5f)),
         v8_set1(p->ox));
-    /* (float)(y + row) + 0.5f - oy, rows 2h and 2h + 1 in lanes 0-3 and 4-7 */
-    __m256 fy[2];
+    /* (float)(y + row) + 0.5f - oy */
     for (int h = 0; h < 2; h++)
-        fy[h] = _mm256_sub_ps(_mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(
-                                                _mm256_set1_epi32(y + 2 * h), _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1))),
-                                            v8_set1(0.5f)),
-                              v8_set1(p->oy));
-    __m256 w[2];
+        k->fy[h] = _mm256_sub_ps(_mm256_add_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(
+                                                   _mm256_set1_epi32(y + 2 * h),
+                                                   _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1))),
+                                               v8_set1(0.5f)),
+                                 v8_set1(p->oy));
     const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
     if (q1 == 0.0f && q2 == 0.0f) {
-        w[0] = w[1] = v8_set1(1.0f / q0);
+        k->w[0] = k->w[1] = v8_set1(1.0f / q0);
     } else {
         for (int h = 0; h < 2; h++)
-            w[h] = _mm256_div_ps(v8_set1(1.0f), _mm256_add_ps(_mm256_add_ps(v8_set1(q0), _mm256_mul_ps(v8_set1(q1), fx)),
-                                                              _mm256_mul_ps(v8_set1(q2), fy[h])));
+            k->w[h] = _mm256_div_ps(
+                v8_set1(1.0f),
+                _mm256_add_ps(_mm256_add_ps(v8_set1(q0), _mm256_mul_ps(v8_set1(q1), k->fx)),
+                              _mm256_mul_ps(v8_set1(q2), k->fy[h])));
     }
+}
+
+/* The component whose planes are a[0..2], rows 2h, 2h + 1 in v[h]. */
+static inline void interp8_comp(const interp8 *k, const float *a, __m256 v[2])
+{
+    const __m256 a01 = _mm256_add_ps(v8_set1(a[0]), _mm256_mul_ps(v8_set1(a[1]), k->fx));
+    const __m256 a2 = v8_set1(a[2]);
+    for (int h = 0; h < 2; h++)
+        v[h] = _mm256_mul_ps(_mm256_add_ps(a01, _mm256_mul_ps(a2, k->fy[h])), k->w[h]);
+}
+
+void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary)
+{
+    interp8 k;
+    interp8_init(p, x, y, &k);
     const uint32_t all = ncomp >= 32 ? 0xffffffffu : (1u << ncomp) - 1u;
     for (uint32_t m = ~mask & all; m; m &= m - 1) { /* unread: 0 */
-        uint32_t k = (uint32_t)__builtin_ctz(m);
-        _mm256_storeu_ps(vary + k * B, _mm256_setzero_ps());
-        _mm256_storeu_ps(vary + k * B + 8, _mm256_setzero_ps());
+        uint32_t c = (uint32_t)__builtin_ctz(m);
+        _mm256_storeu_ps(vary + c * B, _mm256_setzero_ps());
+        _mm256_storeu_ps(vary + c * B + 8, _mm256_setzero_ps());
     }
     for (uint32_t m = mask & all; m; m &= m - 1) {
-        uint32_t k = (uint32_t)__builtin_ctz(m);
-        const float *a = p->attr + 3 * k;
-        const __m256 a01 = _mm256_add_ps(v8_set1(a[0]), _mm256_mul_ps(v8_set1(a[1]), fx));
-        const __m256 a2 = v8_set1(a[2]);
-        for (int h = 0; h < 2; h++)
-            _mm256_storeu_ps(vary + k * B + 8 * h, _mm256_mul_ps(_mm256_add_ps(a01, _mm256_mul_ps(a2, fy[h])), w[h]));
+        uint32_t c = (uint32_t)__builtin_ctz(m);
+        __m256 v[2];
+        interp8_comp(&k, p->attr + 3 * c, v);
+        _mm256_storeu_ps(vary + c * B, v[0]);
+        _mm256_storeu_ps(vary + c * B + 8, v[1]);
     }
+}
+
+/* KILN_EFFECT_VERTEX_COLOR's shading (kr_shade_select): varying 0, which
+ * is output 0, interpolated straight into the color and written as
+ * output() would (kr_drawx.write8; out1 2: nothing). */
+bool kr_shade_color_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    if (p->kind != KR_TRI)
+        return false;
+    const kr_drawx *dx = p->dx;
+    if (!dx->write8)
+        return true;
+    interp8 k;
+    interp8_init(p, x, y, &k);
+    _Alignas(32) float col[4 * B];
+    for (int c = 0; c < 4; c++) {
+        __m256 v[2];
+        interp8_comp(&k, p->attr + 3 * c, v);
+        _mm256_store_ps(col + c * B, v[0]);
+        _mm256_store_ps(col + c * B + 8, v[1]);
+    }
+    dx->write8(&dx->s->blend[0], dx->s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col, mask);
+    return true;
+}
+
+/* KILN_EFFECT_LIT's shading (kr_shade_select): color (varying 0) and
+ * normal (varying 1's x, y, z) interpolated in registers, the effect's
+ * arithmetic (lit_avx2.h, as its pixel kernel), then output() as the draw
+ * chose it (kr_drawx.write8; out1 2: nothing). */
+bool kr_shade_lit_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    if (p->kind != KR_TRI)
+        return false;
+    const kr_drawx *dx = p->dx;
+    if (!dx->write8)
+        return true;
+    /* the constants as the pixel kernel reads them: the draw's cb0 */
+    const kiln_ps_args a = {.cb = dx->ps_cb, .cb_size = dx->ps_cb_size};
+    kr_lit_constants kc;
+    kr_lit_constants_read(&a, &kc);
+    kr_lit8 lk;
+    kr_lit8_init(&kc, &lk);
+    interp8 k;
+    interp8_init(p, x, y, &k);
+    __m256 col[4][2], n[3][2];
+    for (int c = 0; c < 4; c++)
+        interp8_comp(&k, p->attr + 3 * c, col[c]);
+    for (int c = 0; c < 3; c++)
+        interp8_comp(&k, p->attr + 3 * (4 + c), n[c]);
+    _Alignas(32) float out[4 * B];
+    for (int h = 0; h < 2; h++) {
+        __m256 d = kr_lit8_d(&lk, n[0][h], n[1][h], n[2][h]);
+        for (int c = 0; c < 3; c++)
+            _mm256_store_ps(out + c * B + 8 * h, kr_lit8_rgb(&lk, c, col[c][h], d));
+        _mm256_store_ps(out + 3 * B + 8 * h, col[3][h]);
+    }
+    dx->write8(&dx->s->blend[0], dx->s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, out, mask);
+    return true;
 }
 
 /* tile.c's block_depth at the pixel centers of a triangle's block, two

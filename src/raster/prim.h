@@ -208,12 +208,20 @@ void kr_output_select(kr_drawx *dx, const kr_fb *fb);
  * draw's state has none (sample.c); fills dx->block_data for it. */
 kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb);
 /* The specialized whole-block shading for a draw into `fb`, or NULL
- * (sample.c): today KILN_EFFECT_TEXTURE into an 8-bit RGBA / BGRA target
- * at the AVX2 level, under any blend, depth and stencil state; fills
- * dx->shade_data for it. */
+ * (sample.c): at the AVX2 level, KILN_EFFECT_TEXTURE into an 8-bit RGBA /
+ * BGRA target, and KILN_EFFECT_VERTEX_COLOR and KILN_EFFECT_LIT into
+ * whatever output() writes with one call (kr_drawx.out1), under any
+ * blend, depth and stencil state; fills dx->shade_data for the first. */
 kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb);
 /* It (fused_avx2.c). */
 bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y, uint32_t mask);
+/* The same for KILN_EFFECT_VERTEX_COLOR and KILN_EFFECT_LIT (pixel_avx2.c):
+ * kr_interpolate_avx2's floats, the effect's kernel's arithmetic and
+ * kr_drawx.write8, in registers between them. */
+bool kr_shade_color_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
+                         uint32_t mask);
+bool kr_shade_lit_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
+                       uint32_t mask);
 
 /* Rasterizes one primitive inside the pixel rect [x0,x1) x [y0,y1). */
 void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1);

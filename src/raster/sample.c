@@ -2320,11 +2320,22 @@ _Static_assert(sizeof(kr_fused_shade) <= sizeof(((kr_drawx *)0)->shade_data), "s
 
 kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
 {
+    const kd_state *s = dx->s;
+    /* The vertex color and lit effects with no discard and one output,
+     * written by one call or none (kr_output_select), every component
+     * they read interpolated (a desc may declare more varyings) */
+    if (dx->wide && dx->early_z && s->ps_outputs == 1 && dx->out1 != 0) {
+        if (kr_effect_ps_is(s->ps, KILN_EFFECT_VERTEX_COLOR) && dx->nvary >= 1 &&
+            (dx->vmask & 0xFu) == 0xFu)
+            return kr_shade_color_avx2;
+        if (kr_effect_ps_is(s->ps, KILN_EFFECT_LIT) && dx->nvary >= 2 &&
+            (dx->vmask & 0x7Fu) == 0x7Fu)
+            return kr_shade_lit_avx2;
+    }
     /* KILN_EFFECT_TEXTURE's shader (kiln_ps_sample of varying 0's x, y
      * into output 0) with no discard, one output into an 8-bit RGBA /
      * BGRA target 0; blending and write masks as pixel_avx2.c's whole
      * blocks do them; any texture, sampler, depth and stencil state */
-    const kd_state *s = dx->s;
     if (!dx->wide || s->ps != kr_ps_texture || s->ps_outputs != 1 || dx->nvary < 1 || !dx->early_z)
         return NULL;
     if (fb->nrt < 1 || !fb->rt[0] || !is_rgba8(fb->rt_format[0]))
