@@ -1,16 +1,17 @@
 /*
- * test_raster_shade: the whole-block shading of KILN_EFFECT_VERTEX_COLOR
- * and KILN_EFFECT_LIT (kr_shade_select -> pixel_avx2.c's
- * kr_shade_color_avx2 / kr_shade_lit_avx2) writes exactly the bytes the
- * general path writes (shade_block -> interpolation -> the effect's pixel
- * kernel -> output).
+ * test_raster_shade: the whole-block shading of KILN_EFFECT_VERTEX_COLOR,
+ * KILN_EFFECT_LIT and KILN_EFFECT_TEXTURE_COLOR (kr_shade_select ->
+ * pixel_avx2.c's kr_shade_color_avx2 / kr_shade_lit_avx2, fused_avx2.c's
+ * kr_fused_shade_tc_avx2) writes exactly the bytes the general path
+ * writes (shade_block -> interpolation -> the effect's pixel kernel ->
+ * output).
  *
  * 1. Selection, on a kd_state / kr_drawx / kr_fb built by hand: each
  *    effect's kernel of every level is taken (they give the same bits),
  *    and any single broken condition refuses it (not the AVX2 level, no
  *    early depth test, other outputs, no write call chosen, a component
  *    the effect reads not interpolated, another function).
- * 2. The functions called directly on hand-made triangles (random planes,
+ * 2. The first two called directly on hand-made triangles (random planes,
  *    perspective and constant 1/w, random coverage masks, RGBA8 / BGRA8,
  *    constant buffers whole, short or missing) against an oracle:
  *    kr_interpolate_avx2, the effect's scalar kernel (effects.c) and the
@@ -25,7 +26,9 @@
  *    blend factors, ops and write masks, every depth function, writes on
  *    or off, stencil with random ops, targets whose sides are not
  *    multiples of 4 (partial blocks), degenerate normals and constant
- *    buffers. Color and depth-stencil bytes must match.
+ *    buffers; for the texture effect, random RGBA8 / BGRA8 textures (one
+ *    level or a chain) under random filters and address modes. Color and
+ *    depth-stencil bytes must match.
  *
  * 2 and 3 need a CPU with AVX2 (the level the paths exist at); 3 runs at
  * each such level, forced with kr_effects_force_level.
@@ -48,6 +51,7 @@ static float frand(th_rng *r, float lo, float hi)
  * through a function of the test's own. */
 static void ps_color_general(kiln_ps_args *a) { kr_effects_scalar.ps[KILN_EFFECT_VERTEX_COLOR](a); }
 static void ps_lit_general(kiln_ps_args *a) { kr_effects_scalar.ps[KILN_EFFECT_LIT](a); }
+static void ps_tc_general(kiln_ps_args *a) { kr_effects_scalar.ps[KILN_EFFECT_TEXTURE_COLOR](a); }
 
 /* ==== 1. selection ==== */
 
@@ -69,8 +73,8 @@ static void unit_init(kiln_effect e, const kr_effect_kernels *kernels)
     U.dx.s = &U.s;
     U.dx.wide = 1;
     U.dx.early_z = 1;
-    U.dx.nvary = e == KILN_EFFECT_LIT ? 2 : 1;
-    U.dx.vmask = e == KILN_EFFECT_LIT ? 0x7Fu : 0xFu;
+    U.dx.nvary = e == KILN_EFFECT_VERTEX_COLOR ? 1 : 2;
+    U.dx.vmask = e == KILN_EFFECT_LIT ? 0x7Fu : e == KILN_EFFECT_TEXTURE_COLOR ? 0x3Fu : 0xFu;
     U.dx.out1 = 1;
     U.fb.rt[0] = U.rt;
     U.fb.rt_pitch[0] = 64;
@@ -89,8 +93,7 @@ static void ps_other(kiln_ps_args *a) { (void)a; }
         kr_shade_fn got_ = kr_shade_select(&U.dx, &U.fb);                                          \
         th_check(got_ == (expect), "kr_shade_select: " what, __FILE__, __LINE__);                  \
         if (got_ != (expect))                                                                      \
-            fprintf(stderr, "    %s (%s, %s)\n", what, (kernels)->name,                            \
-                    e == KILN_EFFECT_LIT ? "lit" : "vertex color");                                \
+            fprintf(stderr, "    %s (%s, effect %d)\n", what, (kernels)->name, (int)(e));          \
     } while (0)
 
 static void test_selection(void)
@@ -133,7 +136,18 @@ static void test_selection(void)
         SHADE_CASE(lit, k, "another function", U.s.ps = ps_other, NULL);
         SHADE_CASE(col, k, "the lit kernel with the vertex color's varyings",
                    U.s.ps = k->ps[KILN_EFFECT_LIT], NULL);
-        cases += 23;
+        const kiln_effect tc = KILN_EFFECT_TEXTURE_COLOR;
+        SHADE_CASE(tc, k, "texture color, eligible", (void)0, kr_fused_shade_tc_avx2);
+        SHADE_CASE(tc, k, "texture color, nothing written (out1 2)", U.dx.out1 = 2,
+                   kr_fused_shade_tc_avx2);
+        SHADE_CASE(tc, k, "texture color, not the AVX2 level", U.dx.wide = 0, NULL);
+        SHADE_CASE(tc, k, "texture color, no early depth test", U.dx.early_z = 0, NULL);
+        SHADE_CASE(tc, k, "texture color, output() needed (out1 0)", U.dx.out1 = 0, NULL);
+        SHADE_CASE(tc, k, "texture color, v not interpolated", U.dx.vmask = 0x1Fu, NULL);
+        SHADE_CASE(tc, k, "texture color, one varying", (U.dx.nvary = 1, U.dx.vmask = 0xFu), NULL);
+        SHADE_CASE(tc, k, "the general path's wrapper of the texture color kernel",
+                   U.s.ps = ps_tc_general, NULL);
+        cases += 31;
     }
     CHECK(!kr_effect_ps_is(NULL, KILN_EFFECT_LIT));
     CHECK(!kr_effect_ps_is(kr_effects_scalar.ps[KILN_EFFECT_LIT], KILN_EFFECT_COUNT));
@@ -293,11 +307,14 @@ typedef struct apipe {
     kiln_vertex_shader vs;
     kiln_input_layout il;
     kiln_rasterizer_state rs;
-    kiln_pixel_shader fast[2], general[2]; /* [0] vertex color, [1] lit */
+    kiln_pixel_shader fast[3], general[3]; /* vertex color, lit, texture color */
 } apipe;
 
 typedef struct acase {
-    int lit;
+    int effect; /* 0 vertex color, 1 lit, 2 texture color (varying 1: u, v) */
+    uint32_t tw, th, mips;
+    kiln_format tfmt;
+    kiln_sampler_desc sd;
     kiln_format rfmt, dsfmt; /* dsfmt 0: no depth-stencil buffer */
     kiln_blend_desc bd;
     float bfactor[4];
@@ -322,7 +339,25 @@ static void make_acase(uint64_t seed, acase *c)
 {
     th_rng r = {seed};
     memset(c, 0, sizeof *c);
-    c->lit = (int)th_below(&r, 2);
+    c->effect = (int)th_below(&r, 3);
+    /* half of them powers of two (WRAP read directly) */
+    bool pow2 = th_below(&r, 2);
+    c->tw = pow2 ? 1u << th_below(&r, 6) : 1u + th_below(&r, 40);
+    c->th = pow2 ? 1u << th_below(&r, 6) : 1u + th_below(&r, 40);
+    c->mips = th_below(&r, 2) ? 1u : 0u; /* 0: the whole chain */
+    c->tfmt = th_below(&r, 2) ? KILN_FORMAT_B8G8R8A8_UNORM : KILN_FORMAT_R8G8B8A8_UNORM;
+    static const kiln_address addr[] = {KILN_ADDRESS_WRAP, KILN_ADDRESS_CLAMP, KILN_ADDRESS_MIRROR,
+                                        KILN_ADDRESS_BORDER};
+    /* mostly what the rows kernel takes (LINEAR, no BORDER) */
+    bool easy = th_below(&r, 3) != 0;
+    c->sd.min_filter = easy || th_below(&r, 2) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT;
+    c->sd.mag_filter = easy || th_below(&r, 2) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT;
+    c->sd.mip_filter = th_below(&r, 2) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT;
+    c->sd.address_u = addr[th_below(&r, easy ? 3 : 4)];
+    c->sd.address_v = th_below(&r, 2) ? c->sd.address_u : addr[th_below(&r, easy ? 3 : 4)];
+    c->sd.max_lod = 1000.0f;
+    for (int k = 0; k < 4; k++)
+        c->sd.border_color[k] = frand(&r, 0.0f, 1.0f);
     c->rfmt = th_below(&r, 2) ? KILN_FORMAT_B8G8R8A8_UNORM : KILN_FORMAT_R8G8B8A8_UNORM;
     uint32_t kd = th_below(&r, 4);
     c->dsfmt = kd == 0   ? (kiln_format)0
@@ -367,8 +402,8 @@ static void make_acase(uint64_t seed, acase *c)
         v[3] = w;
         for (int k = 4; k < 8; k++) /* color */
             v[k] = frand(&r, -0.2f, 1.2f);
-        for (int k = 8; k < 11; k++) /* normal */
-            v[k] = frand(&r, -1.0f, 1.0f);
+        for (int k = 8; k < 11; k++) /* normal; u, v */
+            v[k] = c->effect == 2 ? frand(&r, -1.5f, 2.5f) : frand(&r, -1.0f, 1.0f);
         v[11] = 0.0f;
     }
     if (th_below(&r, 6) == 0) /* a triangle with no normal */
@@ -411,7 +446,41 @@ static void render(apipe *pp, const acase *c, kiln_pixel_shader ps, uint8_t *col
     CHECK_RESULT(kiln_rs_set_state(ctx, pp->rs), KILN_OK);
     ru_set_viewport(ctx, 0.0f, 0.0f, W, H, 0.0f, 1.0f);
     CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
+    kiln_texture tex = {0};
+    kiln_srv srv = {0};
+    kiln_sampler samp = {0};
+    if (c->effect == 2) {
+        th_rng r = {c->tw * 977u + c->th};
+        static uint8_t texels[2 * 40 * 40 * 4];
+        for (size_t i = 0; i < sizeof texels; i++)
+            texels[i] = (uint8_t)th_next(&r);
+        kiln_texture2d_desc td = {
+            c->tw, c->th, c->mips, 1, c->tfmt, KILN_USAGE_DEFAULT, KILN_BIND_SHADER_RESOURCE, 0, 0};
+        /* every level from the same bytes (shifted), each tightly packed */
+        kiln_subresource_data init[8];
+        uint32_t levels = 0;
+        for (uint32_t w = c->tw, h = c->th;; w = w > 1 ? w / 2 : 1, h = h > 1 ? h / 2 : 1) {
+            init[levels] = (kiln_subresource_data){texels + 16 * levels, w * 4};
+            levels++;
+            if (c->mips == 1 || (w == 1 && h == 1))
+                break;
+        }
+        CHECK_RESULT(kiln_create_texture2d(dev, &td, init, &tex), KILN_OK);
+        CHECK_RESULT(kiln_create_srv(dev, tex, NULL, &srv), KILN_OK);
+        CHECK_RESULT(kiln_create_sampler(dev, &c->sd, &samp), KILN_OK);
+        CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &srv), KILN_OK);
+        CHECK_RESULT(kiln_ps_set_samplers(ctx, 0, 1, &samp), KILN_OK);
+    }
     ru_draw(dev, ctx, c->v, NTRI * 3, sizeof c->v[0], KILN_TOPOLOGY_TRIANGLE_LIST);
+    if (c->effect == 2) {
+        kiln_srv none = {0};
+        kiln_sampler nos = {0};
+        CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &none), KILN_OK);
+        CHECK_RESULT(kiln_ps_set_samplers(ctx, 0, 1, &nos), KILN_OK);
+        kiln_destroy_sampler(dev, samp);
+        kiln_destroy_srv(dev, srv);
+        kiln_destroy_texture(dev, tex);
+    }
     CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}), KILN_OK);
     ru_read(dev, rt.tex, 0, col);
     if (c->dsfmt)
@@ -427,16 +496,17 @@ static void render(apipe *pp, const acase *c, kiln_pixel_shader ps, uint8_t *col
 
 static void test_api(apipe *pp, kr_simd level)
 {
-    enum { NCASE = 240 };
+    enum { NCASE = 360 };
     static uint8_t col[2][W * H * 4], ds[2][W * H * 4];
-    uint32_t failed = 0, lit = 0, changed = 0, stencil = 0;
+    uint32_t failed = 0, per[3] = {0, 0, 0}, changed = 0, stencil = 0;
+    static const char *const names[3] = {"vertex color", "lit", "texture color"};
     for (uint32_t i = 0; i < NCASE; i++) {
         acase c;
         make_acase(0xA91C0000ull + i, &c);
         memset(ds, 0, sizeof ds);
-        render(pp, &c, pp->fast[c.lit], col[0], ds[0]);
-        render(pp, &c, pp->general[c.lit], col[1], ds[1]);
-        lit += (uint32_t)c.lit;
+        render(pp, &c, pp->fast[c.effect], col[0], ds[0]);
+        render(pp, &c, pp->general[c.effect], col[1], ds[1]);
+        per[c.effect]++;
         stencil += c.dd.stencil_enable;
         bool bad = false;
         for (size_t k = 0; k < sizeof col[0] && !bad; k++) {
@@ -446,7 +516,7 @@ static void test_api(apipe *pp, kr_simd level)
                         "    [%s] case %u (%s, %s, ds %s, blend %u, mask %u, depth %s func %d, "
                         "stencil %u): "
                         "pixel (%zu, %zu) byte %zu: %u, general %u\n",
-                        kr_simd_name(level), i, c.lit ? "lit" : "vertex color", fmt_name(c.rfmt),
+                        kr_simd_name(level), i, names[c.effect], fmt_name(c.rfmt),
                         fmt_name(c.dsfmt), c.bd.rt[0].enable, c.bd.rt[0].write_mask,
                         c.dd.depth_disable ? "off" : "on", (int)c.dd.depth_func,
                         c.dd.stencil_enable, k / 4 % W, k / 4 / W, k % 4, col[0][k], col[1][k]);
@@ -472,8 +542,9 @@ static void test_api(apipe *pp, kr_simd level)
             }
         }
     }
-    printf("API [%s]: %u cases (%u lit, %u stencil), %u drew, %u failed\n", kr_simd_name(level),
-           NCASE, lit, stencil, changed, failed);
+    printf("API [%s]: %u cases (%u vertex color, %u lit, %u texture color; %u stencil), %u drew, "
+           "%u failed\n",
+           kr_simd_name(level), NCASE, per[0], per[1], per[2], stencil, changed, failed);
     CHECK_EQ_INT(failed, 0);
     CHECK(changed > NCASE / 2);
 }
@@ -499,9 +570,10 @@ int main(void)
         if (lv[l] < KR_SIMD_AVX2)
             continue;
         CHECK_RESULT(kr_effects_force_level(lv[l]), KILN_OK);
-        const kiln_effect eff[2] = {KILN_EFFECT_VERTEX_COLOR, KILN_EFFECT_LIT};
-        const kiln_ps_fn gen[2] = {ps_color_general, ps_lit_general};
-        for (int k = 0; k < 2; k++) {
+        const kiln_effect eff[3] = {KILN_EFFECT_VERTEX_COLOR, KILN_EFFECT_LIT,
+                                    KILN_EFFECT_TEXTURE_COLOR};
+        const kiln_ps_fn gen[3] = {ps_color_general, ps_lit_general, ps_tc_general};
+        for (int k = 0; k < 3; k++) {
             kiln_pixel_shader_desc pd;
             CHECK_RESULT(kiln_effect_get(eff[k], NULL, &pd), KILN_OK);
             CHECK(kr_effect_ps_is(pd.fn, eff[k]));
@@ -511,7 +583,7 @@ int main(void)
         }
         test_api(&pp, lv[l]);
         ran++;
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
             kiln_destroy_pixel_shader(dev, pp.fast[k]);
             kiln_destroy_pixel_shader(dev, pp.general[k]);
         }

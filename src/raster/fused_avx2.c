@@ -228,9 +228,9 @@ static inline __m256 block_fx(const kr_prim *p, int x)
         _mm256_set1_ps(p->ox));
 }
 
-FUSED_INLINE void uv_init(const kr_prim *p, __m256 fx, uvk *k)
+/* u, v: the planes a[0..2] and a[3..5] (a varying's x and y) */
+FUSED_INLINE void uv_init(const kr_prim *p, const float *a, __m256 fx, uvk *k)
 {
-    const float *a = p->attr;
     k->affine = p->q[1] == 0.0f && p->q[2] == 0.0f;
     if (k->affine) {
         k->w = _mm256_set1_ps(1.0f / p->q[0]);
@@ -446,7 +446,7 @@ FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y,
     lvk8 k;
     lvk8_init(&k, L);
     uvk uk;
-    uv_init(p, block_fx(p, x), &uk);
+    uv_init(p, p->attr, block_fx(p, x), &uk);
     __m256i px[2];
     if (mask == 0xffffu) { /* most blocks: two rows per store */
 #pragma GCC unroll 2
@@ -511,7 +511,7 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
         kr_interpolate_avx512(p, x, y, 2, 3u, uv);
     } else {
         uvk uk;
-        uv_init(p, block_fx(p, x), &uk);
+        uv_init(p, p->attr, block_fx(p, x), &uk);
         __m256 uu[2], vv[2];
         for (int h = 0; h < 2; h++)
             uv8(p, &uk, y, 2 * h, &uu[h], &vv[h]);
@@ -543,6 +543,55 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     /* output()'s writes of target 0, as the draw chose them */
     if (dx->write8)
         dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col, mask);
+    return true;
+}
+
+/* KILN_EFFECT_TEXTURE_COLOR's shading (kr_shade_select): its pixel
+ * kernel's product of the sample at varying 1's x and y, taken as
+ * kr_fused_shade_avx2 takes it (u and v in registers; the level the draw
+ * prepared straight to the rows kernel, else kiln_ps_sample), and varying
+ * 0 (kr_interpolate_avx2's floats), then output() as the draw chose it
+ * (kr_drawx.write8; out1 2: nothing). */
+bool kr_fused_shade_tc_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    if (p->kind != KR_TRI)
+        return false;
+    const kr_drawx *dx = p->dx;
+    const kd_state *s = dx->s;
+    if (!dx->write8)
+        return true;
+    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
+    _Alignas(32) float uv[2 * KILN_PS_BLOCK], t[4 * KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
+    uvk uk;
+    uv_init(p, p->attr + 12, block_fx(p, x), &uk);
+    __m256 uu[2], vv[2];
+    for (int h = 0; h < 2; h++)
+        uv8(p, &uk, y, 2 * h, &uu[h], &vv[h]);
+    if (sd->one) {
+        float *o0 = t + (sd->swap ? 2 : 0) * KILN_PS_BLOCK,
+              *o2 = t + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
+        if (sd->L.clamp2 && sd->L.direct)
+            rows8v(&sd->L, uu, vv, 1, o0, t + KILN_PS_BLOCK, o2, t + 3 * KILN_PS_BLOCK);
+        else
+            rows8v(&sd->L, uu, vv, 0, o0, t + KILN_PS_BLOCK, o2, t + 3 * KILN_PS_BLOCK);
+    } else {
+        for (int h = 0; h < 2; h++) {
+            _mm256_store_ps(uv + 8 * h, uu[h]);
+            _mm256_store_ps(uv + KILN_PS_BLOCK + 8 * h, vv[h]);
+        }
+        kiln_ps_args a = {.x = x,
+                          .y = y,
+                          .mask = mask,
+                          .front_facing = p->front,
+                          .textures = dx->tex,
+                          .user = s->ps_user,
+                          .primitive_id = p->prim_id};
+        kiln_ps_sample(&a, 0, 0, uv, uv + KILN_PS_BLOCK, t);
+    }
+    kr_interpolate_avx2(p, x, y, 4, 0xFu, col);
+    for (int i = 0; i < 4 * KILN_PS_BLOCK; i += 8)
+        _mm256_store_ps(col + i, _mm256_mul_ps(_mm256_load_ps(t + i), _mm256_load_ps(col + i)));
+    dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col, mask);
     return true;
 }
 

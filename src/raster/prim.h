@@ -209,9 +209,10 @@ void kr_output_select(kr_drawx *dx, const kr_fb *fb);
 kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb);
 /* The specialized whole-block shading for a draw into `fb`, or NULL
  * (sample.c): at the AVX2 level, KILN_EFFECT_TEXTURE into an 8-bit RGBA /
- * BGRA target, and KILN_EFFECT_VERTEX_COLOR and KILN_EFFECT_LIT into
- * whatever output() writes with one call (kr_drawx.out1), under any
- * blend, depth and stencil state; fills dx->shade_data for the first. */
+ * BGRA target, and KILN_EFFECT_VERTEX_COLOR, KILN_EFFECT_TEXTURE_COLOR and
+ * KILN_EFFECT_LIT into whatever output() writes with one call
+ * (kr_drawx.out1), under any blend, depth and stencil state; fills
+ * dx->shade_data for the two that sample. */
 kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb);
 /* It (fused_avx2.c). */
 bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y, uint32_t mask);
@@ -222,6 +223,10 @@ bool kr_shade_color_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x,
                          uint32_t mask);
 bool kr_shade_lit_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                        uint32_t mask);
+/* And for KILN_EFFECT_TEXTURE_COLOR (fused_avx2.c): the texture effect's
+ * sampling as kr_fused_shade_avx2 does it, times the interpolated color. */
+bool kr_fused_shade_tc_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
+                            uint32_t mask);
 
 /* Rasterizes one primitive inside the pixel rect [x0,x1) x [y0,y1). */
 void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1);

@@ -2318,6 +2318,20 @@ _Static_assert(KR_PREPARED <= KILN_MAX_SAMPLERS && KR_PREPARED <= KILN_MAX_SHADE
 _Static_assert(KR_PREP_LEVELS == MAX_LEVELS, "a prepared chain holds every level a view samples");
 _Static_assert(sizeof(kr_fused_shade) <= sizeof(((kr_drawx *)0)->shade_data), "shade_data too small");
 
+/* kr_fused_shade (in dx->shade_data): kiln_ps_sample's shortcut for slot
+ * 0 and sampler 0, as the draw's views prepared it (kr_textures_prepare),
+ * for the shading of the effects that sample. */
+static void shade_data_init(kr_drawx *dx)
+{
+    kr_fused_shade *sd = (kr_fused_shade *)(void *)dx->shade_data;
+    memset(sd, 0, sizeof *sd);
+    if (dx->tex && dx->tex->prep_sampler[0] == 1 && dx->tex->prep_levels[0] == 1) {
+        sd->L = dx->tex->prep[0][0];
+        sd->one = 1;
+        sd->swap = dx->tex->tex[0].format == KILN_FORMAT_B8G8R8A8_UNORM;
+    }
+}
+
 kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
 {
     const kd_state *s = dx->s;
@@ -2331,6 +2345,11 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
         if (kr_effect_ps_is(s->ps, KILN_EFFECT_LIT) && dx->nvary >= 2 &&
             (dx->vmask & 0x7Fu) == 0x7Fu)
             return kr_shade_lit_avx2;
+        if (kr_effect_ps_is(s->ps, KILN_EFFECT_TEXTURE_COLOR) && dx->nvary >= 2 &&
+            (dx->vmask & 0x3Fu) == 0x3Fu) {
+            shade_data_init(dx);
+            return kr_fused_shade_tc_avx2;
+        }
     }
     /* KILN_EFFECT_TEXTURE's shader (kiln_ps_sample of varying 0's x, y
      * into output 0) with no discard, one output into an 8-bit RGBA /
@@ -2340,15 +2359,7 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
         return NULL;
     if (fb->nrt < 1 || !fb->rt[0] || !is_rgba8(fb->rt_format[0]))
         return NULL;
-    kr_fused_shade *sd = (kr_fused_shade *)(void *)dx->shade_data;
-    memset(sd, 0, sizeof *sd);
-    /* kiln_ps_sample's shortcut for slot 0 and sampler 0, as the draw's
-     * views prepared it (kr_textures_prepare) */
-    if (dx->tex && dx->tex->prep_sampler[0] == 1 && dx->tex->prep_levels[0] == 1) {
-        sd->L = dx->tex->prep[0][0];
-        sd->one = 1;
-        sd->swap = dx->tex->tex[0].format == KILN_FORMAT_B8G8R8A8_UNORM;
-    }
+    shade_data_init(dx);
     return kr_fused_shade_avx2;
 }
 
