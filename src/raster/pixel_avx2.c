@@ -381,6 +381,86 @@ uint32_t kr_depth_d32_avx2(kiln_compare func, bool write, bool whole, uint8_t *d
     return depth_edge(func, write, ds, pitch, x, y, z, mask);
 }
 
+/* ---- the D24_UNORM_S8_UINT depth test without stencil ---- */
+
+/* tile.c's depth_to_unorm24 in each lane: 0 where !(z > 0) (NaN too),
+ * 0xffffff where z >= 1, else (uint32)((double)z * 16777215.0 + 0.5) (the
+ * product of a float and a 24-bit integer is exact in double, so is the
+ * sum). */
+static inline __m256i z24_8(__m256 z)
+{
+    const __m256d k = _mm256_set1_pd(16777215.0), half = _mm256_set1_pd(0.5);
+    __m128i lo = _mm256_cvttpd_epi32(
+        _mm256_add_pd(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(z)), k), half));
+    __m128i hi = _mm256_cvttpd_epi32(
+        _mm256_add_pd(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(z, 1)), k), half));
+    __m256i v = _mm256_setr_m128i(lo, hi);
+    v = _mm256_and_si256(v, _mm256_castps_si256(_mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_GT_OQ)));
+    return _mm256_blendv_epi8(v, _mm256_set1_epi32(0xffffff),
+                              _mm256_castps_si256(_mm256_cmp_ps(z, v8_set1(1.0f), _CMP_GE_OQ)));
+}
+
+/* The 24-bit depths of eight words as floats (exact: below 2^24), so that
+ * depth_cmp16's float predicates give the unsigned comparisons of
+ * compare_u (no NaN here). */
+static inline __m256 d24_8(__m256i w)
+{
+    return _mm256_cvtepi32_ps(_mm256_and_si256(w, _mm256_set1_epi32(0xffffff)));
+}
+
+/* Each word's stencil byte with the depth z24 below it. */
+static inline __m256i d24_word(__m256i w, __m256i z24)
+{
+    return _mm256_or_si256(_mm256_and_si256(w, _mm256_set1_epi32((int32_t)0xff000000u)), z24);
+}
+
+uint32_t kr_depth_d24_avx2(kiln_compare func, bool write, bool whole, uint8_t *ds, size_t pitch,
+                           int x, int y, const float *z, uint32_t mask)
+{
+    __m256i w[2], zi[2];
+    __m256 dv[2], zv[2], pm[2];
+    uint8_t *row[4];
+    for (int i = 0; i < 4; i++) /* an uncovered row at an edge: the first one (masked: untouched) */
+        row[i] =
+            ds + (size_t)(y + (whole || (mask >> (4 * i) & 15u) ? i : 0)) * pitch + (size_t)x * 4;
+    for (int h = 0; h < 2; h++) {
+        if (whole) {
+            w[h] = _mm256_loadu2_m128i((const __m128i *)(const void *)row[2 * h + 1],
+                                       (const __m128i *)(const void *)row[2 * h]);
+        } else {
+            __m128i a = _mm_maskload_epi32((const int *)(const void *)row[2 * h],
+                                           row_lanes(mask >> (8 * h) & 15u));
+            __m128i b = _mm_maskload_epi32((const int *)(const void *)row[2 * h + 1],
+                                           row_lanes(mask >> (8 * h + 4) & 15u));
+            w[h] = _mm256_setr_m128i(a, b);
+        }
+        dv[h] = d24_8(w[h]);
+        zi[h] = z24_8(_mm256_loadu_ps(z + 8 * h));
+        zv[h] = _mm256_cvtepi32_ps(zi[h]);
+    }
+    depth_cmp16(func, zv, dv, pm);
+    uint32_t pass = 0;
+    for (int h = 0; h < 2; h++) {
+        pm[h] = _mm256_and_ps(pm[h], bits8(mask >> (8 * h) & 0xffu));
+        pass |= (uint32_t)_mm256_movemask_ps(pm[h]) << (8 * h);
+    }
+    if (!write || !pass)
+        return pass;
+    for (int h = 0; h < 2; h++) {
+        __m256i nw = _mm256_blendv_epi8(w[h], d24_word(w[h], zi[h]), _mm256_castps_si256(pm[h]));
+        if (whole) {
+            _mm256_storeu2_m128i((__m128i *)(void *)row[2 * h + 1], (__m128i *)(void *)row[2 * h],
+                                 nw);
+        } else {
+            _mm_maskstore_epi32((int *)(void *)row[2 * h], row_lanes(pass >> (8 * h) & 15u),
+                                _mm256_castsi256_si128(nw));
+            _mm_maskstore_epi32((int *)(void *)row[2 * h + 1], row_lanes(pass >> (8 * h + 4) & 15u),
+                                _mm256_extracti128_si256(nw, 1));
+        }
+    }
+    return pass;
+}
+
 /* A row's four target words: all of them, only the covered ones (the row
  * may end past the target: masked loads touch no other bytes), or none. */
 static inline __m128i load_row(const uint8_t *dst, uint32_t m)

@@ -194,6 +194,13 @@ void kr_block_depth_avx2(const kr_prim *p, int x, int y, float *z);
  * that pass (pixel_avx2.c; only when kr_drawx.wide). */
 uint32_t kr_depth_d32_avx2(kiln_compare func, bool write, bool whole, uint8_t *ds, size_t pitch,
                            int x, int y, const float *z, uint32_t mask);
+/* tile.c's D24_UNORM_S8_UINT depth test without stencil on a block's
+ * covered pixels at the AVX2 level, the same way: z as depth_to_unorm24
+ * gives it, compare_u's result, the passing pixels' 24 depth bits written
+ * when `write` (their stencil byte kept); the mask of those that pass
+ * (pixel_avx2.c; only when kr_drawx.wide). */
+uint32_t kr_depth_d24_avx2(kiln_compare func, bool write, bool whole, uint8_t *ds, size_t pitch,
+                           int x, int y, const float *z, uint32_t mask);
 /* The same without blending, all channels written (tile.c's output_rgba8,
  * the same bytes). */
 void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y, const float *col,

@@ -313,6 +313,13 @@ static inline uint32_t depth_stencil_test(const kr_prim *p, const kr_fb *fb, int
                                      (uint32_t)x + 4 <= fb->width && (uint32_t)y + 4 <= fb->height,
                                      fb->ds, fb->ds_pitch, x, y, z, mask);
     }
+    /* D24S8 without stencil (at the AVX-512 level too): with the depth
+     * test on (depth_stencil's callers test neither when both are off) */
+    if (fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT && !s->stencil_enable && s->depth_enable &&
+        p->dx->wide)
+        return kr_depth_d24_avx2(s->depth_func, s->depth_write != 0,
+                                 (uint32_t)x + 4 <= fb->width && (uint32_t)y + 4 <= fb->height,
+                                 fb->ds, fb->ds_pitch, x, y, z, mask);
 #endif
     return depth_stencil_other(p, fb, x, y, z, mask);
 }
