@@ -3,8 +3,9 @@
  * a block's covered pixels into 8-bit RGBA / BGRA targets, two rows (8
  * pixels) per vector: blending or a partial write mask
  * (kr_blend_rgba8_avx2, tile.c's output_rgba8_blend), or neither
- * (kr_store_rgba8_avx2, output_rgba8); and the D32_FLOAT depth test
- * without stencil (kr_depth_d32_avx2, tile.c's depth_d32); a triangle's
+ * (kr_store_rgba8_avx2, output_rgba8); the D32_FLOAT and D24S8 depth
+ * tests without stencil (kr_depth_d32_avx2, tile.c's depth_d32;
+ * kr_depth_d24_avx2, depth_stencil_other's D24 case); a triangle's
  * varyings and depth at the pixel centers (kr_interpolate_avx2,
  * kr_block_depth_avx2); and the whole-block shading of the vertex color
  * and lit effects (kr_shade_color_avx2, kr_shade_lit_avx2: interpolation,

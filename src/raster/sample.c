@@ -2335,9 +2335,10 @@ static void shade_data_init(kr_drawx *dx)
 kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
 {
     const kd_state *s = dx->s;
-    /* The vertex color and lit effects with no discard and one output,
-     * written by one call or none (kr_output_select), every component
-     * they read interpolated (a desc may declare more varyings) */
+    /* The vertex color, lit and texture color effects with no discard
+     * and one output, written by one call or none (kr_output_select),
+     * every component they read interpolated (a desc may declare more
+     * varyings) */
     if (dx->wide && dx->early_z && s->ps_outputs == 1 && dx->out1 != 0) {
         if (kr_effect_ps_is(s->ps, KILN_EFFECT_VERTEX_COLOR) && dx->nvary >= 1 &&
             (dx->vmask & 0xFu) == 0xFu)
