@@ -92,15 +92,22 @@ static inline void kr_cb_read(const void *const *cb, const uint32_t *cb_size, ui
     memset((char *)out + bytes, 0, want - bytes);
 }
 
-static inline void kr_lit_constants_read(const kiln_ps_args *a, kr_lit_constants *out)
+/* From the pixel stage's constant buffers (kiln_ps_args.cb, .cb_size). */
+static inline void kr_lit_constants_from(const void *const *cbs, const uint32_t *cb_size,
+                                         kr_lit_constants *out)
 {
     float cb[12]; /* direction, light color, ambient: a float4 each */
-    kr_cb_read(a->cb, a->cb_size, 0, cb, 12);
+    kr_cb_read(cbs, cb_size, 0, cb, 12);
     for (int c = 0; c < 3; c++) {
         out->l[c] = -cb[c];
         out->light[c] = cb[4 + c];
         out->ambient[c] = cb[8 + c];
     }
+}
+
+static inline void kr_lit_constants_read(const kiln_ps_args *a, kr_lit_constants *out)
+{
+    kr_lit_constants_from(a->cb, a->cb_size, out);
 }
 
 /* The TEXTURE kernel, the same at every level: kiln_ps_sample writes

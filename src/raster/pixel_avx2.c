@@ -206,24 +206,26 @@ bool kr_shade_lit_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t
     if (!dx->write8)
         return true;
     /* the constants as the pixel kernel reads them: the draw's cb0 */
-    const kiln_ps_args a = {.cb = dx->ps_cb, .cb_size = dx->ps_cb_size};
     kr_lit_constants kc;
-    kr_lit_constants_read(&a, &kc);
+    kr_lit_constants_from(dx->ps_cb, dx->ps_cb_size, &kc);
     kr_lit8 lk;
     kr_lit8_init(&kc, &lk);
     interp8 k;
     interp8_init(p, x, y, &k);
-    __m256 col[4][2], n[3][2];
-    for (int c = 0; c < 4; c++)
-        interp8_comp(&k, p->attr + 3 * c, col[c]);
+    /* the normal first, then each color channel into its product and out:
+     * few values live at once */
+    __m256 n[3][2], d[2];
     for (int c = 0; c < 3; c++)
         interp8_comp(&k, p->attr + 3 * (4 + c), n[c]);
+    for (int h = 0; h < 2; h++)
+        d[h] = kr_lit8_d(&lk, n[0][h], n[1][h], n[2][h]);
     _Alignas(32) float out[4 * B];
-    for (int h = 0; h < 2; h++) {
-        __m256 d = kr_lit8_d(&lk, n[0][h], n[1][h], n[2][h]);
-        for (int c = 0; c < 3; c++)
-            _mm256_store_ps(out + c * B + 8 * h, kr_lit8_rgb(&lk, c, col[c][h], d));
-        _mm256_store_ps(out + 3 * B + 8 * h, col[3][h]);
+    for (int c = 0; c < 4; c++) {
+        __m256 col[2];
+        interp8_comp(&k, p->attr + 3 * c, col);
+        for (int h = 0; h < 2; h++)
+            _mm256_store_ps(out + c * B + 8 * h,
+                            c < 3 ? kr_lit8_rgb(&lk, c, col[h], d[h]) : col[h]);
     }
     dx->write8(&dx->s->blend[0], dx->s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, out, mask);
     return true;
