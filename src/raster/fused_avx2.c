@@ -493,52 +493,78 @@ bool kr_fused_block_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     return kr_fused_block_sse2(p, fb, x, y, mask);
 }
 
+/* kr_ps_texture's kiln_ps_sample (slot 0, sampler 0) at u, v, whose
+ * other arguments it reads only the views of. */
+static inline void sample_slot0(const kr_prim *p, int x, int y, uint32_t mask, const float *u,
+                                const float *v, float *rgba)
+{
+    const kr_drawx *dx = p->dx;
+    kiln_ps_args a = {.x = x,
+                      .y = y,
+                      .mask = mask,
+                      .front_facing = p->front,
+                      .textures = dx->tex,
+                      .user = dx->s->ps_user,
+                      .primitive_id = p->prim_id};
+    kiln_ps_sample(&a, 0, 0, u, v, rgba);
+}
+
+/* The texture effect's sample at the varying whose x and y planes are
+ * a[0..5], into rgba (KILN_PS_COLOR's layout), at the AVX2 level: u and v
+ * in registers (uv8, the fused block's, kr_interpolate_avx2's operations
+ * lane by lane); for one prepared level (kr_fused_shade.one) straight into
+ * the rows kernel that kiln_ps_sample's shortcut would reach, else through
+ * kiln_ps_sample. */
+FUSED_INLINE void shade_sample8(const kr_prim *p, const float *a, int x, int y, uint32_t mask,
+                                float *rgba)
+{
+    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)p->dx->shade_data;
+    uvk uk;
+    uv_init(p, a, block_fx(p, x), &uk);
+    __m256 uu[2], vv[2];
+    for (int h = 0; h < 2; h++)
+        uv8(p, &uk, y, 2 * h, &uu[h], &vv[h]);
+    if (sd->one) {
+        float *o0 = rgba + (sd->swap ? 2 : 0) * KILN_PS_BLOCK,
+              *o2 = rgba + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
+        if (sd->L.clamp2 && sd->L.direct)
+            rows8v(&sd->L, uu, vv, 1, o0, rgba + KILN_PS_BLOCK, o2, rgba + 3 * KILN_PS_BLOCK);
+        else
+            rows8v(&sd->L, uu, vv, 0, o0, rgba + KILN_PS_BLOCK, o2, rgba + 3 * KILN_PS_BLOCK);
+        return;
+    }
+    _Alignas(32) float uv[2 * KILN_PS_BLOCK];
+    for (int h = 0; h < 2; h++) {
+        _mm256_store_ps(uv + 8 * h, uu[h]);
+        _mm256_store_ps(uv + KILN_PS_BLOCK + 8 * h, vv[h]);
+    }
+    sample_slot0(p, x, y, mask, uv, uv + KILN_PS_BLOCK, rgba);
+}
+
 bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
     if (p->kind != KR_TRI)
         return false;
     const kr_drawx *dx = p->dx;
     const kd_state *s = dx->s;
-    _Alignas(32) float uv[2 * KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
-    const float *u = uv, *v = uv + KILN_PS_BLOCK;
-    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
-    float *o0 = col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK,
-          *o2 = col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
+    _Alignas(32) float col[4 * KILN_PS_BLOCK];
     /* varying 0's x and y as shade_block interpolates them, the other
-     * components unread: at the AVX2 level in registers (uv8, the fused
-     * block's, kr_interpolate_avx2's operations lane by lane) */
+     * components unread */
     if (dx->wide16) {
+        const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
+        _Alignas(32) float uv[2 * KILN_PS_BLOCK];
+        const float *u = uv, *v = uv + KILN_PS_BLOCK;
         kr_interpolate_avx512(p, x, y, 2, 3u, uv);
+        /* for one level the kernel kiln_ps_sample's shortcut would reach,
+         * with the level set up at draw time */
+        if (sd->one)
+            kr_sample_rows_avx512(&sd->L, u, v, col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK,
+                                  col + KILN_PS_BLOCK, col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK,
+                                  col + 3 * KILN_PS_BLOCK);
+        else
+            sample_slot0(p, x, y, mask, u, v, col);
     } else {
-        uvk uk;
-        uv_init(p, p->attr, block_fx(p, x), &uk);
-        __m256 uu[2], vv[2];
-        for (int h = 0; h < 2; h++)
-            uv8(p, &uk, y, 2 * h, &uu[h], &vv[h]);
-        if (sd->one) { /* straight into the rows kernel */
-            if (sd->L.clamp2 && sd->L.direct)
-                rows8v(&sd->L, uu, vv, 1, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
-            else
-                rows8v(&sd->L, uu, vv, 0, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
-            if (dx->write8)
-                dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col,
-                           mask);
-            return true;
-        }
-        for (int h = 0; h < 2; h++) {
-            _mm256_store_ps(uv + 8 * h, uu[h]);
-            _mm256_store_ps(uv + KILN_PS_BLOCK + 8 * h, vv[h]);
-        }
-    }
-    /* kr_ps_texture, whose arguments kiln_ps_sample reads only the views
-     * of; for one level the kernel its shortcut would reach, with the
-     * level set up at draw time */
-    if (sd->one) {
-        kr_sample_rows_avx512(&sd->L, u, v, o0, col + KILN_PS_BLOCK, o2, col + 3 * KILN_PS_BLOCK);
-    } else {
-        kiln_ps_args a = {.x = x, .y = y, .mask = mask, .front_facing = p->front, .textures = dx->tex,
-                          .user = s->ps_user, .primitive_id = p->prim_id};
-        kiln_ps_sample(&a, 0, 0, u, v, col);
+        shade_sample8(p, p->attr, x, y, mask, col);
     }
     /* output()'s writes of target 0, as the draw chose them */
     if (dx->write8)
@@ -547,10 +573,9 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
 }
 
 /* KILN_EFFECT_TEXTURE_COLOR's shading (kr_shade_select): its pixel
- * kernel's product of the sample at varying 1's x and y, taken as
- * kr_fused_shade_avx2 takes it (u and v in registers; the level the draw
- * prepared straight to the rows kernel, else kiln_ps_sample), and varying
- * 0 (kr_interpolate_avx2's floats), then output() as the draw chose it
+ * kernel's product of the sample at varying 1's x and y, taken as the
+ * texture effect's shading takes it (shade_sample8), and varying 0
+ * (kr_interpolate_avx2's floats), then output() as the draw chose it
  * (kr_drawx.write8; out1 2: nothing). */
 bool kr_fused_shade_tc_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
@@ -560,34 +585,8 @@ bool kr_fused_shade_tc_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uin
     const kd_state *s = dx->s;
     if (!dx->write8)
         return true;
-    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
-    _Alignas(32) float uv[2 * KILN_PS_BLOCK], t[4 * KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
-    uvk uk;
-    uv_init(p, p->attr + 12, block_fx(p, x), &uk);
-    __m256 uu[2], vv[2];
-    for (int h = 0; h < 2; h++)
-        uv8(p, &uk, y, 2 * h, &uu[h], &vv[h]);
-    if (sd->one) {
-        float *o0 = t + (sd->swap ? 2 : 0) * KILN_PS_BLOCK,
-              *o2 = t + (sd->swap ? 0 : 2) * KILN_PS_BLOCK;
-        if (sd->L.clamp2 && sd->L.direct)
-            rows8v(&sd->L, uu, vv, 1, o0, t + KILN_PS_BLOCK, o2, t + 3 * KILN_PS_BLOCK);
-        else
-            rows8v(&sd->L, uu, vv, 0, o0, t + KILN_PS_BLOCK, o2, t + 3 * KILN_PS_BLOCK);
-    } else {
-        for (int h = 0; h < 2; h++) {
-            _mm256_store_ps(uv + 8 * h, uu[h]);
-            _mm256_store_ps(uv + KILN_PS_BLOCK + 8 * h, vv[h]);
-        }
-        kiln_ps_args a = {.x = x,
-                          .y = y,
-                          .mask = mask,
-                          .front_facing = p->front,
-                          .textures = dx->tex,
-                          .user = s->ps_user,
-                          .primitive_id = p->prim_id};
-        kiln_ps_sample(&a, 0, 0, uv, uv + KILN_PS_BLOCK, t);
-    }
+    _Alignas(32) float t[4 * KILN_PS_BLOCK], col[4 * KILN_PS_BLOCK];
+    shade_sample8(p, p->attr + 12, x, y, mask, t);
     kr_interpolate_avx2(p, x, y, 4, 0xFu, col);
     for (int i = 0; i < 4 * KILN_PS_BLOCK; i += 8)
         _mm256_store_ps(col + i, _mm256_mul_ps(_mm256_load_ps(t + i), _mm256_load_ps(col + i)));
