@@ -216,6 +216,90 @@ static void test_quotient(void)
 #endif
 }
 
+/* kr_fused_shade_add_avx2 adds the sample's byte c = (M + 32768) >> 16
+ * to the target's byte d (saturated) for a channel's sum M in [0, 255 *
+ * 65536] unless M + 32768 lies within 4 of a multiple of 65536 (its band,
+ * kr_add_band_avx2); there it takes the float formula: the sample S =
+ * fl(M / (255 * 65536)) (kr_quot_avx2, checked above against the divide),
+ * then clamp(fl(fl(S + d / 255) * 255) + 0.5) truncated. The proof that
+ * the two agree for every M outside the band and every d:
+ *   - the band test on every M: M is outside it exactly when it lies in
+ *     the run [lo_j, hi_j] of its c = j below;
+ *   - the formula is monotone in M for each d (a correctly rounded
+ *     quotient, then monotone operations), so it is min(255, j + d) over
+ *     a whole run when it is at both ends: checked for all 256 d. */
+static uint8_t add_formula(float s, int d)
+{
+    volatile float x = s + kr_unorm8_float[d];
+    volatile float t = x < 1.0f ? x : 1.0f;
+    volatile float m = t * 255.0f;
+    volatile float a = m + 0.5f;
+    return (uint8_t)(int32_t)a;
+}
+
+static void test_add_bytes(void)
+{
+#if KR_EFFECTS_X86
+    if (!kr_effects_kernels(KR_SIMD_AVX2)) {
+        printf("ONE + ONE in bytes: no AVX2 + FMA here, not run\n");
+        return;
+    }
+    enum { MAXM = 255 * 65536, BAND = 4 };
+    int32_t lo[256], hi[256];
+    for (int j = 0; j < 256; j++) {
+        lo[j] = j == 0 ? 0 : 65536 * j - 32768 + BAND;
+        hi[j] = j == 255 ? MAXM : 65536 * j + 32768 - BAND - 1;
+    }
+    /* the band test against the runs, every sum */
+    uint64_t bad_band = 0, in_band = 0;
+    for (int32_t m0 = 0; m0 <= MAXM; m0 += 8) {
+        int32_t m[8];
+        for (int i = 0; i < 8; i++)
+            m[i] = m0 + i <= MAXM ? m0 + i : MAXM;
+        uint32_t band = kr_add_band_avx2(m);
+        for (int i = 0; i < 8; i++) {
+            int j = (m[i] + 32768) >> 16;
+            int outside = m[i] >= lo[j] && m[i] <= hi[j];
+            bad_band += (uint64_t)(((band >> i) & 1u) == (uint32_t)outside);
+            in_band += !outside && m0 + i <= MAXM;
+        }
+    }
+    /* the formula at each run's ends */
+    uint64_t bad_ends = 0;
+    for (int j = 0; j < 256; j++) {
+        float in[8] = {(float)lo[j], (float)hi[j], 0, 0, 0, 0, 0, 0}, q[8];
+        kr_quot_avx2(in, 255.0f * 65536.0f, q);
+        for (int d = 0; d < 256; d++) {
+            uint8_t want = (uint8_t)(j + d > 255 ? 255 : j + d);
+            bad_ends += add_formula(q[0], d) != want;
+            bad_ends += add_formula(q[1], d) != want;
+        }
+    }
+    /* kr_fused_shade_alpha_avx2 leaves out the clamp of s * a + d * (1 -
+     * a): monotone in s and d, so at most its value at s = d = 1, a + (1 -
+     * a) rounded twice; at most 1 for every sample a */
+    uint64_t above_one = 0;
+    for (int32_t m0 = 0; m0 <= MAXM; m0 += 8) {
+        float in[8], a[8];
+        for (int i = 0; i < 8; i++)
+            in[i] = (float)(m0 + i <= MAXM ? m0 + i : MAXM);
+        kr_quot_avx2(in, 255.0f * 65536.0f, a);
+        for (int i = 0; i < 8; i++) {
+            volatile float inv = 1.0f - a[i];
+            volatile float sum = a[i] + inv;
+            above_one += !(a[i] >= 0.0f && a[i] <= 1.0f && sum <= 1.0f);
+        }
+    }
+    CHECK(above_one == 0);
+    CHECK(bad_band == 0);
+    CHECK(bad_ends == 0);
+    printf("ONE + ONE in bytes: %d sums, %llu in the band, %llu band tests wrong; the formula at "
+           "256 runs' ends for 256 bytes: %llu differ; samples a with a + (1 - a) above 1: %llu\n",
+           MAXM + 1, (unsigned long long)in_band, (unsigned long long)bad_band,
+           (unsigned long long)bad_ends, (unsigned long long)above_one);
+#endif
+}
+
 /* ==== 5. kiln_ps_sample's kernels at every level ==== */
 
 /* Samples slot 0 of `a` at each SIMD level; true when the floats differ
@@ -528,7 +612,20 @@ static void test_selection(void)
 /* kr_shade_select: the texture effect's whole-block shading at the AVX2
  * level under any blend, depth and stencil state, any view and sampler;
  * not for other shaders, outputs, targets, or at other levels. */
-static int shade_selects(void) { return kr_shade_select(&U.dx, &U.fb) == kr_fused_shade_avx2; }
+static int shade_selects(void)
+{
+    kr_shade_fn f = kr_shade_select(&U.dx, &U.fb);
+    return f == kr_fused_shade_avx2 || f == kr_fused_shade_add_avx2;
+}
+
+/* ADD of (ONE, ONE) on both parts of target 0 */
+static void blend_add_one(void)
+{
+    kd_blend_rt *b = &U.s.blend[0];
+    b->enable = 1;
+    b->src = b->dst = b->src_a = b->dst_a = KILN_BLEND_ONE;
+    b->op = b->op_a = KILN_BLEND_OP_ADD;
+}
 
 #define SHADE_CASE(what, change, expect)                                                         \
     do {                                                                                         \
@@ -561,6 +658,47 @@ static void test_shade_selection(void)
     SHADE_CASE("target R32G32B32A32_FLOAT", U.fb.rt_format[0] = KILN_FORMAT_R32G32B32A32_FLOAT, 0);
     SHADE_CASE("no render target 0", U.fb.rt[0] = NULL, 0);
     SHADE_CASE("no render targets", U.fb.nrt = 0, 0);
+    /* the additive one: one prepared level (the unit's view and sampler
+     * are prepared only when kr_textures_prepare ran: U.tx as prepared) */
+#define ADD_CASE(what, change, expect)                                                             \
+    do {                                                                                           \
+        unit_init(1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_R8G8B8A8_UNORM, &r);                  \
+        U.dx.wide = 1;                                                                             \
+        U.dx.early_z = 1;                                                                          \
+        blend_add_one();                                                                           \
+        change;                                                                                    \
+        kr_textures_prepare(&U.tx);                                                                \
+        kr_output_select(&U.dx, &U.fb);                                                            \
+        int got_ = kr_shade_select(&U.dx, &U.fb) == kr_fused_shade_add_avx2;                       \
+        th_check(got_ == (expect), "kr_shade_select, additive: " what, __FILE__, __LINE__);        \
+    } while (0)
+    if (kr_effects_active_level() < KR_SIMD_AVX2) { /* nothing prepared */
+        printf("kr_shade_select, additive: no AVX2 level active, not run\n");
+        return;
+    }
+    ADD_CASE("ONE, ONE on both parts", (void)0, 1);
+    ADD_CASE("SRC_ALPHA, INV_SRC_ALPHA on both parts: the alpha one, not this",
+             (U.s.blend[0].src = U.s.blend[0].src_a = KILN_BLEND_SRC_ALPHA,
+              U.s.blend[0].dst = U.s.blend[0].dst_a = KILN_BLEND_INV_SRC_ALPHA),
+             0);
+    ADD_CASE("BGRA8 target, write mask 5",
+             (U.fb.rt_format[0] = KILN_FORMAT_B8G8R8A8_UNORM, U.s.blend[0].write_mask = 5u), 1);
+    ADD_CASE("alpha part ONE, ZERO", U.s.blend[0].dst_a = KILN_BLEND_ZERO, 0);
+    ADD_CASE("color op SUBTRACT", U.s.blend[0].op = KILN_BLEND_OP_SUBTRACT, 0);
+    ADD_CASE("write mask none", U.s.blend[0].write_mask = 0u, 0);
+    ADD_CASE("a mip chain (no one prepared level)", U.tx.tex[0].num_mips = 2, 0);
+#undef ADD_CASE
+    unit_init(1, KILN_FORMAT_B8G8R8A8_UNORM, KILN_FORMAT_R8G8B8A8_UNORM, &r);
+    U.dx.wide = 1;
+    U.dx.early_z = 1;
+    blend_add_one();
+    U.s.blend[0].src = U.s.blend[0].src_a = KILN_BLEND_SRC_ALPHA;
+    U.s.blend[0].dst = U.s.blend[0].dst_a = KILN_BLEND_INV_SRC_ALPHA;
+    kr_textures_prepare(&U.tx);
+    kr_output_select(&U.dx, &U.fb);
+    th_check(kr_shade_select(&U.dx, &U.fb) == kr_fused_shade_alpha_avx2,
+             "kr_shade_select: SRC_ALPHA, INV_SRC_ALPHA on both parts, one prepared level",
+             __FILE__, __LINE__);
 #endif
 }
 
@@ -1212,6 +1350,7 @@ int main(void)
     double t0 = now_s();
     test_premise();
     test_quotient();
+    test_add_bytes();
     test_selection();
     test_shade_selection();
     double t1 = now_s();

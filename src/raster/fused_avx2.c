@@ -8,6 +8,11 @@
  * The float steps (u * size - 0.5, the split into index and 8-bit
  * fraction) are the SSE2 kernel's IEEE operations lane by lane; no
  * contraction into fused multiply-adds (off here and in effects.cmake).
+ *
+ * Also the texture effects' whole-block shading at the AVX2 level
+ * (kr_fused_shade_avx2, kr_fused_shade_tc_avx2), and for one prepared
+ * level under additive or alpha blending with the blend in registers
+ * (kr_fused_shade_add_avx2 in bytes, kr_fused_shade_alpha_avx2).
  */
 #include "effects.h"
 #include "fused.h"
@@ -23,6 +28,8 @@
 
 #include <immintrin.h>
 #include <string.h>
+
+#include "blend_avx2.h"
 
 /* The two copies of block() (clamp2 a constant in each) stay separate. */
 #define FUSED_INLINE static inline __attribute__((always_inline))
@@ -175,6 +182,33 @@ FUSED_INLINE void sums8_any(const lvk8 *k, __m256 us, __m256 vs, int clamp2, __m
         sums8_each(k, us, vs, sum);
 }
 
+/* Byte 2 of each 32-bit group of c0..c3 to bytes 0..3 of its pixel's
+ * word. */
+static inline __m256i bytes8(__m256i c0, __m256i c1, __m256i c2, __m256i c3)
+{
+#define Z -128   /* pshufb: a zero byte */
+#define KR_TO(b) /* byte 2 of each group to byte b */                                              \
+    {                                                                                              \
+        b == 0 ? 2 : Z, b == 1 ? 2 : Z, b == 2 ? 2 : Z, b == 3 ? 2 : Z, b == 0 ? 6 : Z,            \
+            b == 1 ? 6 : Z, b == 2 ? 6 : Z, b == 3 ? 6 : Z, b == 0 ? 10 : Z, b == 1 ? 10 : Z,      \
+            b == 2 ? 10 : Z, b == 3 ? 10 : Z, b == 0 ? 14 : Z, b == 1 ? 14 : Z, b == 2 ? 14 : Z,   \
+            b == 3 ? 14 : Z, b == 0 ? 2 : Z, b == 1 ? 2 : Z, b == 2 ? 2 : Z, b == 3 ? 2 : Z,       \
+            b == 0 ? 6 : Z, b == 1 ? 6 : Z, b == 2 ? 6 : Z, b == 3 ? 6 : Z, b == 0 ? 10 : Z,       \
+            b == 1 ? 10 : Z, b == 2 ? 10 : Z, b == 3 ? 10 : Z, b == 0 ? 14 : Z, b == 1 ? 14 : Z,   \
+            b == 2 ? 14 : Z, b == 3 ? 14 : Z                                                       \
+    }
+    /* one 32-byte constant each (built from two 16-byte halves, GCC
+     * inserted one into the other at every use) */
+    static _Alignas(32) const int8_t to[4][32] = {KR_TO(0), KR_TO(1), KR_TO(2), KR_TO(3)};
+#undef KR_TO
+#undef Z
+#define KR_LOAD(b) _mm256_load_si256((const __m256i *)(const void *)to[b])
+    return _mm256_or_si256(
+        _mm256_or_si256(_mm256_shuffle_epi8(c0, KR_LOAD(0)), _mm256_shuffle_epi8(c1, KR_LOAD(1))),
+        _mm256_or_si256(_mm256_shuffle_epi8(c2, KR_LOAD(2)), _mm256_shuffle_epi8(c3, KR_LOAD(3))));
+#undef KR_LOAD
+}
+
 /* Rows r and r + 1 (lanes 0 and 1): the pixels as packed words, lane by
  * lane as pack_sums leaves them. False at a WRAP seam. */
 FUSED_INLINE bool px8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, int swap, __m256i *out)
@@ -186,19 +220,8 @@ FUSED_INLINE bool px8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, int swap,
      * bits 16..23 (the sum is below 2^24): byte 2 of each 32-bit group
      * to byte b of its pixel, b0 and b2 exchanged under swap */
     const __m256i unbias = _mm256_set1_epi32(32768 * 256 + 32768);
-    const char z = -128; /* pshufb: a zero byte */
-    const __m128i b0 = _mm_setr_epi8(2, z, z, z, 6, z, z, z, 10, z, z, z, 14, z, z, z),
-                  b1 = _mm_setr_epi8(z, 2, z, z, z, 6, z, z, z, 10, z, z, z, 14, z, z),
-                  b2 = _mm_setr_epi8(z, z, 2, z, z, z, 6, z, z, z, 10, z, z, z, 14, z),
-                  b3 = _mm_setr_epi8(z, z, z, 2, z, z, z, 6, z, z, z, 10, z, z, z, 14);
-    const __m256i to0 = _mm256_setr_m128i(b0, b0), to1 = _mm256_setr_m128i(b1, b1),
-                  to2 = _mm256_setr_m128i(b2, b2), to3 = _mm256_setr_m128i(b3, b3);
-    __m256i c0 = _mm256_add_epi32(sum[swap ? 2 : 0], unbias),
-            c2 = _mm256_add_epi32(sum[swap ? 0 : 2], unbias);
-    __m256i c1 = _mm256_add_epi32(sum[1], unbias), c3 = _mm256_add_epi32(sum[3], unbias);
-    *out = _mm256_or_si256(
-        _mm256_or_si256(_mm256_shuffle_epi8(c0, to0), _mm256_shuffle_epi8(c1, to1)),
-        _mm256_or_si256(_mm256_shuffle_epi8(c2, to2), _mm256_shuffle_epi8(c3, to3)));
+    *out = bytes8(_mm256_add_epi32(sum[swap ? 2 : 0], unbias), _mm256_add_epi32(sum[1], unbias),
+                  _mm256_add_epi32(sum[swap ? 0 : 2], unbias), _mm256_add_epi32(sum[3], unbias));
     return true;
 }
 
@@ -570,6 +593,187 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
     if (dx->write8)
         dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col, mask);
     return true;
+}
+
+/* kr_fused_shade_avx2 for ADD of (ONE, ONE) on both the color and the
+ * alpha part (kr_blend_kind 1) with one prepared level (kr_fused_shade:
+ * one, flip, keep): the target's byte d plus the sample's byte, saturated
+ * at 255, where that is the float formula's byte. A channel's sum M (in
+ * [0, 255 * 65536]; the sample is fl(M / (255 * 65536)), rows8v's) gives
+ * c = (M + 32768) >> 16, and the formula's byte, clamp(fl(fl(sample +
+ * fl(d / 255)) * 255) + 0.5) truncated, lies within 3 * 2^-16 of M /
+ * 65536 + d + 0.5 (the quotient: 255 * 2^-25; d / 255: 255 * 2^-25; the
+ * sum below 1: 255 * 2^-25; the product and the + 0.5 below 256: 2^-17
+ * each). So it is min(255, c + d) unless (M + 32768) mod 65536 is within
+ * ADD_BAND of 0. A block with such a covered pixel (or none of the level's
+ * sums) takes kr_fused_shade_avx2's way: the samples as floats, then the
+ * draw's blend. test_raster_fused checks the formula over every sum M and
+ * byte d: it is monotone in M, so each run of sums with one c is checked at
+ * its two ends (kr_add_band_avx2 is the band test). */
+#define ADD_BAND 4
+
+/* The lanes (bits 0-7) of n = M + 32768 in the band, for the four
+ * channels. */
+static inline uint32_t add_band(const __m256i n[4])
+{
+    const __m256i low = _mm256_set1_epi32(0xffff), off = _mm256_set1_epi32(ADD_BAND),
+                  width = _mm256_set1_epi32(2 * ADD_BAND);
+    __m256i near = _mm256_setzero_si256();
+    for (int b = 0; b < 4; b++)
+        near = _mm256_or_si256(
+            near, _mm256_cmpgt_epi32(width, _mm256_and_si256(_mm256_add_epi32(n[b], off), low)));
+    return (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(near));
+}
+
+uint32_t kr_add_band_avx2(const int32_t m[8])
+{
+    __m256i n = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)m),
+                                 _mm256_set1_epi32(32768));
+    const __m256i four[4] = {n, n, n, n};
+    return add_band(four);
+}
+
+/* A row's four target words: all, only the covered ones (masked: the row
+ * may end past the target), or none. */
+static inline __m128i load_row(const uint8_t *src, uint32_t m)
+{
+    if (m == 15u)
+        return _mm_loadu_si128((const __m128i *)(const void *)src);
+    const __m128i lanes = _mm_setr_epi32(-(int32_t)(m & 1u), -(int32_t)(m >> 1 & 1u),
+                                         -(int32_t)(m >> 2 & 1u), -(int32_t)(m >> 3 & 1u));
+    return _mm_maskload_epi32((const int *)(const void *)src, lanes);
+}
+
+/* ADD of (SRC_ALPHA, INV_SRC_ALPHA) on both parts (kr_blend_kind 2) of
+ * two rows: the samples fl(M / (255 * 65536)) as rows8v makes them (n:
+ * M + 32768, in the target's byte order), the target's bytes in `old`,
+ * blended as blend_rows blends them (kr_blend_alpha8), to bytes.
+ * blend_rows' two clamps are left out: they change nothing here. A sample
+ * lies in [0, 1] (0 <= M <= 255 * 65536); so does its result, s * a + d *
+ * (1 - a) with s, a, d in [0, 1]: no NaN, no negative term, and at most
+ * fl(a + fl(1 - a)), which is 1 (1 - a is exact for a >= 1/2; for a < 1/2
+ * it rounds up by at most 2^-25, and a + that rounds to 1). */
+static inline __m256i alpha8(const __m256i n[4], __m256i old)
+{
+    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f),
+                 rd = _mm256_set1_ps(1.0f / (255.0f * 65536.0f)), k255 = _mm256_set1_ps(255.0f),
+                 half = _mm256_set1_ps(0.5f);
+    const __m256i h16 = _mm256_set1_epi32(32768), lo8 = _mm256_set1_epi32(0xff);
+    __m256 s[4];
+    for (int b = 0; b < 4; b++)
+        s[b] = quot8(_mm256_cvtepi32_ps(_mm256_sub_epi32(n[b], h16)), d, rd);
+    __m256i px = _mm256_setzero_si256();
+    for (int c = 0; c < 4; c++) {
+        __m256 dc = kr_unorm8_8(_mm256_and_si256(_mm256_srli_epi32(old, 8 * c), lo8));
+        __m256 v = kr_blend_alpha8(s[c], s[3], dc);
+        px = _mm256_or_si256(
+            px, _mm256_slli_epi32(_mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v, k255), half)),
+                                  8 * c));
+    }
+    return px;
+}
+
+/* The rows of half h (rows 2h and 2h + 1) of the block the float way:
+ * rows8v's samples from n (M + 32768), then the draw's blend of those
+ * rows' covered pixels. */
+static __attribute__((noinline)) void blend_floats(const kr_prim *p, const kr_fb *fb, int x, int y,
+                                                   uint32_t mask, int h, const __m256i n[4])
+{
+    const kr_drawx *dx = p->dx;
+    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
+    _Alignas(32) float col[4 * KILN_PS_BLOCK] = {0};
+    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f),
+                 rd = _mm256_set1_ps(1.0f / (255.0f * 65536.0f));
+    float *o[4] = {col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK, col + KILN_PS_BLOCK,
+                   col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK, col + 3 * KILN_PS_BLOCK};
+    for (int b = 0; b < 4; b++)
+        _mm256_store_ps(
+            o[b] + 8 * h,
+            quot8(_mm256_cvtepi32_ps(_mm256_sub_epi32(n[b], _mm256_set1_epi32(32768))), d, rd));
+    dx->write8(&dx->s->blend[0], dx->s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col,
+               mask & 0xffu << (8 * h));
+}
+
+/* kr_fused_shade_avx2 with the blend in registers, for kind 1 (add8) and
+ * 2 (alpha8), two rows at a time: the sums, the target words read,
+ * blended, the write mask's bytes kept (kr_fused_shade.keep), written;
+ * for kind 1, rows with a covered pixel in the band the float way
+ * (blend_floats). */
+FUSED_INLINE bool shade_blend(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
+                              int clamp2, int kind)
+{
+    const kr_drawx *dx = p->dx;
+    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
+    uvk uk;
+    uv_init(p, p->attr, block_fx(p, x), &uk);
+    lvk8 k;
+    lvk8_init(&k, &sd->L);
+    /* M + 32768 = sum + 32768 * 256 + 32768 (sums8's bias) */
+    const __m256i bias = _mm256_set1_epi32(32768 * 256 + 32768);
+    const __m256i keep = _mm256_set1_epi32((int32_t)sd->keep), flip = _mm256_set1_epi32(-sd->flip);
+    size_t pitch = fb->rt_pitch[0];
+    uint8_t *dst = fb->rt[0] + (size_t)y * pitch + (size_t)x * 4;
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++, dst += 2 * pitch) {
+        uint32_t m0 = mask >> (8 * h) & 15u, m1 = mask >> (8 * h + 4) & 15u;
+        if (!(m0 | m1))
+            continue;
+        __m256 u, v;
+        uv8(p, &uk, y, 2 * h, &u, &v);
+        __m256i n[4];
+        sums8_any(&k, u, v, clamp2, n);
+        for (int b = 0; b < 4; b++)
+            n[b] = _mm256_add_epi32(n[b], bias);
+        if (kind == 1 && (add_band(n) & (m0 | m1 << 4))) {
+            blend_floats(p, fb, x, y, mask, h, n);
+            continue;
+        }
+        /* to the target's byte order: 0 and 2 exchanged under flip */
+        __m256i c0 = _mm256_blendv_epi8(n[0], n[2], flip),
+                c2 = _mm256_blendv_epi8(n[2], n[0], flip);
+        n[0] = c0;
+        n[2] = c2;
+        const bool both = (m0 & m1) == 15u;
+        __m256i old = both ? _mm256_loadu2_m128i((const __m128i *)(const void *)(dst + pitch),
+                                                 (const __m128i *)(const void *)dst)
+                           : _mm256_setr_m128i(load_row(dst, m0), load_row(dst + pitch, m1));
+        __m256i px;
+        if (kind == 1)
+            px = _mm256_adds_epu8(bytes8(n[0], n[1], n[2], n[3]), old);
+        else
+            px = alpha8(n, old);
+        px = _mm256_or_si256(_mm256_andnot_si256(keep, px), _mm256_and_si256(old, keep));
+        if (both) {
+            _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
+        } else {
+            if (m0)
+                store_row(dst, _mm256_castsi256_si128(px), m0);
+            if (m1)
+                store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
+        }
+    }
+    return true;
+}
+
+/* clamp2 a constant in each copy, as for the rows kernel */
+FUSED_INLINE bool shade_blend_level(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
+                                    int kind)
+{
+    if (p->kind != KR_TRI)
+        return false;
+    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)p->dx->shade_data;
+    return sd->L.clamp2 && sd->L.direct ? shade_blend(p, fb, x, y, mask, 1, kind)
+                                        : shade_blend(p, fb, x, y, mask, 0, kind);
+}
+
+bool kr_fused_shade_add_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    return shade_blend_level(p, fb, x, y, mask, 1);
+}
+
+bool kr_fused_shade_alpha_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    return shade_blend_level(p, fb, x, y, mask, 2);
 }
 
 /* KILN_EFFECT_TEXTURE_COLOR's shading (kr_shade_select): its pixel

@@ -16,8 +16,8 @@
  * same; test_raster_blend_exact runs every blend combination at both
  * levels against the scalar formula. Compiled with -mavx2 -mfma
  * (effects.cmake); tile.c calls it for whole blocks when the chosen SIMD
- * level is AVX2 (kr_drawx.wide). No contraction: the only fused multiply-adds are
- * the explicit ones of unorm8_8.
+ * level is AVX2 (kr_drawx.wide). No contraction: the only fused
+ * multiply-adds are the explicit ones of kr_unorm8_8 (blend_avx2.h).
  */
 #include "effects.h"
 #include "prim.h"
@@ -33,6 +33,7 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "blend_avx2.h"
 #include "lit_avx2.h"
 
 #define B KILN_PS_BLOCK
@@ -43,21 +44,10 @@ static inline v8 v8_set1(float f) { return _mm256_set1_ps(f); }
 /* a < b (ordered: false for NaN), as SSE2's cmplt */
 static inline v8 v8_lt(v8 a, v8 b) { return _mm256_cmp_ps(a, b, _CMP_LT_OS); }
 
-/* byte / 255.0f for eight bytes: the rounded reciprocal's product and one
- * exact-residual correction, which gives the correctly rounded quotient
- * for every byte (kr_unorm8_float's bits: test_raster_blend_exact checks
- * all 256 through kr_unorm8_avx2). */
-static inline v8 unorm8_8(__m256i bytes)
-{
-    const v8 k = v8_set1(255.0f), r = v8_set1(1.0f / 255.0f);
-    v8 f = _mm256_cvtepi32_ps(bytes);
-    v8 y = _mm256_mul_ps(f, r);
-    return _mm256_fmadd_ps(_mm256_fnmadd_ps(y, k, f), r, y);
-}
-
 void kr_unorm8_avx2(const uint8_t in[8], float out[8])
 {
-    _mm256_storeu_ps(out, unorm8_8(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)in))));
+    _mm256_storeu_ps(
+        out, kr_unorm8_8(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)in))));
 }
 
 /* tile.c's factor4 and blend_op4, eight lanes. */
@@ -102,7 +92,7 @@ static inline v8 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend_
     if (op == KILN_BLEND_OP_ADD && fs == KILN_BLEND_ONE && fd == KILN_BLEND_ONE)
         return _mm256_add_ps(_mm256_mul_ps(s[c], one), _mm256_mul_ps(d[c], one));
     if (op == KILN_BLEND_OP_ADD && fs == KILN_BLEND_SRC_ALPHA && fd == KILN_BLEND_INV_SRC_ALPHA)
-        return _mm256_add_ps(_mm256_mul_ps(s[c], s[3]), _mm256_mul_ps(d[c], _mm256_sub_ps(one, s[3])));
+        return kr_blend_alpha8(s[c], s[3], d[c]);
     if (op == KILN_BLEND_OP_MIN || op == KILN_BLEND_OP_MAX) /* D3D10: no factors */
         return blend_op8(op, s[c], d[c]);
     return blend_op8(op, _mm256_mul_ps(s[c], factor8(fs, c, s, d, k)),
@@ -518,7 +508,7 @@ BLEND_INLINE void blend_rows(const kd_blend_rt *bl, const float k[4], uint8_t *b
         if (kind) {
             v8 d[4];
             for (int c = 0; c < 4; c++) {
-                d[c] = unorm8_8(_mm256_and_si256(_mm256_srli_epi32(old, 8 * pos[c]), lo8));
+                d[c] = kr_unorm8_8(_mm256_and_si256(_mm256_srli_epi32(old, 8 * pos[c]), lo8));
                 /* src < 0 ? 0 : src > 1 ? 1 : src, NaN and -0 kept: max and
                  * min return their second operand for NaN and for equal
                  * operands (0 and -0, 1 and 1) */

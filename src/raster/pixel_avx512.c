@@ -33,7 +33,7 @@ typedef __m512 v16;
 
 static inline v16 v16_set1(float f) { return _mm512_set1_ps(f); }
 
-/* unorm8_8 of pixel_avx2.c: byte / 255.0f as the rounded reciprocal's
+/* kr_unorm8_8 of blend_avx2.h: byte / 255.0f as the rounded reciprocal's
  * product and one exact-residual correction. */
 static inline v16 unorm8_16(__m512i bytes)
 {
