@@ -23,9 +23,10 @@
  * kr_sample_rows_avx2) under sampler 0, and L is the level the draw's
  * views prepared (kiln_ps_textures.prep[0][0]); swap:
  * a BGRA8 texture (bytes 0 and 2 to channels 2 and 0). For
- * kr_fused_shade_add_avx2 also flip (texel bytes 0 and 2 go to the
- * target's bytes 2 and 0: one of the texture and the target is BGRA8) and
- * keep (the target bytes the write mask leaves alone, in each word). */
+ * kr_fused_shade_add_avx2 and kr_fused_shade_alpha_avx2 also flip (texel
+ * bytes 0 and 2 go to the target's bytes 2 and 0: one of the texture and
+ * the target is BGRA8) and keep (the target bytes the write mask leaves
+ * alone, in each word). */
 typedef struct kr_fused_shade {
     kr_fused_level L;
     int one, swap, flip;

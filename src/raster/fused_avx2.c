@@ -603,13 +603,14 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
  * c = (M + 32768) >> 16, and the formula's byte, clamp(fl(fl(sample +
  * fl(d / 255)) * 255) + 0.5) truncated, lies within 3 * 2^-16 of M /
  * 65536 + d + 0.5 (the quotient: 255 * 2^-25; d / 255: 255 * 2^-25; the
- * sum below 1: 255 * 2^-25; the product and the + 0.5 below 256: 2^-17
- * each). So it is min(255, c + d) unless (M + 32768) mod 65536 is within
- * ADD_BAND of 0. A block with such a covered pixel (or none of the level's
- * sums) takes kr_fused_shade_avx2's way: the samples as floats, then the
- * draw's blend. test_raster_fused checks the formula over every sum M and
- * byte d: it is monotone in M, so each run of sums with one c is checked at
- * its two ends (kr_add_band_avx2 is the band test). */
+ * sum, when below 1: 255 * 2^-25; the product and the + 0.5 below 256:
+ * 2^-17 each; a sum of 1 or more is clamped to 255, as c + d is). So it
+ * is min(255, c + d) unless (M + 32768) mod 65536 is within ADD_BAND of
+ * 0: two rows with such a covered pixel take the float way (blend_floats:
+ * the samples as floats, then the draw's blend). test_raster_fused checks
+ * the formula over every sum M and byte d: it is monotone in M, so each
+ * run of sums with one c is checked at its two ends (kr_add_band_avx2 is
+ * the band test). */
 #define ADD_BAND 4
 
 /* The lanes (bits 0-7) of n = M + 32768 in the band, for the four

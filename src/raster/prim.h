@@ -229,12 +229,12 @@ bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x,
  * i: sum m[i] takes the float way), exposed for test_raster_fused. */
 bool kr_fused_shade_add_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                              uint32_t mask);
+uint32_t kr_add_band_avx2(const int32_t m[8]);
 /* And under ADD of (SRC_ALPHA, INV_SRC_ALPHA) on both parts: blend_rows'
  * arithmetic in registers, its clamps (which change nothing on a sample)
  * left out, the same bytes. */
 bool kr_fused_shade_alpha_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                                uint32_t mask);
-uint32_t kr_add_band_avx2(const int32_t m[8]);
 /* The same for KILN_EFFECT_VERTEX_COLOR and KILN_EFFECT_LIT (pixel_avx2.c):
  * kr_interpolate_avx2's floats, the effect's kernel's arithmetic and
  * kr_drawx.write8, in registers between them. */
