@@ -250,13 +250,19 @@ static void test_add_bytes(void)
         lo[j] = j == 0 ? 0 : 65536 * j - 32768 + BAND;
         hi[j] = j == 255 ? MAXM : 65536 * j + 32768 - BAND - 1;
     }
-    /* the band test against the runs, every sum */
+    /* the band test against the runs, every sum, in each channel in turn
+     * (the others hold sums far from the band, or, every fourth call, a
+     * copy of the same sums: the test is whether any channel is in it) */
     uint64_t bad_band = 0, in_band = 0;
     for (int32_t m0 = 0; m0 <= MAXM; m0 += 8) {
-        int32_t m[8];
+        int32_t m[8], ch[4][8];
         for (int i = 0; i < 8; i++)
             m[i] = m0 + i <= MAXM ? m0 + i : MAXM;
-        uint32_t band = kr_add_band_avx2(m);
+        int b0 = (m0 >> 3) & 3;
+        for (int b = 0; b < 4; b++)
+            for (int i = 0; i < 8; i++)
+                ch[b][i] = b == b0 || (m0 >> 5) % 4 == 0 ? m[i] : 65536 * (i + b) % MAXM;
+        uint32_t band = kr_add_band_avx2((const int32_t(*)[8])ch);
         for (int i = 0; i < 8; i++) {
             int j = (m[i] + 32768) >> 16;
             int outside = m[i] >= lo[j] && m[i] <= hi[j];

@@ -612,26 +612,30 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
  * run of sums with one c is checked at its two ends (kr_add_band_avx2 is
  * the band test). */
 #define ADD_BAND 4
+_Static_assert((ADD_BAND & (ADD_BAND - 1)) == 0, "add_band masks with 2 * ADD_BAND - 1");
 
-/* The lanes (bits 0-7) of n = M + 32768 in the band, for the four
- * channels. */
+/* The lanes (bits 0-7) where some channel's n = M + 32768 is in the
+ * band: (n + ADD_BAND) mod 65536 below 2 * ADD_BAND, in the low 16-bit
+ * word of each lane (16-bit adds carry nothing into the high word, which
+ * the least of the four channels' words then ignores). */
 static inline uint32_t add_band(const __m256i n[4])
 {
-    const __m256i low = _mm256_set1_epi32(0xffff), off = _mm256_set1_epi32(ADD_BAND),
-                  width = _mm256_set1_epi32(2 * ADD_BAND);
-    __m256i near = _mm256_setzero_si256();
-    for (int b = 0; b < 4; b++)
-        near = _mm256_or_si256(
-            near, _mm256_cmpgt_epi32(width, _mm256_and_si256(_mm256_add_epi32(n[b], off), low)));
+    const __m256i off = _mm256_set1_epi32(ADD_BAND),
+                  high = _mm256_set1_epi32(0xffff & -(2 * ADD_BAND));
+    __m256i least = _mm256_min_epu16(
+        _mm256_min_epu16(_mm256_add_epi16(n[0], off), _mm256_add_epi16(n[1], off)),
+        _mm256_min_epu16(_mm256_add_epi16(n[2], off), _mm256_add_epi16(n[3], off)));
+    __m256i near = _mm256_cmpeq_epi32(_mm256_and_si256(least, high), _mm256_setzero_si256());
     return (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(near));
 }
 
-uint32_t kr_add_band_avx2(const int32_t m[8])
+uint32_t kr_add_band_avx2(const int32_t m[4][8])
 {
-    __m256i n = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)m),
-                                 _mm256_set1_epi32(32768));
-    const __m256i four[4] = {n, n, n, n};
-    return add_band(four);
+    __m256i n[4];
+    for (int b = 0; b < 4; b++)
+        n[b] = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)m[b]),
+                                _mm256_set1_epi32(32768));
+    return add_band(n);
 }
 
 /* A row's four target words: all, only the covered ones (masked: the row

@@ -225,11 +225,12 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb);
 bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y, uint32_t mask);
 /* It under ADD of (ONE, ONE) on both parts of target 0 with one prepared
  * level (fused_avx2.c): the sample's bytes added to the target's in
- * bytes, the same bytes; kr_add_band_avx2 is its test of eight sums (bit
- * i: sum m[i] takes the float way), exposed for test_raster_fused. */
+ * bytes, the same bytes; kr_add_band_avx2 is its test of eight pixels'
+ * four channel sums (bit i: pixel i, channel sums m[0..3][i], takes the
+ * float way), exposed for test_raster_fused. */
 bool kr_fused_shade_add_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                              uint32_t mask);
-uint32_t kr_add_band_avx2(const int32_t m[8]);
+uint32_t kr_add_band_avx2(const int32_t m[4][8]);
 /* And under ADD of (SRC_ALPHA, INV_SRC_ALPHA) on both parts: blend_rows'
  * arithmetic in registers, its clamps (which change nothing on a sample)
  * left out, the same bytes. */
