@@ -251,8 +251,9 @@ static void test_add_bytes(void)
         hi[j] = j == 255 ? MAXM : 65536 * j + 32768 - BAND - 1;
     }
     /* the band test against the runs, every sum, in each channel in turn
-     * (the others hold sums far from the band, or, every fourth call, a
-     * copy of the same sums: the test is whether any channel is in it) */
+     * (the others hold sums far from the band, or, in a quarter of the
+     * calls, a copy of the same sums: the test is whether any channel is
+     * in it) */
     uint64_t bad_band = 0, in_band = 0;
     for (int32_t m0 = 0; m0 <= MAXM; m0 += 8) {
         int32_t m[8], ch[4][8];
@@ -621,7 +622,8 @@ static void test_selection(void)
 static int shade_selects(void)
 {
     kr_shade_fn f = kr_shade_select(&U.dx, &U.fb);
-    return f == kr_fused_shade_avx2 || f == kr_fused_shade_add_avx2;
+    return f == kr_fused_shade_avx2 || f == kr_fused_shade_add_avx2 ||
+           f == kr_fused_shade_alpha_avx2;
 }
 
 /* ADD of (ONE, ONE) on both parts of target 0 */
@@ -664,47 +666,46 @@ static void test_shade_selection(void)
     SHADE_CASE("target R32G32B32A32_FLOAT", U.fb.rt_format[0] = KILN_FORMAT_R32G32B32A32_FLOAT, 0);
     SHADE_CASE("no render target 0", U.fb.rt[0] = NULL, 0);
     SHADE_CASE("no render targets", U.fb.nrt = 0, 0);
-    /* the additive one: one prepared level (the unit's view and sampler
-     * are prepared only when kr_textures_prepare ran: U.tx as prepared) */
-#define ADD_CASE(what, change, expect)                                                             \
+    /* The blends in registers need one prepared level: the unit's views
+     * prepared as a draw prepares them (kr_textures_prepare), then
+     * kr_output_select, whose write8 they fall back on. */
+#define BLEND_CASE(what, mips, tfmt, change, want, expect)                                         \
     do {                                                                                           \
-        unit_init(1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_R8G8B8A8_UNORM, &r);                  \
+        unit_init(mips, tfmt, KILN_FORMAT_R8G8B8A8_UNORM, &r);                                     \
         U.dx.wide = 1;                                                                             \
         U.dx.early_z = 1;                                                                          \
         blend_add_one();                                                                           \
         change;                                                                                    \
         kr_textures_prepare(&U.tx);                                                                \
         kr_output_select(&U.dx, &U.fb);                                                            \
-        int got_ = kr_shade_select(&U.dx, &U.fb) == kr_fused_shade_add_avx2;                       \
-        th_check(got_ == (expect), "kr_shade_select, additive: " what, __FILE__, __LINE__);        \
+        int got_ = kr_shade_select(&U.dx, &U.fb) == (want);                                        \
+        th_check(got_ == (expect), "kr_shade_select, blend in registers: " what, __FILE__,         \
+                 __LINE__);                                                                        \
     } while (0)
     if (kr_effects_active_level() < KR_SIMD_AVX2) { /* nothing prepared */
-        printf("kr_shade_select, additive: no AVX2 level active, not run\n");
+        printf("kr_shade_select, blend in registers: no AVX2 level active, not run\n");
         return;
     }
-    ADD_CASE("ONE, ONE on both parts", (void)0, 1);
-    ADD_CASE("SRC_ALPHA, INV_SRC_ALPHA on both parts: the alpha one, not this",
-             (U.s.blend[0].src = U.s.blend[0].src_a = KILN_BLEND_SRC_ALPHA,
-              U.s.blend[0].dst = U.s.blend[0].dst_a = KILN_BLEND_INV_SRC_ALPHA),
-             0);
-    ADD_CASE("BGRA8 target, write mask 5",
-             (U.fb.rt_format[0] = KILN_FORMAT_B8G8R8A8_UNORM, U.s.blend[0].write_mask = 5u), 1);
-    ADD_CASE("alpha part ONE, ZERO", U.s.blend[0].dst_a = KILN_BLEND_ZERO, 0);
-    ADD_CASE("color op SUBTRACT", U.s.blend[0].op = KILN_BLEND_OP_SUBTRACT, 0);
-    ADD_CASE("write mask none", U.s.blend[0].write_mask = 0u, 0);
-    ADD_CASE("a mip chain (no one prepared level)", U.tx.tex[0].num_mips = 2, 0);
-#undef ADD_CASE
-    unit_init(1, KILN_FORMAT_B8G8R8A8_UNORM, KILN_FORMAT_R8G8B8A8_UNORM, &r);
-    U.dx.wide = 1;
-    U.dx.early_z = 1;
-    blend_add_one();
-    U.s.blend[0].src = U.s.blend[0].src_a = KILN_BLEND_SRC_ALPHA;
-    U.s.blend[0].dst = U.s.blend[0].dst_a = KILN_BLEND_INV_SRC_ALPHA;
-    kr_textures_prepare(&U.tx);
-    kr_output_select(&U.dx, &U.fb);
-    th_check(kr_shade_select(&U.dx, &U.fb) == kr_fused_shade_alpha_avx2,
-             "kr_shade_select: SRC_ALPHA, INV_SRC_ALPHA on both parts, one prepared level",
-             __FILE__, __LINE__);
+    const kiln_format rgba = KILN_FORMAT_R8G8B8A8_UNORM, bgra = KILN_FORMAT_B8G8R8A8_UNORM;
+    kd_blend_rt *b = &U.s.blend[0];
+    BLEND_CASE("ONE, ONE on both parts", 1, rgba, (void)0, kr_fused_shade_add_avx2, 1);
+    BLEND_CASE("ONE, ONE, BGRA8 target, write mask 5", 1, rgba,
+               (U.fb.rt_format[0] = bgra, b->write_mask = 5u), kr_fused_shade_add_avx2, 1);
+    BLEND_CASE("ONE, ONE, BGRA8 texture", 1, bgra, (void)0, kr_fused_shade_add_avx2, 1);
+    BLEND_CASE(
+        "SRC_ALPHA, INV_SRC_ALPHA on both parts", 1, bgra,
+        (b->src = b->src_a = KILN_BLEND_SRC_ALPHA, b->dst = b->dst_a = KILN_BLEND_INV_SRC_ALPHA),
+        kr_fused_shade_alpha_avx2, 1);
+    BLEND_CASE(
+        "SRC_ALPHA, INV_SRC_ALPHA: not the additive one", 1, rgba,
+        (b->src = b->src_a = KILN_BLEND_SRC_ALPHA, b->dst = b->dst_a = KILN_BLEND_INV_SRC_ALPHA),
+        kr_fused_shade_add_avx2, 0);
+    BLEND_CASE("alpha part ONE, ZERO", 1, rgba, b->dst_a = KILN_BLEND_ZERO, kr_fused_shade_avx2, 1);
+    BLEND_CASE("color op SUBTRACT", 1, rgba, b->op = KILN_BLEND_OP_SUBTRACT, kr_fused_shade_avx2,
+               1);
+    BLEND_CASE("write mask none", 1, rgba, b->write_mask = 0u, kr_fused_shade_avx2, 1);
+    BLEND_CASE("a mip chain (no one prepared level)", 2, rgba, (void)0, kr_fused_shade_avx2, 1);
+#undef BLEND_CASE
 #endif
 }
 
