@@ -225,13 +225,6 @@ FUSED_INLINE bool px8(const lvk8 *k, __m256 us, __m256 vs, int clamp2, int swap,
     return true;
 }
 
-static inline void store_row(uint8_t *dst, __m128i px, uint32_t m)
-{
-    uint32_t w[4];
-    _mm_storeu_si128((__m128i *)(void *)w, px);
-    kr_store_row4(dst, w, m);
-}
-
 /* u and v of a block's rows r and r + 1 (lanes 0-3, 4-7), shade_block's
  * operations lane by lane: what does not depend on the row is worked out
  * once per block (uv_init), the rest per pair of rows (uv8). */
@@ -323,6 +316,14 @@ static inline __m256 quot8(__m256 n, __m256 k, __m256 r)
     return _mm256_fmadd_ps(_mm256_fnmadd_ps(y, k, n), r, y);
 }
 
+/* A channel's sample from its sum M in [0, 255 * 65536]: M / (255 *
+ * 65536), rows8v's float. */
+static inline __m256 sample8(__m256i m)
+{
+    return quot8(_mm256_cvtepi32_ps(m), _mm256_set1_ps(255.0f * 65536.0f),
+                 _mm256_set1_ps(1.0f / (255.0f * 65536.0f)));
+}
+
 void kr_quot_avx2(const float in[8], float k, float out[8])
 {
     _mm256_storeu_ps(out, quot8(_mm256_loadu_ps(in), _mm256_set1_ps(k), _mm256_set1_ps(1.0f / k)));
@@ -336,7 +337,6 @@ FUSED_INLINE void rows8v(const kr_fused_level *L, const __m256 u[2], const __m25
 {
     lvk8 k;
     lvk8_init(&k, L);
-    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f), rd = _mm256_set1_ps(1.0f / (255.0f * 65536.0f));
     const __m256i unbias = _mm256_set1_epi32(32768 * 256);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
@@ -345,8 +345,7 @@ FUSED_INLINE void rows8v(const kr_fused_level *L, const __m256 u[2], const __m25
         /* per lane: [b p0, b p1, b p2, b p3] for row 2h and row 2h + 1 */
         float *o[4] = {o0, o1, o2, o3};
         for (int b = 0; b < 4; b++)
-            _mm256_storeu_ps(o[b] + 8 * h,
-                             quot8(_mm256_cvtepi32_ps(_mm256_add_epi32(sum[b], unbias)), d, rd));
+            _mm256_storeu_ps(o[b] + 8 * h, sample8(_mm256_add_epi32(sum[b], unbias)));
     }
 }
 
@@ -494,10 +493,10 @@ FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y,
     for (int h = 0; h < 2; h++) {
         uint32_t m = mask >> (8 * h);
         if (m & 15u)
-            store_row(dst + (size_t)(2 * h) * pitch, _mm256_castsi256_si128(px[h]), m & 15u);
+            kr_store_row(dst + (size_t)(2 * h) * pitch, _mm256_castsi256_si128(px[h]), m & 15u);
         if (m >> 4 & 15u)
-            store_row(dst + (size_t)(2 * h + 1) * pitch, _mm256_extracti128_si256(px[h], 1),
-                      m >> 4 & 15u);
+            kr_store_row(dst + (size_t)(2 * h + 1) * pitch, _mm256_extracti128_si256(px[h], 1),
+                         m >> 4 & 15u);
     }
     return true;
 }
@@ -638,17 +637,6 @@ uint32_t kr_add_band_avx2(const int32_t m[4][8])
     return add_band(n);
 }
 
-/* A row's four target words: all, only the covered ones (masked: the row
- * may end past the target), or none. */
-static inline __m128i load_row(const uint8_t *src, uint32_t m)
-{
-    if (m == 15u)
-        return _mm_loadu_si128((const __m128i *)(const void *)src);
-    const __m128i lanes = _mm_setr_epi32(-(int32_t)(m & 1u), -(int32_t)(m >> 1 & 1u),
-                                         -(int32_t)(m >> 2 & 1u), -(int32_t)(m >> 3 & 1u));
-    return _mm_maskload_epi32((const int *)(const void *)src, lanes);
-}
-
 /* ADD of (SRC_ALPHA, INV_SRC_ALPHA) on both parts (kr_blend_kind 2) of
  * two rows: the samples fl(M / (255 * 65536)) as rows8v makes them (n:
  * M + 32768, in the target's byte order), the target's bytes in `old`,
@@ -660,13 +648,11 @@ static inline __m128i load_row(const uint8_t *src, uint32_t m)
  * it rounds up by at most 2^-25, and a + that rounds to 1). */
 static inline __m256i alpha8(const __m256i n[4], __m256i old)
 {
-    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f),
-                 rd = _mm256_set1_ps(1.0f / (255.0f * 65536.0f)), k255 = _mm256_set1_ps(255.0f),
-                 half = _mm256_set1_ps(0.5f);
+    const __m256 k255 = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f);
     const __m256i h16 = _mm256_set1_epi32(32768), lo8 = _mm256_set1_epi32(0xff);
     __m256 s[4];
     for (int b = 0; b < 4; b++)
-        s[b] = quot8(_mm256_cvtepi32_ps(_mm256_sub_epi32(n[b], h16)), d, rd);
+        s[b] = sample8(_mm256_sub_epi32(n[b], h16));
     __m256i px = _mm256_setzero_si256();
     for (int c = 0; c < 4; c++) {
         __m256 dc = kr_unorm8_8(_mm256_and_si256(_mm256_srli_epi32(old, 8 * c), lo8));
@@ -687,14 +673,10 @@ static __attribute__((noinline)) void blend_floats(const kr_prim *p, const kr_fb
     const kr_drawx *dx = p->dx;
     const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
     _Alignas(32) float col[4 * KILN_PS_BLOCK] = {0};
-    const __m256 d = _mm256_set1_ps(255.0f * 65536.0f),
-                 rd = _mm256_set1_ps(1.0f / (255.0f * 65536.0f));
     float *o[4] = {col + (sd->swap ? 2 : 0) * KILN_PS_BLOCK, col + KILN_PS_BLOCK,
                    col + (sd->swap ? 0 : 2) * KILN_PS_BLOCK, col + 3 * KILN_PS_BLOCK};
     for (int b = 0; b < 4; b++)
-        _mm256_store_ps(
-            o[b] + 8 * h,
-            quot8(_mm256_cvtepi32_ps(_mm256_sub_epi32(n[b], _mm256_set1_epi32(32768))), d, rd));
+        _mm256_store_ps(o[b] + 8 * h, sample8(_mm256_sub_epi32(n[b], _mm256_set1_epi32(32768))));
     dx->write8(&dx->s->blend[0], dx->s->blend_factor, fb->rt[0], fb->rt_pitch[0], x, y, col,
                mask & 0xffu << (8 * h));
 }
@@ -741,7 +723,7 @@ FUSED_INLINE bool shade_blend(const kr_prim *p, const kr_fb *fb, int x, int y, u
         const bool both = (m0 & m1) == 15u;
         __m256i old = both ? _mm256_loadu2_m128i((const __m128i *)(const void *)(dst + pitch),
                                                  (const __m128i *)(const void *)dst)
-                           : _mm256_setr_m128i(load_row(dst, m0), load_row(dst + pitch, m1));
+                           : _mm256_setr_m128i(kr_load_row(dst, m0), kr_load_row(dst + pitch, m1));
         __m256i px;
         if (kind == 1)
             px = _mm256_adds_epu8(bytes8(n[0], n[1], n[2], n[3]), old);
@@ -752,9 +734,9 @@ FUSED_INLINE bool shade_blend(const kr_prim *p, const kr_fb *fb, int x, int y, u
             _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
         } else {
             if (m0)
-                store_row(dst, _mm256_castsi256_si128(px), m0);
+                kr_store_row(dst, _mm256_castsi256_si128(px), m0);
             if (m1)
-                store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
+                kr_store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
         }
     }
     return true;

@@ -245,13 +245,6 @@ void kr_block_depth_avx2(const kr_prim *p, int x, int y, float *z)
     }
 }
 
-/* The lanes of a row's covered pixels (bit i: pixel i), as masks. */
-static inline __m128i row_lanes(uint32_t m)
-{
-    return _mm_setr_epi32(-(int32_t)(m & 1u), -(int32_t)(m >> 1 & 1u), -(int32_t)(m >> 2 & 1u),
-                          -(int32_t)(m >> 3 & 1u));
-}
-
 /* ---- the D32_FLOAT depth test ---- */
 
 /* Bit i of m (i = 0..7) as lane i's mask: all ones or zero. */
@@ -345,7 +338,7 @@ static __attribute__((noinline)) uint32_t depth_edge(kiln_compare func, bool wri
     for (int i = 0; i < 4; i++) {
         uint32_t m = mask >> (4 * i) & 15u;
         d[i] = (float *)(void *)(ds + (size_t)(y + (m ? i : 0)) * pitch) + x;
-        r[i] = _mm_maskload_ps(d[i], row_lanes(m));
+        r[i] = _mm_maskload_ps(d[i], kr_row_lanes(m));
     }
     const __m256 dv[2] = {_mm256_set_m128(r[1], r[0]), _mm256_set_m128(r[3], r[2])};
     const __m256 zv[2] = {_mm256_loadu_ps(z), _mm256_loadu_ps(z + 8)};
@@ -359,7 +352,7 @@ static __attribute__((noinline)) uint32_t depth_edge(kiln_compare func, bool wri
         return pass;
     for (int i = 0; i < 4; i++) {
         uint32_t m = pass >> (4 * i) & 15u;
-        _mm_maskstore_ps(d[i], row_lanes(m),
+        _mm_maskstore_ps(d[i], kr_row_lanes(m),
                          i & 1 ? _mm256_extractf128_ps(zv[i >> 1], 1)
                                : _mm256_castps256_ps128(zv[i >> 1]));
     }
@@ -422,9 +415,9 @@ uint32_t kr_depth_d24_avx2(kiln_compare func, bool write, bool whole, uint8_t *d
                                        (const __m128i *)(const void *)row[2 * h]);
         } else {
             __m128i a = _mm_maskload_epi32((const int *)(const void *)row[2 * h],
-                                           row_lanes(mask >> (8 * h) & 15u));
+                                           kr_row_lanes(mask >> (8 * h) & 15u));
             __m128i b = _mm_maskload_epi32((const int *)(const void *)row[2 * h + 1],
-                                           row_lanes(mask >> (8 * h + 4) & 15u));
+                                           kr_row_lanes(mask >> (8 * h + 4) & 15u));
             w[h] = _mm256_setr_m128i(a, b);
         }
         dv[h] = d24_8(w[h]);
@@ -445,35 +438,14 @@ uint32_t kr_depth_d24_avx2(kiln_compare func, bool write, bool whole, uint8_t *d
             _mm256_storeu2_m128i((__m128i *)(void *)row[2 * h + 1], (__m128i *)(void *)row[2 * h],
                                  nw);
         } else {
-            _mm_maskstore_epi32((int *)(void *)row[2 * h], row_lanes(pass >> (8 * h) & 15u),
+            _mm_maskstore_epi32((int *)(void *)row[2 * h], kr_row_lanes(pass >> (8 * h) & 15u),
                                 _mm256_castsi256_si128(nw));
-            _mm_maskstore_epi32((int *)(void *)row[2 * h + 1], row_lanes(pass >> (8 * h + 4) & 15u),
+            _mm_maskstore_epi32((int *)(void *)row[2 * h + 1],
+                                kr_row_lanes(pass >> (8 * h + 4) & 15u),
                                 _mm256_extracti128_si256(nw, 1));
         }
     }
     return pass;
-}
-
-/* A row's four target words: all of them, only the covered ones (the row
- * may end past the target: masked loads touch no other bytes), or none. */
-static inline __m128i load_row(const uint8_t *dst, uint32_t m)
-{
-    if (m == 15u)
-        return _mm_loadu_si128((const __m128i *)(const void *)dst);
-    if (!m)
-        return _mm_setzero_si128();
-    return _mm_maskload_epi32((const int *)(const void *)dst, row_lanes(m));
-}
-
-static inline void store_row(uint8_t *dst, __m128i px, uint32_t m)
-{
-    if (m == 15u) {
-        _mm_storeu_si128((__m128i *)(void *)dst, px);
-        return;
-    }
-    uint32_t w[4];
-    _mm_storeu_si128((__m128i *)(void *)w, px);
-    kr_store_row4(dst, w, m);
 }
 
 /* The blend of the covered pixels of a block; bgra and kind are
@@ -487,10 +459,7 @@ BLEND_INLINE void blend_rows(const kd_blend_rt *bl, const float k[4], uint8_t *b
 {
     /* channel c lives in byte pos[c] of a pixel's word */
     const int pos[4] = {bgra ? 2 : 0, 1, bgra ? 0 : 2, 3};
-    uint32_t keep = 0; /* bytes the write mask leaves alone */
-    for (int c = 0; c < 4; c++)
-        if (!(bl->write_mask >> c & 1))
-            keep |= 0xffu << (8 * pos[c]);
+    const uint32_t keep = kr_keep_bytes(bl->write_mask, bgra);
     const __m256i keepv = _mm256_set1_epi32((int)keep), lo8 = _mm256_set1_epi32(0xff);
     const v8 zero = v8_set1(0.0f), one = v8_set1(1.0f), k255 = v8_set1(255.0f), half = v8_set1(0.5f);
     for (int h = 0; h < 2; h++) {
@@ -501,7 +470,7 @@ BLEND_INLINE void blend_rows(const kd_blend_rt *bl, const float k[4], uint8_t *b
         const bool both = (m0 & m1) == 15u;
         __m256i old = both ? _mm256_loadu2_m128i((const __m128i *)(const void *)(dst + pitch),
                                                  (const __m128i *)(const void *)dst)
-                           : _mm256_setr_m128i(load_row(dst, m0), load_row(dst + pitch, m1));
+                           : _mm256_setr_m128i(kr_load_row(dst, m0), kr_load_row(dst + pitch, m1));
         v8 src[4], out[4];
         for (int c = 0; c < 4; c++)
             src[c] = _mm256_loadu_ps(col + c * B + 8 * h);
@@ -543,8 +512,8 @@ BLEND_INLINE void blend_rows(const kd_blend_rt *bl, const float k[4], uint8_t *b
         if (both) {
             _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px);
         } else {
-            store_row(dst, _mm256_castsi256_si128(px), m0);
-            store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
+            kr_store_row(dst, _mm256_castsi256_si128(px), m0);
+            kr_store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
         }
     }
 }
@@ -617,8 +586,8 @@ void kr_store_rgba8_avx2(uint8_t *base, uint32_t pitch, bool bgra, int x, int y,
         if (!(m0 | m1))
             continue;
         __m256i px = pack_rows(lo, col, hi, h);
-        store_row(dst, _mm256_castsi256_si128(px), m0);
-        store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
+        kr_store_row(dst, _mm256_castsi256_si128(px), m0);
+        kr_store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
     }
 }
 

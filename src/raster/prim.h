@@ -151,6 +151,17 @@ static inline int kr_blend_kind(const kd_blend_rt *bl)
     return 3;
 #undef KR_IS_ADD
 }
+/* The bytes of an RGBA8 (bgra: BGRA8) target word that write mask wm
+ * (bit c: channel c) leaves alone. */
+static inline uint32_t kr_keep_bytes(uint32_t wm, bool bgra)
+{
+    const int pos[4] = {bgra ? 2 : 0, 1, bgra ? 0 : 2, 3}; /* channel c's byte */
+    uint32_t keep = 0;
+    for (int c = 0; c < 4; c++)
+        if (!(wm >> c & 1))
+            keep |= 0xffu << (8 * pos[c]);
+    return keep;
+}
 /* What output() does to an RGBA8 (bgra: BGRA8) target under bl at the
  * AVX2 level, chosen once per draw (kr_output_select): the store of
  * kr_store_rgba8_avx2 or the copy of kr_blend_rgba8_avx2 for bl's kind and

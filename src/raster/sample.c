@@ -2369,11 +2369,7 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
     if (sd->one && dx->write8 && (kind == 1 || kind == 2)) {
         bool bgra = fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM;
         sd->flip = sd->swap != bgra;
-        const int pos[4] = {bgra ? 2 : 0, 1, bgra ? 0 : 2, 3}; /* channel c's byte */
-        sd->keep = 0;
-        for (int c = 0; c < 4; c++)
-            if (!(bl->write_mask >> c & 1))
-                sd->keep |= 0xffu << (8 * pos[c]);
+        sd->keep = kr_keep_bytes(bl->write_mask, bgra);
         return kind == 1 ? kr_fused_shade_add_avx2 : kr_fused_shade_alpha_avx2;
     }
     return kr_fused_shade_avx2;
