@@ -755,6 +755,30 @@ static void oracle_block(const kr_prim *p, int x, int y, int bgra_target, uint8_
     }
 }
 
+/* A random triangle of the unit's draw (its plane equations only, no
+ * edges: the block functions read none), perspective or affine, its
+ * varyings' planes in attr. */
+static void unit_prim(th_rng *r, float attr[12], kr_prim *p)
+{
+    memset(p, 0, sizeof *p);
+    p->kind = KR_TRI;
+    p->dx = &U.dx;
+    p->ox = frand(r, 0.0f, 16.0f);
+    p->oy = frand(r, 0.0f, 8.0f);
+    int affine = th_below(r, 3) == 0;
+    p->q[0] = frand(r, 0.5f, 2.0f);
+    p->q[1] = affine ? 0.0f : frand(r, -0.03f, 0.03f);
+    p->q[2] = affine ? 0.0f : frand(r, -0.03f, 0.03f);
+    /* magnification mostly, minification sometimes */
+    float scale = th_below(r, 3) == 0 ? 0.4f : 0.08f;
+    for (int k = 0; k < 12; k += 3) {
+        attr[k] = frand(r, -1.5f, 2.5f);
+        attr[k + 1] = frand(r, -scale, scale);
+        attr[k + 2] = frand(r, -scale, scale);
+    }
+    p->attr = attr;
+}
+
 /* The block function against the oracle on random triangles, blocks and
  * masks, for every texture/target format pair, address mode pair and mip
  * count. Returns false only when a mip chain needs the general path
@@ -785,23 +809,7 @@ static void test_block_fn(kr_simd level)
                         U.dx.block = fn;
                         float attr[12];
                         kr_prim p;
-                        memset(&p, 0, sizeof p);
-                        p.kind = KR_TRI;
-                        p.dx = &U.dx;
-                        p.ox = frand(&r, 0.0f, 16.0f);
-                        p.oy = frand(&r, 0.0f, 8.0f);
-                        int affine = th_below(&r, 3) == 0;
-                        p.q[0] = frand(&r, 0.5f, 2.0f);
-                        p.q[1] = affine ? 0.0f : frand(&r, -0.03f, 0.03f);
-                        p.q[2] = affine ? 0.0f : frand(&r, -0.03f, 0.03f);
-                        /* magnification mostly, minification sometimes */
-                        float scale = th_below(&r, 3) == 0 ? 0.4f : 0.08f;
-                        for (int k = 0; k < 12; k += 3) {
-                            attr[k] = frand(&r, -1.5f, 2.5f);
-                            attr[k + 1] = frand(&r, -scale, scale);
-                            attr[k + 2] = frand(&r, -scale, scale);
-                        }
-                        p.attr = attr;
+                        unit_prim(&r, attr, &p);
                         int bx = 4 * (int)th_below(&r, FB_W / 4), by = 4 * (int)th_below(&r, FB_H / 4);
                         uint32_t mask = th_below(&r, 4) == 0 ? 0xffffu : (uint32_t)(th_next(&r) & 0xffffu);
                         if (!mask)
@@ -856,6 +864,135 @@ static void test_block_fn(kr_simd level)
     CHECK(written > calls / 2);
     printf("block fn [%s]: %u calls, %u written by the fused path, %u declined (mip chains)\n",
            level_name(level), calls, written, declined);
+}
+
+/* The span kernels (kr_span_select) against the function they stand for,
+ * block by block: kr_direct_select's choice called on each block of the
+ * rect with the rect's mask (raster_tri's loop) writes exactly the bytes
+ * the span writes over the whole target, for blending off (the block
+ * path), ADD of (ONE, ONE) and of (SRC_ALPHA, INV_SRC_ALPHA) with random
+ * write masks, RGBA8 / BGRA8 texture and target, CLAMP / WRAP / MIRROR
+ * (WRAP seams: the block path's SSE2 fallback), affine and perspective
+ * primitives, and rects with partial blocks on every side. Selection:
+ * the span only where kr_direct_select picks one of those three, never
+ * with a depth or stencil test on a bound buffer. AVX2 level only (the
+ * spans are AVX2 kernels). */
+static void test_span_fn(kr_simd level)
+{
+#if KR_EFFECTS_X86
+    if (level != KR_SIMD_AVX2)
+        return;
+    static const kiln_address modes[3] = {KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP,
+                                          KILN_ADDRESS_MIRROR};
+    static const kiln_format fmts[2] = {KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_B8G8R8A8_UNORM};
+    th_rng r = {0x5ba7f00dull};
+    uint32_t spans[3] = {0}, mismatches = 0, changed = 0, pixels = 0, seams = 0;
+    for (int trial = 0; trial < 1200; trial++) {
+        int kind = (int)th_below(&r, 3); /* 0 blending off, 1 ONE/ONE, 2 alpha */
+        kiln_format tf = fmts[th_below(&r, 2)], rf = fmts[th_below(&r, 2)];
+        unit_init(1, tf, rf, &r);
+        U.dx.wide = 1;
+        U.dx.early_z = 1;
+        U.samp.address_u = modes[th_below(&r, 3)];
+        U.samp.address_v = modes[th_below(&r, 3)];
+        kd_blend_rt *b = &U.s.blend[0];
+        if (kind) {
+            blend_add_one();
+            if (kind == 2) {
+                b->src = b->src_a = KILN_BLEND_SRC_ALPHA;
+                b->dst = b->dst_a = KILN_BLEND_INV_SRC_ALPHA;
+            }
+            b->write_mask = th_below(&r, 2) ? 15u : (uint32_t)th_below(&r, 16);
+        }
+        kr_textures_prepare(&U.tx);
+        kr_output_select(&U.dx, &U.fb);
+        U.dx.block = kr_block_select(&U.dx, &U.fb);
+        U.dx.shade = kr_shade_select(&U.dx, &U.fb);
+        U.dx.direct = kr_direct_select(&U.dx, &U.fb);
+        U.dx.span = kr_span_select(&U.dx);
+        /* the span of the kernel the draw settles blocks with; a view
+         * that is not one prepared level (MIRROR, say) has none */
+        kr_block_fn fused = kind == 0   ? (kr_block_fn)kr_fused_block_avx2
+                            : kind == 1 ? (kr_block_fn)kr_fused_shade_add_avx2
+                                        : (kr_block_fn)kr_fused_shade_alpha_avx2;
+        kr_span_fn want_span = kind == 0   ? kr_fused_span_block_avx2
+                               : kind == 1 ? kr_fused_span_add_avx2
+                                           : kr_fused_span_alpha_avx2;
+        /* (write mask 0: the general shading, which writes nothing) */
+        int clamped =
+            U.samp.address_u == KILN_ADDRESS_CLAMP && U.samp.address_v == KILN_ADDRESS_CLAMP;
+        if (U.dx.direct != (U.dx.block ? U.dx.block : U.dx.shade) ||
+            U.dx.span != (U.dx.direct == fused ? want_span : NULL) ||
+            (clamped && b->write_mask && U.dx.direct != fused)) {
+            mismatches++;
+            fprintf(stderr,
+                    "    span selection, kind %d, %s/%s, write mask %u: direct %p, span %p\n", kind,
+                    addr_name(U.samp.address_u), addr_name(U.samp.address_v), b->write_mask,
+                    (void *)(uintptr_t)U.dx.direct, (void *)(uintptr_t)U.dx.span);
+            continue;
+        }
+        if (!U.dx.span)
+            continue;
+        spans[kind]++;
+        float attr[12];
+        kr_prim p;
+        unit_prim(&r, attr, &p);
+        int x0 = (int)th_below(&r, FB_W), y0 = (int)th_below(&r, FB_H);
+        int x1 = x0 + 1 + (int)th_below(&r, (uint64_t)(FB_W - x0));
+        int y1 = y0 + 1 + (int)th_below(&r, (uint64_t)(FB_H - y0));
+        uint8_t before[sizeof U.rt], by_span[sizeof U.rt];
+        for (size_t i = 0; i < sizeof U.rt; i++)
+            U.rt[i] = before[i] = (uint8_t)th_next(&r);
+        CHECK(U.dx.span(&p, &U.fb, x0, y0, x1, y1));
+        memcpy(by_span, U.rt, sizeof U.rt);
+        memcpy(U.rt, before, sizeof U.rt);
+        for (int by = y0 & ~3; by < y1; by += 4)
+            for (int bx = x0 & ~3; bx < x1; bx += 4)
+                CHECK(U.dx.direct(&p, &U.fb, bx, by, kr_rect_mask(bx, by, x0, y0, x1, y1)));
+        seams += U.samp.address_u == KILN_ADDRESS_WRAP || U.samp.address_v == KILN_ADDRESS_WRAP;
+        pixels += (uint32_t)((x1 - x0) * (y1 - y0));
+        for (size_t i = 0; i < sizeof U.rt; i += 4)
+            changed += memcmp(by_span + i, before + i, 4) != 0;
+        if (memcmp(by_span, U.rt, sizeof U.rt) != 0) {
+            mismatches++;
+            size_t i = 0;
+            while (by_span[i] == U.rt[i])
+                i++;
+            if (mismatches <= 5)
+                fprintf(stderr,
+                        "    span mismatch, kind %d, tex %s, target %s, %s/%s, write mask %u, rect "
+                        "[%d, %d) x [%d, %d), q (%.9g %.9g %.9g): pixel (%zu, %zu) byte %zu: span "
+                        "%u, blocks %u\n",
+                        kind, fmt_name(tf), fmt_name(rf), addr_name(U.samp.address_u),
+                        addr_name(U.samp.address_v), b->write_mask, x0, x1, y0, y1, p.q[0], p.q[1],
+                        p.q[2], i % FB_PITCH / 4, i / FB_PITCH, i % 4, by_span[i], U.rt[i]);
+        }
+    }
+    /* selection: a depth or stencil test on a bound buffer comes first */
+    unit_init(1, fmts[0], fmts[0], &r);
+    U.dx.wide = 1;
+    U.dx.early_z = 1;
+    blend_add_one();
+    U.s.depth_enable = 1;
+    U.fb.ds = U.ds;
+    kr_textures_prepare(&U.tx);
+    kr_output_select(&U.dx, &U.fb);
+    U.dx.shade = kr_shade_select(&U.dx, &U.fb);
+    CHECK(U.dx.shade == kr_fused_shade_add_avx2);
+    U.dx.direct = kr_direct_select(&U.dx, &U.fb);
+    CHECK(U.dx.direct == NULL && kr_span_select(&U.dx) == NULL);
+    U.dx.early_z = 0; /* a shader that may discard: no early test, no direct */
+    U.s.depth_enable = 0;
+    CHECK(kr_direct_select(&U.dx, &U.fb) == NULL);
+    printf("span fn [%s]: %u / %u / %u spans (blending off / ONE, ONE / alpha), %u with WRAP, "
+           "%u pixels, %u changed, %u mismatches\n",
+           level_name(level), spans[0], spans[1], spans[2], seams, pixels, changed, mismatches);
+    CHECK_EQ_INT(mismatches, 0);
+    CHECK(spans[0] > 100 && spans[1] > 100 && spans[2] > 100);
+    CHECK(changed > pixels / 2);
+#else
+    (void)level;
+#endif
 }
 
 /* ==== 3. equivalence through the public API ==== */
@@ -1388,6 +1525,7 @@ int main(void)
         CHECK_RESULT(kr_effects_force_level(lv[l]), KILN_OK);
         CHECK(kr_effects_active_level() == lv[l]);
         test_block_fn(lv[l]);
+        test_span_fn(lv[l]);
 
         kiln_pixel_shader_desc pd;
         CHECK_RESULT(kiln_effect_get(KILN_EFFECT_TEXTURE, NULL, &pd), KILN_OK);

@@ -534,6 +534,8 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             bool general = counting || !dw->state->raster || e.fb.samples > 1 || dw->state->alpha_to_coverage;
             dx->block = general ? NULL : kr_block_select(dx, &e.fb);
             dx->shade = general ? NULL : kr_shade_select(dx, &e.fb);
+            dx->direct = kr_direct_select(dx, &e.fb);
+            dx->span = kr_span_select(dx);
         }
         uint32_t np = kd_prim_count(op->draw->state->topology, op->draw->count);
         kiln_topology topo = dw->state->topology;

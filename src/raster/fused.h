@@ -57,6 +57,9 @@ bool kr_fused_block_sse2(const struct kr_prim *p, const struct kr_fb *fb, int x,
                          uint32_t mask);
 bool kr_fused_block_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                          uint32_t mask);
+/* It over a rect inside a triangle (kr_span_fn), the constants once. */
+bool kr_fused_span_block_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0,
+                              int x1, int y1);
 /* The AVX2 one at the AVX-512 level (fused_avx512.c): the 16 pixels in one
  * vector; pixels whose pair wraps a WRAP axis read texel by texel (the
  * same sums), so it never declines a triangle's block. */

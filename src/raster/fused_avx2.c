@@ -244,20 +244,32 @@ static inline __m256 block_fx(const kr_prim *p, int x)
         _mm256_set1_ps(p->ox));
 }
 
-/* u, v: the planes a[0..2] and a[3..5] (a varying's x and y) */
-FUSED_INLINE void uv_init(const kr_prim *p, const float *a, __m256 fx, uvk *k)
+/* u, v: the planes a[0..2] and a[3..5] (a varying's x and y); what is
+ * the same for the whole primitive (uv_prim), then a block's columns fx
+ * (uv_cols) */
+FUSED_INLINE void uv_prim(const kr_prim *p, const float *a, uvk *k)
 {
     k->affine = p->q[1] == 0.0f && p->q[2] == 0.0f;
-    if (k->affine) {
+    if (k->affine)
         k->w = _mm256_set1_ps(1.0f / p->q[0]);
-    } else {
-        k->q01 = _mm256_add_ps(_mm256_set1_ps(p->q[0]), _mm256_mul_ps(_mm256_set1_ps(p->q[1]), fx));
+    else
         k->q2 = _mm256_set1_ps(p->q[2]);
-    }
-    k->u01 = _mm256_add_ps(_mm256_set1_ps(a[0]), _mm256_mul_ps(_mm256_set1_ps(a[1]), fx));
-    k->v01 = _mm256_add_ps(_mm256_set1_ps(a[3]), _mm256_mul_ps(_mm256_set1_ps(a[4]), fx));
     k->a2 = _mm256_set1_ps(a[2]);
     k->a5 = _mm256_set1_ps(a[5]);
+}
+
+FUSED_INLINE void uv_cols(const kr_prim *p, const float *a, __m256 fx, uvk *k)
+{
+    if (!k->affine)
+        k->q01 = _mm256_add_ps(_mm256_set1_ps(p->q[0]), _mm256_mul_ps(_mm256_set1_ps(p->q[1]), fx));
+    k->u01 = _mm256_add_ps(_mm256_set1_ps(a[0]), _mm256_mul_ps(_mm256_set1_ps(a[1]), fx));
+    k->v01 = _mm256_add_ps(_mm256_set1_ps(a[3]), _mm256_mul_ps(_mm256_set1_ps(a[4]), fx));
+}
+
+FUSED_INLINE void uv_init(const kr_prim *p, const float *a, __m256 fx, uvk *k)
+{
+    uv_prim(p, a, k);
+    uv_cols(p, a, fx, k);
 }
 
 FUSED_INLINE void uv8(const kr_prim *p, const uvk *k, int y, int r, __m256 *u, __m256 *v)
@@ -462,20 +474,17 @@ bool kr_sample_quads_avx2(const kr_fused_quad q[4], const float *u, const float 
     return true;
 }
 
-FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y, int clamp2,
-                         int swap, uint8_t *dst, size_t pitch, uint32_t mask)
+FUSED_INLINE bool block_k(const lvk8 *k, uvk *uk, const kr_prim *p, int x, int y, int clamp2,
+                          int swap, uint8_t *dst, size_t pitch, uint32_t mask)
 {
-    lvk8 k;
-    lvk8_init(&k, L);
-    uvk uk;
-    uv_init(p, p->attr, block_fx(p, x), &uk);
+    uv_cols(p, p->attr, block_fx(p, x), uk);
     __m256i px[2];
     if (mask == 0xffffu) { /* most blocks: two rows per store */
 #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
             __m256 u, v;
-            uv8(p, &uk, y, 2 * h, &u, &v);
-            if (!px8(&k, u, v, clamp2, swap, &px[h]))
+            uv8(p, uk, y, 2 * h, &u, &v);
+            if (!px8(k, u, v, clamp2, swap, &px[h]))
                 return false;
         }
         _mm256_storeu2_m128i((__m128i *)(void *)(dst + pitch), (__m128i *)(void *)dst, px[0]);
@@ -486,8 +495,8 @@ FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y,
         if (!(mask >> (8 * h) & 0xffu))
             continue;
         __m256 u, v;
-        uv8(p, &uk, y, 2 * h, &u, &v);
-        if (!px8(&k, u, v, clamp2, swap, &px[h]))
+        uv8(p, uk, y, 2 * h, &u, &v);
+        if (!px8(k, u, v, clamp2, swap, &px[h]))
             return false;
     }
     for (int h = 0; h < 2; h++) {
@@ -501,18 +510,57 @@ FUSED_INLINE bool block(const kr_fused_level *L, const kr_prim *p, int x, int y,
     return true;
 }
 
-bool kr_fused_block_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+/* A block, or the blocks of a rect inside the triangle (kr_span_fn; x1 >
+ * 0) with the primitive's constants set up once; a block block_k leaves
+ * (at a WRAP seam) to the SSE2 kernel. No fetches ahead: the block path
+ * neither blends nor masks channels (kr_block_select), so the draw's
+ * ahead_rt is 0. */
+FUSED_INLINE bool block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask, int x1,
+                        int y1, int clamp2)
+{
+    const kr_fused_draw *fd = (const kr_fused_draw *)(const void *)p->dx->block_data;
+    lvk8 k;
+    lvk8_init(&k, &fd->L0);
+    uvk uk;
+    uv_prim(p, p->attr, &uk);
+    size_t pitch = fb->rt_pitch[0];
+    if (x1 <= 0) {
+        uint8_t *dst = fb->rt[0] + (size_t)y * pitch + (size_t)x * 4;
+        return block_k(&k, &uk, p, x, y, clamp2, fd->swap, dst, pitch, mask) ||
+               kr_fused_block_sse2(p, fb, x, y, mask);
+    }
+    const int x0 = x, y0 = y;
+    for (int by = y0 & ~3; by < y1; by += 4)
+        for (int bx = x0 & ~3; bx < x1; bx += 4) {
+            uint32_t m = 0xffff;
+            if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
+                m = kr_rect_mask(bx, by, x0, y0, x1, y1);
+            uint8_t *dst = fb->rt[0] + (size_t)by * pitch + (size_t)bx * 4;
+            if (!block_k(&k, &uk, p, bx, by, clamp2, fd->swap, dst, pitch, m))
+                kr_fused_block_sse2(p, fb, bx, by, m);
+        }
+    return true;
+}
+
+/* clamp2 a constant in each copy: no masks, no seam test */
+static inline bool block_level(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
+                               int x1, int y1)
 {
     if (p->kind != KR_TRI)
         return false;
     const kr_fused_draw *fd = (const kr_fused_draw *)(const void *)p->dx->block_data;
-    size_t pitch = fb->rt_pitch[0];
-    uint8_t *dst = fb->rt[0] + (size_t)y * pitch + (size_t)x * 4;
-    /* clamp2 a constant in each copy: no masks, no seam test */
-    if (fd->L0.clamp2 ? block(&fd->L0, p, x, y, 1, fd->swap, dst, pitch, mask)
-                      : block(&fd->L0, p, x, y, 0, fd->swap, dst, pitch, mask))
-        return true;
-    return kr_fused_block_sse2(p, fb, x, y, mask);
+    return fd->L0.clamp2 ? block(p, fb, x, y, mask, x1, y1, 1)
+                         : block(p, fb, x, y, mask, x1, y1, 0);
+}
+
+bool kr_fused_block_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    return block_level(p, fb, x, y, mask, 0, 0);
+}
+
+bool kr_fused_span_block_avx2(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    return block_level(p, fb, x0, y0, 0, x1, y1);
 }
 
 /* kr_ps_texture's kiln_ps_sample (slot 0, sampler 0) at u, v, whose
@@ -681,24 +729,37 @@ static __attribute__((noinline)) void blend_floats(const kr_prim *p, const kr_fb
                mask & 0xffu << (8 * h));
 }
 
+/* What shade_blend keeps for every block of a primitive. */
+typedef struct blendk {
+    lvk8 k;
+    uvk uk; /* but its columns' part, per block */
+    __m256i keep, flip;
+    size_t pitch;
+} blendk;
+
+FUSED_INLINE void blend_init(const kr_prim *p, const kr_fb *fb, blendk *K)
+{
+    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)p->dx->shade_data;
+    lvk8_init(&K->k, &sd->L);
+    uv_prim(p, p->attr, &K->uk);
+    K->keep = _mm256_set1_epi32((int32_t)sd->keep);
+    K->flip = _mm256_set1_epi32(-sd->flip);
+    K->pitch = fb->rt_pitch[0];
+}
+
 /* kr_fused_shade_avx2 with the blend in registers, for kind 1 (add8) and
  * 2 (alpha8), two rows at a time: the sums, the target words read,
  * blended, the write mask's bytes kept (kr_fused_shade.keep), written;
  * for kind 1, rows with a covered pixel in the band the float way
  * (blend_floats). */
-FUSED_INLINE bool shade_blend(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
-                              int clamp2, int kind)
+FUSED_INLINE void shade_blend(const kr_prim *p, const kr_fb *fb, blendk *K, int x, int y,
+                              uint32_t mask, int clamp2, int kind)
 {
-    const kr_drawx *dx = p->dx;
-    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)dx->shade_data;
-    uvk uk;
-    uv_init(p, p->attr, block_fx(p, x), &uk);
-    lvk8 k;
-    lvk8_init(&k, &sd->L);
+    uv_cols(p, p->attr, block_fx(p, x), &K->uk);
     /* M + 32768 = sum + 32768 * 256 + 32768 (sums8's bias) */
     const __m256i bias = _mm256_set1_epi32(32768 * 256 + 32768);
-    const __m256i keep = _mm256_set1_epi32((int32_t)sd->keep), flip = _mm256_set1_epi32(-sd->flip);
-    size_t pitch = fb->rt_pitch[0];
+    const __m256i keep = K->keep, flip = K->flip;
+    size_t pitch = K->pitch;
     uint8_t *dst = fb->rt[0] + (size_t)y * pitch + (size_t)x * 4;
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++, dst += 2 * pitch) {
@@ -706,9 +767,9 @@ FUSED_INLINE bool shade_blend(const kr_prim *p, const kr_fb *fb, int x, int y, u
         if (!(m0 | m1))
             continue;
         __m256 u, v;
-        uv8(p, &uk, y, 2 * h, &u, &v);
+        uv8(p, &K->uk, y, 2 * h, &u, &v);
         __m256i n[4];
-        sums8_any(&k, u, v, clamp2, n);
+        sums8_any(&K->k, u, v, clamp2, n);
         for (int b = 0; b < 4; b++)
             n[b] = _mm256_add_epi32(n[b], bias);
         if (kind == 1 && (add_band(n) & (m0 | m1 << 4))) {
@@ -739,28 +800,72 @@ FUSED_INLINE bool shade_blend(const kr_prim *p, const kr_fb *fb, int x, int y, u
                 kr_store_row(dst + pitch, _mm256_extracti128_si256(px, 1), m1);
         }
     }
-    return true;
 }
 
-/* clamp2 a constant in each copy, as for the rows kernel */
-FUSED_INLINE bool shade_blend_level(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
-                                    int kind)
+/* The blocks of the rect [x0, x1) x [y0, y1) inside the triangle
+ * (kr_span_fn): the primitive's constants once, then raster_tri's loop
+ * over the blocks, its fetches ahead included. */
+FUSED_INLINE void span_blend(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1,
+                             int clamp2, int kind)
+{
+    blendk K;
+    blend_init(p, fb, &K);
+    const uint32_t ahead = x1 - x0 > 16 ? p->dx->ahead_rt : 0;
+    const int bx0 = x0 & ~3;
+    for (int by = y0 & ~3; by < y1; by += 4)
+        for (int bx = bx0; bx < x1; bx += 4) {
+            if (ahead && !((bx - bx0) & 15)) /* a block that starts a line */
+                kr_fetch_ahead(fb->rt[0], (uint32_t)K.pitch, ahead, bx, by, x0, x1, y1);
+            uint32_t mask = 0xffff;
+            if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
+                mask = kr_rect_mask(bx, by, x0, y0, x1, y1);
+            shade_blend(p, fb, &K, bx, by, mask, clamp2, kind);
+        }
+}
+
+/* clamp2 a constant in each copy, as for the rows kernel; a block, or a
+ * span of them (x1 > 0) */
+FUSED_INLINE bool blend_level(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
+                              int x1, int y1, int kind)
 {
     if (p->kind != KR_TRI)
         return false;
     const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)p->dx->shade_data;
-    return sd->L.clamp2 && sd->L.direct ? shade_blend(p, fb, x, y, mask, 1, kind)
-                                        : shade_blend(p, fb, x, y, mask, 0, kind);
+    const int clamp2 = sd->L.clamp2 && sd->L.direct;
+    if (x1 > 0) {
+        if (clamp2)
+            span_blend(p, fb, x, y, x1, y1, 1, kind);
+        else
+            span_blend(p, fb, x, y, x1, y1, 0, kind);
+        return true;
+    }
+    blendk K;
+    blend_init(p, fb, &K);
+    if (clamp2)
+        shade_blend(p, fb, &K, x, y, mask, 1, kind);
+    else
+        shade_blend(p, fb, &K, x, y, mask, 0, kind);
+    return true;
 }
 
 bool kr_fused_shade_add_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
-    return shade_blend_level(p, fb, x, y, mask, 1);
+    return blend_level(p, fb, x, y, mask, 0, 0, 1);
 }
 
 bool kr_fused_shade_alpha_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
-    return shade_blend_level(p, fb, x, y, mask, 2);
+    return blend_level(p, fb, x, y, mask, 0, 0, 2);
+}
+
+bool kr_fused_span_add_avx2(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    return blend_level(p, fb, x0, y0, 0, x1, y1, 1);
+}
+
+bool kr_fused_span_alpha_avx2(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    return blend_level(p, fb, x0, y0, 0, x1, y1, 2);
 }
 
 /* KILN_EFFECT_TEXTURE_COLOR's shading (kr_shade_select): its pixel

@@ -36,6 +36,15 @@ typedef bool (*kr_block_fn)(const struct kr_prim *p, const struct kr_fb *fb, int
 typedef bool (*kr_shade_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                             uint32_t mask);
 
+/* A draw's blocks of a rect inside a triangle (see kr_span_select): the
+ * rect [x0, x1) x [y0, y1), within one tile, has every pixel center
+ * inside all three edges; shades the blocks that cover it, each with its
+ * pixels in the rect, exactly as kr_drawx.direct would block by block
+ * (raster_tri's order, and its target lines fetched ahead), or returns
+ * false, having written nothing. */
+typedef bool (*kr_span_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
+                           int y1);
+
 /* A draw ready to execute: everything resolved to pointers. */
 typedef struct kr_drawx {
     const kd_draw *d;              /* the first draw it was built for */
@@ -67,6 +76,9 @@ typedef struct kr_drawx {
     float depth_r;                 /* depth bias unit of the depth format */
     kr_block_fn block;             /* specialized pixel path, or NULL */
     kr_shade_fn shade;             /* specialized whole-block shading, or NULL */
+    kr_block_fn direct;            /* block or shade when they settle a block
+                                      (kr_direct_select), or NULL */
+    kr_span_fn span;               /* direct over a rect (kr_span_select), or NULL */
     _Alignas(16) unsigned char block_data[96]; /* its per-draw constants */
     _Alignas(16) unsigned char shade_data[80]; /* shade's (kr_shade_select) */
 } kr_drawx;
@@ -111,6 +123,58 @@ typedef struct kr_fb {
      * that passed (depth, stencil, discard). NULL: not counting. */
     uint64_t *counts;
 } kr_fb;
+
+/* Bits of the 16 block pixels whose column is in [x0, x1) and row in
+ * [y0, y1), for a block at (bx, by). */
+static inline uint32_t kr_rect_mask(int bx, int by, int x0, int y0, int x1, int y1)
+{
+    /* Bits [lo, hi) of four, from the rect's bounds relative to the block. */
+#define SPAN4(lo, hi)                                                                              \
+    ((15u >> (4 - ((hi) < 0   ? 0                                                                  \
+                   : (hi) > 4 ? 4                                                                  \
+                              : (hi)))) &                                                          \
+     ~(15u >> (4 - ((lo) < 0   ? 0                                                                 \
+                    : (lo) > 4 ? 4                                                                 \
+                               : (lo)))))
+    uint32_t cols = SPAN4(x0 - bx, x1 - bx), rows = SPAN4(y0 - by, y1 - by);
+#undef SPAN4
+    /* Row r's bit to bit 4r, then one copy of the columns per row (the
+     * products do not overlap, so there is no carry). */
+    uint32_t spread = (rows & 1u) | (rows & 2u) << 3 | (rows & 4u) << 6 | (rows & 8u) << 9;
+    return cols * spread;
+}
+
+/* The target lines a row of blocks reads next (a draw that blends or
+ * writes some channels only: kr_drawx's ahead_rt, bytes per texel),
+ * fetched one line of 16 pixels ahead. At the block that starts a line,
+ * the next line of the block's four rows; at the row's last line, the
+ * first line of the next row of blocks. The hardware prefetcher does not
+ * follow the four interleaved row streams: on bench (c+), 16 blended
+ * layers, the blend's target loads waited on L2 (docs/raster.md has the
+ * figures, and the variants measured and dropped). always_inline: GCC
+ * finds a function whose only effect is a prefetch pure, and drops the
+ * call. */
+static inline __attribute__((always_inline)) void kr_fetch_ahead(const uint8_t *plane,
+                                                                 uint32_t pitch, uint32_t bytes,
+                                                                 int bx, int by, int x0, int x1,
+                                                                 int y1)
+{
+#if defined(__GNUC__)
+    int nx = bx + 16, ny = by;
+    if (nx >= x1) { /* the next row of blocks */
+        nx = x0 & ~3;
+        ny = by + 4;
+        if (ny >= y1)
+            return;
+    }
+    const uint8_t *at = plane + (size_t)ny * pitch + (size_t)nx * bytes;
+    for (int r = 0; r < 4; r++)
+        for (uint32_t l = 0; l < (bytes + 3) / 4; l++) /* 16 texels: bytes / 4 lines */
+            __builtin_prefetch(at + (size_t)r * pitch + 64 * l, 1, 3);
+#else
+    (void)plane, (void)pitch, (void)bytes, (void)bx, (void)by, (void)x0, (void)x1, (void)y1;
+#endif
+}
 
 /* Stores a row of four packed 32-bit pixels to dst, pixel k where bit k
  * of m is set (m == 15: one 16-byte write). */
@@ -232,6 +296,11 @@ kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb);
  * (kr_drawx.out1), under any blend, depth and stencil state; fills
  * dx->shade_data for the two that sample. */
 kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb);
+/* The function that settles a triangle's block without shade_block, or
+ * NULL (tile.c; after kr_block_select and kr_shade_select). */
+kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb);
+/* The span kernel of dx->direct, or NULL (sample.c). */
+kr_span_fn kr_span_select(const kr_drawx *dx);
 /* It (fused_avx2.c). */
 bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y, uint32_t mask);
 /* It under ADD of (ONE, ONE) on both parts of target 0 with one prepared
@@ -247,6 +316,11 @@ uint32_t kr_add_band_avx2(const int32_t m[4][8]);
  * left out, the same bytes. */
 bool kr_fused_shade_alpha_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
                                uint32_t mask);
+/* The two over a rect (kr_span_fn): the primitive's constants once. */
+bool kr_fused_span_add_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
+                            int y1);
+bool kr_fused_span_alpha_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0,
+                              int x1, int y1);
 /* The same for KILN_EFFECT_VERTEX_COLOR and KILN_EFFECT_LIT (pixel_avx2.c):
  * kr_interpolate_avx2's floats, the effect's kernel's arithmetic and
  * kr_drawx.write8, in registers between them. */

@@ -2375,6 +2375,17 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
     return kr_fused_shade_avx2;
 }
 
+kr_span_fn kr_span_select(const kr_drawx *dx)
+{
+    if (dx->direct == kr_fused_shade_add_avx2)
+        return kr_fused_span_add_avx2;
+    if (dx->direct == kr_fused_shade_alpha_avx2)
+        return kr_fused_span_alpha_avx2;
+    if (dx->direct == kr_fused_block_avx2)
+        return kr_fused_span_block_avx2;
+    return NULL;
+}
+
 #else
 
 void kr_textures_prepare(struct kiln_ps_textures *t)
@@ -2393,6 +2404,12 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
 {
     (void)dx;
     (void)fb;
+    return NULL;
+}
+
+kr_span_fn kr_span_select(const kr_drawx *dx)
+{
+    (void)dx;
     return NULL;
 }
 

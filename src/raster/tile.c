@@ -1090,20 +1090,6 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
 
 /* ---- triangles ---- */
 
-/* Bits of the 16 block pixels whose column is in [x0, x1) and row in
- * [y0, y1), for a block at (bx, by). */
-static uint32_t rect_mask(int bx, int by, int x0, int y0, int x1, int y1)
-{
-    /* Bits [lo, hi) of four, from the rect's bounds relative to the block. */
-#define SPAN4(lo, hi) ((15u >> (4 - ((hi) < 0 ? 0 : (hi) > 4 ? 4 : (hi)))) & ~(15u >> (4 - ((lo) < 0 ? 0 : (lo) > 4 ? 4 : (lo)))))
-    uint32_t cols = SPAN4(x0 - bx, x1 - bx), rows = SPAN4(y0 - by, y1 - by);
-#undef SPAN4
-    /* Row r's bit to bit 4r, then one copy of the columns per row (the
-     * products do not overlap, so there is no carry). */
-    uint32_t spread = (rows & 1u) | (rows & 2u) << 3 | (rows & 4u) << 6 | (rows & 8u) << 9;
-    return cols * spread;
-}
-
 /* The pixels of a block inside all three edges, from the edge values e at
  * its first pixel center and the steps sx, sy to the next column, row. */
 static uint32_t edge_mask(const int64_t e[3], const int64_t sx[3], const int64_t sy[3])
@@ -1151,6 +1137,26 @@ static inline uint32_t edge_mask32(const int64_t e[3], const int64_t sx[3], cons
 }
 #endif
 
+/* What shade_block calls for a triangle's block of one sample per pixel
+ * when that settles it: the draw's block path, else its shading when no
+ * depth or stencil test comes first (the mask as given, never empty).
+ * raster_tri calls it straight, and shade_block only when it returns
+ * false (having written nothing): the same calls, without shade_block's
+ * frame and tests around each (run 11 in docs/raster.md). A counted
+ * scene has neither block nor shade (backend.c). */
+kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb)
+{
+    const kd_state *s = dx->s;
+    if (fb->samples > 1)
+        return NULL;
+    if (dx->block)
+        return dx->block;
+    if (!dx->shade || !s->ps || !dx->early_z || (s->alpha_to_coverage && s->ps_outputs))
+        return NULL;
+    if (fb->ds && (s->depth_enable || s->stencil_enable))
+        return NULL;
+    return dx->shade;
+}
 /* A block whose edge values lie in [e + lo_off, e + hi_off]: false when
  * one edge rejects it whole; otherwise *accept says all three accept it
  * whole and *fits that every value fits in int32 (edge_mask32's exact
@@ -1216,7 +1222,7 @@ __attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_f
                 continue;
             uint32_t rect = 0xffff;
             if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
-                rect = rect_mask(bx, by, x0, y0, x1, y1);
+                rect = kr_rect_mask(bx, by, x0, y0, x1, y1);
             uint32_t sm[4] = {rect, rect, rect, rect}, any = rect;
             if (!accept) {
                 any = 0;
@@ -1236,38 +1242,6 @@ __attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_f
     }
 }
 
-/* The target lines a row of blocks reads next (a draw that blends or
- * writes some channels only: kr_drawx's ahead_rt, bytes per texel),
- * fetched one line of 16 pixels ahead. At the block that starts a line,
- * the next line of the block's four rows; at the row's last line, the
- * first line of the next row of blocks. The hardware prefetcher does not
- * follow the four interleaved row streams: on bench (c+), 16 blended
- * layers, the blend's target loads waited on L2 (docs/raster.md has the
- * figures, and the variants measured and dropped). always_inline: GCC
- * finds a function whose only effect is a prefetch pure, and drops the
- * call. */
-static inline __attribute__((always_inline)) void fetch_ahead(const uint8_t *plane,
-                                                              uint32_t pitch, uint32_t bytes,
-                                                              int bx, int by, int x0, int x1,
-                                                              int y1)
-{
-#if defined(__GNUC__)
-    int nx = bx + 16, ny = by;
-    if (nx >= x1) { /* the next row of blocks */
-        nx = x0 & ~3;
-        ny = by + 4;
-        if (ny >= y1)
-            return;
-    }
-    const uint8_t *at = plane + (size_t)ny * pitch + (size_t)nx * bytes;
-    for (int r = 0; r < 4; r++)
-        for (uint32_t l = 0; l < (bytes + 3) / 4; l++) /* 16 texels: bytes / 4 lines */
-            __builtin_prefetch(at + (size_t)r * pitch + 64 * l, 1, 3);
-#else
-    (void)plane, (void)pitch, (void)bytes, (void)bx, (void)by, (void)x0, (void)x1, (void)y1;
-#endif
-}
-
 static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
 {
     if (p->minx > x0) x0 = p->minx;
@@ -1280,6 +1254,7 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
         raster_tri_ms(p, fb, x0, y0, x1, y1);
         return;
     }
+    const kr_block_fn direct = p->dx->direct;
     const int64_t S = KR_SUBPIXEL;
     int64_t sx[3], sy[3], ex[3], ey[3];
     for (int k = 0; k < 3; k++) {
@@ -1305,17 +1280,20 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
             inside &= e + (dx < 0 ? dx : 0) + (dy < 0 ? dy : 0) >= 0;
         }
         if (inside) {
+            if (p->dx->span && p->dx->span(p, fb, x0, y0, x1, y1))
+                return;
             /* only here: in the loop below the extra code cost (f) 5% */
             const uint32_t ahead = x1 - x0 > 16 ? p->dx->ahead_rt : 0;
             const int bx0 = x0 & ~3;
             for (int by = y0 & ~3; by < y1; by += 4)
                 for (int bx = bx0; bx < x1; bx += 4) {
                     if (ahead && !((bx - bx0) & 15)) /* a block that starts a line */
-                        fetch_ahead(fb->rt[0], fb->rt_pitch[0], ahead, bx, by, x0, x1, y1);
+                        kr_fetch_ahead(fb->rt[0], fb->rt_pitch[0], ahead, bx, by, x0, x1, y1);
                     uint32_t mask = 0xffff;
                     if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
-                        mask = rect_mask(bx, by, x0, y0, x1, y1);
-                    shade_block(p, fb, bx, by, mask);
+                        mask = kr_rect_mask(bx, by, x0, y0, x1, y1);
+                    if (!direct || !direct(p, fb, bx, by, mask))
+                        shade_block(p, fb, bx, by, mask);
                 }
             return;
         }
@@ -1351,8 +1329,8 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
             }
             /* Clip to the rect (tile, bbox, scissor) unless inside it. */
             if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
-                mask &= rect_mask(bx, by, x0, y0, x1, y1);
-            if (mask)
+                mask &= kr_rect_mask(bx, by, x0, y0, x1, y1);
+            if (mask && (!direct || !direct(p, fb, bx, by, mask)))
                 shade_block(p, fb, bx, by, mask);
         }
     }
