@@ -875,7 +875,8 @@ static void test_block_fn(kr_simd level)
  * (WRAP seams: the block path's SSE2 fallback), affine and perspective
  * primitives, and rects with partial blocks on every side. Selection:
  * the span only where kr_direct_select picks one of those three, never
- * with a depth or stencil test on a bound buffer. AVX2 level only (the
+ * with a depth or stencil test on a bound buffer (the test first, then
+ * the shading: not the shading itself). AVX2 level only (the
  * spans are AVX2 kernels). */
 static void test_span_fn(kr_simd level)
 {
@@ -980,7 +981,7 @@ static void test_span_fn(kr_simd level)
     U.dx.shade = kr_shade_select(&U.dx, &U.fb);
     CHECK(U.dx.shade == kr_fused_shade_add_avx2);
     U.dx.direct = kr_direct_select(&U.dx, &U.fb);
-    CHECK(U.dx.direct == NULL && kr_span_select(&U.dx) == NULL);
+    CHECK(U.dx.direct != NULL && U.dx.direct != U.dx.shade && kr_span_select(&U.dx) == NULL);
     U.dx.early_z = 0; /* a shader that may discard: no early test, no direct */
     U.s.depth_enable = 0;
     CHECK(kr_direct_select(&U.dx, &U.fb) == NULL);

@@ -1008,6 +1008,9 @@ static inline __attribute__((always_inline)) void zero_outputs(float *c)
 #endif
 }
 
+static inline void shade_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
+                              float *z, bool have_z);
+
 static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
     if (fb->samples > 1) { /* a point's or line's pixel: all four samples */
@@ -1047,6 +1050,18 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
         if (dx->shade && dx->shade(p, fb, x, y, mask))
             return;
     }
+    shade_rest(p, fb, x, y, mask, z, have_z);
+}
+
+/* shade_block's general shading after the early test, if any (z the
+ * pixels' depth when have_z): interpolation, the pixel shader, the late
+ * test, output. */
+static inline void shade_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
+                              float *z, bool have_z)
+{
+    const kr_drawx *dx = p->dx;
+    const kd_state *s = dx->s;
+    const bool a2c = s->alpha_to_coverage && s->ps_outputs;
     /* A KILN_PS_NO_Z shader reads zeros: the depth is then worked out only
      * for a test after shading. */
     const bool no_z_in = (s->ps_flags & KILN_PS_NO_Z) != 0;
@@ -1137,9 +1152,32 @@ static inline uint32_t edge_mask32(const int64_t e[3], const int64_t sx[3], cons
 }
 #endif
 
+/* The rest of shade_block, out of line: the shading when the draw's
+ * specialized one declines a block after its early test. */
+static __attribute__((noinline)) void shade_rest_cold(const kr_prim *p, const kr_fb *fb, int x,
+                                                      int y, uint32_t mask, float *z)
+{
+    shade_rest(p, fb, x, y, mask, z, true);
+}
+
+/* shade_block's early depth and stencil test, then the draw's
+ * specialized shading (kr_direct_select's choice under a depth or
+ * stencil test on a bound buffer). Never false: having tested (and
+ * maybe written depth), it finishes the block itself. */
+static bool tested_shade(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    _Alignas(16) float z[B];
+    center_depth(p, x, y, z);
+    mask = depth_stencil_test(p, fb, x, y, z, mask);
+    if (mask && !p->dx->shade(p, fb, x, y, mask))
+        shade_rest_cold(p, fb, x, y, mask, z);
+    return true;
+}
+
 /* What shade_block calls for a triangle's block of one sample per pixel
- * when that settles it: the draw's block path, else its shading when no
- * depth or stencil test comes first (the mask as given, never empty).
+ * when that settles it: the draw's block path, else its shading (the
+ * mask as given, never empty), after the early depth and stencil test
+ * (tested_shade) when the draw has one.
  * raster_tri calls it straight, and shade_block only when it returns
  * false (having written nothing): the same calls, without shade_block's
  * frame and tests around each (run 11 in docs/raster.md). A counted
@@ -1154,7 +1192,7 @@ kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb)
     if (!dx->shade || !s->ps || !dx->early_z || (s->alpha_to_coverage && s->ps_outputs))
         return NULL;
     if (fb->ds && (s->depth_enable || s->stencil_enable))
-        return NULL;
+        return tested_shade;
     return dx->shade;
 }
 /* A block whose edge values lie in [e + lo_off, e + hi_off]: false when
