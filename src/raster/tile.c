@@ -1008,8 +1008,8 @@ static inline __attribute__((always_inline)) void zero_outputs(float *c)
 #endif
 }
 
-static inline void shade_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
-                              float *z, bool have_z);
+static inline __attribute__((always_inline)) void
+shade_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask, float *z, bool have_z);
 
 static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
@@ -1055,9 +1055,10 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
 
 /* shade_block's general shading after the early test, if any (z the
  * pixels' depth when have_z): interpolation, the pixel shader, the late
- * test, output. */
-static inline void shade_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
-                              float *z, bool have_z)
+ * test, output. always_inline: as a call of its own (GCC's choice, two
+ * callers) (c/ps) ran 2.6% more instructions. */
+static inline __attribute__((always_inline)) void
+shade_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask, float *z, bool have_z)
 {
     const kr_drawx *dx = p->dx;
     const kd_state *s = dx->s;
