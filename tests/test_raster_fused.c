@@ -982,6 +982,23 @@ static void test_span_fn(kr_simd level)
     CHECK(U.dx.shade == kr_fused_shade_add_avx2);
     U.dx.direct = kr_direct_select(&U.dx, &U.fb);
     CHECK(U.dx.direct != NULL && U.dx.direct != U.dx.shade && kr_span_select(&U.dx) == NULL);
+    /* at the AVX-512 level the blends in registers are the same AVX2
+     * kernels, with their spans; the blend-off block is the AVX-512 one,
+     * which has none */
+    U.s.depth_enable = 0;
+    U.dx.wide16 = 1;
+    U.dx.shade = kr_shade_select(&U.dx, &U.fb);
+    U.dx.direct = kr_direct_select(&U.dx, &U.fb);
+    CHECK(U.dx.direct == kr_fused_shade_add_avx2 &&
+          kr_span_select(&U.dx) == kr_fused_span_add_avx2);
+    U.s.blend[0].enable = 0;
+    kr_output_select(&U.dx, &U.fb);
+    U.dx.block = kr_block_select(&U.dx, &U.fb);
+    U.dx.direct = kr_direct_select(&U.dx, &U.fb);
+    CHECK(U.dx.block == kr_fused_block_avx512 && U.dx.direct == U.dx.block &&
+          kr_span_select(&U.dx) == NULL);
+    U.dx.block = NULL;
+    U.dx.wide16 = 0;
     U.dx.early_z = 0; /* a shader that may discard: no early test, no direct */
     U.s.depth_enable = 0;
     CHECK(kr_direct_select(&U.dx, &U.fb) == NULL);

@@ -1011,6 +1011,9 @@ static inline __attribute__((always_inline)) void zero_outputs(float *c)
 static inline __attribute__((always_inline)) void
 shade_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask, float *z, bool have_z);
 
+static inline __attribute__((always_inline)) void shade_unblocked(const kr_prim *p, const kr_fb *fb,
+                                                                  int x, int y, uint32_t mask);
+
 static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
     if (fb->samples > 1) { /* a point's or line's pixel: all four samples */
@@ -1021,6 +1024,14 @@ static void shade_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     const kr_drawx *dx = p->dx;
     if (dx->block && dx->block(p, fb, x, y, mask))
         return;
+    shade_unblocked(p, fb, x, y, mask);
+}
+
+/* shade_block past the draw's block function (none, or it declined). */
+static inline __attribute__((always_inline)) void shade_unblocked(const kr_prim *p, const kr_fb *fb,
+                                                                  int x, int y, uint32_t mask)
+{
+    const kr_drawx *dx = p->dx;
     const kd_state *s = dx->s;
     /* The pixels' depth (the test's, and the shader's input), worked out
      * when the block first needs it: the texture effect's shading without
@@ -1153,6 +1164,17 @@ static inline uint32_t edge_mask32(const int64_t e[3], const int64_t sx[3], cons
 }
 #endif
 
+/* A block the draw's direct function (kr_direct_select) declined, as
+ * shade_block goes on from there: a declining block function is not
+ * called again (a mip chain's SSE2 fused block declines where its quads
+ * plan differently, after working out their plans). A declining shade
+ * function (only for points and lines, which never get here) would be. */
+static __attribute__((noinline)) void shade_declined(const kr_prim *p, const kr_fb *fb, int x,
+                                                     int y, uint32_t mask)
+{
+    shade_unblocked(p, fb, x, y, mask);
+}
+
 /* The rest of shade_block, out of line: the shading when the draw's
  * specialized one declines a block after its early test. */
 static __attribute__((noinline)) void shade_rest_cold(const kr_prim *p, const kr_fb *fb, int x,
@@ -1179,10 +1201,11 @@ static bool tested_shade(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
  * when that settles it: the draw's block path, else its shading (the
  * mask as given, never empty), after the early depth and stencil test
  * (tested_shade) when the draw has one.
- * raster_tri calls it straight, and shade_block only when it returns
- * false (having written nothing): the same calls, without shade_block's
- * frame and tests around each (run 11 in docs/raster.md). A counted
- * scene has neither block nor shade (backend.c). */
+ * raster_tri calls it straight, and the rest of shade_block
+ * (shade_declined) only when it returns false, having written nothing:
+ * the same calls, without shade_block's frame and tests around each
+ * (docs/raster.md, "Blocks without shade_block"). A counted scene has
+ * neither block nor shade (backend.c). */
 kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb)
 {
     const kd_state *s = dx->s;
@@ -1331,8 +1354,10 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
                     uint32_t mask = 0xffff;
                     if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
                         mask = kr_rect_mask(bx, by, x0, y0, x1, y1);
-                    if (!direct || !direct(p, fb, bx, by, mask))
+                    if (!direct)
                         shade_block(p, fb, bx, by, mask);
+                    else if (!direct(p, fb, bx, by, mask))
+                        shade_declined(p, fb, bx, by, mask);
                 }
             return;
         }
@@ -1369,8 +1394,12 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
             /* Clip to the rect (tile, bbox, scissor) unless inside it. */
             if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
                 mask &= kr_rect_mask(bx, by, x0, y0, x1, y1);
-            if (mask && (!direct || !direct(p, fb, bx, by, mask)))
+            if (!mask)
+                continue;
+            if (!direct)
                 shade_block(p, fb, bx, by, mask);
+            else if (!direct(p, fb, bx, by, mask))
+                shade_declined(p, fb, bx, by, mask);
         }
     }
 }
