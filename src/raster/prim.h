@@ -76,7 +76,8 @@ typedef struct kr_drawx {
     float depth_r;                 /* depth bias unit of the depth format */
     kr_block_fn block;             /* specialized pixel path, or NULL */
     kr_shade_fn shade;             /* specialized whole-block shading, or NULL */
-    kr_block_fn direct;            /* block or shade when they settle a block
+    kr_block_fn direct;            /* block, or shade (after the early depth
+                                      test if any), when they settle a block
                                       (kr_direct_select), or NULL */
     kr_span_fn span;               /* direct over a rect (kr_span_select), or NULL */
     _Alignas(16) unsigned char block_data[96]; /* its per-draw constants */

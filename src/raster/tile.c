@@ -1219,6 +1219,7 @@ kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb)
         return tested_shade;
     return dx->shade;
 }
+
 /* A block whose edge values lie in [e + lo_off, e + hi_off]: false when
  * one edge rejects it whole; otherwise *accept says all three accept it
  * whole and *fits that every value fits in int32 (edge_mask32's exact
