@@ -543,23 +543,37 @@ static int64_t rnd_coord(th_rng *r, int size, int kind)
     }
 }
 
+/* Random triangles against the reference: small ones (a window of 2x2
+ * blocks or less, the rasterizer's 32-bit path), mid-size and target-wide
+ * ones, big ones reaching 2,048 pixels out (edge values past int32 a few
+ * pixels from an edge: the 64-bit path), with horizontal and vertical
+ * edges. Every third batch under a scissor rect at odd bounds, half of
+ * those a few pixels wide: rects that cut blocks on every side. */
 static void test_random_vs_reference(void)
 {
     enum { W = 131, H = 93, BATCH = 24, BATCHES = 90 };
     th_rng rng = {0x1234abcdull};
     float *ref = malloc(sizeof(float) * W * H);
+    kiln_rasterizer_state rs_sc =
+        ru_rs(dev, (kiln_rasterizer_desc){.cull = KILN_CULL_NONE, .scissor_enable = 1});
     int total_bad = 0;
     for (int b = 0; b < BATCHES; b++) {
         vert v[BATCH * 3];
         fxv tris[BATCH][3];
         memset(ref, 0, sizeof(float) * W * H);
         for (int t = 0; t < BATCH; t++) {
-            int shape = (int)th_below(&rng, 5);
+            int shape = (int)th_below(&rng, 6);
             int kind = (int)th_below(&rng, 3);
             fxv p[3];
             p[0] = (fxv){rnd_coord(&rng, W, kind), rnd_coord(&rng, H, kind)};
             for (int k = 1; k < 3; k++) {
-                if (shape == 0 || shape == 1) { /* small, around vertex 0 */
+                if (shape == 5) { /* big: up to 2,048 pixels from vertex 0 */
+                    const int64_t s = 2048 * 256;
+                    p[k].x = p[0].x + ((int64_t)th_below(&rng, (uint32_t)(2 * s)) - s) / 256 * 256;
+                    p[k].y = p[0].y + ((int64_t)th_below(&rng, (uint32_t)(2 * s)) - s) / 256 * 256;
+                    if (!kind) /* anywhere, not only on the class of vertex 0 */
+                        p[k].x += (int64_t)th_below(&rng, 256);
+                } else if (shape == 0 || shape == 1) { /* small, around vertex 0 */
                     int64_t s = shape == 0 ? 4 * 256 : 24 * 256;
                     p[k].x = p[0].x + (int64_t)th_below(&rng, (uint32_t)(2 * s)) - s;
                     p[k].y = p[0].y + (int64_t)th_below(&rng, (uint32_t)(2 * s)) - s;
@@ -582,7 +596,22 @@ static void test_random_vs_reference(void)
             }
             ref_add(ref, W, H, tris[t], w);
         }
-        float *img = draw_sum(W, H, v, BATCH * 3, rs_none);
+        bool scissor = b % 3 == 2;
+        if (scissor) {
+            int sw = b % 2 ? 1 + (int)th_below(&rng, 12) : 1 + (int)th_below(&rng, W - 1);
+            int sh = b % 2 ? 1 + (int)th_below(&rng, 12) : 1 + (int)th_below(&rng, H - 1);
+            kiln_rect sc;
+            sc.left = (int32_t)th_below(&rng, (uint32_t)(W - sw + 1));
+            sc.top = (int32_t)th_below(&rng, (uint32_t)(H - sh + 1));
+            sc.right = sc.left + sw;
+            sc.bottom = sc.top + sh;
+            CHECK_RESULT(kiln_rs_set_scissor_rect(ctx, &sc), KILN_OK);
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++)
+                    if (x < sc.left || x >= sc.right || y < sc.top || y >= sc.bottom)
+                        ref[(size_t)y * W + x] = 0.0f;
+        }
+        float *img = draw_sum(W, H, v, BATCH * 3, scissor ? rs_sc : rs_none);
         int bad = 0;
         for (int i = 0; i < W * H && bad < 4; i++) {
             if (img[i] != ref[i]) {
@@ -603,6 +632,7 @@ static void test_random_vs_reference(void)
         free(img);
     }
     CHECK_EQ_INT(total_bad, 0);
+    kiln_destroy_rasterizer_state(dev, rs_sc);
     free(ref);
 }
 

@@ -1305,6 +1305,72 @@ __attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_f
     }
 }
 
+#if defined(__SSE2__)
+/* A rect within one window of 2x2 blocks (x1 - (x0 & ~3) <= 8, the same
+ * for y), the common case of a small triangle: every pixel's edge values
+ * at once, four columns to a lane set, row by row from the rect's first
+ * row, in 32-bit lanes (edge_mask32's argument: every value computed is a
+ * pixel center's in the window, checked to fit in int32, so the wrapping
+ * adds give it exactly). The rect's columns are masked from the lanes,
+ * its rows by where the walk starts and stops. The blocks go to the
+ * shading in raster_tri's order. Returns false, having done nothing, when
+ * some value does not fit (a huge triangle's corner in a tile). */
+static inline __attribute__((always_inline)) bool raster_window(const kr_prim *p, const kr_fb *fb,
+                                                                int x0, int y0, int x1, int y1)
+{
+    const int64_t S = KR_SUBPIXEL;
+    const int bx0 = x0 & ~3, by0 = y0 & ~3;
+    const bool two = x1 - bx0 > 4;
+    const int64_t cols = two ? 7 : 3, rows = y1 - 1 - y0;
+    const int64_t px = (int64_t)bx0 * S + S / 2, py = (int64_t)y0 * S + S / 2;
+    __m128i left[3], right[3], step[3];
+    for (int k = 0; k < 3; k++) {
+        int64_t sx = p->a[k] * S, sy = p->b[k] * S;
+        int64_t e = p->a[k] * px + p->b[k] * py + p->c[k];
+        int64_t dx = sx * cols, dy = sy * rows;
+        int64_t lo = e + (dx < 0 ? dx : 0) + (dy < 0 ? dy : 0);
+        int64_t hi = e + (dx > 0 ? dx : 0) + (dy > 0 ? dy : 0);
+        if (lo < INT32_MIN || hi > INT32_MAX)
+            return false;
+        uint32_t x = (uint32_t)sx;
+        left[k] = _mm_add_epi32(_mm_set1_epi32((int32_t)(uint32_t)e),
+                                _mm_setr_epi32(0, (int32_t)x, (int32_t)(2 * x), (int32_t)(3 * x)));
+        right[k] = _mm_add_epi32(left[k], _mm_set1_epi32((int32_t)(4 * x)));
+        step[k] = _mm_set1_epi32((int32_t)(uint32_t)sy);
+    }
+    /* The rect's columns in each half of the window. */
+    const uint32_t span = (0xffu >> (8 - (x1 - bx0))) & (0xffu << (x0 - bx0));
+    const uint32_t lcols = span & 15u, rcols = span >> 4;
+    uint32_t m[2][2] = {{0, 0}, {0, 0}}; /* [block row][block column] */
+    for (int y = y0; y < y1; y++) {
+        const uint32_t br = (uint32_t)(y - by0) >> 2, sh = 4u * ((uint32_t)(y - by0) & 3u);
+        __m128i any = _mm_or_si128(_mm_or_si128(left[0], left[1]), left[2]);
+        m[br][0] |= (~(uint32_t)_mm_movemask_ps(_mm_castsi128_ps(any)) & lcols) << sh;
+        if (two) {
+            any = _mm_or_si128(_mm_or_si128(right[0], right[1]), right[2]);
+            m[br][1] |= (~(uint32_t)_mm_movemask_ps(_mm_castsi128_ps(any)) & rcols) << sh;
+            for (int k = 0; k < 3; k++)
+                right[k] = _mm_add_epi32(right[k], step[k]);
+        }
+        for (int k = 0; k < 3; k++)
+            left[k] = _mm_add_epi32(left[k], step[k]);
+    }
+    const kr_block_fn direct = p->dx->direct;
+    for (int br = 0; br < 2; br++)
+        for (int bc = 0; bc < 2; bc++) {
+            uint32_t mask = m[br][bc];
+            if (!mask)
+                continue;
+            int bx = bx0 + 4 * bc, by = by0 + 4 * br;
+            if (!direct)
+                shade_block(p, fb, bx, by, mask);
+            else if (!direct(p, fb, bx, by, mask))
+                shade_declined(p, fb, bx, by, mask);
+        }
+    return true;
+}
+#endif
+
 static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
 {
     if (p->minx > x0) x0 = p->minx;
@@ -1317,6 +1383,10 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
         raster_tri_ms(p, fb, x0, y0, x1, y1);
         return;
     }
+#if defined(__SSE2__)
+    if (x1 - (x0 & ~3) <= 8 && y1 - (y0 & ~3) <= 8 && raster_window(p, fb, x0, y0, x1, y1))
+        return;
+#endif
     const kr_block_fn direct = p->dx->direct;
     const int64_t S = KR_SUBPIXEL;
     int64_t sx[3], sy[3], ex[3], ey[3];
