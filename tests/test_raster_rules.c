@@ -939,6 +939,18 @@ static void test_clipping(void)
          {{{-0.5, -0.5, 0.9, 3}, {1.2, -0.2, 0.1, 0.3}, {-0.2, 1.1, -0.4, 1.0}}},
          1,
          0},
+        /* Past the guard band on one side only (off screen past 1e7
+         * pixels unclipped): clipped against that plane and no other. */
+        {"one vertex at x = 1e6 in clip space, y in range",
+         1,
+         {{{-0.5, -0.6, 0.5, 1}, {-0.3, 0.5, 0.5, 1}, {1e6, 0.3, 0.5, 1}}},
+         1,
+         0},
+        {"one vertex at y = -1e6 in clip space, x in range",
+         1,
+         {{{-0.6, 0.5, 0.5, 1}, {0.5, 0.3, 0.5, 1}, {0.2, -1e6, 0.5, 1}}},
+         1,
+         0},
         {"vertices at 1e6 in clip space: the whole target once",
          1,
          {{{-1e6, -1e6, 0.5, 1}, {1e6, -1e6, 0.5, 1}, {0, 1e6, 0.5, 1}}},

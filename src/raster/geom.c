@@ -385,14 +385,27 @@ static inline float plane_dist(const clip_ctx *c, int plane, const float *v)
 }
 
 /* Planes written out one by one: each plane_dist folds to its own
- * expression (a loop over the switch costs more than the tests). */
+ * expression (a loop over the switch costs more than the tests). On
+ * x86-64 the four guard-band planes in one vector: guard * w + (-x, x,
+ * -y, y), the same products and sums (a - b is a + -b in IEEE
+ * arithmetic), so the same bits. */
 static uint32_t outcode(const clip_ctx *c, const float *v)
 {
     uint32_t code = (uint32_t)(plane_dist(c, 0, v) < 0.0f);
     if (c->depth_clip)
         code |= (uint32_t)(plane_dist(c, 1, v) < 0.0f) << 1 | (uint32_t)(plane_dist(c, 2, v) < 0.0f) << 2;
+#if defined(__x86_64__)
+    const __m128 p = _mm_loadu_ps(v); /* x y z w */
+    const __m128 gw =
+        _mm_mul_ps(_mm_set1_ps(c->guard), _mm_shuffle_ps(p, p, _MM_SHUFFLE(3, 3, 3, 3)));
+    const __m128 xy = _mm_xor_ps(_mm_shuffle_ps(p, p, _MM_SHUFFLE(1, 1, 0, 0)),
+                                 _mm_setr_ps(-0.0f, 0.0f, -0.0f, 0.0f)); /* -x x -y y */
+    return code | (uint32_t)_mm_movemask_ps(_mm_cmplt_ps(_mm_add_ps(gw, xy), _mm_setzero_ps()))
+                      << 3;
+#else
     return code | (uint32_t)(plane_dist(c, 3, v) < 0.0f) << 3 | (uint32_t)(plane_dist(c, 4, v) < 0.0f) << 4 |
            (uint32_t)(plane_dist(c, 5, v) < 0.0f) << 5 | (uint32_t)(plane_dist(c, 6, v) < 0.0f) << 6;
+#endif
 }
 
 /* Sutherland-Hodgman over the planes in `codes`; returns the vertex count. */
