@@ -532,9 +532,7 @@ FUSED_INLINE bool block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_
     const int x0 = x, y0 = y;
     for (int by = y0 & ~3; by < y1; by += 4)
         for (int bx = x0 & ~3; bx < x1; bx += 4) {
-            uint32_t m = 0xffff;
-            if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
-                m = kr_rect_mask(bx, by, x0, y0, x1, y1);
+            uint32_t m = kr_rect_mask(bx, by, x0, y0, x1, y1);
             uint8_t *dst = fb->rt[0] + (size_t)by * pitch + (size_t)bx * 4;
             if (!block_k(&k, &uk, p, bx, by, clamp2, fd->swap, dst, pitch, m))
                 kr_fused_block_sse2(p, fb, bx, by, m);
@@ -816,9 +814,7 @@ FUSED_INLINE void span_blend(const kr_prim *p, const kr_fb *fb, int x0, int y0, 
         for (int bx = bx0; bx < x1; bx += 4) {
             if (ahead && !((bx - bx0) & 15)) /* a block that starts a line */
                 kr_fetch_ahead(fb->rt[0], (uint32_t)K.pitch, ahead, bx, by, x0, x1, y1);
-            uint32_t mask = 0xffff;
-            if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
-                mask = kr_rect_mask(bx, by, x0, y0, x1, y1);
+            uint32_t mask = kr_rect_mask(bx, by, x0, y0, x1, y1);
             shade_blend(p, fb, &K, bx, by, mask, clamp2, kind);
         }
 }

@@ -126,10 +126,13 @@ typedef struct kr_fb {
 } kr_fb;
 
 /* Bits of the 16 block pixels whose column is in [x0, x1) and row in
- * [y0, y1), for a block at (bx, by). */
+ * [y0, y1), for a block at (bx, by): all of them, with no more work, for
+ * a block inside the rect (most of a big rect's). */
 static inline uint32_t kr_rect_mask(int bx, int by, int x0, int y0, int x1, int y1)
 {
-    /* Bits [lo, hi) of four, from the rect's bounds relative to the block. */
+    if (bx >= x0 && by >= y0 && bx + 4 <= x1 && by + 4 <= y1)
+        return 0xffffu;
+        /* Bits [lo, hi) of four, from the rect's bounds relative to the block. */
 #define SPAN4(lo, hi)                                                                              \
     ((15u >> (4 - ((hi) < 0   ? 0                                                                  \
                    : (hi) > 4 ? 4                                                                  \

@@ -1283,9 +1283,7 @@ __attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_f
             bool accept, fits; /* fits: every sample's value in the block */
             if (!block_edges(e, lo_off, hi_off, &accept, &fits))
                 continue;
-            uint32_t rect = 0xffff;
-            if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
-                rect = kr_rect_mask(bx, by, x0, y0, x1, y1);
+            uint32_t rect = kr_rect_mask(bx, by, x0, y0, x1, y1);
             uint32_t sm[4] = {rect, rect, rect, rect}, any = rect;
             if (!accept) {
                 any = 0;
@@ -1422,9 +1420,7 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
                 for (int bx = bx0; bx < x1; bx += 4) {
                     if (ahead && !((bx - bx0) & 15)) /* a block that starts a line */
                         kr_fetch_ahead(fb->rt[0], fb->rt_pitch[0], ahead, bx, by, x0, x1, y1);
-                    uint32_t mask = 0xffff;
-                    if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
-                        mask = kr_rect_mask(bx, by, x0, y0, x1, y1);
+                    uint32_t mask = kr_rect_mask(bx, by, x0, y0, x1, y1);
                     if (!direct)
                         shade_block(p, fb, bx, by, mask);
                     else if (!direct(p, fb, bx, by, mask))
@@ -1462,9 +1458,8 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
                 mask = edge_mask(e, sx, sy);
 #endif
             }
-            /* Clip to the rect (tile, bbox, scissor) unless inside it. */
-            if (bx < x0 || by < y0 || bx + 4 > x1 || by + 4 > y1)
-                mask &= kr_rect_mask(bx, by, x0, y0, x1, y1);
+            /* Clip to the rect (tile, bbox, scissor). */
+            mask &= kr_rect_mask(bx, by, x0, y0, x1, y1);
             if (!mask)
                 continue;
             if (!direct)
