@@ -132,7 +132,6 @@ static inline uint32_t kr_rect_mask(int bx, int by, int x0, int y0, int x1, int 
 {
     if (bx >= x0 && by >= y0 && bx + 4 <= x1 && by + 4 <= y1)
         return 0xffffu;
-        /* Bits [lo, hi) of four, from the rect's bounds relative to the block. */
 #define SPAN4(lo, hi)                                                                              \
     ((15u >> (4 - ((hi) < 0   ? 0                                                                  \
                    : (hi) > 4 ? 4                                                                  \
@@ -140,6 +139,8 @@ static inline uint32_t kr_rect_mask(int bx, int by, int x0, int y0, int x1, int 
      ~(15u >> (4 - ((lo) < 0   ? 0                                                                 \
                     : (lo) > 4 ? 4                                                                 \
                                : (lo)))))
+    /* SPAN4: bits [lo, hi) of four, from the rect's bounds relative to
+     * the block. */
     uint32_t cols = SPAN4(x0 - bx, x1 - bx), rows = SPAN4(y0 - by, y1 - by);
 #undef SPAN4
     /* Row r's bit to bit 4r, then one copy of the columns per row (the
