@@ -636,6 +636,58 @@ static void test_random_vs_reference(void)
     free(ref);
 }
 
+/* Small rects whose edge values cross int32's range: a right triangle of
+ * 24,200 pixels (twice its area is 3.2e9 in 16.8 units squared, the
+ * hypotenuse's value at the right angle), cut by scissor rects of one or
+ * two blocks' width swept across the line where that value passes 2^31.
+ * The legs' values there fit, so the rasterizer's 32-bit window path
+ * decides which rects it takes by its own range check, and every rect
+ * must cover exactly the reference's pixels (a value past int32 computed
+ * in 32-bit lanes would wrap and drop inside pixels). */
+static void test_window_int32_edge(void)
+{
+    enum { W = 256, H = 256 };
+    th_rng rng = {0x5eed0123ull};
+    const fxv tri[3] = {{10 * 256, 230 * 256}, {230 * 256, 230 * 256}, {10 * 256, 10 * 256}};
+    vert v[3];
+    for (int k = 0; k < 3; k++)
+        v[k] = mkv(W, H, jit(tri[k].x, &rng), jit(tri[k].y, &rng), 0.5f, 1.0f);
+    float *ref = malloc(sizeof(float) * W * H);
+    kiln_rasterizer_state rs_sc =
+        ru_rs(dev, (kiln_rasterizer_desc){.cull = KILN_CULL_NONE, .scissor_enable = 1});
+    int bad = 0, rects = 0, near = 0;
+    for (int top = 168; top <= 186; top++)
+        for (int h = 1; h <= 8 - (top & 3); h++)
+            for (int w = 4; w <= 8; w += 4) {
+                kiln_rect sc = {32, top, 32 + w, top + h};
+                memset(ref, 0, sizeof(float) * W * H);
+                ref_add(ref, W, H, tri, 1.0f);
+                for (int y = 0; y < H; y++)
+                    for (int x = 0; x < W; x++)
+                        if (x < sc.left || x >= sc.right || y < sc.top || y >= sc.bottom)
+                            ref[(size_t)y * W + x] = 0.0f;
+                /* the hypotenuse's value at the rect's lowest left pixel
+                 * (its largest there) */
+                int64_t e =
+                    cross3(tri[1], tri[2], 32 * 256 + 128, (int64_t)(top + h - 1) * 256 + 128);
+                near += (e < 0 ? -e : e) > INT32_MAX;
+                CHECK_RESULT(kiln_rs_set_scissor_rect(ctx, &sc), KILN_OK);
+                float *img = draw_sum(W, H, v, 3, rs_sc);
+                for (int i = 0; i < W * H; i++)
+                    if (img[i] != ref[i] && bad++ < 4)
+                        fprintf(stderr,
+                                "    rect (%d, %d) %dx%d: pixel (%d, %d) is %g, expected %g\n",
+                                sc.left, sc.top, w, h, i % W, i / W, img[i], ref[i]);
+                free(img);
+                rects++;
+            }
+    CHECK_EQ_INT(bad, 0);
+    /* the sweep crosses the line: some rects reach past int32, some not */
+    CHECK(near > 0 && near < rects);
+    kiln_destroy_rasterizer_state(dev, rs_sc);
+    free(ref);
+}
+
 /* ---- depth: the plane through the snapped vertices ---- */
 
 static void test_depth_plane(void)
@@ -1126,6 +1178,7 @@ int main(void)
     test_grid_mesh_odd_target();
     test_fan();
     test_random_vs_reference();
+    test_window_int32_edge();
     test_depth_plane();
     test_perspective();
     test_clipping();
