@@ -1220,6 +1220,18 @@ kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb)
     return dx->shade;
 }
 
+/* A triangle's block (mask not empty) to its shading: the draw's direct
+ * function (kr_direct_select), and the rest of shade_block only when that
+ * declines; shade_block whole when there is none. */
+static inline __attribute__((always_inline)) void
+send_block(const kr_prim *p, const kr_fb *fb, kr_block_fn direct, int x, int y, uint32_t mask)
+{
+    if (!direct)
+        shade_block(p, fb, x, y, mask);
+    else if (!direct(p, fb, x, y, mask))
+        shade_declined(p, fb, x, y, mask);
+}
+
 /* A block whose edge values lie in [e + lo_off, e + hi_off]: false when
  * one edge rejects it whole; otherwise *accept says all three accept it
  * whole and *fits that every value fits in int32 (edge_mask32's exact
@@ -1360,10 +1372,7 @@ static inline __attribute__((always_inline)) bool raster_window(const kr_prim *p
             if (!mask)
                 continue;
             int bx = bx0 + 4 * bc, by = by0 + 4 * br;
-            if (!direct)
-                shade_block(p, fb, bx, by, mask);
-            else if (!direct(p, fb, bx, by, mask))
-                shade_declined(p, fb, bx, by, mask);
+            send_block(p, fb, direct, bx, by, mask);
         }
     return true;
 }
@@ -1421,10 +1430,7 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
                     if (ahead && !((bx - bx0) & 15)) /* a block that starts a line */
                         kr_fetch_ahead(fb->rt[0], fb->rt_pitch[0], ahead, bx, by, x0, x1, y1);
                     uint32_t mask = kr_rect_mask(bx, by, x0, y0, x1, y1);
-                    if (!direct)
-                        shade_block(p, fb, bx, by, mask);
-                    else if (!direct(p, fb, bx, by, mask))
-                        shade_declined(p, fb, bx, by, mask);
+                    send_block(p, fb, direct, bx, by, mask);
                 }
             return;
         }
@@ -1462,10 +1468,7 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
             mask &= kr_rect_mask(bx, by, x0, y0, x1, y1);
             if (!mask)
                 continue;
-            if (!direct)
-                shade_block(p, fb, bx, by, mask);
-            else if (!direct(p, fb, bx, by, mask))
-                shade_declined(p, fb, bx, by, mask);
+            send_block(p, fb, direct, bx, by, mask);
         }
     }
 }
