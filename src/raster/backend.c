@@ -404,59 +404,52 @@ static inline void set_auto_count(kd_draw *d)
         d->count = kd_auto_count(d->state->vb[0], d->state->vb_offset[0], d->state->vb_stride[0]);
 }
 
-static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
-{
-    kd_scene *s = cmd->u.scene.scene;
-    const kb_env *env = s->env;
-    kt_tracer *tr = q->trace;
-    uint64_t t_phase = tr ? kt_now() : 0;
-    exec_ctx e;
-    memset(&e, 0, sizeof e);
-    build_fb(s, cmd, &e.fb);
-    e.g.fb = &e.fb;
-    /* Slices a geometry shader may choose among: the fewest of any view. */
-    e.g.nslices = UINT32_MAX;
-    for (uint32_t i = 0; i <= KILN_MAX_RENDER_TARGETS; i++) {
-        const kres_view *v = i < s->nrt ? s->rtv[i] : i == KILN_MAX_RENDER_TARGETS ? s->dsv : NULL;
-        if (!v)
-            continue;
-        e.views[i] = v;
-        e.view_data[i] = kd_node_storage(cmd, v->res)->data;
-        e.g.nslices = KB_MIN(e.g.nslices, v->num_slices);
-    }
-    if (e.g.nslices == UINT32_MAX)
-        e.g.nslices = 1;
-    e.g.tiles_x = (e.fb.width + KR_TILE - 1) / KR_TILE;
-    e.g.tiles_y = (e.fb.height + KR_TILE - 1) / KR_TILE;
-    uint32_t ntiles = e.g.tiles_x * e.g.tiles_y;
-    if (ntiles == 0 && !s->streams) { /* no target: nothing is shaded; the draws still count as read */
-        static const uint64_t none[KQ_Q_COUNT];
-        for (uint32_t i = 0; i < s->nops; i++) /* what the counts read */
-            if (s->ops[i].kind == KD_OP_DRAW)
-                set_auto_count(s->ops[i].draw);
-        kd_scene_count(s, cmd, none);
-        return KQ_EXEC_DONE;
-    }
-    bool counting = s->nqueries != 0;
-    size_t counts_size = sizeof(uint64_t) * 2 * ntiles;
-    if (counting && ntiles && !(e.tile_counts = kb_calloc(env, counts_size))) {
-        cmd->fail_reason = "out of memory for the scene's query counters";
-        return KQ_EXEC_FAILED;
-    }
+/* ---- scene setup: execution contexts, segments and jobs ---- */
 
-    /* Segments: each draw's primitives per instance in ranges of at most
-     * JOB_PRIMS. Jobs: consecutive segments up to JOB_PRIMS primitives (so
-     * a stream of tiny draws shares jobs), and one job per clear. */
-    /* Counted exactly first (the same sharing and job rules as the loop
-     * below), so a stream of 100,000 tiny draws allocates one execution
-     * context per distinct state and one job per 1,024 primitives, not one
-     * of each per draw: those were ~100 MB zeroed and faulted in per frame. */
+/* The setup passes run over the scene's ops in chunks of SETUP_CHUNK, on
+ * all workers: a chunk is counted, then filled, as the whole scene was,
+ * with every sharing rule (contexts, textures, the open job) starting over
+ * at its first op. The chunks depend on the op count alone, so the jobs,
+ * and the pixels, do not depend on the threads. bench (d)'s 100,000 draws
+ * were two serial passes of about 2 ms a frame on one worker. */
+#define SETUP_CHUNK 16384u
+#define SETUP_MAX_CHUNKS (KD_SCENE_MAX_OPS / SETUP_CHUNK + 1u)
+
+typedef struct setup_chunk {
+    uint32_t op0, op1;              /* its ops */
+    size_t nsegs, ndx, njobs, ntex; /* what its first pass counted */
+    size_t seg0, dx0, job0, tex0;   /* where its records start */
+} setup_chunk;
+
+typedef struct scene_setup {
+    const kd_scene *s;
+    const exec_ctx *e;
+    const kb_env *env;
+    void *pool;    /* the jobs' arenas' */
+    bool counting; /* the scene counts for queries: general block paths */
+    kr_drawx *dxs;
+    kr_seg *segs;
+    kr_job *jobs;
+    struct kiln_ps_textures *texs;
+    setup_chunk chunk[SETUP_MAX_CHUNKS];
+} scene_setup;
+
+/* The first pass over a chunk: its contexts, texture sets, segments and
+ * jobs, counted exactly (the same rules as fill_chunk), so a stream of
+ * 100,000 tiny draws allocates one execution context per distinct state
+ * and one job per 1,024 primitives, not one of each per draw: those were
+ * ~100 MB zeroed and faulted in per frame. */
+static void count_chunk(void *arg, uint32_t k)
+{
+    scene_setup *u = arg;
+    setup_chunk *c = &u->chunk[k];
+    const kd_scene *s = u->s;
     size_t nsegs = 0, ndx = 0, njobs = 0, ntex = 0; /* sizes: no 32-bit wrap */
-    const kd_draw *dx_first = NULL; /* the draw the current context was built for */
+    const kd_draw *dx_first = NULL;                 /* the draw the current context was built for */
     const kd_draw *tex_first = NULL; /* the draw the current textures were resolved for */
     uint32_t open_prims = 0;
     bool job_open = false;
-    for (uint32_t i = 0; i < s->nops; i++) {
+    for (uint32_t i = c->op0; i < c->op1; i++) {
         const kd_op *op = &s->ops[i];
         if (op->kind != KD_OP_DRAW) {
             njobs++;
@@ -487,15 +480,156 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
                 nsegs++;
             }
     }
+    c->nsegs = nsegs;
+    c->ndx = ndx;
+    c->njobs = njobs;
+    c->ntex = ntex;
+}
+
+/* The second pass: the chunk's records, from where the counts put them. */
+static void fill_chunk(void *arg, uint32_t k)
+{
+    scene_setup *u = arg;
+    const setup_chunk *c = &u->chunk[k];
+    const kd_scene *s = u->s;
+    kr_drawx *dxs = u->dxs;
+    size_t nj = c->job0, nd = c->dx0, ns = c->seg0;
+    uint32_t nt = (uint32_t)c->tex0; /* below the API's bound on a scene's sets, per chunk */
+    const kr_drawx *tex_dx = NULL; /* the last context with textures */
+    kr_job *open = NULL;
+    for (uint32_t i = c->op0; i < c->op1; i++) {
+        const kd_op *op = &s->ops[i];
+        if (op->kind != KD_OP_DRAW) {
+            u->jobs[nj++] = (kr_job){.clear = op, .arena = {.env = u->env, .pool = u->pool}};
+            open = NULL;
+            continue;
+        }
+        /* Consecutive draws with one state block and the same storages
+         * share their execution context (a stream of tiny draws). */
+        const kd_draw *dw = op->draw;
+        kr_drawx *dx;
+        if (nd > c->dx0 && dxs[nd - 1].s == dw->state && kd_draw_same_storages(dxs[nd - 1].d, dw)) {
+            dx = &dxs[nd - 1];
+        } else {
+            dx = &dxs[nd++];
+            build_drawx(dw, &u->e->fb, dx);
+            draw_textures(dw, dx, tex_dx, u->texs, &nt);
+            if (dx->tex_owner)
+                tex_dx = dx;
+            /* The specialized block paths do not count: a counted scene
+             * takes the general one (the same pixels). */
+            bool general = u->counting || !dw->state->raster || u->e->fb.samples > 1 ||
+                           dw->state->alpha_to_coverage;
+            dx->block = general ? NULL : kr_block_select(dx, &u->e->fb);
+            dx->shade = general ? NULL : kr_shade_select(dx, &u->e->fb);
+            dx->direct = kr_direct_select(dx, &u->e->fb);
+            dx->span = kr_span_select(dx);
+        }
+        uint32_t np = kd_prim_count(dw->state->topology, dw->count);
+        kiln_topology topo = dw->state->topology;
+        bool cuts = dw->indexed && (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP);
+        uint32_t w = prim_weight(dw->state), len = JOB_PRIMS / w;
+        for (uint32_t inst = 0; inst < dw->instances; inst++) {
+            uint32_t strip = 0, scanned = 0; /* one pass over the indices */
+            for (uint32_t f = 0; f < np; f += len) {
+                if (cuts) {
+                    for (; scanned < f; scanned++)
+                        if (kr_is_cut(dx, dw, scanned))
+                            strip = scanned + 1;
+                }
+                kr_seg *sg = &u->segs[ns++];
+                *sg = (kr_seg){dx, dw, inst, f, KB_MIN(len, np - f), strip};
+                if (!open || open->prims + sg->count * w > JOB_PRIMS) {
+                    open = &u->jobs[nj++];
+                    *open = (kr_job){.segs = sg, .arena = {.env = u->env, .pool = u->pool}};
+                }
+                open->nsegs++;
+                open->prims += sg->count * w;
+            }
+        }
+    }
+    /* the counting pass is exact */
+    assert(nd == c->dx0 + c->ndx && ns == c->seg0 + c->nsegs && nj == c->job0 + c->njobs &&
+           nt == c->tex0 + c->ntex);
+}
+
+static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
+{
+    kd_scene *s = cmd->u.scene.scene;
+    const kb_env *env = s->env;
+    kt_tracer *tr = q->trace;
+    uint64_t t_phase = tr ? kt_now() : 0;
+    exec_ctx e;
+    memset(&e, 0, sizeof e);
+    build_fb(s, cmd, &e.fb);
+    e.g.fb = &e.fb;
+    /* Slices a geometry shader may choose among: the fewest of any view. */
+    e.g.nslices = UINT32_MAX;
+    for (uint32_t i = 0; i <= KILN_MAX_RENDER_TARGETS; i++) {
+        const kres_view *v = i < s->nrt ? s->rtv[i] : i == KILN_MAX_RENDER_TARGETS ? s->dsv : NULL;
+        if (!v)
+            continue;
+        e.views[i] = v;
+        e.view_data[i] = kd_node_storage(cmd, v->res)->data;
+        e.g.nslices = KB_MIN(e.g.nslices, v->num_slices);
+    }
+    if (e.g.nslices == UINT32_MAX)
+        e.g.nslices = 1;
+    e.g.tiles_x = (e.fb.width + KR_TILE - 1) / KR_TILE;
+    e.g.tiles_y = (e.fb.height + KR_TILE - 1) / KR_TILE;
+    uint32_t ntiles = e.g.tiles_x * e.g.tiles_y;
+    if (ntiles == 0 &&
+        !s->streams) { /* no target: nothing is shaded; the draws still count as read */
+        static const uint64_t none[KQ_Q_COUNT];
+        for (uint32_t i = 0; i < s->nops; i++) /* what the counts read */
+            if (s->ops[i].kind == KD_OP_DRAW)
+                set_auto_count(s->ops[i].draw);
+        kd_scene_count(s, cmd, none);
+        return KQ_EXEC_DONE;
+    }
+    bool counting = s->nqueries != 0;
+    size_t counts_size = sizeof(uint64_t) * 2 * ntiles;
+    if (counting && ntiles && !(e.tile_counts = kb_calloc(env, counts_size))) {
+        cmd->fail_reason = "out of memory for the scene's query counters";
+        return KQ_EXEC_FAILED;
+    }
+
+    /* Segments: each draw's primitives per instance in ranges of at most
+     * JOB_PRIMS. Jobs: consecutive segments up to JOB_PRIMS primitives (so
+     * a stream of tiny draws shares jobs), and one job per clear. Counted
+     * first, then filled, in chunks on all workers (setup_chunk). */
+    scene_setup u = {.s = s, .e = &e, .env = env, .pool = q->backend_data, .counting = counting};
+    /* SETUP_CHUNK ops a chunk, more if a scene passed the API's op bound */
+    uint64_t per =
+        KB_MAX(SETUP_CHUNK, ((uint64_t)s->nops + SETUP_MAX_CHUNKS - 1) / SETUP_MAX_CHUNKS);
+    uint32_t nchunks = s->nops ? (uint32_t)(((uint64_t)s->nops + per - 1) / per) : 1;
+    for (uint32_t k = 0; k < nchunks; k++)
+        u.chunk[k] = (setup_chunk){.op0 = (uint32_t)KB_MIN(s->nops, k * per),
+                                   .op1 = (uint32_t)KB_MIN(s->nops, (k + 1) * per)};
+    kq_parallel_for(q, nchunks, count_chunk, &u, "scene setup chunk");
+    size_t nsegs = 0, ndx = 0, njobs = 0, ntex = 0;
+    for (uint32_t k = 0; k < nchunks; k++) {
+        setup_chunk *c = &u.chunk[k];
+        c->seg0 = nsegs;
+        c->dx0 = ndx;
+        c->job0 = njobs;
+        c->tex0 = ntex;
+        nsegs += c->nsegs;
+        ndx += c->ndx;
+        njobs += c->njobs;
+        ntex += c->ntex;
+    }
     size_t dx_size = sizeof(kr_drawx) * (ndx ? ndx : 1);
     /* Resolved views: one set per stage per distinct binding (the API ends
-     * a scene at KD_SCENE_MAX_TEXSETS distinct ones, which bounds this). */
+     * a scene at KD_SCENE_MAX_TEXSETS distinct ones, which bounds this, and
+     * a set shared across a chunk's start is resolved again, at most one per
+     * stage per chunk). */
     size_t tex_size = sizeof(struct kiln_ps_textures) * (ntex ? ntex : 1);
     struct kiln_ps_textures *texs = ntex ? kb_alloc(env, tex_size) : NULL;
     size_t seg_size = sizeof(kr_seg) * (nsegs ? nsegs : 1);
     size_t job_cap = njobs ? njobs : 1;
-    kr_drawx *dxs = kb_alloc(env, dx_size);   /* build_drawx fills each */
-    kr_seg *segs = kb_alloc(env, seg_size);   /* every field assigned */
+    kr_drawx *dxs = kb_alloc(env, dx_size); /* build_drawx fills each */
+    kr_seg *segs = kb_alloc(env, seg_size); /* every field assigned */
     e.jobs = kb_calloc(env, sizeof(kr_job) * job_cap);
     if (!dxs || !segs || !e.jobs || (ntex && !texs)) {
         if (e.tile_counts)
@@ -507,61 +641,12 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
         cmd->fail_reason = "out of memory for the scene's jobs";
         return KQ_EXEC_FAILED;
     }
-    uint32_t nj = 0, nd = 0, ns = 0, nt = 0;
-    const kr_drawx *tex_dx = NULL; /* the last context with textures */
-    kr_job *open = NULL;
-    for (uint32_t i = 0; i < s->nops; i++) {
-        const kd_op *op = &s->ops[i];
-        if (op->kind != KD_OP_DRAW) {
-            e.jobs[nj++] = (kr_job){.clear = op, .arena = {.env = env, .pool = q->backend_data}};
-            open = NULL;
-            continue;
-        }
-        /* Consecutive draws with one state block and the same storages
-         * share their execution context (a stream of tiny draws). */
-        const kd_draw *dw = op->draw;
-        kr_drawx *dx;
-        if (nd && dxs[nd - 1].s == dw->state && kd_draw_same_storages(dxs[nd - 1].d, dw)) {
-            dx = &dxs[nd - 1];
-        } else {
-            dx = &dxs[nd++];
-            build_drawx(dw, &e.fb, dx);
-            draw_textures(dw, dx, tex_dx, texs, &nt);
-            if (dx->tex_owner)
-                tex_dx = dx;
-            /* The specialized block paths do not count: a counted scene
-             * takes the general one (the same pixels). */
-            bool general = counting || !dw->state->raster || e.fb.samples > 1 || dw->state->alpha_to_coverage;
-            dx->block = general ? NULL : kr_block_select(dx, &e.fb);
-            dx->shade = general ? NULL : kr_shade_select(dx, &e.fb);
-            dx->direct = kr_direct_select(dx, &e.fb);
-            dx->span = kr_span_select(dx);
-        }
-        uint32_t np = kd_prim_count(op->draw->state->topology, op->draw->count);
-        kiln_topology topo = dw->state->topology;
-        bool cuts = dw->indexed && (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP);
-        uint32_t w = prim_weight(dw->state), len = JOB_PRIMS / w;
-        for (uint32_t inst = 0; inst < op->draw->instances; inst++) {
-            uint32_t strip = 0, scanned = 0; /* one pass over the indices */
-            for (uint32_t f = 0; f < np; f += len) {
-                if (cuts) {
-                    for (; scanned < f; scanned++)
-                        if (kr_is_cut(dx, dw, scanned))
-                            strip = scanned + 1;
-                }
-                kr_seg *sg = &segs[ns++];
-                *sg = (kr_seg){dx, dw, inst, f, KB_MIN(len, np - f), strip};
-                if (!open || open->prims + sg->count * w > JOB_PRIMS) {
-                    open = &e.jobs[nj++];
-                    *open = (kr_job){.segs = sg, .arena = {.env = env, .pool = q->backend_data}};
-                }
-                open->nsegs++;
-                open->prims += sg->count * w;
-            }
-        }
-    }
-
-    assert(nd == ndx && ns == nsegs && nj == njobs && nt == ntex); /* the counting pass is exact */
+    u.dxs = dxs;
+    u.segs = segs;
+    u.jobs = e.jobs;
+    u.texs = texs;
+    kq_parallel_for(q, nchunks, fill_chunk, &u, "scene setup chunk");
+    uint32_t nj = (uint32_t)njobs;
     if (tr) {
         uint64_t now = kt_now();
         kt_slice(tr, "scene setup", t_phase, now, "jobs", nj);
