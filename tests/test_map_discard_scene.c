@@ -11,10 +11,18 @@
  * checked against the color its draw was given, on SERIAL and on ASYNC
  * devices with 1 and 2 workers, and the sequence ends with a Map READ of a
  * STAGING copy (the Map that must follow the draws).
+ *
+ * textured: the same pattern with a texture bound (a shader multiplying
+ * its sample by cb0), 2,000 draws of one-pixel-wide columns: the scene
+ * ends at KD_SCENE_MAX_TEXSETS (512) draws whose *views* changed, and a
+ * draw whose constants alone changed reads the views the last one read,
+ * so all 2,000 stay one scene (one command queued; it was four), and
+ * each column holds its last draw's color.
  */
 #include "raster_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 enum { W = 64, H = 16, COLS = 8 };
 
@@ -32,6 +40,34 @@ static void write_discard(kiln_context *ctx, kiln_buffer b, const void *data, si
     if (m.data)
         memcpy(m.data, data, n);
     CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(b), 0), KILN_OK);
+}
+
+/* Checks every pixel of `rt` against the color (UNORM8-exact) of the
+ * draw that covers it last: color(which(x, y), channel). */
+static void check_image(kiln_device *dev, const ru_tex *rt, uint32_t (*which)(int x, int y),
+                        float (*color)(uint32_t draw, int c))
+{
+    uint8_t img[W * H * 4];
+    if (!ru_read(dev, rt->tex, 0, img))
+        return;
+    uint32_t bad = 0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            uint32_t d = which(x, y);
+            for (int k = 0; k < 4; k++) {
+                uint8_t want = (uint8_t)(color(d, k) * 255.0f + 0.5f);
+                if (img[(y * W + x) * 4 + k] != want && bad++ < 3)
+                    fprintf(stderr, "    (%d,%d) channel %d: %u, want %u (draw %u)\n", x, y, k,
+                            img[(y * W + x) * 4 + k], want, d);
+            }
+        }
+    CHECK_EQ_INT(bad, 0);
+}
+
+/* run's draw over pixel (x, y): a column's, or a row band's below */
+static uint32_t col_at(int x, int y)
+{
+    return y < H / 2 ? (uint32_t)x / (W / COLS) : 4 + (uint32_t)(y - H / 2) / 2;
 }
 
 static kiln_buffer dynamic_buffer(kiln_device *dev, uint32_t bind, uint32_t size)
@@ -97,21 +133,7 @@ static void run(kiln_exec_mode mode, uint32_t threads)
         CHECK_RESULT(kiln_draw(ctx, 6, 0), KILN_OK);
     }
 
-    uint8_t img[W * H * 4];
-    if (ru_read(dev, rt.tex, 0, img)) {
-        uint32_t bad = 0;
-        for (int y = 0; y < H; y++)
-            for (int x = 0; x < W; x++) {
-                uint32_t which = y < H / 2 ? (uint32_t)x / (W / COLS) : 4 + (uint32_t)(y - H / 2) / 2;
-                for (int k = 0; k < 4; k++) {
-                    uint8_t want = (uint8_t)(col_color(which, k) * 255.0f + 0.5f);
-                    if (img[(y * W + x) * 4 + k] != want && bad++ < 3)
-                        fprintf(stderr, "    (%d,%d) channel %d: %u, want %u (draw %u)\n", x, y, k,
-                                img[(y * W + x) * 4 + k], want, which);
-                }
-            }
-        CHECK_EQ_INT(bad, 0);
-    }
+    check_image(dev, &rt, col_at, col_color);
     kiln_destroy_buffer(dev, cb);
     kiln_destroy_buffer(dev, vb);
     kiln_destroy_buffer(dev, dvb);
@@ -121,8 +143,102 @@ static void run(kiln_exec_mode mode, uint32_t threads)
     kiln_device_destroy(dev);
 }
 
+/* cb0's float4 times view 0's texel at (0.5, 0.5) under sampler 0 */
+static void ps_tex_cb(kiln_ps_args *a)
+{
+    float u[KILN_PS_BLOCK], v[KILN_PS_BLOCK], rgba[4 * KILN_PS_BLOCK];
+    for (int i = 0; i < KILN_PS_BLOCK; i++)
+        u[i] = v[i] = 0.5f;
+    kiln_ps_sample(a, 0, 0, u, v, rgba);
+    const float *cb = a->cb && a->cb[0] && a->cb_size[0] >= 16 ? (const float *)a->cb[0] : NULL;
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < KILN_PS_BLOCK; i++)
+            KILN_PS_COLOR(a, 0, c)[i] = rgba[c * KILN_PS_BLOCK + i] * (cb ? cb[c] : 0.0f);
+}
+
+enum { TEX_DRAWS = 2000 };
+
+/* Draw i's color (exact in UNORM8; the texel is white) */
+static float tex_color(uint32_t i, int c)
+{
+    return c == 3 ? 1.0f : (float)((i * (3u + (uint32_t)c * 7u)) % 256u) / 255.0f;
+}
+
+/* textured's last draw over column x (draw i covers column i % W) */
+static uint32_t tex_at(int x, int y)
+{
+    (void)y;
+    return (TEX_DRAWS - 1) - ((TEX_DRAWS - 1 - (uint32_t)x) % W);
+}
+
+static void textured(kiln_exec_mode mode, uint32_t threads)
+{
+    kiln_device *dev = th_device(mode, threads);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+    ru_pipe p = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
+    kiln_pixel_shader ps;
+    kiln_pixel_shader_desc pd = {.fn = ps_tex_cb, .num_outputs = 1};
+    CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
+    ru_bind_pipe(ctx, &p);
+    CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
+    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    const uint8_t white[4] = {255, 255, 255, 255};
+    kiln_texture2d_desc td = {.width = 1,
+                              .height = 1,
+                              .mip_levels = 1,
+                              .format = KILN_FORMAT_R8G8B8A8_UNORM,
+                              .bind_flags = KILN_BIND_SHADER_RESOURCE,
+                              .usage = KILN_USAGE_IMMUTABLE};
+    kiln_subresource_data init = {white, 4};
+    kiln_texture tex;
+    kiln_srv srv;
+    CHECK_RESULT(kiln_create_texture2d(dev, &td, &init, &tex), KILN_OK);
+    CHECK_RESULT(kiln_create_srv(dev, tex, NULL, &srv), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &srv), KILN_OK);
+    kiln_buffer cb = dynamic_buffer(dev, KILN_BIND_CONSTANT_BUFFER, 16);
+    CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
+    float(*cols)[6][4] = malloc(sizeof(float[6][4]) * W);
+    CHECK(cols != NULL);
+    if (!cols)
+        return;
+    for (int x = 0; x < W; x++)
+        quad(cols[x], x, 0, x + 1, H);
+    kiln_buffer vb = ru_buffer(dev, KILN_BIND_VERTEX_BUFFER, cols, sizeof(float[6][4]) * W);
+    free(cols);
+    uint32_t stride = 16, off = 0;
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &vb, &stride, &off), KILN_OK);
+    const float black[4] = {0, 0, 0, 1};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    kiln_device_stats before, after;
+    kiln_device_get_stats(dev, &before);
+    for (uint32_t i = 0; i < TEX_DRAWS; i++) {
+        float c[4];
+        for (int k = 0; k < 4; k++)
+            c[k] = tex_color(i, k);
+        write_discard(ctx, cb, c, sizeof c);
+        CHECK_RESULT(kiln_draw(ctx, 6, 6 * (i % W)), KILN_OK);
+    }
+    CHECK_RESULT(kiln_flush(ctx), KILN_OK);
+    kiln_device_get_stats(dev, &after);
+    CHECK_EQ_INT(after.commands_queued - before.commands_queued, 1);
+    check_image(dev, &rt, tex_at, tex_color);
+    kiln_destroy_buffer(dev, cb);
+    kiln_destroy_buffer(dev, vb);
+    kiln_destroy_srv(dev, srv);
+    kiln_destroy_texture(dev, tex);
+    kiln_destroy_pixel_shader(dev, ps);
+    kiln_destroy_rasterizer_state(dev, rs);
+    ru_free_pipe(dev, &p);
+    ru_free_tex(dev, &rt);
+    kiln_device_destroy(dev);
+}
+
 int main(void)
 {
+    textured(KILN_EXEC_SERIAL, 0);
+    textured(KILN_EXEC_ASYNC, 1);
+    textured(KILN_EXEC_ASYNC, 2);
     run(KILN_EXEC_SERIAL, 0);
     run(KILN_EXEC_ASYNC, 1);
     run(KILN_EXEC_ASYNC, 2);

@@ -156,6 +156,10 @@ static uint8_t *render(kiln_exec_mode mode, uint32_t threads, bool flush, const 
                             .cpu_access = KILN_CPU_ACCESS_WRITE};
     kiln_buffer cb;
     CHECK_RESULT(kiln_create_buffer(dev, &cbd, NULL, &cb), KILN_OK);
+    /* bound throughout: with a DYNAMIC buffer bound each draw has a bind
+     * record of its own, and a textured run's draws, whose views are the
+     * same, count one texture set (kd_bind_same_views), not one each */
+    CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
 
     const float black[4] = {0, 0, 0, 1};
     for (uint32_t op = 0; op < OPS; op++) {
@@ -167,7 +171,8 @@ static uint8_t *render(kiln_exec_mode mode, uint32_t threads, bool flush, const 
             CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, KILN_CLEAR_DEPTH, 1.0f, 0), KILN_OK);
         } else if (k >= 31 && k <= 39 && textured) {
             /* the view bound for the run alone: a scene ends at
-             * KD_SCENE_MAX_TEXSETS draws with views whose bindings changed */
+             * KD_SCENE_MAX_TEXSETS draws whose state or views changed, and
+             * every other draw here changes the state */
             if (k == 31) {
                 CHECK_RESULT(kiln_ps_set_shader(ctx, ps_tex), KILN_OK);
                 CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &srv), KILN_OK);
@@ -178,13 +183,8 @@ static uint8_t *render(kiln_exec_mode mode, uint32_t threads, bool flush, const 
                 CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &(kiln_srv){0}), KILN_OK);
             }
         } else if (k >= 40 && k <= 41) {
-            /* the DYNAMIC buffer bound for these draws alone (bound, it
-             * makes each draw's binding a new one, which would end the
-             * scene at the textured draws' KD_SCENE_MAX_TEXSETS) */
-            if (k == 40) {
+            if (k == 40)
                 CHECK_RESULT(kiln_ps_set_shader(ctx, ps_cb), KILN_OK);
-                CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
-            }
             kiln_mapped_subresource m;
             CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(cb), 0, KILN_MAP_WRITE_DISCARD, 0, &m),
                          KILN_OK);
@@ -193,10 +193,8 @@ static uint8_t *render(kiln_exec_mode mode, uint32_t threads, bool flush, const 
             memcpy(m.data, color, sizeof color);
             CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(cb), 0), KILN_OK);
             CHECK_RESULT(kiln_draw(ctx, 3, 3 * t), KILN_OK);
-            if (k == 41) {
+            if (k == 41)
                 CHECK_RESULT(kiln_ps_set_shader(ctx, p.ps), KILN_OK);
-                CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &(kiln_buffer){0}), KILN_OK);
-            }
         } else if (k == 45) {
             CHECK_RESULT(kiln_draw_instanced(ctx, 3, 3, 3 * t, 0), KILN_OK);
         } else if (k == 46 && pattern % 100 == 99) {

@@ -1404,8 +1404,10 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
         ok = b != NULL;
     }
     if (ok && (p->block->nsrv || p->block->n_vs_srv || p->block->n_gs_srv) &&
-        (s->tex_state != p->block || s->tex_bind != d->bind)) {
-        s->texsets++; /* bounds what the backend resolves per scene */
+        (s->tex_state != p->block || !kd_bind_same_views(s->tex_bind, d->bind))) {
+        /* bounds what the backend resolves per scene: views, not the
+         * other storages (a draw per WRITE_DISCARD of its constants) */
+        s->texsets++;
         s->tex_state = p->block;
         s->tex_bind = d->bind;
     }

@@ -206,9 +206,11 @@ typedef struct kd_scene {
      * replaced: nothing but queued work keeps them alive, and a draw per
      * Map would otherwise hold one per draw (kd_scene_retired). */
     size_t retired_bytes;
-    /* Draws with shader resources whose state or bind record differ from
-     * the previous such draw's: each may cost the backend a resolved copy
-     * of its views (src/raster), so a scene ends at KD_SCENE_MAX_TEXSETS. */
+    /* Draws with shader resources whose state or view storages differ
+     * from the previous such draw's (kd_bind_same_views: other storages,
+     * a per-draw constant buffer, do not count): each may cost the backend
+     * a resolved copy of its views (src/raster), so a scene ends at
+     * KD_SCENE_MAX_TEXSETS. */
     uint32_t texsets;
     const kd_state *tex_state;
     const kd_bind *tex_bind;
@@ -287,6 +289,11 @@ void kd_scene_free(kd_scene *s);
 /* Whether two draws read the same vertex, constant and shader-resource
  * storages (the index buffer aside): backends share per-draw setup then. */
 bool kd_draw_same_storages(const kd_draw *a, const kd_draw *b);
+
+/* Whether two bind records hold the same shader-resource view storages
+ * (every stage's): with one state block, draws that read the same
+ * textures (a backend resolves them once). */
+bool kd_bind_same_views(const kd_bind *x, const kd_bind *y);
 
 /* The storage a scene command was granted for `res` (its targets'). */
 kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res);

@@ -445,6 +445,13 @@ bool kd_draw_same_storages(const kd_draw *a, const kd_draw *b)
            !memcmp(x->st_, y->st_, sizeof(kres_storage *) * bind_views(x));
 }
 
+bool kd_bind_same_views(const kd_bind *x, const kd_bind *y)
+{
+    return x == y ||
+           (x->nsrv == y->nsrv && x->n_vs_srv == y->n_vs_srv && x->n_gs_srv == y->n_gs_srv &&
+            !memcmp(x->st_, y->st_, sizeof(kres_storage *) * bind_views(x)));
+}
+
 uint32_t kd_auto_count(const kres_resource *vb, uint32_t offset, uint32_t stride)
 {
     uint32_t end = vb->so_filled < vb->width ? vb->so_filled : vb->width;

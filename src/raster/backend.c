@@ -53,11 +53,7 @@ static void build_fb(const kd_scene *s, const kq_cmd *cmd, kr_fb *fb)
  * (the views, samplers) and the same storages under them. */
 static bool same_textures(const kd_draw *a, const kd_draw *b)
 {
-    const kd_bind *x = a->bind, *y = b->bind;
-    uint32_t n = x->nsrv + x->n_vs_srv + x->n_gs_srv;
-    return a->state == b->state &&
-           (x == y || (x->nsrv == y->nsrv && x->n_vs_srv == y->n_vs_srv && x->n_gs_srv == y->n_gs_srv &&
-                       !memcmp(x->st_, y->st_, sizeof(kres_storage *) * n)));
+    return a->state == b->state && kd_bind_same_views(a->bind, b->bind);
 }
 
 static bool has_textures(const kd_draw *d)
