@@ -18,11 +18,25 @@
  * draw whose constants alone changed reads the views the last one read,
  * so all 2,000 stay one scene (one command queued; it was four), and
  * each column holds its last draw's color.
+ *
+ * batched: a sprite batch's pattern, a DYNAMIC vertex buffer appended
+ * with NO_OVERWRITE (WRITE_DISCARD when full) and a draw after each
+ * append. A draw binding the storage the scene's newest bind record holds
+ * shares it, DYNAMIC or not: 192 draws over three renames allocate no bind
+ * record each (a handful of allocations for the scene's arrays; it was one
+ * or more a draw), and each column holds the color its last append wrote.
+ *
+ * renamed_elsewhere: the draw compares a DYNAMIC resource's storage
+ * without the scheduler mutex while another context's WRITE_DISCARD may
+ * rename it: 3,000 draws reading a constant buffer on one thread, 3,000
+ * renames of it on another (for TSan and ASan); each column holds a color
+ * one rename wrote, or the buffer's first zeros, never a mix.
  */
+#include "count_alloc.h"
 #include "raster_util.h"
 
+#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 enum { W = 64, H = 16, COLS = 8 };
 
@@ -143,6 +157,19 @@ static void run(kiln_exec_mode mode, uint32_t threads)
     kiln_device_destroy(dev);
 }
 
+/* A vertex buffer of a quad over each column (quad x: vertices 6x..6x+5),
+ * bound in slot 0. */
+static kiln_buffer bind_columns(kiln_device *dev, kiln_context *ctx)
+{
+    float cols[W][6][4];
+    for (int x = 0; x < W; x++)
+        quad(cols[x], x, 0, x + 1, H);
+    kiln_buffer vb = ru_buffer(dev, KILN_BIND_VERTEX_BUFFER, cols, sizeof cols);
+    uint32_t stride = 16, off = 0;
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &vb, &stride, &off), KILN_OK);
+    return vb;
+}
+
 /* cb0's float4 times view 0's texel at (0.5, 0.5) under sampler 0 */
 static void ps_tex_cb(kiln_ps_args *a)
 {
@@ -198,16 +225,7 @@ static void textured(kiln_exec_mode mode, uint32_t threads)
     CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &srv), KILN_OK);
     kiln_buffer cb = dynamic_buffer(dev, KILN_BIND_CONSTANT_BUFFER, 16);
     CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
-    float(*cols)[6][4] = malloc(sizeof(float[6][4]) * W);
-    CHECK(cols != NULL);
-    if (!cols)
-        return;
-    for (int x = 0; x < W; x++)
-        quad(cols[x], x, 0, x + 1, H);
-    kiln_buffer vb = ru_buffer(dev, KILN_BIND_VERTEX_BUFFER, cols, sizeof(float[6][4]) * W);
-    free(cols);
-    uint32_t stride = 16, off = 0;
-    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &vb, &stride, &off), KILN_OK);
+    kiln_buffer vb = bind_columns(dev, ctx);
     const float black[4] = {0, 0, 0, 1};
     CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
     kiln_device_stats before, after;
@@ -234,8 +252,158 @@ static void textured(kiln_exec_mode mode, uint32_t threads)
     kiln_device_destroy(dev);
 }
 
+enum { BATCH_QUADS = W, BATCH_DRAWS = 3 * W };
+
+/* batched's append i's color (the quad over column i % W) */
+static float batch_color(uint32_t i, int c)
+{
+    return c == 3 ? 1.0f : (float)((i * (5u + (uint32_t)c * 11u) + 17u) % 256u) / 255.0f;
+}
+
+static uint32_t batch_at(int x, int y)
+{
+    (void)y;
+    return (BATCH_DRAWS - 1) - ((BATCH_DRAWS - 1 - (uint32_t)x) % W);
+}
+
+static void batched(kiln_exec_mode mode, uint32_t threads)
+{
+    counter cnt = COUNTER_INIT;
+    kiln_result res;
+    kiln_device *dev = counter_device(&cnt, mode, threads, &res);
+    CHECK_RESULT(res, KILN_OK);
+    if (!dev)
+        return;
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+    ru_pipe p = ru_make_pipe(dev, 1, RU_PS_VARY, 1, 0);
+    ru_bind_pipe(ctx, &p);
+    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    const uint32_t stride = 32, quad_bytes = 6 * 32, off = 0;
+    kiln_buffer vb = dynamic_buffer(dev, KILN_BIND_VERTEX_BUFFER, BATCH_QUADS * quad_bytes);
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &vb, &stride, &off), KILN_OK);
+    const float black[4] = {0, 0, 0, 1};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    kiln_device_stats before, after;
+    kiln_device_get_stats(dev, &before);
+    uint64_t allocs = 0;
+    for (uint32_t i = 0; i < BATCH_DRAWS; i++) {
+        uint32_t slot = i % BATCH_QUADS;
+        kiln_mapped_subresource m;
+        kiln_map_type how = slot == 0 ? KILN_MAP_WRITE_DISCARD : KILN_MAP_WRITE_NO_OVERWRITE;
+        CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(vb), 0, how, 0, &m), KILN_OK);
+        if (m.data) {
+            float q[6][4], (*v)[8] = (void *)((uint8_t *)m.data + slot * quad_bytes);
+            quad(q, (int)slot, 0, (int)slot + 1, H);
+            for (int k = 0; k < 6; k++)
+                for (int c = 0; c < 4; c++) {
+                    v[k][c] = q[k][c];
+                    v[k][4 + c] = batch_color(i, c);
+                }
+        }
+        CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(vb), 0), KILN_OK);
+        uint64_t before = counter_allocs(&cnt);
+        CHECK_RESULT(kiln_draw(ctx, 6, 6 * slot), KILN_OK);
+        allocs += counter_allocs(&cnt) - before;
+    }
+    CHECK_RESULT(kiln_flush(ctx), KILN_OK);
+    kiln_device_get_stats(dev, &after);
+    CHECK_EQ_INT(after.commands_queued - before.commands_queued, 1); /* one scene */
+    /* the draw chunk, the op array's growth, a bind record per rename */
+    CHECK(allocs <= 16);
+    if (allocs > 16)
+        fprintf(stderr, "    %llu allocations in %u draws\n", (unsigned long long)allocs,
+                BATCH_DRAWS);
+    check_image(dev, &rt, batch_at, batch_color);
+    kiln_destroy_buffer(dev, vb);
+    kiln_destroy_rasterizer_state(dev, rs);
+    ru_free_pipe(dev, &p);
+    ru_free_tex(dev, &rt);
+    kiln_device_destroy(dev);
+}
+
+enum { RENAMES = 3000 };
+
+typedef struct renamer {
+    kiln_device *dev;
+    kiln_buffer cb;
+    uint32_t done, failed; /* the main thread reads them after the join */
+} renamer;
+
+/* The harness's checks are the main thread's: this one counts. */
+static void *rename_loop(void *arg)
+{
+    renamer *r = arg;
+    kiln_context *ctx = NULL;
+    if (kiln_context_create(r->dev, &ctx) != KILN_OK) {
+        r->failed++;
+        return NULL;
+    }
+    for (uint32_t k = 0; k < RENAMES; k++) {
+        float c[4] = {(float)(k % 256u) / 255.0f, (float)(255u - k % 256u) / 255.0f, 0.0f, 1.0f};
+        kiln_mapped_subresource m;
+        if (kiln_map(ctx, kiln_buffer_resource(r->cb), 0, KILN_MAP_WRITE_DISCARD, 0, &m) !=
+            KILN_OK) {
+            r->failed++;
+            continue;
+        }
+        memcpy(m.data, c, sizeof c);
+        r->failed += kiln_unmap(ctx, kiln_buffer_resource(r->cb), 0) != KILN_OK;
+        r->done++;
+    }
+    r->failed += kiln_context_destroy(ctx) != KILN_OK;
+    return NULL;
+}
+
+static void renamed_elsewhere(void)
+{
+    kiln_device *dev = th_device(KILN_EXEC_ASYNC, 2);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+    ru_pipe p = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
+    ru_bind_pipe(ctx, &p);
+    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    renamer r = {dev, dynamic_buffer(dev, KILN_BIND_CONSTANT_BUFFER, 16), 0, 0};
+    CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &r.cb), KILN_OK);
+    kiln_buffer vb = bind_columns(dev, ctx);
+    const float black[4] = {0, 0, 1, 1};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    pthread_t th;
+    bool started = pthread_create(&th, NULL, rename_loop, &r) == 0;
+    CHECK(started);
+    for (uint32_t i = 0; i < RENAMES; i++)
+        CHECK_RESULT(kiln_draw(ctx, 6, 6 * (i % W)), KILN_OK);
+    if (started) {
+        pthread_join(th, NULL);
+        CHECK_EQ_INT(r.done, RENAMES);
+        CHECK_EQ_INT(r.failed, 0);
+    }
+    uint8_t img[W * H * 4];
+    if (ru_read(dev, rt.tex, 0, img)) {
+        uint32_t bad = 0;
+        for (uint32_t i = 0; i < W * H; i++) {
+            const uint8_t *px = img + 4 * i;
+            bool zeros = px[0] == 0 && px[1] == 0 && px[3] == 0;
+            bool written = px[0] + px[1] == 255 && px[3] == 255;
+            if (px[2] != 0 || !(zeros || written))
+                bad++;
+        }
+        CHECK_EQ_INT(bad, 0);
+    }
+    kiln_destroy_buffer(dev, r.cb);
+    kiln_destroy_buffer(dev, vb);
+    kiln_destroy_rasterizer_state(dev, rs);
+    ru_free_pipe(dev, &p);
+    ru_free_tex(dev, &rt);
+    kiln_device_destroy(dev);
+}
+
 int main(void)
 {
+    renamed_elsewhere();
+    batched(KILN_EXEC_SERIAL, 0);
+    batched(KILN_EXEC_ASYNC, 1);
+    batched(KILN_EXEC_ASYNC, 2);
     textured(KILN_EXEC_SERIAL, 0);
     textured(KILN_EXEC_ASYNC, 1);
     textured(KILN_EXEC_ASYNC, 2);

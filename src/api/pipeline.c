@@ -1043,11 +1043,15 @@ static kres_storage *capture(kiln_device *dev, kres_resource *res)
 }
 
 /* Whether the scene's newest bind record holds the storages the pipeline
- * binds now. DYNAMIC resources are never matched: a Map on another
- * context may rename them, so they are captured under the mutex each time. */
+ * binds now. A DYNAMIC resource's storage may be renamed at any moment by
+ * a Map on another context: `current` is read atomically, and seen before
+ * or after such a rename it is a storage this draw may read (contexts have
+ * no order between them); the record holds a reference to `st`, so an
+ * equal pointer is that storage. Capturing a new one takes the mutex
+ * (capture). */
 static bool same_storage(const kres_resource *res, const kres_storage *st)
 {
-    return res ? res->usage != KILN_USAGE_DYNAMIC && res->current == st : st == NULL;
+    return res ? res->current == st : st == NULL;
 }
 
 static bool bind_current(const ka_pipeline *p, const kd_bind *b, bool indexed)

@@ -9,8 +9,9 @@
  *   touches. kres_unref frees at zero, from whatever thread drops it.
  * - A resource's bytes live in a kres_storage, also reference counted.
  *   `current` changes only by renaming (WRITE_DISCARD), under the device
- *   scheduler mutex; a command captures the storage at submit time, so
- *   renaming never changes what an earlier command reads.
+ *   scheduler mutex (and atomically: see kres_resource); a command captures
+ *   the storage at submit time, so renaming never changes what an earlier
+ *   command reads.
  * - Layout (subresource offsets and pitches) is immutable after creation.
  * - Nothing here validates API arguments: src/api does, before calling.
  */
@@ -231,7 +232,9 @@ typedef struct kres_resource {
     uint32_t num_subresources;
     kres_subresource *subs;
     size_t storage_size;
-    kres_storage *current; /* guarded by the scheduler mutex */
+    /* Renamed (DYNAMIC only) under the scheduler mutex; atomic, so that a
+     * draw may compare it with a storage it holds without the mutex. */
+    _Atomic(kres_storage *) current;
     atomic_bool destroyed;
     kres_map_state map;
     /* STREAM_OUTPUT buffers: the byte where the last stream-output write
