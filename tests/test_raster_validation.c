@@ -268,9 +268,16 @@ static void test_buffer_sizes(void)
     DFAILS(kiln_draw(ctx, 3, 1), KILN_E_INVALID_ARG, KILN_LOG_DRAW_BUFFER_TOO_SMALL);
     DFAILS(kiln_draw_instanced(ctx, 3, 5, 1, 0), KILN_E_INVALID_ARG,
            KILN_LOG_DRAW_BUFFER_TOO_SMALL);
+    /* the last vertex that fits, and the one after (the limit a draw
+     * compares with is kept while nothing is rebound: both sides of it) */
+    OK(kiln_draw(ctx, 1, 2));
+    DFAILS(kiln_draw(ctx, 1, 3), KILN_E_INVALID_ARG, KILN_LOG_DRAW_BUFFER_TOO_SMALL);
+    OK(kiln_draw(ctx, 1, 2));
     uint32_t stride = 32, off = 16;
     OK(kiln_ia_set_vertex_buffers(ctx, 0, 1, &K.vb, &stride, &off));
     DFAILS(kiln_draw(ctx, 3, 0), KILN_E_INVALID_ARG, KILN_LOG_DRAW_BUFFER_TOO_SMALL);
+    OK(kiln_draw(ctx, 1, 1)); /* 16 bytes in: vertices 0 and 1 fit */
+    DFAILS(kiln_draw(ctx, 1, 2), KILN_E_INVALID_ARG, KILN_LOG_DRAW_BUFFER_TOO_SMALL);
     off = 0;
     OK(kiln_ia_set_vertex_buffers(ctx, 0, 1, &K.vb, &stride, &off));
     /* index buffer: 3 uint16 indices */

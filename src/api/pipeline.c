@@ -52,6 +52,13 @@ typedef struct ka_pipeline {
      * destroy_epoch `checked_epoch` and no setter ran since. */
     uint32_t checked;
     uint64_t checked_epoch;
+    /* Set with `checked`: the last vertex a non-indexed draw may read from
+     * every per-vertex element's buffer (UINT64_MAX: no limit), and
+     * whether each draw runs the full check instead (per-instance
+     * elements, or an element whose buffer holds no vertex). A draw past
+     * max_vertex runs it too, for its message. */
+    uint64_t max_vertex;
+    bool full_check;
     /* The open scene's newest bind record holds what is bound now, for
      * non-indexed (bit 0) and indexed (bit 1) draws: no setter ran since
      * it was captured or matched, and nothing bound is DYNAMIC (a Map may
@@ -1273,6 +1280,27 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
 
 /* `is_auto`: draw_auto, whose vertex count is known only when it runs
  * (its per-vertex reads are bounded then, as an indexed draw's). */
+/* ka_pipeline.max_vertex and full_check for the bound layout and
+ * buffers (validate_objects passed: every element's slot has a buffer). */
+static void vertex_limits(ka_pipeline *p)
+{
+    const kiln_input_layout_desc *l = &p->layout->u.layout;
+    p->max_vertex = UINT64_MAX;
+    p->full_check = false;
+    for (uint32_t e = 0; e < l->num_elements; e++) {
+        const kiln_input_element *el = &l->elements[e];
+        /* vertex v reads up to offset + v * stride + el->offset + size */
+        uint64_t base =
+            (uint64_t)p->vb_offset[el->slot] + el->offset + kiln_format_size(el->format);
+        uint64_t width = p->vb[el->slot]->width, stride = p->vb_stride[el->slot];
+        if (el->per_instance || base > width) {
+            p->full_check = true;
+            continue;
+        }
+        p->max_vertex = KB_MIN(p->max_vertex, stride ? (width - base) / stride : UINT64_MAX);
+    }
+}
+
 static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, bool is_auto, uint32_t count,
                             uint32_t start, uint32_t instances, uint32_t start_instance)
 {
@@ -1291,6 +1319,7 @@ static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, bo
             p->checked = 0;
         p->checked_epoch = epoch;
         p->checked |= bit;
+        vertex_limits(p);
     }
     if (indexed) {
         uint64_t isz = p->ib_format == KILN_INDEX_UINT16 ? 2 : 4;
@@ -1302,6 +1331,8 @@ static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, bo
     /* Vertex buffers must hold what the draw reads (indexed draws read
      * vertices the indices name: checked as D3D10 does, at execution, where
      * reads outside the buffer give zeros). */
+    if (!p->full_check && (indexed || is_auto || (uint64_t)start + count - 1 <= p->max_vertex))
+        return KILN_OK;
     const kiln_input_layout_desc *l = &p->layout->u.layout;
     for (uint32_t e = 0; e < l->num_elements; e++) {
         const kiln_input_element *el = &l->elements[e];
