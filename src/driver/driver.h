@@ -301,8 +301,33 @@ kres_storage *kd_node_storage(const kq_cmd *cmd, const kres_resource *res);
 /* Adds a scene's counts (KQ_Q_*) into every query it counts into. */
 void kd_scene_count(const kd_scene *s, const kq_cmd *cmd, const uint64_t counts[KQ_Q_COUNT]);
 
-/* Number of primitives a draw makes per instance. */
-uint32_t kd_prim_count(kiln_topology t, uint32_t count);
+/* Number of primitives a draw makes per instance (inline: every draw
+ * asks it three times, the API and the backend's two setup passes). */
+static inline uint32_t kd_prim_count(kiln_topology t, uint32_t n)
+{
+    switch (t) {
+    case KILN_TOPOLOGY_POINT_LIST:
+        return n;
+    case KILN_TOPOLOGY_LINE_LIST:
+        return n / 2;
+    case KILN_TOPOLOGY_LINE_STRIP:
+        return n >= 2 ? n - 1 : 0;
+    case KILN_TOPOLOGY_TRIANGLE_LIST:
+        return n / 3;
+    case KILN_TOPOLOGY_TRIANGLE_STRIP:
+        return n >= 3 ? n - 2 : 0;
+    case KILN_TOPOLOGY_LINE_LIST_ADJ:
+        return n / 4;
+    case KILN_TOPOLOGY_LINE_STRIP_ADJ:
+        return n >= 4 ? n - 3 : 0;
+    case KILN_TOPOLOGY_TRIANGLE_LIST_ADJ:
+        return n / 6;
+    case KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ:
+        return n >= 6 ? (n - 4) / 2 : 0;
+    default:
+        return 0;
+    }
+}
 
 /* draw_auto: the vertices stream output last wrote to `vb` past `offset`,
  * `stride` bytes each (bounded by the buffer's size). Read while the

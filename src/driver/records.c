@@ -356,22 +356,6 @@ void kd_scene_retired(kd_scene *s, const kres_storage *st, size_t bytes)
 
 /* ---- helpers ---- */
 
-uint32_t kd_prim_count(kiln_topology t, uint32_t n)
-{
-    switch (t) {
-    case KILN_TOPOLOGY_POINT_LIST: return n;
-    case KILN_TOPOLOGY_LINE_LIST: return n / 2;
-    case KILN_TOPOLOGY_LINE_STRIP: return n >= 2 ? n - 1 : 0;
-    case KILN_TOPOLOGY_TRIANGLE_LIST: return n / 3;
-    case KILN_TOPOLOGY_TRIANGLE_STRIP: return n >= 3 ? n - 2 : 0;
-    case KILN_TOPOLOGY_LINE_LIST_ADJ: return n / 4;
-    case KILN_TOPOLOGY_LINE_STRIP_ADJ: return n >= 4 ? n - 3 : 0;
-    case KILN_TOPOLOGY_TRIANGLE_LIST_ADJ: return n / 6;
-    case KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ: return n >= 6 ? (n - 4) / 2 : 0;
-    default: return 0;
-    }
-}
-
 void kd_sampler_resolve(const kiln_sampler_desc *d, kd_sampler *out)
 {
     static const kiln_sampler_desc zero;
