@@ -254,7 +254,8 @@ static void test_add_bytes(void)
      * (the others hold sums far from the band, or, in a quarter of the
      * calls, a copy of the same sums: the test is whether any channel is
      * in it) */
-    uint64_t bad_band = 0, in_band = 0;
+    uint64_t bad_band = 0, in_band = 0, bad_band16 = 0;
+    const int wide16 = kr_effects_kernels(KR_SIMD_AVX512) != NULL;
     for (int32_t m0 = 0; m0 <= MAXM; m0 += 8) {
         int32_t m[8], ch[4][8];
         for (int i = 0; i < 8; i++)
@@ -264,6 +265,14 @@ static void test_add_bytes(void)
             for (int i = 0; i < 8; i++)
                 ch[b][i] = b == b0 || (m0 >> 5) % 4 == 0 ? m[i] : 65536 * (i + b) % MAXM;
         uint32_t band = kr_add_band_avx2((const int32_t(*)[8])ch);
+        if (wide16) { /* the AVX-512 test, the same sums in both halves */
+            int32_t ch16[4][16];
+            for (int b = 0; b < 4; b++)
+                for (int i = 0; i < 16; i++)
+                    ch16[b][i] = ch[b][i % 8];
+            uint32_t band16 = kr_add_band_avx512((const int32_t(*)[16])ch16);
+            bad_band16 += (band16 & 0xffu) != band || band16 >> 8 != band;
+        }
         for (int i = 0; i < 8; i++) {
             int j = (m[i] + 32768) >> 16;
             int outside = m[i] >= lo[j] && m[i] <= hi[j];
@@ -299,11 +308,14 @@ static void test_add_bytes(void)
     }
     CHECK(above_one == 0);
     CHECK(bad_band == 0);
+    CHECK(bad_band16 == 0);
     CHECK(bad_ends == 0);
-    printf("ONE + ONE in bytes: %d sums, %llu in the band, %llu band tests wrong; the formula at "
-           "256 runs' ends for 256 bytes: %llu differ; samples a with a + (1 - a) above 1: %llu\n",
+    printf("ONE + ONE in bytes: %d sums, %llu in the band, %llu band tests wrong (AVX-512's: %s); "
+           "the formula at 256 runs' ends for 256 bytes: %llu differ; samples a with a + (1 - a) "
+           "above 1: %llu\n",
            MAXM + 1, (unsigned long long)in_band, (unsigned long long)bad_band,
-           (unsigned long long)bad_ends, (unsigned long long)above_one);
+           wide16 ? (bad_band16 ? "differ" : "the same") : "not run", (unsigned long long)bad_ends,
+           (unsigned long long)above_one);
 #endif
 }
 
@@ -878,11 +890,81 @@ static void test_block_fn(kr_simd level)
  * with a depth or stencil test on a bound buffer (the test first, then
  * the shading: not the shading itself). AVX2 level only (the
  * spans are AVX2 kernels). */
+/* The AVX-512 ADD kernel's float way: texels (3, 3), (4, 3), (3, 4), (4,
+ * 4) of an 8 x 8 texture all channels 1, 65, 65, 128, sampled at u = v =
+ * 897 / 2048 (fractions 1/256 past texel 3 on both axes), give every
+ * channel M = 65025 + 255 * 130 + 128 = 98303 = 65536 * 2 - 32769: in the
+ * band, where the float formula gives 130 for d = 128 and the bytes' sum
+ * 129. Over a target holding every byte d, the kernel must write what the
+ * AVX2 kernel writes (its band rows the float way), and those bytes must
+ * differ from min(255, 1 + d) somewhere, so a kernel that skipped the
+ * float way would be caught. */
+static void test_add_band_blocks(kr_simd level)
+{
+#if KR_EFFECTS_X86
+    if (level != KR_SIMD_AVX512)
+        return;
+    th_rng r = {0xba4dull};
+    unit_init(1, KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_R8G8B8A8_UNORM, &r);
+    U.dx.wide = 1;
+    U.dx.wide16 = 1;
+    U.dx.early_z = 1;
+    blend_add_one();
+    uint8_t *row3 = U.tex + U.subs[0].offset + 3 * (size_t)U.subs[0].row_pitch;
+    uint8_t *row4 = row3 + U.subs[0].row_pitch;
+    memset(row3 + 3 * 4, 1, 4);
+    memset(row3 + 4 * 4, 65, 4);
+    memset(row4 + 3 * 4, 65, 4);
+    memset(row4 + 4 * 4, 128, 4);
+    kr_textures_prepare(&U.tx);
+    kr_output_select(&U.dx, &U.fb);
+    U.dx.shade = kr_shade_select(&U.dx, &U.fb);
+    CHECK(U.dx.shade == kr_fused_shade_add_avx512);
+    float attr[12] = {897.0f / 2048.0f, 0.0f, 0.0f, 897.0f / 2048.0f, 0.0f, 0.0f};
+    kr_prim p;
+    memset(&p, 0, sizeof p);
+    p.kind = KR_TRI;
+    p.dx = &U.dx;
+    p.q[0] = 1.0f;
+    p.attr = attr;
+    uint8_t before[sizeof U.rt], wide[sizeof U.rt];
+    for (size_t i = 0; i < sizeof U.rt; i++)
+        U.rt[i] = before[i] = (uint8_t)(i * 7u);
+    for (int by = 0; by < FB_H; by += 4)
+        for (int bx = 0; bx < FB_W; bx += 4)
+            CHECK(kr_fused_shade_add_avx512(&p, &U.fb, bx, by, 0xffffu));
+    memcpy(wide, U.rt, sizeof U.rt);
+    memcpy(U.rt, before, sizeof U.rt);
+    for (int by = 0; by < FB_H; by += 4)
+        for (int bx = 0; bx < FB_W; bx += 4)
+            CHECK(kr_fused_shade_add_avx2(&p, &U.fb, bx, by, 0xffffu));
+    uint32_t differ = 0, integer_way = 0;
+    for (int y = 0; y < FB_H; y++)
+        for (int i = 0; i < FB_W * 4; i++) {
+            size_t at = (size_t)y * FB_PITCH + (size_t)i;
+            differ += wide[at] != U.rt[at];
+            integer_way += wide[at] != (before[at] == 255 ? 255 : before[at] + 1);
+        }
+    printf("ONE + ONE in the band [%s]: %d bytes, %u differ from the AVX2 kernel's, %u from the "
+           "integer way's\n",
+           level_name(level), FB_W * FB_H * 4, differ, integer_way);
+    CHECK_EQ_INT(differ, 0);
+    CHECK(integer_way > 0);
+#else
+    (void)level;
+#endif
+}
+
 static void test_span_fn(kr_simd level)
 {
 #if KR_EFFECTS_X86
-    if (level != KR_SIMD_AVX2)
+    if (level != KR_SIMD_AVX2 && level != KR_SIMD_AVX512)
         return;
+    /* AVX-512: the blends' block-per-vector kernels and their spans (the
+     * blend-off block has no span there), each block also against the
+     * AVX2 kernel */
+    const int w16 = level == KR_SIMD_AVX512;
+    uint32_t cross = 0;
     static const kiln_address modes[3] = {KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP,
                                           KILN_ADDRESS_MIRROR};
     static const kiln_format fmts[2] = {KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_B8G8R8A8_UNORM};
@@ -893,6 +975,7 @@ static void test_span_fn(kr_simd level)
         kiln_format tf = fmts[th_below(&r, 2)], rf = fmts[th_below(&r, 2)];
         unit_init(1, tf, rf, &r);
         U.dx.wide = 1;
+        U.dx.wide16 = w16;
         U.dx.early_z = 1;
         U.samp.address_u = modes[th_below(&r, 3)];
         U.samp.address_v = modes[th_below(&r, 3)];
@@ -913,12 +996,14 @@ static void test_span_fn(kr_simd level)
         U.dx.span = kr_span_select(&U.dx);
         /* the span of the kernel the draw settles blocks with; a view
          * that is not one prepared level (MIRROR, say) has none */
-        kr_block_fn fused = kind == 0   ? (kr_block_fn)kr_fused_block_avx2
-                            : kind == 1 ? (kr_block_fn)kr_fused_shade_add_avx2
-                                        : (kr_block_fn)kr_fused_shade_alpha_avx2;
-        kr_span_fn want_span = kind == 0   ? kr_fused_span_block_avx2
-                               : kind == 1 ? kr_fused_span_add_avx2
-                                           : kr_fused_span_alpha_avx2;
+        kr_block_fn fused = kind == 0 ? (w16 ? kr_fused_block_avx512 : kr_fused_block_avx2)
+                            : kind == 1
+                                ? (w16 ? kr_fused_shade_add_avx512 : kr_fused_shade_add_avx2)
+                                : (w16 ? kr_fused_shade_alpha_avx512 : kr_fused_shade_alpha_avx2);
+        kr_span_fn want_span = kind == 0 ? (w16 ? NULL : kr_fused_span_block_avx2)
+                               : kind == 1
+                                   ? (w16 ? kr_fused_span_add_avx512 : kr_fused_span_add_avx2)
+                                   : (w16 ? kr_fused_span_alpha_avx512 : kr_fused_span_alpha_avx2);
         /* (write mask 0: the general shading, which writes nothing) */
         int clamped =
             U.samp.address_u == KILN_ADDRESS_CLAMP && U.samp.address_v == KILN_ADDRESS_CLAMP;
@@ -950,6 +1035,16 @@ static void test_span_fn(kr_simd level)
         for (int by = y0 & ~3; by < y1; by += 4)
             for (int bx = x0 & ~3; bx < x1; bx += 4)
                 CHECK(U.dx.direct(&p, &U.fb, bx, by, kr_rect_mask(bx, by, x0, y0, x1, y1)));
+        if (w16 && kind) { /* the AVX2 kernel, block by block, the same bytes */
+            uint8_t by_blocks[sizeof U.rt];
+            memcpy(by_blocks, U.rt, sizeof U.rt);
+            memcpy(U.rt, before, sizeof U.rt);
+            kr_block_fn avx2 = kind == 1 ? kr_fused_shade_add_avx2 : kr_fused_shade_alpha_avx2;
+            for (int by = y0 & ~3; by < y1; by += 4)
+                for (int bx = x0 & ~3; bx < x1; bx += 4)
+                    CHECK(avx2(&p, &U.fb, bx, by, kr_rect_mask(bx, by, x0, y0, x1, y1)));
+            cross += memcmp(by_blocks, U.rt, sizeof U.rt) != 0;
+        }
         seams += U.samp.address_u == KILN_ADDRESS_WRAP || U.samp.address_v == KILN_ADDRESS_WRAP;
         pixels += (uint32_t)((x1 - x0) * (y1 - y0));
         for (size_t i = 0; i < sizeof U.rt; i += 4)
@@ -982,15 +1077,15 @@ static void test_span_fn(kr_simd level)
     CHECK(U.dx.shade == kr_fused_shade_add_avx2);
     U.dx.direct = kr_direct_select(&U.dx, &U.fb);
     CHECK(U.dx.direct != NULL && U.dx.direct != U.dx.shade && kr_span_select(&U.dx) == NULL);
-    /* at the AVX-512 level the blends in registers are the same AVX2
-     * kernels, with their spans; the blend-off block is the AVX-512 one,
-     * which has none */
+    /* at the AVX-512 level the blends in registers are the block-per-
+     * vector kernels, with their spans; the blend-off block is the AVX-512
+     * one, which has none */
     U.s.depth_enable = 0;
     U.dx.wide16 = 1;
     U.dx.shade = kr_shade_select(&U.dx, &U.fb);
     U.dx.direct = kr_direct_select(&U.dx, &U.fb);
-    CHECK(U.dx.direct == kr_fused_shade_add_avx2 &&
-          kr_span_select(&U.dx) == kr_fused_span_add_avx2);
+    CHECK(U.dx.direct == kr_fused_shade_add_avx512 &&
+          kr_span_select(&U.dx) == kr_fused_span_add_avx512);
     U.s.blend[0].enable = 0;
     kr_output_select(&U.dx, &U.fb);
     U.dx.block = kr_block_select(&U.dx, &U.fb);
@@ -1003,10 +1098,12 @@ static void test_span_fn(kr_simd level)
     U.s.depth_enable = 0;
     CHECK(kr_direct_select(&U.dx, &U.fb) == NULL);
     printf("span fn [%s]: %u / %u / %u spans (blending off / ONE, ONE / alpha), %u with WRAP, "
-           "%u pixels, %u changed, %u mismatches\n",
-           level_name(level), spans[0], spans[1], spans[2], seams, pixels, changed, mismatches);
+           "%u pixels, %u changed, %u mismatches, %u against the AVX2 kernels\n",
+           level_name(level), spans[0], spans[1], spans[2], seams, pixels, changed, mismatches,
+           cross);
     CHECK_EQ_INT(mismatches, 0);
-    CHECK(spans[0] > 100 && spans[1] > 100 && spans[2] > 100);
+    CHECK_EQ_INT(cross, 0);
+    CHECK((w16 || spans[0] > 100) && spans[1] > 100 && spans[2] > 100);
     CHECK(changed > pixels / 2);
 #else
     (void)level;
@@ -1544,6 +1641,7 @@ int main(void)
         CHECK(kr_effects_active_level() == lv[l]);
         test_block_fn(lv[l]);
         test_span_fn(lv[l]);
+        test_add_band_blocks(lv[l]);
 
         kiln_pixel_shader_desc pd;
         CHECK_RESULT(kiln_effect_get(KILN_EFFECT_TEXTURE, NULL, &pd), KILN_OK);

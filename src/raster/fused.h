@@ -33,6 +33,12 @@ typedef struct kr_fused_shade {
     uint32_t keep;
 } kr_fused_shade;
 
+/* The blends in registers under ADD of (ONE, ONE) take the float way for
+ * a pixel one of whose channel sums M has (M + 32768) mod 65536 within
+ * KR_ADD_BAND of 0 (fused_avx2.c explains the bound; fused_avx512.c uses
+ * the same band). */
+#define KR_ADD_BAND 4
+
 /* A draw's constants (in kr_drawx.block_data), set by kr_block_select. */
 typedef struct kr_fused_draw {
     const kr_texture *t;

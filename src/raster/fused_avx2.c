@@ -656,7 +656,7 @@ bool kr_fused_shade_avx2(const kr_prim *p, const kr_fb *fb, int x, int y, uint32
  * the formula over every sum M and byte d: it is monotone in M, so each
  * run of sums with one c is checked at its two ends (kr_add_band_avx2 is
  * the band test). */
-#define ADD_BAND 4
+#define ADD_BAND KR_ADD_BAND
 _Static_assert((ADD_BAND & (ADD_BAND - 1)) == 0, "add_band masks with 2 * ADD_BAND - 1");
 
 /* The lanes (bits 0-7) where some channel's n = M + 32768 is in the

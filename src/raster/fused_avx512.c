@@ -12,6 +12,7 @@
  * No contraction into fused multiply-adds (off here and in effects.cmake):
  * the only FMAs are quot16's, written out.
  */
+#include "blend_avx512.h"
 #include "effects.h"
 #include "fused.h"
 #include "prim.h"
@@ -508,6 +509,173 @@ bool kr_fused_block_avx512(const kr_prim *p, const kr_fb *fb, int x, int y, uint
     else
         block16(&fd->L0, p, x, y, 0, fd->swap, dst, pitch, mask);
     return true;
+}
+
+/* ---- the texture effect's blends in registers, a block per vector ---- */
+
+/* fused_avx2.c's shade_blend for the whole block at once: the sums as
+ * px16 makes them, each channel n = M + 32768 in pixel order (lane 4r + c
+ * for row r, column c: rows16's shuffles), then for kind 1 (ADD of ONE,
+ * ONE) the byte (n >> 16) added to the target's with saturation, for kind
+ * 2 (ADD of SRC_ALPHA, INV_SRC_ALPHA) alpha8's floats: the sample
+ * fl(M / (255 * 65536)), blended with the target's byte / 255 and
+ * converted, the same IEEE operations lane for lane. A block with a
+ * covered pixel in ADD's band (KR_ADD_BAND) takes the float way whole:
+ * kr_fused_shade_avx2, the draw's blend of the samples as floats (the
+ * AVX2 kernel sends two rows that way; the bytes are the same either
+ * way). */
+typedef struct blendk16 {
+    lvk16 k;
+    __m512i keep; /* the target's bytes the write mask keeps */
+    int flip;     /* texel bytes 0 and 2 exchanged into the target */
+    size_t pitch;
+} blendk16;
+
+WIDE_INLINE void blendk16_init(const kr_prim *p, const kr_fb *fb, blendk16 *K)
+{
+    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)p->dx->shade_data;
+    lvk16_init(&K->k, &sd->L);
+    K->keep = _mm512_set1_epi32((int32_t)sd->keep);
+    K->flip = sd->flip;
+    K->pitch = fb->rt_pitch[0];
+}
+
+/* The lanes where some channel's n is in the band: (n + KR_ADD_BAND) mod
+ * 65536 below 2 * KR_ADD_BAND (fused_avx2.c's add_band). */
+static inline uint32_t band16(const __m512i n[4])
+{
+    const __m512i off = _mm512_set1_epi32(KR_ADD_BAND), low = _mm512_set1_epi32(0xffff),
+                  lim = _mm512_set1_epi32(2 * KR_ADD_BAND);
+    __mmask16 near = 0;
+    for (int c = 0; c < 4; c++)
+        near |= _mm512_cmplt_epu32_mask(_mm512_and_si512(_mm512_add_epi32(n[c], off), low), lim);
+    return near;
+}
+
+uint32_t kr_add_band_avx512(const int32_t m[4][16])
+{
+    __m512i n[4];
+    for (int c = 0; c < 4; c++)
+        n[c] = _mm512_add_epi32(_mm512_loadu_si512((const void *)m[c]), _mm512_set1_epi32(32768));
+    return band16(n);
+}
+
+WIDE_INLINE void blend16(const kr_prim *p, const kr_fb *fb, const blendk16 *K, int x, int y,
+                         uint32_t mask, int clamp2, int kind)
+{
+    __m512 u, v;
+    uv16(p, x, y, &u, &v);
+    __m512i sum[4];
+    if (!K->k.direct || !sums16(&K->k, u, v, clamp2, sum))
+        sums16_each(&K->k, u, v, sum);
+    /* M + 32768 = sum + 32768 * 256 + 32768 (sums16's bias) */
+    const __m512i bias = _mm512_set1_epi32(32768 * 256 + 32768);
+    __m512 e01 = _mm512_castsi512_ps(_mm512_add_epi32(sum[0], bias));
+    __m512 e23 = _mm512_castsi512_ps(_mm512_add_epi32(sum[1], bias));
+    __m512 o01 = _mm512_castsi512_ps(_mm512_add_epi32(sum[2], bias));
+    __m512 o23 = _mm512_castsi512_ps(_mm512_add_epi32(sum[3], bias));
+    __m512i n[4] = {_mm512_castps_si512(_mm512_shuffle_ps(e01, e23, _MM_SHUFFLE(2, 0, 2, 0))),
+                    _mm512_castps_si512(_mm512_shuffle_ps(o01, o23, _MM_SHUFFLE(2, 0, 2, 0))),
+                    _mm512_castps_si512(_mm512_shuffle_ps(e01, e23, _MM_SHUFFLE(3, 1, 3, 1))),
+                    _mm512_castps_si512(_mm512_shuffle_ps(o01, o23, _MM_SHUFFLE(3, 1, 3, 1)))};
+    if (kind == 1 && (band16(n) & mask)) {
+        kr_fused_shade_avx2(p, fb, x, y, mask);
+        return;
+    }
+    if (K->flip) { /* to the target's byte order */
+        __m512i t = n[0];
+        n[0] = n[2];
+        n[2] = t;
+    }
+    uint8_t *dst = fb->rt[0] + (size_t)y * K->pitch + (size_t)x * 4;
+    __m512i old = kr_load_block16(dst, K->pitch, mask);
+    __m512i px = _mm512_setzero_si512();
+    if (kind == 1) {
+        for (int c = 0; c < 4; c++)
+            px = _mm512_or_si512(px,
+                                 _mm512_slli_epi32(_mm512_srli_epi32(n[c], 16), 8u * (unsigned)c));
+        px = _mm512_adds_epu8(px, old);
+    } else {
+        const __m512 d = _mm512_set1_ps(255.0f * 65536.0f),
+                     rd = _mm512_set1_ps(1.0f / (255.0f * 65536.0f));
+        const __m512 k255 = _mm512_set1_ps(255.0f), half = _mm512_set1_ps(0.5f);
+        const __m512i h16 = _mm512_set1_epi32(32768), lo8 = _mm512_set1_epi32(0xff);
+        __m512 s[4];
+        for (int c = 0; c < 4; c++)
+            s[c] = quot16(_mm512_cvtepi32_ps(_mm512_sub_epi32(n[c], h16)), d, rd);
+        for (int c = 0; c < 4; c++) {
+            __m512 dc =
+                kr_unorm8_16(_mm512_and_si512(_mm512_srli_epi32(old, 8u * (unsigned)c), lo8));
+            __m512 b = kr_blend_alpha16(s[c], s[3], dc);
+            px = _mm512_or_si512(
+                px,
+                _mm512_slli_epi32(_mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(b, k255), half)),
+                                  8u * (unsigned)c));
+        }
+    }
+    px = _mm512_or_si512(_mm512_andnot_si512(K->keep, px), _mm512_and_si512(old, K->keep));
+    kr_store_block16(dst, K->pitch, px, mask);
+}
+
+/* fused_avx2.c's span_blend: the primitive's constants once, then
+ * raster_tri's loop over the rect's blocks, its fetches ahead included. */
+WIDE_INLINE void span16(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1,
+                        int clamp2, int kind)
+{
+    blendk16 K;
+    blendk16_init(p, fb, &K);
+    const uint32_t ahead = x1 - x0 > 16 ? p->dx->ahead_rt : 0;
+    const int bx0 = x0 & ~3;
+    for (int by = y0 & ~3; by < y1; by += 4)
+        for (int bx = bx0; bx < x1; bx += 4) {
+            if (ahead && !((bx - bx0) & 15)) /* a block that starts a line */
+                kr_fetch_ahead(fb->rt[0], (uint32_t)K.pitch, ahead, bx, by, x0, x1, y1);
+            blend16(p, fb, &K, bx, by, kr_rect_mask(bx, by, x0, y0, x1, y1), clamp2, kind);
+        }
+}
+
+/* clamp2 a constant in each copy; a block, or a span of them (x1 > 0) */
+WIDE_INLINE bool blend_level16(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask,
+                               int x1, int y1, int kind)
+{
+    if (p->kind != KR_TRI)
+        return false;
+    const kr_fused_shade *sd = (const kr_fused_shade *)(const void *)p->dx->shade_data;
+    const int clamp2 = sd->L.clamp2 && sd->L.direct;
+    if (x1 > 0) {
+        if (clamp2)
+            span16(p, fb, x, y, x1, y1, 1, kind);
+        else
+            span16(p, fb, x, y, x1, y1, 0, kind);
+        return true;
+    }
+    blendk16 K;
+    blendk16_init(p, fb, &K);
+    if (clamp2)
+        blend16(p, fb, &K, x, y, mask, 1, kind);
+    else
+        blend16(p, fb, &K, x, y, mask, 0, kind);
+    return true;
+}
+
+bool kr_fused_shade_add_avx512(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    return blend_level16(p, fb, x, y, mask, 0, 0, 1);
+}
+
+bool kr_fused_shade_alpha_avx512(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    return blend_level16(p, fb, x, y, mask, 0, 0, 2);
+}
+
+bool kr_fused_span_add_avx512(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    return blend_level16(p, fb, x0, y0, 0, x1, y1, 1);
+}
+
+bool kr_fused_span_alpha_avx512(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    return blend_level16(p, fb, x0, y0, 0, x1, y1, 2);
 }
 
 #else

@@ -13,6 +13,7 @@
  * only at that level. No contraction: the only fused multiply-adds are
  * unorm8_16's, written out.
  */
+#include "blend_avx512.h"
 #include "effects.h"
 #include "prim.h"
 
@@ -33,20 +34,10 @@ typedef __m512 v16;
 
 static inline v16 v16_set1(float f) { return _mm512_set1_ps(f); }
 
-/* kr_unorm8_8 of blend_avx2.h: byte / 255.0f as the rounded reciprocal's
- * product and one exact-residual correction. */
-static inline v16 unorm8_16(__m512i bytes)
-{
-    const v16 k = v16_set1(255.0f), r = v16_set1(1.0f / 255.0f);
-    v16 f = _mm512_cvtepi32_ps(bytes);
-    v16 y = _mm512_mul_ps(f, r);
-    return _mm512_fmadd_ps(_mm512_fnmadd_ps(y, k, f), r, y);
-}
-
 void kr_unorm8_avx512(const uint8_t in[16], float out[16])
 {
-    _mm512_storeu_ps(
-        out, unorm8_16(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)in))));
+    _mm512_storeu_ps(out, kr_unorm8_16(_mm512_cvtepu8_epi32(
+                              _mm_loadu_si128((const __m128i *)(const void *)in))));
 }
 
 /* 16 floats as two 8-float loads: the shaders and kernels that wrote them
@@ -118,61 +109,11 @@ static inline v16 channel(kiln_blend_factor fs, kiln_blend_factor fd, kiln_blend
     if (op == KILN_BLEND_OP_ADD && fs == KILN_BLEND_ONE && fd == KILN_BLEND_ONE)
         return _mm512_add_ps(_mm512_mul_ps(s[c], one), _mm512_mul_ps(d[c], one));
     if (op == KILN_BLEND_OP_ADD && fs == KILN_BLEND_SRC_ALPHA && fd == KILN_BLEND_INV_SRC_ALPHA)
-        return _mm512_add_ps(_mm512_mul_ps(s[c], s[3]),
-                             _mm512_mul_ps(d[c], _mm512_sub_ps(one, s[3])));
+        return kr_blend_alpha16(s[c], s[3], d[c]);
     if (op == KILN_BLEND_OP_MIN || op == KILN_BLEND_OP_MAX) /* D3D10: no factors */
         return blend_op16(op, s[c], d[c]);
     return blend_op16(op, _mm512_mul_ps(s[c], factor16(fs, c, s, d, k)),
                       _mm512_mul_ps(d[c], factor16(fd, c, s, d, k)));
-}
-
-/* The block's target words, row r in lane r: a covered row whole, a
- * partly covered one with a masked load (uncovered words read as 0,
- * their bytes untouched), an uncovered one as zeros. */
-static inline __m512i load_block(const uint8_t *dst, size_t pitch, uint32_t mask)
-{
-    __m128i r0, r1, r2, r3;
-    if (mask == 0xffffu) {
-        r0 = _mm_loadu_si128((const __m128i *)(const void *)dst);
-        r1 = _mm_loadu_si128((const __m128i *)(const void *)(dst + pitch));
-        r2 = _mm_loadu_si128((const __m128i *)(const void *)(dst + 2 * pitch));
-        r3 = _mm_loadu_si128((const __m128i *)(const void *)(dst + 3 * pitch));
-    } else {
-        /* rows past the target's bottom are uncovered: no pointer to them */
-#define KR_ROW(i)                                                                                  \
-    ((mask >> (4 * (i)) & 15u) ? _mm_maskz_loadu_epi32((__mmask8)(mask >> (4 * (i)) & 15u),        \
-                                                       (const void *)(dst + (size_t)(i)*pitch))    \
-                               : _mm_setzero_si128())
-        r0 = KR_ROW(0);
-        r1 = KR_ROW(1);
-        r2 = KR_ROW(2);
-        r3 = KR_ROW(3);
-#undef KR_ROW
-    }
-    __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
-    __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(r2), r3, 1);
-    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-
-/* The covered words of each row (masked stores for partial rows). */
-static inline void store_block(uint8_t *dst, size_t pitch, __m512i px, uint32_t mask)
-{
-    if (mask == 0xffffu) {
-        _mm_storeu_si128((__m128i *)(void *)dst, _mm512_castsi512_si128(px));
-        _mm_storeu_si128((__m128i *)(void *)(dst + pitch), _mm512_extracti32x4_epi32(px, 1));
-        _mm_storeu_si128((__m128i *)(void *)(dst + 2 * pitch), _mm512_extracti32x4_epi32(px, 2));
-        _mm_storeu_si128((__m128i *)(void *)(dst + 3 * pitch), _mm512_extracti32x4_epi32(px, 3));
-        return;
-    }
-#define KR_ROW(i, v)                                                                               \
-    if (mask >> (4 * (i)) & 15u)                                                                   \
-        _mm_mask_storeu_epi32((void *)(dst + (size_t)(i)*pitch),                                   \
-                              (__mmask8)(mask >> (4 * (i)) & 15u), v);
-    KR_ROW(0, _mm512_castsi512_si128(px))
-    KR_ROW(1, _mm512_extracti32x4_epi32(px, 1))
-    KR_ROW(2, _mm512_extracti32x4_epi32(px, 2))
-    KR_ROW(3, _mm512_extracti32x4_epi32(px, 3))
-#undef KR_ROW
 }
 
 /* blend_rows of pixel_avx2.c for the whole block; bgra and kind are
@@ -194,14 +135,15 @@ BLEND_INLINE void blend_block(const kd_blend_rt *bl, const float k[4], uint8_t *
     const v16 zero = v16_set1(0.0f), one = v16_set1(1.0f), k255 = v16_set1(255.0f),
               half = v16_set1(0.5f);
     uint8_t *dst = base + (size_t)y * pitch + (size_t)x * 4;
-    __m512i old = load_block(dst, pitch, mask);
+    __m512i old = kr_load_block16(dst, pitch, mask);
     v16 src[4], out[4];
     for (int c = 0; c < 4; c++)
         src[c] = load16(col + c * B);
     if (kind) {
         v16 d[4];
         for (int c = 0; c < 4; c++) {
-            d[c] = unorm8_16(_mm512_and_si512(_mm512_srli_epi32(old, (unsigned)(8 * pos[c])), lo8));
+            d[c] =
+                kr_unorm8_16(_mm512_and_si512(_mm512_srli_epi32(old, (unsigned)(8 * pos[c])), lo8));
             /* src < 0 ? 0 : src > 1 ? 1 : src, NaN and -0 kept (max and min
              * return their second operand for NaN and equal operands) */
             src[c] = _mm512_min_ps(one, _mm512_max_ps(zero, src[c]));
@@ -235,7 +177,7 @@ BLEND_INLINE void blend_block(const kd_blend_rt *bl, const float k[4], uint8_t *
         const __m512i keepv = _mm512_set1_epi32((int)keep);
         px = _mm512_or_si512(_mm512_andnot_si512(keepv, px), _mm512_and_si512(old, keepv));
     }
-    store_block(dst, pitch, px, mask);
+    kr_store_block16(dst, pitch, px, mask);
 }
 
 /* The eight copies, byte order and kind constant in each. */
@@ -273,7 +215,7 @@ BLEND_INLINE void store_block_rgba8(uint8_t *base, uint32_t pitch, const int bgr
     __m512i px = _mm512_or_si512(
         _mm512_or_si512(ch[0], _mm512_slli_epi32(ch[1], 8)),
         _mm512_or_si512(_mm512_slli_epi32(ch[2], 16), _mm512_slli_epi32(ch[3], 24)));
-    store_block(base + (size_t)y * pitch + (size_t)x * 4, pitch, px, mask);
+    kr_store_block16(base + (size_t)y * pitch + (size_t)x * 4, pitch, px, mask);
 }
 
 static void store_rgba(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,

@@ -326,6 +326,17 @@ bool kr_fused_span_add_avx2(const struct kr_prim *p, const struct kr_fb *fb, int
                             int y1);
 bool kr_fused_span_alpha_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0,
                               int x1, int y1);
+/* The four at the AVX-512 level (fused_avx512.c): a block per vector, the
+ * same bytes; kr_add_band_avx512 is kr_add_band_avx2 on 16 pixels. */
+uint32_t kr_add_band_avx512(const int32_t m[4][16]);
+bool kr_fused_shade_add_avx512(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
+                               uint32_t mask);
+bool kr_fused_shade_alpha_avx512(const struct kr_prim *p, const struct kr_fb *fb, int x, int y,
+                                 uint32_t mask);
+bool kr_fused_span_add_avx512(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0,
+                              int x1, int y1);
+bool kr_fused_span_alpha_avx512(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0,
+                                int x1, int y1);
 /* The same for KILN_EFFECT_VERTEX_COLOR and KILN_EFFECT_LIT (pixel_avx2.c):
  * kr_interpolate_avx2's floats, the effect's kernel's arithmetic and
  * kr_drawx.write8, in registers between them. */

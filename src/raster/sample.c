@@ -2370,6 +2370,8 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb)
         bool bgra = fb->rt_format[0] == KILN_FORMAT_B8G8R8A8_UNORM;
         sd->flip = sd->swap != bgra;
         sd->keep = kr_keep_bytes(bl->write_mask, bgra);
+        if (dx->wide16) /* a block per vector */
+            return kind == 1 ? kr_fused_shade_add_avx512 : kr_fused_shade_alpha_avx512;
         return kind == 1 ? kr_fused_shade_add_avx2 : kr_fused_shade_alpha_avx2;
     }
     return kr_fused_shade_avx2;
@@ -2381,6 +2383,10 @@ kr_span_fn kr_span_select(const kr_drawx *dx)
         return kr_fused_span_add_avx2;
     if (dx->direct == kr_fused_shade_alpha_avx2)
         return kr_fused_span_alpha_avx2;
+    if (dx->direct == kr_fused_shade_add_avx512)
+        return kr_fused_span_add_avx512;
+    if (dx->direct == kr_fused_shade_alpha_avx512)
+        return kr_fused_span_alpha_avx512;
     if (dx->direct == kr_fused_block_avx2)
         return kr_fused_span_block_avx2;
     return NULL;
