@@ -19,12 +19,13 @@
  * so all 2,000 stay one scene (one command queued; it was four), and
  * each column holds its last draw's color.
  *
- * batched: a sprite batch's pattern, a DYNAMIC vertex buffer appended
- * with NO_OVERWRITE (WRITE_DISCARD when full) and a draw after each
- * append. A draw binding the storage the scene's newest bind record holds
- * shares it, DYNAMIC or not: 192 draws over three renames allocate no bind
- * record each (a handful of allocations for the scene's arrays; it was one
- * or more a draw), and each column holds the color its last append wrote.
+ * batched: a DYNAMIC vertex buffer rewritten with WRITE_DISCARD three
+ * times, 64 quads each time, and a draw of each quad after each rewrite.
+ * A draw binding the storage the scene's newest bind record holds shares
+ * it, DYNAMIC or not: the 192 draws make one scene and allocate no bind
+ * record each (a handful of allocations for the scene's arrays and a
+ * record per rename; it was one or more a draw), and each column holds
+ * the color of its last draw.
  *
  * renamed_elsewhere: the draw compares a DYNAMIC resource's storage
  * without the scheduler mutex while another context's WRITE_DISCARD may
@@ -254,7 +255,7 @@ static void textured(kiln_exec_mode mode, uint32_t threads)
 
 enum { BATCH_QUADS = W, BATCH_DRAWS = 3 * W };
 
-/* batched's append i's color (the quad over column i % W) */
+/* batched's draw i's color (the quad over column i % W) */
 static float batch_color(uint32_t i, int c)
 {
     return c == 3 ? 1.0f : (float)((i * (5u + (uint32_t)c * 11u) + 17u) % 256u) / 255.0f;
@@ -289,22 +290,24 @@ static void batched(kiln_exec_mode mode, uint32_t threads)
     uint64_t allocs = 0;
     for (uint32_t i = 0; i < BATCH_DRAWS; i++) {
         uint32_t slot = i % BATCH_QUADS;
-        kiln_mapped_subresource m;
-        kiln_map_type how = slot == 0 ? KILN_MAP_WRITE_DISCARD : KILN_MAP_WRITE_NO_OVERWRITE;
-        CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(vb), 0, how, 0, &m), KILN_OK);
-        if (m.data) {
-            float q[6][4], (*v)[8] = (void *)((uint8_t *)m.data + slot * quad_bytes);
-            quad(q, (int)slot, 0, (int)slot + 1, H);
-            for (int k = 0; k < 6; k++)
-                for (int c = 0; c < 4; c++) {
-                    v[k][c] = q[k][c];
-                    v[k][4 + c] = batch_color(i, c);
-                }
+        if (slot == 0) { /* the next 64 quads, in fresh storage */
+            kiln_mapped_subresource m;
+            CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(vb), 0, KILN_MAP_WRITE_DISCARD, 0, &m),
+                         KILN_OK);
+            for (uint32_t k = 0; m.data && k < BATCH_QUADS; k++) {
+                float q[6][4], (*v)[8] = (void *)((uint8_t *)m.data + k * quad_bytes);
+                quad(q, (int)k, 0, (int)k + 1, H);
+                for (int j = 0; j < 6; j++)
+                    for (int c = 0; c < 4; c++) {
+                        v[j][c] = q[j][c];
+                        v[j][4 + c] = batch_color(i + k, c);
+                    }
+            }
+            CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(vb), 0), KILN_OK);
         }
-        CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(vb), 0), KILN_OK);
-        uint64_t before = counter_allocs(&cnt);
+        uint64_t at = counter_allocs(&cnt);
         CHECK_RESULT(kiln_draw(ctx, 6, 6 * slot), KILN_OK);
-        allocs += counter_allocs(&cnt) - before;
+        allocs += counter_allocs(&cnt) - at;
     }
     CHECK_RESULT(kiln_flush(ctx), KILN_OK);
     kiln_device_get_stats(dev, &after);
@@ -366,8 +369,8 @@ static void renamed_elsewhere(void)
     renamer r = {dev, dynamic_buffer(dev, KILN_BIND_CONSTANT_BUFFER, 16), 0, 0};
     CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &r.cb), KILN_OK);
     kiln_buffer vb = bind_columns(dev, ctx);
-    const float black[4] = {0, 0, 1, 1};
-    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    const float blue[4] = {0, 0, 1, 1};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, blue), KILN_OK);
     pthread_t th;
     bool started = pthread_create(&th, NULL, rename_loop, &r) == 0;
     CHECK(started);

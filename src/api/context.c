@@ -611,12 +611,12 @@ static kiln_result map(kiln_context *ctx, kiln_resource handle, uint32_t sub, ki
     /* WRITE_DISCARD renames the resource to fresh storage that nothing
      * queued uses: the draws gathered so far keep the storages they
      * captured, so the scene stays open (an application mapping per-draw
-     * constants this way keeps all its draws in one scene). NO_OVERWRITE
-     * writes bytes the app promises no draw before it reads (a sprite
-     * batch appending to a DYNAMIC buffer), and no command writes DYNAMIC
-     * storage: the scene stays open too. Every other Map follows the
-     * gathered draws. */
-    if (type != KILN_MAP_WRITE_DISCARD && type != KILN_MAP_WRITE_NO_OVERWRITE)
+     * constants this way keeps all its draws in one scene). Every other
+     * Map follows the gathered draws: NO_OVERWRITE too, whose grant on the
+     * storage the gathered draws read would otherwise come before their
+     * reads, which would then wait for the Unmap (a finish while mapped
+     * could never complete; docs/queue.md, Map). */
+    if (type != KILN_MAP_WRITE_DISCARD)
         KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     if (!out)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_mapped is NULL");
