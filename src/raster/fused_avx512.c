@@ -12,7 +12,6 @@
  * No contraction into fused multiply-adds (off here and in effects.cmake):
  * the only FMAs are quot16's, written out.
  */
-#include "blend_avx512.h"
 #include "effects.h"
 #include "fused.h"
 #include "prim.h"
@@ -24,6 +23,8 @@
 #elif defined(__GNUC__)
 #pragma GCC optimize("fp-contract=off")
 #endif
+
+#include "blend_avx512.h"
 
 #include <immintrin.h>
 #include <string.h>

@@ -13,7 +13,6 @@
  * only at that level. No contraction: the only fused multiply-adds are
  * unorm8_16's, written out.
  */
-#include "blend_avx512.h"
 #include "effects.h"
 #include "prim.h"
 
@@ -24,6 +23,8 @@
 #elif defined(__GNUC__)
 #pragma GCC optimize("fp-contract=off")
 #endif
+
+#include "blend_avx512.h"
 
 #include <immintrin.h>
 #include <string.h>
