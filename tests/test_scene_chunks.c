@@ -20,7 +20,8 @@
  *   segments of 1,024).
  * Blending adds the colors, each draw's at most 1/255 a channel and red
  * 1/255 for every vertex-colored one, so every draw shows in the sums
- * (none saturates: checked); alpha is the last draw's (ONE, ZERO), so the
+ * (every color channel checked below 255); alpha is the last draw's
+ * (ONE, ZERO), so the
  * order shows too. The trace shows the chunks: one scene, its setup in 8
  * "scene setup chunk" slices (4 counted, 4 filled). Mutation caught: the
  * last op of each chunk but the last left out.
@@ -229,16 +230,17 @@ int main(void)
     snprintf(path, sizeof path, "/tmp/kiln-test-chunks-%d.json", (int)getpid());
     uint8_t *want = render(KILN_EXEC_ASYNC, 2, true, NULL);
     CHECK(want != NULL);
-    /* every pixel drawn, none saturated: red counts the vertex-colored
-     * draws over a pixel */
+    /* every pixel drawn (red counts the vertex-colored draws over it), no
+     * color channel saturated */
     uint32_t drawn = 0, hi = 0;
     for (uint32_t i = 0; want && i < SIZE * SIZE; i++) {
         drawn += want[4 * i] != 0;
-        hi = want[4 * i] > hi ? want[4 * i] : hi;
+        for (int c = 0; c < 3; c++)
+            hi = want[4 * i + c] > hi ? want[4 * i + c] : hi;
     }
     CHECK(drawn == SIZE * SIZE && hi < 255);
     if (!(drawn == SIZE * SIZE && hi < 255))
-        fprintf(stderr, "    %u pixels drawn, red up to %u\n", drawn, hi);
+        fprintf(stderr, "    %u pixels drawn, a color channel up to %u\n", drawn, hi);
     const struct {
         kiln_exec_mode mode;
         uint32_t threads;

@@ -1278,8 +1278,6 @@ static kiln_result validate_objects(kiln_context *ctx, const char *api, bool ind
     return KILN_OK;
 }
 
-/* `is_auto`: draw_auto, whose vertex count is known only when it runs
- * (its per-vertex reads are bounded then, as an indexed draw's). */
 /* ka_pipeline.max_vertex and full_check for the bound layout and
  * buffers (validate_objects passed: every element's slot has a buffer). */
 static void vertex_limits(ka_pipeline *p)
@@ -1301,6 +1299,8 @@ static void vertex_limits(ka_pipeline *p)
     }
 }
 
+/* `is_auto`: draw_auto, whose vertex count is known only when it runs
+ * (its per-vertex reads are bounded then, as an indexed draw's). */
 static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, bool is_auto, uint32_t count,
                             uint32_t start, uint32_t instances, uint32_t start_instance)
 {
@@ -1339,7 +1339,8 @@ static kiln_result validate(kiln_context *ctx, const char *api, bool indexed, bo
         kres_resource *vb = p->vb[el->slot];
         uint64_t last;
         if (el->per_instance)
-            last = start_instance + (instances - 1) / (el->instance_step_rate ? el->instance_step_rate : 1);
+            last = (uint64_t)start_instance +
+                   (instances - 1) / (el->instance_step_rate ? el->instance_step_rate : 1);
         else if (!indexed && !is_auto)
             last = (uint64_t)start + count - 1;
         else
