@@ -27,6 +27,12 @@
  * record per rename; it was one or more a draw), and each column holds
  * the color of its last draw.
  *
+ * finish_while_mapped: a draw of a DYNAMIC vertex buffer, then a
+ * NO_OVERWRITE Map of it (the next batch's bytes), then kiln_finish
+ * before the Unmap: the draw was called before the Map and must complete
+ * (with the scene left open across the Map, its read waited for the
+ * Unmap and the finish returned WOULD_DEADLOCK).
+ *
  * renamed_elsewhere: the draw compares a DYNAMIC resource's storage
  * without the scheduler mutex while another context's WRITE_DISCARD may
  * rename it: 3,000 draws reading a constant buffer on one thread, 3,000
@@ -325,6 +331,47 @@ static void batched(kiln_exec_mode mode, uint32_t threads)
     kiln_device_destroy(dev);
 }
 
+static void finish_while_mapped(kiln_exec_mode mode, uint32_t threads)
+{
+    kiln_device *dev = th_device(mode, threads);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+    ru_pipe p = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
+    ru_bind_pipe(ctx, &p);
+    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    kiln_buffer cb = dynamic_buffer(dev, KILN_BIND_CONSTANT_BUFFER, 16);
+    CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
+    const float green[4] = {0, 1, 0, 1};
+    write_discard(ctx, cb, green, sizeof green);
+    kiln_buffer vb = dynamic_buffer(dev, KILN_BIND_VERTEX_BUFFER, sizeof(float) * 24);
+    uint32_t stride = 16, off = 0;
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &vb, &stride, &off), KILN_OK);
+    float v[6][4];
+    quad(v, 0, 0, W, H);
+    write_discard(ctx, vb, v, sizeof v);
+    const float black[4] = {0, 0, 0, 1};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    CHECK_RESULT(kiln_draw(ctx, 6, 0), KILN_OK);
+    kiln_mapped_subresource m;
+    CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(vb), 0, KILN_MAP_WRITE_NO_OVERWRITE, 0, &m),
+                 KILN_OK);
+    CHECK_RESULT(kiln_finish(ctx), KILN_OK);
+    CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(vb), 0), KILN_OK);
+    uint8_t img[W * H * 4];
+    if (ru_read(dev, rt.tex, 0, img)) {
+        uint32_t bad = 0;
+        for (int i = 0; i < W * H; i++)
+            bad += img[4 * i] != 0 || img[4 * i + 1] != 255 || img[4 * i + 2] != 0;
+        CHECK_EQ_INT(bad, 0);
+    }
+    kiln_destroy_buffer(dev, cb);
+    kiln_destroy_buffer(dev, vb);
+    kiln_destroy_rasterizer_state(dev, rs);
+    ru_free_pipe(dev, &p);
+    ru_free_tex(dev, &rt);
+    kiln_device_destroy(dev);
+}
+
 enum { RENAMES = 3000 };
 
 typedef struct renamer {
@@ -403,6 +450,9 @@ static void renamed_elsewhere(void)
 
 int main(void)
 {
+    finish_while_mapped(KILN_EXEC_SERIAL, 0);
+    finish_while_mapped(KILN_EXEC_ASYNC, 1);
+    finish_while_mapped(KILN_EXEC_ASYNC, 2);
     renamed_elsewhere();
     batched(KILN_EXEC_SERIAL, 0);
     batched(KILN_EXEC_ASYNC, 1);
