@@ -112,16 +112,43 @@ static void quad(float v[6][4], int x0, int y0, int x1, int y1)
     }
 }
 
+/* What every case here draws with: a W x H RGBA8 target, a pipeline
+ * (vary: one varying, the pixel shader writing it; else the pixel shader
+ * writing PS cb0) and the target-covering viewport and rasterizer state. */
+typedef struct rig {
+    kiln_device *dev;
+    kiln_context *ctx;
+    ru_tex rt;
+    ru_pipe p;
+    kiln_rasterizer_state rs;
+} rig;
+
+static rig rig_open(kiln_device *dev, int vary)
+{
+    rig g = {.dev = dev, .ctx = kiln_device_immediate_context(dev)};
+    g.rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+    g.p = vary ? ru_make_pipe(dev, 1, RU_PS_VARY, 1, 0) : ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
+    ru_bind_pipe(g.ctx, &g.p);
+    g.rs = ru_target_2d(dev, g.ctx, &g.rt);
+    return g;
+}
+
+/* Frees the rig and its device. */
+static void rig_close(rig *g)
+{
+    kiln_destroy_rasterizer_state(g->dev, g->rs);
+    ru_free_pipe(g->dev, &g->p);
+    ru_free_tex(g->dev, &g->rt);
+    kiln_device_destroy(g->dev);
+}
+
 static void run(kiln_exec_mode mode, uint32_t threads)
 {
     kiln_device *dev = th_device(mode, threads);
-    kiln_context *ctx = kiln_device_immediate_context(dev);
-    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
-    ru_pipe p = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
-    ru_bind_pipe(ctx, &p);
-    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    rig g = rig_open(dev, 0);
+    kiln_context *ctx = g.ctx;
     const float black[4] = {0, 0, 0, 1};
-    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    CHECK_RESULT(kiln_clear_rtv(ctx, g.rt.rtv, black), KILN_OK);
 
     /* 1. per-draw constants: one static quad buffer, a constant buffer per draw */
     kiln_buffer cb = dynamic_buffer(dev, KILN_BIND_CONSTANT_BUFFER, 16);
@@ -154,14 +181,11 @@ static void run(kiln_exec_mode mode, uint32_t threads)
         CHECK_RESULT(kiln_draw(ctx, 6, 0), KILN_OK);
     }
 
-    check_image(dev, &rt, col_at, col_color);
+    check_image(dev, &g.rt, col_at, col_color);
     kiln_destroy_buffer(dev, cb);
     kiln_destroy_buffer(dev, vb);
     kiln_destroy_buffer(dev, dvb);
-    kiln_destroy_rasterizer_state(dev, rs);
-    ru_free_pipe(dev, &p);
-    ru_free_tex(dev, &rt);
-    kiln_device_destroy(dev);
+    rig_close(&g);
 }
 
 /* A vertex buffer of a quad over each column (quad x: vertices 6x..6x+5),
@@ -208,15 +232,12 @@ static uint32_t tex_at(int x, int y)
 static void textured(kiln_exec_mode mode, uint32_t threads)
 {
     kiln_device *dev = th_device(mode, threads);
-    kiln_context *ctx = kiln_device_immediate_context(dev);
-    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
-    ru_pipe p = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
+    rig g = rig_open(dev, 0);
+    kiln_context *ctx = g.ctx;
     kiln_pixel_shader ps;
     kiln_pixel_shader_desc pd = {.fn = ps_tex_cb, .num_outputs = 1};
     CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
-    ru_bind_pipe(ctx, &p);
     CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
-    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
     const uint8_t white[4] = {255, 255, 255, 255};
     kiln_texture2d_desc td = {.width = 1,
                               .height = 1,
@@ -234,7 +255,7 @@ static void textured(kiln_exec_mode mode, uint32_t threads)
     CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
     kiln_buffer vb = bind_columns(dev, ctx);
     const float black[4] = {0, 0, 0, 1};
-    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    CHECK_RESULT(kiln_clear_rtv(ctx, g.rt.rtv, black), KILN_OK);
     kiln_device_stats before, after;
     kiln_device_get_stats(dev, &before);
     for (uint32_t i = 0; i < TEX_DRAWS; i++) {
@@ -247,16 +268,13 @@ static void textured(kiln_exec_mode mode, uint32_t threads)
     CHECK_RESULT(kiln_flush(ctx), KILN_OK);
     kiln_device_get_stats(dev, &after);
     CHECK_EQ_INT(after.commands_queued - before.commands_queued, 1);
-    check_image(dev, &rt, tex_at, tex_color);
+    check_image(dev, &g.rt, tex_at, tex_color);
     kiln_destroy_buffer(dev, cb);
     kiln_destroy_buffer(dev, vb);
     kiln_destroy_srv(dev, srv);
     kiln_destroy_texture(dev, tex);
     kiln_destroy_pixel_shader(dev, ps);
-    kiln_destroy_rasterizer_state(dev, rs);
-    ru_free_pipe(dev, &p);
-    ru_free_tex(dev, &rt);
-    kiln_device_destroy(dev);
+    rig_close(&g);
 }
 
 enum { BATCH_QUADS = W, BATCH_DRAWS = 3 * W };
@@ -281,16 +299,13 @@ static void batched(kiln_exec_mode mode, uint32_t threads)
     CHECK_RESULT(res, KILN_OK);
     if (!dev)
         return;
-    kiln_context *ctx = kiln_device_immediate_context(dev);
-    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
-    ru_pipe p = ru_make_pipe(dev, 1, RU_PS_VARY, 1, 0);
-    ru_bind_pipe(ctx, &p);
-    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    rig g = rig_open(dev, 1);
+    kiln_context *ctx = g.ctx;
     const uint32_t stride = 32, quad_bytes = 6 * 32, off = 0;
     kiln_buffer vb = dynamic_buffer(dev, KILN_BIND_VERTEX_BUFFER, BATCH_QUADS * quad_bytes);
     CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &vb, &stride, &off), KILN_OK);
     const float black[4] = {0, 0, 0, 1};
-    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    CHECK_RESULT(kiln_clear_rtv(ctx, g.rt.rtv, black), KILN_OK);
     kiln_device_stats before, after;
     kiln_device_get_stats(dev, &before);
     uint64_t allocs = 0;
@@ -323,22 +338,16 @@ static void batched(kiln_exec_mode mode, uint32_t threads)
     if (allocs > 16)
         fprintf(stderr, "    %llu allocations in %u draws\n", (unsigned long long)allocs,
                 BATCH_DRAWS);
-    check_image(dev, &rt, batch_at, batch_color);
+    check_image(dev, &g.rt, batch_at, batch_color);
     kiln_destroy_buffer(dev, vb);
-    kiln_destroy_rasterizer_state(dev, rs);
-    ru_free_pipe(dev, &p);
-    ru_free_tex(dev, &rt);
-    kiln_device_destroy(dev);
+    rig_close(&g);
 }
 
 static void finish_while_mapped(kiln_exec_mode mode, uint32_t threads)
 {
     kiln_device *dev = th_device(mode, threads);
-    kiln_context *ctx = kiln_device_immediate_context(dev);
-    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
-    ru_pipe p = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
-    ru_bind_pipe(ctx, &p);
-    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    rig g = rig_open(dev, 0);
+    kiln_context *ctx = g.ctx;
     kiln_buffer cb = dynamic_buffer(dev, KILN_BIND_CONSTANT_BUFFER, 16);
     CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
     const float green[4] = {0, 1, 0, 1};
@@ -350,7 +359,7 @@ static void finish_while_mapped(kiln_exec_mode mode, uint32_t threads)
     quad(v, 0, 0, W, H);
     write_discard(ctx, vb, v, sizeof v);
     const float black[4] = {0, 0, 0, 1};
-    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    CHECK_RESULT(kiln_clear_rtv(ctx, g.rt.rtv, black), KILN_OK);
     CHECK_RESULT(kiln_draw(ctx, 6, 0), KILN_OK);
     kiln_mapped_subresource m;
     CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(vb), 0, KILN_MAP_WRITE_NO_OVERWRITE, 0, &m),
@@ -358,7 +367,7 @@ static void finish_while_mapped(kiln_exec_mode mode, uint32_t threads)
     CHECK_RESULT(kiln_finish(ctx), KILN_OK);
     CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(vb), 0), KILN_OK);
     uint8_t img[W * H * 4];
-    if (ru_read(dev, rt.tex, 0, img)) {
+    if (ru_read(dev, g.rt.tex, 0, img)) {
         uint32_t bad = 0;
         for (int i = 0; i < W * H; i++)
             bad += img[4 * i] != 0 || img[4 * i + 1] != 255 || img[4 * i + 2] != 0;
@@ -366,10 +375,7 @@ static void finish_while_mapped(kiln_exec_mode mode, uint32_t threads)
     }
     kiln_destroy_buffer(dev, cb);
     kiln_destroy_buffer(dev, vb);
-    kiln_destroy_rasterizer_state(dev, rs);
-    ru_free_pipe(dev, &p);
-    ru_free_tex(dev, &rt);
-    kiln_device_destroy(dev);
+    rig_close(&g);
 }
 
 enum { RENAMES = 3000 };
@@ -408,16 +414,13 @@ static void *rename_loop(void *arg)
 static void renamed_elsewhere(void)
 {
     kiln_device *dev = th_device(KILN_EXEC_ASYNC, 2);
-    kiln_context *ctx = kiln_device_immediate_context(dev);
-    ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
-    ru_pipe p = ru_make_pipe(dev, 0, RU_PS_CB, 1, 0);
-    ru_bind_pipe(ctx, &p);
-    kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+    rig g = rig_open(dev, 0);
+    kiln_context *ctx = g.ctx;
     renamer r = {dev, dynamic_buffer(dev, KILN_BIND_CONSTANT_BUFFER, 16), 0, 0};
     CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &r.cb), KILN_OK);
     kiln_buffer vb = bind_columns(dev, ctx);
     const float blue[4] = {0, 0, 1, 1};
-    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, blue), KILN_OK);
+    CHECK_RESULT(kiln_clear_rtv(ctx, g.rt.rtv, blue), KILN_OK);
     pthread_t th;
     bool started = pthread_create(&th, NULL, rename_loop, &r) == 0;
     CHECK(started);
@@ -429,7 +432,7 @@ static void renamed_elsewhere(void)
         CHECK_EQ_INT(r.failed, 0);
     }
     uint8_t img[W * H * 4];
-    if (ru_read(dev, rt.tex, 0, img)) {
+    if (ru_read(dev, g.rt.tex, 0, img)) {
         uint32_t bad = 0;
         for (uint32_t i = 0; i < W * H; i++) {
             const uint8_t *px = img + 4 * i;
@@ -442,10 +445,7 @@ static void renamed_elsewhere(void)
     }
     kiln_destroy_buffer(dev, r.cb);
     kiln_destroy_buffer(dev, vb);
-    kiln_destroy_rasterizer_state(dev, rs);
-    ru_free_pipe(dev, &p);
-    ru_free_tex(dev, &rt);
-    kiln_device_destroy(dev);
+    rig_close(&g);
 }
 
 int main(void)
