@@ -36,6 +36,12 @@
  *  (g)  50,000 particles: 3 to 8 px square sprites (a 32x32 texture with a
  *       round alpha falloff), alpha blending, depth test LESS with writes
  *       off, random depths. One draw, as particle systems batch them.
+ *  (g/sb) (g) as a sprite batch writes it (DirectXTK's SpriteBatch, D3D10
+ *       samples): one DYNAMIC vertex buffer of 2,048 sprites; per batch of
+ *       256, a WRITE_NO_OVERWRITE Map (WRITE_DISCARD when the buffer is
+ *       full and starts over), the batch's vertices copied in, Unmap, one
+ *       draw of the batch: 196 Maps and draws a frame. The same vertices
+ *       in the same order as (g): the image is (g)'s, bit for bit.
  *  (a/4x), (e/4x) the cost of multisampling: (a) and (e) drawn into a 4x
  *       RGBA8 target with a 4x D32_FLOAT depth buffer (sample_count 4),
  *       cleared as the 1x ones, the frame ending with
@@ -66,6 +72,7 @@
  *               5:6:5 to float, then to UNORM8); raw GL within 1 per
  *               channel (llvmpipe widens 5:6:5 by bit replication, which
  *               differs by 1 from that rounding on a few codes);
+ *  (g/sb)       (g)'s checks, and the image is bit-identical to (g)'s;
  *  (e), (g)     at least 50% (e) / 20% (g) of the pixels drawn and at
  *               least 200 / 50 distinct colors (a blank, flat or
  *               half-drawn image fails);
@@ -130,8 +137,8 @@
  *
  * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N] [--soft-only]
  *                     [--scenes LIST]
- * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,a/4x,e/4x,scaling (default:
- * all), e.g. to profile one scene with perf.
+ * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,g/sb,c/bc1,a/4x,e/4x,scaling
+ * (default: all), e.g. to profile one scene with perf.
  *
  * What a run costs (1920x1080, the 2-core development machine shared with
  * other builds, load average 3-6): the default run (every scene, 10
@@ -170,6 +177,8 @@ typedef struct anchor_gl anchor_gl; /* no raw GL anchor without the osmesa backe
 #define TEX_CELL 64u      /* flat-colored cells of the texture */
 #define N_MESH_QUADS 1500u /* (e): 3,000 triangles */
 #define N_PARTICLES 50000u /* (g) */
+#define SB_CAPACITY 2048u  /* (g/sb): sprites the dynamic buffer holds */
+#define SB_BATCH 256u      /* and a batch's sprites (one Map, one draw) */
 #define PART_TEX 32u       /* (g)'s particle texture */
 #define OBJ_COLS 40u       /* (f): the objects example's 40 x 25 cubes */
 #define OBJ_ROWS 25u
@@ -501,7 +510,7 @@ typedef struct rig {
     kiln_rtv rtv_ms;
     kiln_dsv dsv_ms;
     kiln_srv srv, srv_mips, srv_part, srv_bc1; /* bc1: 0 where the backend refuses BC */
-    kiln_buffer identity, proj, vb_small, vb_mid, vb_quad, vb_mesh, vb_part;
+    kiln_buffer identity, proj, vb_small, vb_mid, vb_quad, vb_mesh, vb_part, vb_sprites;
     kiln_vertex_shader vs_color, vs_tex;
     kiln_pixel_shader ps_color, ps_tex, ps_user;
     kiln_input_layout layout_color, layout_tex;
@@ -638,6 +647,11 @@ static void rig_init_backend(rig *r, kiln_backend backend, kiln_exec_mode mode, 
                              (uint32_t)(sizeof(vtx_tex) * 6 * N_MESH_QUADS));
     r->vb_part = make_buffer(dev, KILN_BIND_VERTEX_BUFFER, particles,
                              (uint32_t)(sizeof(vtx_tex) * 6 * N_PARTICLES));
+    kiln_buffer_desc sbd = {.size = (uint32_t)(sizeof(vtx_tex) * 6 * SB_CAPACITY),
+                            .usage = KILN_USAGE_DYNAMIC,
+                            .bind_flags = KILN_BIND_VERTEX_BUFFER,
+                            .cpu_access = KILN_CPU_ACCESS_WRITE};
+    CHECK(kiln_create_buffer(dev, &sbd, NULL, &r->vb_sprites));
     /* (f): the objects example's buffers and states */
     {
         demo_cube_vertex m[DEMO_CUBE_VERTICES];
@@ -779,24 +793,31 @@ static void rig_fini(rig *r)
  * ------------------------------------------------------------------------- */
 
 typedef enum scene_id {
-    SC_SMALL, SC_MID, SC_LAYERS, SC_LAYERS_PS, SC_LAYERS_BLEND, SC_LAYERS_ALPHA, SC_DRAWS, SC_MESH,
-    SC_PARTICLES, SC_OBJECTS, SC_LAYERS_BC1, SC_SMALL_MS, SC_MESH_MS, SC_COUNT
+    SC_SMALL,
+    SC_MID,
+    SC_LAYERS,
+    SC_LAYERS_PS,
+    SC_LAYERS_BLEND,
+    SC_LAYERS_ALPHA,
+    SC_DRAWS,
+    SC_MESH,
+    SC_PARTICLES,
+    SC_OBJECTS,
+    SC_LAYERS_BC1,
+    SC_SMALL_MS,
+    SC_MESH_MS,
+    SC_SPRITES,
+    SC_COUNT
 } scene_id;
 
 static const char *const scene_names[SC_COUNT] = {
-    "(a) 100k small tris, 1 draw",
-    "(b) 10k mid tris (20-40px), 1 draw",
-    "(c) 16 textured layers, blend off",
-    "(c/ps) as (c), user pixel shader",
-    "(c+) 16 textured layers, blend add",
-    "(c+a) 16 layers, SRC_ALPHA/INV_SRC_A",
-    "(d) 100k draw calls, 1 tri each",
-    "(e) 3k tris, persp, depth, trilinear",
-    "(g) 50k particles, alpha, depth test",
-    "(f) 1k lit cubes, 1 map+draw each",
-    "(c/bc1) as (c), BC1 texture",
-    "(a/4x) as (a), 4x MSAA + resolve",
-    "(e/4x) as (e), 4x MSAA + resolve",
+    "(a) 100k small tris, 1 draw",          "(b) 10k mid tris (20-40px), 1 draw",
+    "(c) 16 textured layers, blend off",    "(c/ps) as (c), user pixel shader",
+    "(c+) 16 textured layers, blend add",   "(c+a) 16 layers, SRC_ALPHA/INV_SRC_A",
+    "(d) 100k draw calls, 1 tri each",      "(e) 3k tris, persp, depth, trilinear",
+    "(g) 50k particles, alpha, depth test", "(f) 1k lit cubes, 1 map+draw each",
+    "(c/bc1) as (c), BC1 texture",          "(a/4x) as (a), 4x MSAA + resolve",
+    "(e/4x) as (e), 4x MSAA + resolve",     "(g/sb) as (g), NO_OVERWRITE batches",
 };
 
 /* (a/4x) and (e/4x) are (a) and (e) drawn into the 4x target. */
@@ -832,12 +853,15 @@ static void scene_bind(rig *r, scene_id sc)
         CHECK(kiln_om_set_blend_state(ctx, r->blend_off, NULL));
         return;
     }
-    if (sc == SC_MESH || sc == SC_PARTICLES) {
+    if (sc == SC_MESH || sc == SC_PARTICLES || sc == SC_SPRITES) {
         uint32_t stride = sizeof(vtx_tex), zero = 0;
         bool mesh_sc = sc == SC_MESH;
         CHECK(kiln_ia_set_input_layout(ctx, r->layout_tex));
-        CHECK(kiln_ia_set_vertex_buffers(ctx, 0, 1, mesh_sc ? &r->vb_mesh : &r->vb_part, &stride,
-                                         &zero));
+        CHECK(kiln_ia_set_vertex_buffers(ctx, 0, 1,
+                                         mesh_sc            ? &r->vb_mesh
+                                         : sc == SC_SPRITES ? &r->vb_sprites
+                                                            : &r->vb_part,
+                                         &stride, &zero));
         CHECK(kiln_vs_set_shader(ctx, r->vs_tex));
         CHECK(kiln_ps_set_shader(ctx, r->ps_tex));
         CHECK(kiln_vs_set_constant_buffers(ctx, 0, 1, mesh_sc ? &r->proj : &r->identity));
@@ -887,7 +911,9 @@ static uint64_t scene_items(scene_id sc)
     case SC_DRAWS: return N_SMALL;
     case SC_MID: return N_MID;
     case SC_MESH: return 2 * N_MESH_QUADS;
-    case SC_PARTICLES: return N_PARTICLES;
+    case SC_PARTICLES:
+    case SC_SPRITES:
+        return N_PARTICLES;
     case SC_OBJECTS: return N_OBJECTS;
     default: return N_LAYERS;
     }
@@ -920,6 +946,21 @@ static double frame(rig *r, scene_id sc, double *issue_ms, double *cpu)
         break;
     case SC_MESH: CHECK(kiln_draw(ctx, 6 * N_MESH_QUADS, 0)); break;
     case SC_PARTICLES: CHECK(kiln_draw(ctx, 6 * N_PARTICLES, 0)); break;
+    case SC_SPRITES: /* appended batch by batch, each drawn after its Unmap */
+        for (uint32_t i = 0, at = 0; i < N_PARTICLES; i += SB_BATCH) {
+            uint32_t n = N_PARTICLES - i < SB_BATCH ? N_PARTICLES - i : SB_BATCH;
+            if (at + n > SB_CAPACITY)
+                at = 0;
+            kiln_mapped_subresource m;
+            CHECK(kiln_map(ctx, kiln_buffer_resource(r->vb_sprites), 0,
+                           at ? KILN_MAP_WRITE_NO_OVERWRITE : KILN_MAP_WRITE_DISCARD, 0, &m));
+            memcpy((vtx_tex *)m.data + 6 * (size_t)at, particles + 6 * (size_t)i,
+                   sizeof(vtx_tex) * 6 * n);
+            CHECK(kiln_unmap(ctx, kiln_buffer_resource(r->vb_sprites), 0));
+            CHECK(kiln_draw(ctx, 6 * n, 6 * at));
+            at += n;
+        }
+        break;
     case SC_OBJECTS: /* as the objects example: per-draw constants, WRITE_DISCARD */
         for (uint32_t i = 0; i < N_OBJECTS; i++) {
             kiln_mapped_subresource m;
@@ -1199,8 +1240,8 @@ static int usage(FILE *f)
 
 static bool parse_scenes(const char *list, config *c)
 {
-    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps",  "c+",   "c+a", "d",
-                                               "e", "g", "f", "c/bc1", "a/4x", "e/4x"};
+    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps",  "c+",   "c+a",  "d",
+                                               "e", "g", "f", "c/bc1", "a/4x", "e/4x", "g/sb"};
     memset(c->scene, 0, sizeof c->scene);
     c->scaling = false;
     char buf[128];
@@ -1286,7 +1327,7 @@ int main(int argc, char **argv)
     bc1_blocks = make_bc1_data();
     size_t img_size = (size_t)W * H * 4;
     uint8_t *img = xmalloc(img_size), *img_a = xmalloc(img_size), *img_1 = xmalloc(img_size);
-    uint8_t *img_c = xmalloc(img_size);
+    uint8_t *img_c = xmalloc(img_size), *img_g = xmalloc(img_size);
 
     rig main_rig;
     rig_init(&main_rig, KILN_EXEC_ASYNC, c.threads, &small, &mid, texels);
@@ -1368,9 +1409,16 @@ int main(int argc, char **argv)
             r->ok = check_cover(scene_names[sc], img, 0.5, 200, &covered[sc]);
             break;
         case SC_PARTICLES:
+        case SC_SPRITES:
             r->rate = N_PARTICLES / sec / 1e6;
             r->unit = "Mquad/s";
             r->ok = check_cover(scene_names[sc], img, 0.2, 50, &covered[sc]);
+            if (sc == SC_PARTICLES)
+                memcpy(img_g, img, img_size);
+            if (sc == SC_SPRITES && c.scene[SC_PARTICLES] && memcmp(img, img_g, img_size)) {
+                check_failed(scene_names[sc], "the image differs from (g)'s");
+                r->ok = false;
+            }
             break;
         case SC_LAYERS_BC1:
             r->rate = N_LAYERS * pixels / sec / 1e6;
@@ -1433,7 +1481,8 @@ int main(int argc, char **argv)
     printf("pixels covered (share of the target):");
     for (int sc = 0; sc < SC_COUNT; sc++)
         if (c.scene[sc] && (sc == SC_SMALL || sc == SC_MID || sc == SC_DRAWS || sc == SC_MESH ||
-                            sc == SC_PARTICLES || sc == SC_OBJECTS || scene_ms((scene_id)sc))) {
+                            sc == SC_PARTICLES || sc == SC_SPRITES || sc == SC_OBJECTS ||
+                            scene_ms((scene_id)sc))) {
             printf(" %.*s %.1f%%", (int)(strchr(scene_names[sc], ')') - scene_names[sc] + 1),
                    scene_names[sc], 100 * covered[sc]);
             if (scene_ms((scene_id)sc))
@@ -1463,6 +1512,7 @@ int main(int argc, char **argv)
     free(img);
     free(img_a);
     free(img_c);
+    free(img_g);
     free(img_1);
     return failures ? 1 : 0;
 }
@@ -1732,7 +1782,7 @@ static bool check_side(const char *side, scene_id sc, const tri_set *small, cons
     }
     if (sc == SC_MESH)
         return check_cover(name, img, 0.5, 200, NULL);
-    if (sc == SC_PARTICLES)
+    if (sc == SC_PARTICLES || sc == SC_SPRITES)
         return check_cover(name, img, 0.2, 50, NULL);
     if (sc == SC_OBJECTS)
         return check_cover(name, img, 0.1, 500, NULL);

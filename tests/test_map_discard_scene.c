@@ -30,8 +30,16 @@
  * finish_while_mapped: a draw of a DYNAMIC vertex buffer, then a
  * NO_OVERWRITE Map of it (the next batch's bytes), then kiln_finish
  * before the Unmap: the draw was called before the Map and must complete
- * (with the scene left open across the Map, its read waited for the
- * Unmap and the finish returned WOULD_DEADLOCK).
+ * (the scene stays open across the Map; without its read granted beside
+ * the CPU's, the read waited for the Unmap and the finish returned
+ * WOULD_DEADLOCK).
+ *
+ * sprite_batch: quads appended with NO_OVERWRITE Maps (DISCARD at the
+ * wrap), each drawn after its Unmap: one scene for all (it was one per
+ * Map); with kiln_flush inside every 16th Map, a scene per flush, run
+ * while the CPU writes the next quad. draw_while_mapped: a draw during
+ * the Map goes to a scene that waits for the Unmap and sees the bytes
+ * written after the call.
  *
  * renamed_elsewhere: the draw compares a DYNAMIC resource's storage
  * without the scheduler mutex while another context's WRITE_DISCARD may
@@ -291,6 +299,32 @@ static uint32_t batch_at(int x, int y)
     return (BATCH_DRAWS - 1) - ((BATCH_DRAWS - 1 - (uint32_t)x) % W);
 }
 
+enum { QUAD_STRIDE = 32, QUAD_BYTES = 6 * QUAD_STRIDE };
+
+/* A DYNAMIC vertex buffer of BATCH_QUADS quads (position, color) bound in
+ * slot 0, and the target cleared to black. */
+static kiln_buffer batch_buffer(const rig *g)
+{
+    const uint32_t stride = QUAD_STRIDE, off = 0;
+    kiln_buffer vb = dynamic_buffer(g->dev, KILN_BIND_VERTEX_BUFFER, BATCH_QUADS * QUAD_BYTES);
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(g->ctx, 0, 1, &vb, &stride, &off), KILN_OK);
+    const float black[4] = {0, 0, 0, 1};
+    CHECK_RESULT(kiln_clear_rtv(g->ctx, g->rt.rtv, black), KILN_OK);
+    return vb;
+}
+
+/* Quad `slot` of a mapped batch buffer: column `slot`, draw i's color. */
+static void write_batch_quad(void *data, uint32_t slot, uint32_t i)
+{
+    float q[6][4], (*v)[8] = (void *)((uint8_t *)data + slot * QUAD_BYTES);
+    quad(q, (int)slot, 0, (int)slot + 1, H);
+    for (int j = 0; j < 6; j++)
+        for (int c = 0; c < 4; c++) {
+            v[j][c] = q[j][c];
+            v[j][4 + c] = batch_color(i, c);
+        }
+}
+
 static void batched(kiln_exec_mode mode, uint32_t threads)
 {
     counter cnt = COUNTER_INIT;
@@ -301,11 +335,7 @@ static void batched(kiln_exec_mode mode, uint32_t threads)
         return;
     rig g = rig_open(dev, 1);
     kiln_context *ctx = g.ctx;
-    const uint32_t stride = 32, quad_bytes = 6 * 32, off = 0;
-    kiln_buffer vb = dynamic_buffer(dev, KILN_BIND_VERTEX_BUFFER, BATCH_QUADS * quad_bytes);
-    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &vb, &stride, &off), KILN_OK);
-    const float black[4] = {0, 0, 0, 1};
-    CHECK_RESULT(kiln_clear_rtv(ctx, g.rt.rtv, black), KILN_OK);
+    kiln_buffer vb = batch_buffer(&g);
     kiln_device_stats before, after;
     kiln_device_get_stats(dev, &before);
     uint64_t allocs = 0;
@@ -315,15 +345,8 @@ static void batched(kiln_exec_mode mode, uint32_t threads)
             kiln_mapped_subresource m;
             CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(vb), 0, KILN_MAP_WRITE_DISCARD, 0, &m),
                          KILN_OK);
-            for (uint32_t k = 0; m.data && k < BATCH_QUADS; k++) {
-                float q[6][4], (*v)[8] = (void *)((uint8_t *)m.data + k * quad_bytes);
-                quad(q, (int)k, 0, (int)k + 1, H);
-                for (int j = 0; j < 6; j++)
-                    for (int c = 0; c < 4; c++) {
-                        v[j][c] = q[j][c];
-                        v[j][4 + c] = batch_color(i + k, c);
-                    }
-            }
+            for (uint32_t k = 0; m.data && k < BATCH_QUADS; k++)
+                write_batch_quad(m.data, k, i + k);
             CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(vb), 0), KILN_OK);
         }
         uint64_t at = counter_allocs(&cnt);
@@ -374,6 +397,107 @@ static void finish_while_mapped(kiln_exec_mode mode, uint32_t threads)
         CHECK_EQ_INT(bad, 0);
     }
     kiln_destroy_buffer(dev, cb);
+    kiln_destroy_buffer(dev, vb);
+    rig_close(&g);
+}
+
+/* The sprite batch of D3D10 applications: one DYNAMIC vertex buffer of W
+ * quads, each quad appended with a WRITE_NO_OVERWRITE Map (WRITE_DISCARD
+ * when the buffer is full and starts over) and drawn after its Unmap:
+ * BATCH_DRAWS draws stay one scene (it was a scene per Map), each column
+ * holding its last draw's color. `flush_mapped`: a kiln_flush inside every
+ * 16th NO_OVERWRITE Map, before the quad is written: the scene so far is
+ * queued while the buffer is mapped, its reads granted beside the CPU's
+ * (the workers read earlier quads while this thread writes the next one;
+ * TSan), so each flush cuts one scene and nothing waits for the Unmap. */
+static void sprite_batch(kiln_exec_mode mode, uint32_t threads, bool flush_mapped)
+{
+    kiln_device *dev = th_device(mode, threads);
+    rig g = rig_open(dev, 1);
+    kiln_context *ctx = g.ctx;
+    kiln_buffer vb = batch_buffer(&g);
+    kiln_device_stats before, after;
+    kiln_device_get_stats(dev, &before);
+    uint32_t flushes = 0;
+    for (uint32_t i = 0; i < BATCH_DRAWS; i++) {
+        uint32_t slot = i % BATCH_QUADS;
+        kiln_map_type type = slot ? KILN_MAP_WRITE_NO_OVERWRITE : KILN_MAP_WRITE_DISCARD;
+        kiln_mapped_subresource m;
+        CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(vb), 0, type, 0, &m), KILN_OK);
+        if (flush_mapped && i % 16 == 15) {
+            CHECK_RESULT(kiln_flush(ctx), KILN_OK);
+            flushes++;
+        }
+        if (m.data)
+            write_batch_quad(m.data, slot, i);
+        CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(vb), 0), KILN_OK);
+        CHECK_RESULT(kiln_draw(ctx, 6, 6 * slot), KILN_OK);
+    }
+    CHECK_RESULT(kiln_flush(ctx), KILN_OK);
+    kiln_device_get_stats(dev, &after);
+    CHECK_EQ_INT(after.commands_queued - before.commands_queued, flushes + 1);
+    check_image(dev, &g.rt, batch_at, batch_color);
+    kiln_destroy_buffer(dev, vb);
+    rig_close(&g);
+}
+
+/* draw_while_mapped's halves: draw 0 the left, draw 1 the right */
+static float half_color(uint32_t i, int c)
+{
+    static const float k[2][4] = {{1, 0.5f, 0, 1}, {0, 0.25f, 1, 1}};
+    return k[i][c];
+}
+
+static uint32_t half_at(int x, int y)
+{
+    (void)y;
+    return x < W / 2 ? 0u : 1u;
+}
+
+/* A draw recorded while a NO_OVERWRITE Map of its vertex buffer is open
+ * (D3D10 leaves this undefined; kiln orders it after the Unmap): the open
+ * scene keeps the draws from before the Map, the new draw goes to a scene
+ * of its own that waits for the Unmap. A kiln_flush while still mapped
+ * queues both; the first runs (its reads beside the CPU's grant), the
+ * second sees the quad written after the draw call. With the draw in the
+ * first scene it would read the quad's zeros (every case here; SERIAL at
+ * once) and TSan would see the CPU's write race with its read. */
+static void draw_while_mapped(kiln_exec_mode mode, uint32_t threads)
+{
+    kiln_device *dev = th_device(mode, threads);
+    rig g = rig_open(dev, 1);
+    kiln_context *ctx = g.ctx;
+    const uint32_t stride = QUAD_STRIDE, off = 0;
+    kiln_buffer vb = dynamic_buffer(dev, KILN_BIND_VERTEX_BUFFER, 2 * QUAD_BYTES);
+    CHECK_RESULT(kiln_ia_set_vertex_buffers(ctx, 0, 1, &vb, &stride, &off), KILN_OK);
+    float v[2][6][8] = {{{0}}};
+    for (uint32_t h = 0; h < 2; h++) {
+        float q[6][4];
+        quad(q, (int)h * W / 2, 0, (int)(h + 1) * W / 2, H);
+        for (int j = 0; j < 6; j++)
+            for (int c = 0; c < 4; c++) {
+                v[h][j][c] = q[j][c];
+                v[h][j][4 + c] = half_color(h, c);
+            }
+    }
+    write_discard(ctx, vb, v[0], QUAD_BYTES); /* the right half's quad: zeros */
+    const float black[4] = {0, 0, 0, 1};
+    CHECK_RESULT(kiln_clear_rtv(ctx, g.rt.rtv, black), KILN_OK);
+    kiln_device_stats before, after;
+    kiln_device_get_stats(dev, &before);
+    CHECK_RESULT(kiln_draw(ctx, 6, 0), KILN_OK);
+    kiln_mapped_subresource m;
+    CHECK_RESULT(kiln_map(ctx, kiln_buffer_resource(vb), 0, KILN_MAP_WRITE_NO_OVERWRITE, 0, &m),
+                 KILN_OK);
+    CHECK_RESULT(kiln_draw(ctx, 6, 6), KILN_OK);
+    CHECK_RESULT(kiln_flush(ctx), KILN_OK);
+    if (m.data)
+        memcpy((uint8_t *)m.data + QUAD_BYTES, v[1], QUAD_BYTES);
+    CHECK_RESULT(kiln_unmap(ctx, kiln_buffer_resource(vb), 0), KILN_OK);
+    CHECK_RESULT(kiln_finish(ctx), KILN_OK);
+    kiln_device_get_stats(dev, &after);
+    CHECK_EQ_INT(after.commands_queued - before.commands_queued, 2);
+    check_image(dev, &g.rt, half_at, half_color);
     kiln_destroy_buffer(dev, vb);
     rig_close(&g);
 }
@@ -450,6 +574,14 @@ static void renamed_elsewhere(void)
 
 int main(void)
 {
+    for (int f = 0; f < 2; f++) {
+        sprite_batch(KILN_EXEC_SERIAL, 0, f);
+        sprite_batch(KILN_EXEC_ASYNC, 1, f);
+        sprite_batch(KILN_EXEC_ASYNC, 2, f);
+    }
+    draw_while_mapped(KILN_EXEC_SERIAL, 0);
+    draw_while_mapped(KILN_EXEC_ASYNC, 1);
+    draw_while_mapped(KILN_EXEC_ASYNC, 2);
     finish_while_mapped(KILN_EXEC_SERIAL, 0);
     finish_while_mapped(KILN_EXEC_ASYNC, 1);
     finish_while_mapped(KILN_EXEC_ASYNC, 2);

@@ -611,12 +611,14 @@ static kiln_result map(kiln_context *ctx, kiln_resource handle, uint32_t sub, ki
     /* WRITE_DISCARD renames the resource to fresh storage that nothing
      * queued uses: the draws gathered so far keep the storages they
      * captured, so the scene stays open (an application mapping per-draw
-     * constants this way keeps all its draws in one scene). Every other
-     * Map follows the gathered draws: NO_OVERWRITE too, whose grant on the
-     * storage the gathered draws read would otherwise come before their
-     * reads, which would then wait for the Unmap (a finish while mapped
-     * could never complete; docs/queue.md, Map). */
-    if (type != KILN_MAP_WRITE_DISCARD)
+     * constants this way keeps all its draws in one scene).
+     * WRITE_NO_OVERWRITE leaves the bytes those draws read alone: the
+     * scene stays open too, and its reads, queued later, are granted
+     * beside the CPU's (kq_schedule_locked), unless the scene opened while
+     * such a Map was open (a draw in it may follow that Map). Every other
+     * Map follows the gathered draws. docs/queue.md, Map. */
+    bool before = type == KILN_MAP_WRITE_NO_OVERWRITE && ctx->scene && !ctx->scene->mapped_at_open;
+    if (type != KILN_MAP_WRITE_DISCARD && !before)
         KA_FLUSH_SCENE_OR_RETURN(ctx, api);
     if (!out)
         return FAIL(KILN_E_INVALID_ARG, NULL_POINTER, "out_mapped is NULL");
@@ -651,6 +653,8 @@ static kiln_result map(kiln_context *ctx, kiln_resource handle, uint32_t sub, ki
                    &retired_bytes, &lid);
         if (r != KILN_OK && r != KILN_E_WAS_STILL_DRAWING)
             kb_fail(&dev->env, r, lid, api, "subresource %u", sub);
+        if (r == KILN_OK && before)
+            ctx->scene->before_maps = true;
         /* The open scene may now be all that keeps the old bytes: they
          * count in its size, and the next draw ends it at the budget. */
         if (retired && ctx->scene)

@@ -974,6 +974,15 @@ static bool scene_full(const kiln_context *ctx, const kd_scene *s)
     return s->nops >= KD_SCENE_MAX_OPS || kd_scene_held(s) >= ctx->dev->queue.scene_budget;
 }
 
+/* Whether the open scene came before a WRITE_NO_OVERWRITE Map that is
+ * still open: a draw now follows the Map in call order and goes to a scene
+ * of its own, whose reads wait for the Unmap (docs/queue.md, Map). */
+static inline bool after_map(const kiln_context *ctx)
+{
+    return ctx->scene->before_maps &&
+           atomic_load_explicit(&ctx->q.no_overwrite_maps, memory_order_relaxed) != 0;
+}
+
 kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
 {
     kd_scene *s = ctx->scene;
@@ -998,6 +1007,7 @@ kiln_result ka_flush_scene(kiln_context *ctx, const char *api)
     cmd->release = scene_release;
     cmd->pred_res = s->pred_res;
     cmd->pred_value = (uint8_t)s->pred_value;
+    cmd->before_maps = s->before_maps;
     kq_set_nodes(cmd, s->nodes, s->nnodes);
     s->nnodes = 0; /* the command owns the nodes' references now */
     kq_submit(&ctx->q, cmd);
@@ -1012,6 +1022,8 @@ static kd_scene *open_scene(kiln_context *ctx, bool targets)
     kd_scene *s = kd_scene_create(&ctx->dev->env, &ctx->dev->recycler);
     if (!s)
         return NULL;
+    s->before_maps = false;
+    s->mapped_at_open = atomic_load_explicit(&ctx->q.no_overwrite_maps, memory_order_relaxed) != 0;
     if (ctx->dev->queue.trace)
         s->trace_t0 = kt_now();
     if (!targets)
@@ -1397,7 +1409,7 @@ static kiln_result draw(kiln_context *ctx, const char *api, bool indexed, bool i
     if (kd_prim_count(p->topology, count) == 0 || (!raster && !so))
         return KILN_OK;
     if (ctx->scene && (so || !same_views(ctx->scene, p) || scene_full(ctx, ctx->scene) ||
-                       ctx->scene->vertices >= KD_SCENE_MAX_VERTICES))
+                       ctx->scene->vertices >= KD_SCENE_MAX_VERTICES || after_map(ctx)))
         if ((r = ka_flush_scene(ctx, api)) != KILN_OK)
             return r;
     if (!p->block && !(p->block = build_state(ctx)))

@@ -216,6 +216,12 @@ typedef struct kd_scene {
     const kd_bind *tex_bind;
     kd_state **states;            /* one reference each */
     uint32_t nstates, states_cap;
+    /* WRITE_NO_OVERWRITE Maps (docs/queue.md, Map): `mapped_at_open` if
+     * the scene opened while its context had one open (its draws may
+     * follow one); `before_maps` once a NO_OVERWRITE Map left it open,
+     * until a draw ends it (the API's draw: a draw while such a Map is
+     * open goes to the next scene, which waits for the Unmap). */
+    bool mapped_at_open, before_maps;
 } kd_scene;
 
 #define KD_DRAW_CHUNK 256u

@@ -8,10 +8,13 @@
 
 #include <string.h>
 
-static void link_mapped(kq_context *c, kres_resource *res)
+static void link_mapped(kq_context *c, kres_resource *res, kiln_map_type type)
 {
     kres_ref(&res->base);
     res->map.owner = c;
+    res->map.no_overwrite = type == KILN_MAP_WRITE_NO_OVERWRITE;
+    if (res->map.no_overwrite)
+        atomic_fetch_add_explicit(&c->no_overwrite_maps, 1, memory_order_relaxed);
     res->map.next = c->mapped;
     res->map.prev = NULL;
     if (c->mapped)
@@ -50,6 +53,9 @@ static void release_cpu(kq_device *q, kres_resource *res)
         res->map.dev_next->map.dev_prev = res->map.dev_prev;
     res->map.dev_next = res->map.dev_prev = NULL;
     res->map.owner = NULL;
+    if (res->map.no_overwrite)
+        atomic_fetch_sub_explicit(&c->no_overwrite_maps, 1, memory_order_relaxed);
+    res->map.no_overwrite = 0;
     c->cpu_maps--;
     q->cpu_maps--;
     if (q->dom->waiters)
@@ -196,7 +202,7 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
         }
     }
 
-    link_mapped(c, res);
+    link_mapped(c, res, type);
     if (atomic_load(&res->destroyed)) {
         /* Destroyed by another thread while this Map waited. */
         release_cpu(q, res);

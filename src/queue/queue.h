@@ -110,6 +110,10 @@ typedef struct kq_cmd {
     uint8_t failed;            /* executed and failed (or its wait errored) */
     uint8_t resolved;          /* WAIT: its fence has settled */
     uint8_t pred_value;
+    /* A scene whose draws all came before this context's open
+     * WRITE_NO_OVERWRITE Maps: its reads of their storages are granted
+     * beside the CPU's grant (kq_schedule_locked). */
+    uint8_t before_maps;
     uint32_t naccess;
     uint32_t pending;          /* nodes not yet granted */
     kq_node *acc;              /* acc_inline, or an array the payload owns */
@@ -315,6 +319,9 @@ typedef struct kq_context {
     uint32_t in_flight;         /* submitted, not completed (mutex) */
     size_t scene_bytes;         /* recorded scenes submitted, not completed (mutex) */
     uint32_t cpu_maps;          /* resources this context keeps mapped */
+    /* Of them, mapped WRITE_NO_OVERWRITE: read by the API's draw without
+     * the mutex (a destroy on another thread may release one). */
+    _Atomic uint32_t no_overwrite_maps;
     kres_resource *mapped;      /* list of them (each holds a reference) */
     uint64_t next_seq;
     struct kq_context *prev_ctx, *next_ctx; /* kq_device.contexts (mutex) */

@@ -690,7 +690,7 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
     cmd->seq = 0;
     cmd->api = api;
     cmd->op = KQ_OP_NOP;
-    cmd->failed = cmd->resolved = cmd->pred_value = 0;
+    cmd->failed = cmd->resolved = cmd->pred_value = cmd->before_maps = 0;
     cmd->naccess = cmd->pending = 0;
     cmd->acc = cmd->acc_inline;
     cmd->block = -1;
@@ -821,6 +821,19 @@ void kq_parallel_for(kq_device *q, uint32_t n, kq_task_fn fn, void *arg, const c
         kq_trace_wait(q, KT_WAIT_HELPERS, t0, 0);
 }
 
+/* Whether a node of a scene recorded before its context's open
+ * WRITE_NO_OVERWRITE Maps reads a storage one of them holds: in call order
+ * the read comes before the Map, whose grant it must not wait for (the app
+ * promised to leave the bytes such reads use alone). The only other nodes
+ * such a grant holds back are readers (DYNAMIC storage is written by the
+ * CPU alone), so taking this one past them reorders nothing. */
+static bool beside_map(const kq_cmd *cmd, const kq_node *n)
+{
+    const kres_map_state *m = &n->res->map;
+    return cmd->before_maps && n->mode == KQ_READ && m->no_overwrite && m->owner == cmd->ctx &&
+           m->node.st == n->st;
+}
+
 /* Hands a command to the scheduler: its nodes join their lock lists. */
 void kq_schedule_locked(kq_device *q, kq_cmd *cmd)
 {
@@ -831,9 +844,16 @@ void kq_schedule_locked(kq_device *q, kq_cmd *cmd)
             n->st = n->res->current;
             kres_storage_ref(n->st);
         }
+        if (beside_map(cmd, n)) {
+            n->next = NULL;
+            n->state = KQ_NODE_GRANTED;
+            n->st->lock.readers++;
+            cmd->pending--;
+            continue;
+        }
         kq_append(&n->st->lock, n);
     }
-    if (cmd->naccess == 0)
+    if (cmd->pending == 0)
         push_ready(q, cmd);
     for (uint32_t i = 0; i < cmd->naccess; i++)
         kq_grant(q, &cmd->acc[i].st->lock);

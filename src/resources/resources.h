@@ -216,6 +216,7 @@ typedef struct kres_map_state {
     struct kres_resource *dev_next, *dev_prev; /* the device's list of them */
     pthread_t thread;      /* the thread whose Map took the grant */
     uint8_t waiting;       /* a Map is waiting for the grant */
+    uint8_t no_overwrite;  /* the grant is a WRITE_NO_OVERWRITE Map's */
 } kres_map_state;
 
 typedef struct kres_resource {
