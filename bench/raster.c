@@ -1233,7 +1233,8 @@ static int usage(FILE *f)
                "  --threads N    workers of the main device (0: kiln's default)\n"
                "  --size WxH     target size (64..8192 each; default 1920x1080)\n"
                "  --frames N     measured frames per scene (default 10; --quick: 3)\n"
-               "  --scenes LIST  comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,a/4x,e/4x,scaling (default: all)\n"
+               "  --scenes LIST  comma-separated subset of "
+               "a,b,c,c/ps,c+,c+a,d,e,f,g,g/sb,c/bc1,a/4x,e/4x,scaling (default: all)\n"
                "  --soft-only    skip the llvmpipe comparison (for profiling kiln alone)\n");
     return f == stdout ? 0 : 2;
 }
@@ -1302,8 +1303,11 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--scenes") && i + 1 < argc) {
             if (!parse_scenes(argv[++i], &c)) {
-                fprintf(stderr, "bench_raster: --scenes wants a list of a,b,c,c/ps,c+,c+a,d,e,f,g,c/bc1,a/4x,e/4x,scaling, "
-                                "not '%s'\n", argv[i]);
+                fprintf(stderr,
+                        "bench_raster: --scenes wants a list of "
+                        "a,b,c,c/ps,c+,c+a,d,e,f,g,g/sb,c/bc1,a/4x,e/4x,scaling, "
+                        "not '%s'\n",
+                        argv[i]);
                 return 2;
             }
         } else if (!strcmp(argv[i], "--soft-only")) {

@@ -603,6 +603,7 @@ kiln_result kq_context_init(kq_context *c, kq_device *q, uint32_t capacity,
     atomic_init(&c->n_queued, 0);
     atomic_init(&c->n_bytes_uploaded, 0);
     atomic_init(&c->n_upload_chunks, 0);
+    atomic_init(&c->no_overwrite_maps, 0);
     pthread_mutex_lock(MU(q));
     c->next_ctx = q->contexts;
     if (q->contexts)
