@@ -3,7 +3,9 @@
  *
  *  (a) producer cost: ns per call of the issuing loop alone (wall clock),
  *      for a 64-byte UpdateSubresource into a DEFAULT buffer and a 16x16
- *      CopySubresourceRegion between DEFAULT textures. Batches are smaller
+ *      CopySubresourceRegion between DEFAULT textures, and a 32x32 RGBA8
+ *      UpdateSubresource into a texture from packed rows and from rows at
+ *      a 1 KiB pitch (a region of a larger image). Batches are smaller
  *      than the command ring, so the producer never waits for a slot; the
  *      kiln_finish after each batch is not timed. In SERIAL mode the call
  *      executes the command, so there it is the whole cost.
@@ -237,6 +239,31 @@ static void issue_copy16(bench *b, uint32_t i, uint32_t nres)
     kiln_box box = {sx, sy, 0, sx + 16, sy + 16, 1};
     CHECK(kiln_copy_subresource_region(b->ctx, kiln_texture_resource(b->dst[i % nres]), 0, dx, dy,
                                        0, kiln_texture_resource(b->src), 0, &box));
+}
+
+/* A 32x32 RGBA8 region (4 KiB) of a 256x32 CPU image into a DEFAULT
+ * texture, as an atlas or a video frame is updated from a larger image:
+ * rows of 128 B at a 1 KiB pitch. update32_packed: the same from a 32x32
+ * image (packed rows: one copy into the transfer ring). */
+static uint8_t image256[32 * 256 * 4];
+static void update32(bench *b, uint32_t i, uint32_t nres, bool packed)
+{
+    uint32_t cells = SMALL_TEX / 32, k = i / nres;
+    uint32_t x = (k % cells) * 32, y = (k / cells % cells) * 32;
+    kiln_box box = {x, y, 0, x + 32, y + 32, 1};
+    const uint8_t *src = packed ? image256 : image256 + (k % 8) * 32 * 4;
+    CHECK(kiln_update_subresource(b->ctx, kiln_texture_resource(b->dst[i % nres]), 0, &box, src,
+                                  packed ? 32 * 4 : 256 * 4, 0));
+}
+
+static void issue_update32_strided(bench *b, uint32_t i, uint32_t nres)
+{
+    update32(b, i, nres, false);
+}
+
+static void issue_update32_packed(bench *b, uint32_t i, uint32_t nres)
+{
+    update32(b, i, nres, true);
 }
 
 /* (c)'s commands: 64 KiB into big_src, then the 256x256 region around it
@@ -510,6 +537,8 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof tile64k; i++)
         tile64k[i] = (uint8_t)(i * 31 + 7);
+    for (size_t i = 0; i < sizeof image256; i++)
+        image256[i] = (uint8_t)(i * 13 + 5);
 
     bench asy, ser;
     bench_init(&asy, KILN_EXEC_ASYNC, c.threads);
@@ -528,6 +557,10 @@ int main(int argc, char **argv)
         producer_cost(&ser, &c, "update 64 B -> DEFAULT buffer", issue_update64);
         producer_cost(&asy, &c, "copy 16x16 RGBA8 tex -> tex", issue_copy16);
         producer_cost(&ser, &c, "copy 16x16 RGBA8 tex -> tex", issue_copy16);
+        producer_cost(&asy, &c, "update 32x32 RGBA8, packed rows", issue_update32_packed);
+        producer_cost(&ser, &c, "update 32x32 RGBA8, packed rows", issue_update32_packed);
+        producer_cost(&asy, &c, "update 32x32 RGBA8, 1 KiB pitch", issue_update32_strided);
+        producer_cost(&ser, &c, "update 32x32 RGBA8, 1 KiB pitch", issue_update32_strided);
     }
 
     if (strchr(only, 'b')) {
