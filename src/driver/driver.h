@@ -202,9 +202,10 @@ typedef struct kd_scene {
     struct kd_draw_chunk *spare;  /* emptied chunks of a recycled scene */
     kd_bind *binds;               /* newest first */
     size_t bind_bytes;            /* what the bind records take */
-    /* Storages the scene holds that a WRITE_DISCARD on its context then
-     * replaced: nothing but queued work keeps them alive, and a draw per
-     * Map would otherwise hold one per draw (kd_scene_retired). */
+    /* Storages the scene holds that a WRITE_DISCARD then replaced:
+     * nothing but queued work keeps them alive, and a draw per Map would
+     * otherwise hold one per draw (kd_scene_retired for the mapping
+     * context's scene, kd_scene_use for another's). */
     size_t retired_bytes;
     /* Draws with shader resources whose state or view storages differ
      * from the previous such draw's (kd_bind_same_views: other storages,
@@ -257,12 +258,14 @@ void kd_recycler_fini(kd_recycler *r);
 
 /* The memory a recorded scene holds: its op, node and state arrays, its
  * draw chunks and bind records, and the storages it keeps alive that a
- * WRITE_DISCARD on its context retired (not the state blocks, shared
+ * WRITE_DISCARD retired (not the state blocks, shared
  * between scenes, nor storages still current). What the queue's scene
  * budget counts (kiln_device_desc.scene_budget). */
 size_t kd_scene_bytes(const kd_scene *s);
 /* A WRITE_DISCARD on the scene's context replaced `st`, `bytes` large:
- * counted in the scene's bytes if the scene holds it. */
+ * counted in the scene's bytes if the scene holds it (once; a scene of
+ * another context is charged by kd_scene_use when it takes the
+ * replacement). */
 void kd_scene_retired(kd_scene *s, const kres_storage *st, size_t bytes);
 /* What grows with a scene's ops: op and draw records, nodes, bind records
  * and retired storages (kd_scene_bytes but for spare capacity), from

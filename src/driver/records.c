@@ -332,6 +332,18 @@ bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode)
             found->mode = KQ_WRITE;
         return true;
     }
+    /* A storage that replaced one the scene holds: that one was renamed
+     * under the scene, which may be all that keeps it. The mapping
+     * context charged its own open scene at the Map (kd_scene_retired);
+     * another context's scene is charged here, when it takes the
+     * successor, so a scene holds at most one uncounted renamed storage
+     * per resource. A freed predecessor's address reused by a storage the
+     * scene holds would count that one too: more, never less. */
+    kq_node *prev = st->renamed_from ? find_node(s, st->renamed_from) : NULL;
+    if (prev && !prev->retired) {
+        prev->retired = 1;
+        s->retired_bytes += st->renamed_bytes;
+    }
     if (s->nnodes == s->nodes_cap && !grow_nodes(s))
         return false;
     kq_node *n = &s->nodes[s->nnodes];
@@ -350,8 +362,11 @@ bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode)
 
 void kd_scene_retired(kd_scene *s, const kres_storage *st, size_t bytes)
 {
-    if (find_node(s, st))
+    kq_node *n = find_node(s, st);
+    if (n && !n->retired) {
+        n->retired = 1;
         s->retired_bytes += bytes;
+    }
 }
 
 /* ---- helpers ---- */

@@ -29,6 +29,8 @@ typedef struct kq_node {
     struct kres_storage *st;     /* its storage at submit time (ref held) */
     uint8_t mode;                /* KQ_READ or KQ_WRITE */
     uint8_t state;               /* KQ_NODE_* */
+    uint8_t retired;             /* an open scene's: `st` was renamed and
+                                    counts in the scene's retired bytes */
 } kq_node;
 
 typedef struct kq_lock {
