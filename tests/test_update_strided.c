@@ -11,9 +11,10 @@
  * CPU model takes the same rows; after each width's cases the texture is
  * read back and compared byte for byte. The source of each call is
  * allocated to exactly the bytes it may read (pitch * (h - 1) + row), so
- * ASan sees any over-read. On SERIAL, on ASYNC with 2 workers, and with a
- * 64 KiB transfer ring (a box larger than half of it is split into chunks
- * of rows, or of pieces of a row).
+ * ASan sees any over-read. On SERIAL, on ASYNC with 2 workers, and with
+ * 64 KiB and 16 KiB transfer rings (a box larger than half of one is split
+ * into chunks of rows; with 16 KiB, a row of 8,196 bytes into pieces of a
+ * row, and one of 8,192 is a chunk of its own).
  */
 #include "raster_util.h"
 
@@ -113,6 +114,10 @@ int main(void)
         .exec_mode = KILN_EXEC_ASYNC, .num_threads = 2, .transfer_ring_size = 64u << 10};
     dev = th_device_desc(desc);
     run(dev, "async, 64 KiB transfer ring");
+    kiln_device_destroy(dev);
+    desc.transfer_ring_size = 16u << 10;
+    dev = th_device_desc(desc);
+    run(dev, "async, 16 KiB transfer ring");
     kiln_device_destroy(dev);
     return th_exit();
 }

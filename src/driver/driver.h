@@ -190,7 +190,9 @@ typedef struct kd_scene {
     bool streams;                 /* the scene's draw streams out */
     uint64_t trace_t0;            /* tracing: when its first op was recorded */
     /* Nodes for the command: one per storage (deduplicated through a small
-     * open-addressing table of storage pointers -> node index + 1). */
+     * open-addressing table of storage pointers -> node index + 1, the
+     * first hash_cap words of `hash`; the next hash_cap map each resource
+     * to its newest node + 1, for the renamed storages' charge). */
     kq_node *nodes;
     uint32_t nnodes, nodes_cap;
     uint32_t *hash;

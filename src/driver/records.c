@@ -169,7 +169,7 @@ static void bind_free(const kb_env *env, kd_bind *b)
 static size_t kept_bytes(const kd_scene *s)
 {
     size_t n = sizeof(kd_op) * s->ops_cap + sizeof(kq_node) * s->nodes_cap +
-               sizeof(uint32_t) * s->hash_cap + sizeof(kd_state *) * s->states_cap;
+               sizeof(uint32_t) * 2 * s->hash_cap + sizeof(kd_state *) * s->states_cap;
     for (const kd_draw_chunk *c = s->spare; c; c = c->next)
         n += sizeof *c;
     return n;
@@ -194,7 +194,7 @@ static void scene_release_memory(kd_scene *s)
     kb_free(s->env, s->states, sizeof(kd_state *) * s->states_cap);
     kb_free(s->env, s->ops, sizeof(kd_op) * s->ops_cap);
     kb_free(s->env, s->nodes, sizeof(kq_node) * s->nodes_cap);
-    kb_free(s->env, s->hash, sizeof(uint32_t) * s->hash_cap);
+    kb_free(s->env, s->hash, sizeof(uint32_t) * 2 * s->hash_cap);
     kb_free(s->env, s, sizeof *s);
 }
 
@@ -245,7 +245,7 @@ void kd_scene_free(kd_scene *s)
     }
     s->nnodes = 0;
     if (s->hash)
-        memset(s->hash, 0, sizeof(uint32_t) * s->hash_cap);
+        memset(s->hash, 0, sizeof(uint32_t) * 2 * s->hash_cap);
     kd_recycler *r = s->recycler;
     if (r && kept_bytes(s) <= KD_RECYCLE_BYTES) {
         pthread_mutex_lock(&r->mu);
@@ -284,15 +284,26 @@ static uint32_t hash_ptr(const void *p, uint32_t cap)
     return (uint32_t)(x >> 32) & (cap - 1);
 }
 
+/* The resource table's slot of `res` (kd_scene.hash's second half: the
+ * resource's newest node + 1), or the empty slot where it goes. */
+static uint32_t *res_slot(const kq_node *nodes, uint32_t *rh, uint32_t cap,
+                          const kres_resource *res)
+{
+    uint32_t k = hash_ptr(res, cap);
+    while (rh[k] && nodes[rh[k] - 1].res != res)
+        k = (k + 1) & (cap - 1);
+    return &rh[k];
+}
+
 static bool grow_nodes(kd_scene *s)
 {
     uint32_t cap = s->nodes_cap ? s->nodes_cap * 2 : 16;
     kq_node *n = kb_calloc(s->env, sizeof(kq_node) * cap);
     uint32_t hcap = cap * 2;
-    uint32_t *h = kb_calloc(s->env, sizeof(uint32_t) * hcap);
+    uint32_t *h = kb_calloc(s->env, sizeof(uint32_t) * 2 * hcap);
     if (!n || !h) {
         kb_free(s->env, n, sizeof(kq_node) * cap);
-        kb_free(s->env, h, sizeof(uint32_t) * hcap);
+        kb_free(s->env, h, sizeof(uint32_t) * 2 * hcap);
         return false;
     }
     if (s->nodes)
@@ -302,9 +313,10 @@ static bool grow_nodes(kd_scene *s)
         while (h[k])
             k = (k + 1) & (hcap - 1);
         h[k] = i + 1;
+        *res_slot(n, h + hcap, hcap, n[i].res) = i + 1; /* the newest last */
     }
     kb_free(s->env, s->nodes, sizeof(kq_node) * s->nodes_cap);
-    kb_free(s->env, s->hash, sizeof(uint32_t) * s->hash_cap);
+    kb_free(s->env, s->hash, sizeof(uint32_t) * 2 * s->hash_cap);
     s->nodes = n;
     s->nodes_cap = cap;
     s->hash = h;
@@ -332,20 +344,24 @@ bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode)
             found->mode = KQ_WRITE;
         return true;
     }
-    /* A storage that replaced one the scene holds: that one was renamed
-     * under the scene, which may be all that keeps it. The mapping
-     * context charged its own open scene at the Map (kd_scene_retired);
-     * another context's scene is charged here, when it takes the
-     * successor, so a scene holds at most one uncounted renamed storage
-     * per resource. A freed predecessor's address reused by a storage the
-     * scene holds would count that one too: more, never less. */
-    kq_node *prev = st->renamed_from ? find_node(s, st->renamed_from) : NULL;
-    if (prev && !prev->retired) {
-        prev->retired = 1;
-        s->retired_bytes += st->renamed_bytes;
-    }
     if (s->nnodes == s->nodes_cap && !grow_nodes(s))
         return false;
+    /* Another storage of a resource the scene holds: a resource's storage
+     * changes only by a WRITE_DISCARD's rename, so the scene's newest one
+     * of it was renamed under the scene, which may be all that keeps it.
+     * The mapping context charged its own open scene at the Map
+     * (kd_scene_retired); any other scene is charged here, when it takes
+     * a later storage, however many renames came between. A scene holds
+     * at most one uncounted renamed storage per resource (its newest). */
+    uint32_t *rs = res_slot(s->nodes, s->hash + s->hash_cap, s->hash_cap, res);
+    if (*rs) {
+        kq_node *prev = &s->nodes[*rs - 1];
+        if (!prev->retired) {
+            prev->retired = 1;
+            s->retired_bytes += sizeof *prev->st + prev->st->alloc_size;
+        }
+    }
+    *rs = s->nnodes + 1;
     kq_node *n = &s->nodes[s->nnodes];
     memset(n, 0, sizeof *n);
     kres_ref(&res->base);

@@ -154,8 +154,6 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
     n->mode = (uint8_t)mode;
     if (fresh) {
         kres_storage *old = res->current;
-        fresh->renamed_from = old;
-        fresh->renamed_bytes = sizeof *old + old->alloc_size;
         res->current = fresh;
         fresh = NULL;
         *out_retired = old;

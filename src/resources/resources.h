@@ -188,12 +188,6 @@ typedef struct kres_storage {
     atomic_bool backend_newer;
     void *mirror;
     void (*mirror_release)(void *mirror);
-    /* The storage a WRITE_DISCARD replaced with this one, and its bytes:
-     * an open scene that holds that one and now takes this one is all
-     * that may keep it (kd_scene_use). Compared, never followed: it may
-     * be freed. Set before the rename publishes this storage. */
-    const struct kres_storage *renamed_from;
-    size_t renamed_bytes;
 } kres_storage;
 
 kres_storage *kres_storage_create(const kb_env *env, size_t size); /* zeroed */
