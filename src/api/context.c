@@ -648,9 +648,8 @@ static kiln_result map(kiln_context *ctx, kiln_resource handle, uint32_t sub, ki
     if (r == KILN_OK) {
         kiln_log_id lid = KILN_LOG_NONE;
         const kres_storage *retired;
-        size_t retired_bytes;
         r = kq_map(&ctx->q, res, sub, type, (flags & KILN_MAP_FLAG_DO_NOT_WAIT) != 0, out, &retired,
-                   &retired_bytes, &lid);
+                   &lid);
         if (r != KILN_OK && r != KILN_E_WAS_STILL_DRAWING)
             kb_fail(&dev->env, r, lid, api, "subresource %u", sub);
         if (r == KILN_OK && before)
@@ -658,7 +657,7 @@ static kiln_result map(kiln_context *ctx, kiln_resource handle, uint32_t sub, ki
         /* The open scene may now be all that keeps the old bytes: they
          * count in its size, and the next draw ends it at the budget. */
         if (retired && ctx->scene)
-            kd_scene_retired(ctx->scene, retired, retired_bytes);
+            kd_scene_retired(ctx->scene, retired);
     }
     kres_unref(&res->base);
     return r;

@@ -264,11 +264,11 @@ void kd_recycler_fini(kd_recycler *r);
  * between scenes, nor storages still current). What the queue's scene
  * budget counts (kiln_device_desc.scene_budget). */
 size_t kd_scene_bytes(const kd_scene *s);
-/* A WRITE_DISCARD on the scene's context replaced `st`, `bytes` large:
- * counted in the scene's bytes if the scene holds it (once; a scene of
- * another context is charged by kd_scene_use when it takes the
- * replacement). */
-void kd_scene_retired(kd_scene *s, const kres_storage *st, size_t bytes);
+/* A WRITE_DISCARD on the scene's context replaced `st`: counted in the
+ * scene's bytes if the scene holds it (once; a scene of another context
+ * is charged by kd_scene_use when it takes the replacement). `st` is only
+ * compared: it may be freed unless the scene holds it. */
+void kd_scene_retired(kd_scene *s, const kres_storage *st);
 /* What grows with a scene's ops: op and draw records, nodes, bind records
  * and retired storages (kd_scene_bytes but for spare capacity), from
  * running counts: cheap enough for every draw and clear, which end the

@@ -336,6 +336,16 @@ static kq_node *find_node(const kd_scene *s, const kres_storage *st)
     return NULL;
 }
 
+/* Counts a node's renamed storage in the scene's bytes, once: its header
+ * and allocation, which the node's reference keeps alive. */
+static void retire(kd_scene *s, kq_node *n)
+{
+    if (n->retired)
+        return;
+    n->retired = 1;
+    s->retired_bytes += sizeof *n->st + n->st->alloc_size;
+}
+
 bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode)
 {
     kq_node *found = find_node(s, st);
@@ -354,13 +364,8 @@ bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode)
      * a later storage, however many renames came between. A scene holds
      * at most one uncounted renamed storage per resource (its newest). */
     uint32_t *rs = res_slot(s->nodes, s->hash + s->hash_cap, s->hash_cap, res);
-    if (*rs) {
-        kq_node *prev = &s->nodes[*rs - 1];
-        if (!prev->retired) {
-            prev->retired = 1;
-            s->retired_bytes += sizeof *prev->st + prev->st->alloc_size;
-        }
-    }
+    if (*rs)
+        retire(s, &s->nodes[*rs - 1]);
     *rs = s->nnodes + 1;
     kq_node *n = &s->nodes[s->nnodes];
     memset(n, 0, sizeof *n);
@@ -376,13 +381,11 @@ bool kd_scene_use(kd_scene *s, kres_resource *res, kres_storage *st, int mode)
     return true;
 }
 
-void kd_scene_retired(kd_scene *s, const kres_storage *st, size_t bytes)
+void kd_scene_retired(kd_scene *s, const kres_storage *st)
 {
     kq_node *n = find_node(s, st);
-    if (n && !n->retired) {
-        n->retired = 1;
-        s->retired_bytes += bytes;
-    }
+    if (n)
+        retire(s, n);
 }
 
 /* ---- helpers ---- */

@@ -73,12 +73,11 @@ static void fill_out(kres_resource *res, uint32_t sub, kiln_mapped_subresource *
 
 kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_type type,
                    bool do_not_wait, kiln_mapped_subresource *out, const kres_storage **out_retired,
-                   size_t *out_retired_bytes, kiln_log_id *out_id)
+                   kiln_log_id *out_id)
 {
     kq_device *q = c->dev;
     kres_storage *fresh = NULL;
     *out_retired = NULL;
-    *out_retired_bytes = 0;
     if (type == KILN_MAP_WRITE_DISCARD) {
         fresh = kres_storage_create(q->env, res->storage_size);
         if (!fresh) {
@@ -157,7 +156,6 @@ kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_typ
         res->current = fresh;
         fresh = NULL;
         *out_retired = old;
-        *out_retired_bytes = sizeof *old + old->alloc_size;
         kres_storage_unref(old); /* queued readers keep their own refs */
         atomic_fetch_add_explicit(&q->stats.renames, 1, memory_order_relaxed);
     }

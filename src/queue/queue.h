@@ -498,13 +498,12 @@ static inline uint32_t kq_upload_max(const kq_context *c) { return (c->ring.size
 
 /* Maps: `type` is a kiln_map_type already validated against usage. A
  * WRITE_DISCARD that renamed the resource sets *out_retired to the storage
- * it replaced and *out_retired_bytes to what that storage takes (header
- * and allocation); NULL and 0 otherwise. The pointer is to compare with,
- * never to read: the resource's reference is gone, and with no queued
- * reader left the storage is already freed. */
+ * it replaced; NULL otherwise. The pointer is to compare with, never to
+ * read: the resource's reference is gone, and with no queued reader left
+ * the storage is already freed. */
 kiln_result kq_map(kq_context *c, kres_resource *res, uint32_t sub, kiln_map_type type,
                    bool do_not_wait, kiln_mapped_subresource *out, const kres_storage **out_retired,
-                   size_t *out_retired_bytes, kiln_log_id *out_id);
+                   kiln_log_id *out_id);
 kiln_result kq_unmap(kq_context *c, kres_resource *res, uint32_t sub);
 /* Unmaps everything the context keeps mapped. */
 void kq_unmap_all(kq_context *c);
