@@ -1317,7 +1317,11 @@ struct kiln_ps_textures; /* one stage's views and samplers (any stage) */
 typedef struct kiln_ps_args {
     int32_t x, y;               /* the block's top-left pixel */
     /* Covered pixels: bit i is pixel (x + i % 4, y + i / 4). A shader
-     * created with KILN_PS_MAY_DISCARD clears bits to discard pixels. */
+     * created with KILN_PS_MAY_DISCARD clears bits to discard pixels.
+     * Pixels that passed the depth test and that a later fragment of the
+     * same scene covers and passes may never be shaded (the soft
+     * backend's hidden surface removal, docs/raster.md): a shader's
+     * results must not depend on how often it runs. */
     uint32_t mask;
     uint32_t front_facing;      /* 1 for front faces, lines and points */
     /* Varying k, component c, at pixel i: varyings[(k * 4 + c) * 16 + i],

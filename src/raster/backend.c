@@ -245,6 +245,7 @@ typedef struct exec_ctx {
     uint32_t first, count; /* the wave */
     bool last_wave;        /* no job follows the wave's */
     uint64_t *tile_counts; /* per tile (kr_fb.counts), NULL: not counting */
+    kr_pool *hsr;          /* its kr_hsr slots when a draw defers (kr_drawx.hsr) */
 } exec_ctx;
 
 static void geom_task(void *arg, uint32_t i)
@@ -308,7 +309,17 @@ static void slice_fb(const exec_ctx *e, const kr_fb *fb, uint32_t slice, kr_fb *
 static void raster_batch(const exec_ctx *e, const kr_fb *fb, const kr_prim *const *batch, uint32_t n,
                          int x0, int y0, int x1, int y1)
 {
+    kr_hsr *h = fb->hsr;
     for (uint32_t k = 0; k < n; k++) {
+        if (h) {
+            const kr_prim *p = batch[k];
+            if (p->dx->hsr && p->kind == KR_TRI && !p->slice) {
+                kr_hsr_prim(h, p, fb, x0, y0, x1, y1);
+                continue;
+            }
+            if (h->n) /* what was deferred goes first */
+                kr_hsr_resolve(h, fb);
+        }
         if (batch[k]->slice) {
             kr_fb f;
             slice_fb(e, fb, batch[k]->slice, &f);
@@ -348,6 +359,16 @@ static void tile_task(void *arg, uint32_t t)
     uint32_t tx = t % e->g.tiles_x, ty = t / e->g.tiles_x;
     int x0 = (int)(tx * KR_TILE), y0 = (int)(ty * KR_TILE);
     int x1 = (int)KB_MIN(e->fb.width, (tx + 1) * KR_TILE), y1 = (int)KB_MIN(e->fb.height, (ty + 1) * KR_TILE);
+    /* Deferred shading (kr_hsr) when a draw allows it and a slot is free
+     * (never in a counted scene: e->hsr is NULL then). */
+    kr_fb fb_hsr;
+    kr_hsr *h = e->hsr ? kr_pool_hsr_get(e->hsr) : NULL;
+    if (h) {
+        fb_hsr = *fb;
+        fb_hsr.hsr = h;
+        fb = &fb_hsr;
+        kr_hsr_begin(h, x0, y0);
+    }
     const kr_prim *batch[TILE_BATCH];
     uint32_t n = 0;
     uint32_t end = e->first + e->count;
@@ -366,6 +387,8 @@ static void tile_task(void *arg, uint32_t t)
             /* In order: what was gathered before the clear goes first. */
             raster_batch(e, fb, batch, n, x0, y0, x1, y1);
             n = 0;
+            if (h && h->n)
+                kr_hsr_resolve(h, fb);
             bool last = untouched_after(e, j, t);
             if (op->kind == KD_OP_CLEAR_RT)
                 kr_clear_rect(fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1, last);
@@ -386,7 +409,13 @@ static void tile_task(void *arg, uint32_t t)
             }
         }
     }
-    raster_batch(e, fb, batch, n, x0, y0, x1, y1);
+    if (n)
+        raster_batch(e, fb, batch, n, x0, y0, x1, y1);
+    if (h) {
+        if (h->n)
+            kr_hsr_resolve(h, fb);
+        kr_pool_hsr_put(e->hsr, h);
+    }
 }
 
 /* draw_auto: the count is what stream output wrote, known when the scene
@@ -423,6 +452,7 @@ typedef struct scene_setup {
     const kb_env *env;
     void *pool;    /* the jobs' arenas' */
     bool counting; /* the scene counts for queries: general block paths */
+    int hsr_mode;  /* kr_hsr_mode() when the scene started */
     kr_drawx *dxs;
     kr_seg *segs;
     kr_job *jobs;
@@ -520,6 +550,7 @@ static void fill_chunk(void *arg, uint32_t k)
             dx->shade = general ? NULL : kr_shade_select(dx, &u->e->fb);
             dx->direct = kr_direct_select(dx, &u->e->fb);
             dx->span = kr_span_select(dx);
+            dx->hsr = !u->counting && u->pool && kr_hsr_select(dx, &u->e->fb, u->hsr_mode);
         }
         uint32_t np = kd_prim_count(dw->state->topology, dw->count);
         kiln_topology topo = dw->state->topology;
@@ -594,7 +625,12 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
      * JOB_PRIMS. Jobs: consecutive segments up to JOB_PRIMS primitives (so
      * a stream of tiny draws shares jobs), and one job per clear. Counted
      * first, then filled, in chunks on all workers (setup_chunk). */
-    scene_setup u = {.s = s, .e = &e, .env = env, .pool = q->backend_data, .counting = counting};
+    scene_setup u = {.s = s,
+                     .e = &e,
+                     .env = env,
+                     .pool = q->backend_data,
+                     .counting = counting,
+                     .hsr_mode = kr_hsr_mode()};
     /* SETUP_CHUNK ops a chunk, more if a scene passed the API's op bound */
     uint64_t per =
         KB_MAX(SETUP_CHUNK, ((uint64_t)s->nops + SETUP_MAX_CHUNKS - 1) / SETUP_MAX_CHUNKS);
@@ -642,6 +678,11 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
     u.jobs = e.jobs;
     u.texs = texs;
     kq_parallel_for(q, nchunks, fill_chunk, &u, "scene setup chunk");
+    for (size_t i = 0; i < ndx; i++)
+        if (dxs[i].hsr) {
+            e.hsr = kr_pool_hsr_ready(u.pool) ? u.pool : NULL;
+            break;
+        }
     uint32_t nj = (uint32_t)njobs;
     if (tr) {
         uint64_t now = kt_now();
@@ -732,10 +773,12 @@ static kq_exec_result mips_exec(kq_device *q, kq_cmd *cmd)
 
 static kiln_result soft_create(kq_device *q, uint32_t threads, void **out, char *why, size_t n)
 {
-    (void)threads;
     (void)why;
     (void)n;
-    *out = kr_pool_create(q->env); /* NULL: no pooling, still correct */
+    kr_pool *p = kr_pool_create(q->env); /* NULL: no pooling, still correct */
+    if (p)
+        p->threads = threads;
+    *out = p;
     return KILN_OK;
 }
 

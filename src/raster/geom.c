@@ -109,8 +109,44 @@ void kr_pool_destroy(kr_pool *p)
             kb_free(p->env, c, sizeof(kr_chunk) + c->size + 16);
         }
     }
+    kb_free(p->env, p->hsr, sizeof(kr_hsr) * p->nhsr);
     pthread_mutex_destroy(&p->mu);
     kb_free(p->env, p, sizeof *p);
+}
+
+bool kr_pool_hsr_ready(kr_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    if (!p->hsr) {
+        /* the workers, the thread that runs the command, and one more
+         * that waits and helps */
+        uint32_t n = KB_MIN(p->threads + 2, 32u);
+        if ((p->hsr = kb_calloc(p->env, sizeof(kr_hsr) * n))) /* owner maps clear */
+            p->nhsr = n;
+    }
+    bool ok = p->hsr != NULL;
+    pthread_mutex_unlock(&p->mu);
+    return ok;
+}
+
+kr_hsr *kr_pool_hsr_get(kr_pool *p)
+{
+    const uint32_t all = p->nhsr >= 32 ? UINT32_MAX : (1u << p->nhsr) - 1u;
+    uint32_t busy = atomic_load_explicit(&p->hsr_busy, memory_order_relaxed);
+    for (;;) {
+        uint32_t free = ~busy & all;
+        if (!free)
+            return NULL;
+        uint32_t bit = free & -free;
+        if (atomic_compare_exchange_weak_explicit(&p->hsr_busy, &busy, busy | bit,
+                                                  memory_order_acquire, memory_order_relaxed))
+            return &p->hsr[__builtin_ctz(bit)];
+    }
+}
+
+void kr_pool_hsr_put(kr_pool *p, kr_hsr *h)
+{
+    atomic_fetch_and_explicit(&p->hsr_busy, ~(1u << (uint32_t)(h - p->hsr)), memory_order_release);
 }
 
 /* ---- topology ---- */

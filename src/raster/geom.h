@@ -5,6 +5,8 @@
 
 #include "prim.h"
 
+#include <stdatomic.h>
+
 typedef struct kr_chunk {
     struct kr_chunk *next;
     size_t size, used;
@@ -20,7 +22,21 @@ typedef struct kr_pool {
     const kb_env *env;
     kr_chunk *free[KR_POOL_CLASSES];
     size_t bytes;
+    /* Hidden surface removal's per-tile state (kr_hsr), one slot per
+     * tile running at once: made at the first scene that defers (mu
+     * held), kept until the device goes. A tile that finds every slot
+     * busy (more threads helping than slots) shades in order. */
+    struct kr_hsr *hsr;
+    uint32_t nhsr;    /* slots made (at most 32) */
+    uint32_t threads; /* the device's workers */
+    _Atomic uint32_t hsr_busy;
 } kr_pool;
+
+/* The pool's slots, made on first use; false: none (out of memory). */
+bool kr_pool_hsr_ready(kr_pool *p);
+/* A free slot, or NULL; kr_pool_hsr_put gives it back. */
+struct kr_hsr *kr_pool_hsr_get(kr_pool *p);
+void kr_pool_hsr_put(kr_pool *p, struct kr_hsr *h);
 
 typedef struct kr_arena {
     const kb_env *env;

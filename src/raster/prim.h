@@ -80,6 +80,8 @@ typedef struct kr_drawx {
                                       test if any), when they settle a block
                                       (kr_direct_select), or NULL */
     kr_span_fn span;               /* direct over a rect (kr_span_select), or NULL */
+    bool hsr;                      /* its triangles' shading may wait for the
+                                      tile's visibility (kr_hsr_select) */
     _Alignas(16) unsigned char block_data[96]; /* its per-draw constants */
     _Alignas(16) unsigned char shade_data[80]; /* shade's (kr_shade_select) */
 } kr_drawx;
@@ -123,6 +125,8 @@ typedef struct kr_fb {
     /* Counting for queries, one tile's: [0] pixels shaded, [1] samples
      * that passed (depth, stencil, discard). NULL: not counting. */
     uint64_t *counts;
+    /* The tile's deferred shading (kr_hsr), or NULL: none. */
+    struct kr_hsr *hsr;
 } kr_fb;
 
 /* Bits of the 16 block pixels whose column is in [x0, x1) and row in
@@ -351,6 +355,48 @@ bool kr_fused_shade_tc_avx2(const struct kr_prim *p, const struct kr_fb *fb, int
 
 /* Rasterizes one primitive inside the pixel rect [x0,x1) x [y0,y1). */
 void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1);
+
+/* Hidden surface removal within a tile: a run of triangles whose draws
+ * allow it (kr_hsr_select) is depth- and stencil-tested in order with
+ * their shading deferred; each pixel remembers the last triangle whose
+ * fragment passed there (the one whose color the in-order execution
+ * leaves), and kr_hsr_resolve shades every block once per triangle
+ * that owns some of its pixels, with just those pixels. What the
+ * targets hold afterwards is what shading each passing fragment in order
+ * would have left (docs/raster.md, "Hidden surface removal"). */
+#define KR_HSR_PRIMS 1024 /* triangles deferred before a resolve */
+typedef struct kr_hsr {
+    /* Per pixel, 1 + the index in prim of its owner, 0: none; block by
+     * block (16 entries per 4x4 block, the blocks in rows of the tile). */
+    _Alignas(16) uint16_t owner[KR_TILE * KR_TILE];
+    uint64_t dirty[KR_TILE * KR_TILE / 16 / 64]; /* blocks with an owner */
+    const kr_prim *prim[KR_HSR_PRIMS];
+    uint32_t n;
+    int x0, y0; /* the tile's first pixel */
+} kr_hsr;
+
+/* Whether a draw's triangles may be deferred into a kr_hsr: one sample
+ * per pixel, a pixel shader that cannot discard, no alpha to coverage, a
+ * depth test on a bound depth buffer, and every bound target written by
+ * the shader with blending off and all four channels, so that a pixel's
+ * final color is its last passing fragment's; not for counted scenes
+ * (the caller's). `mode` is kr_hsr_mode(). */
+bool kr_hsr_select(const kr_drawx *dx, const kr_fb *fb, int mode);
+/* 0: defer where it pays (kr_hsr_select's cost rule), 1: never, 2:
+ * wherever allowed (tests); set by kr_hsr_force. */
+int kr_hsr_mode(void);
+void kr_hsr_force(int mode);
+/* Starts a tile's deferral at (x0, y0) (the owner map is clear). */
+void kr_hsr_begin(kr_hsr *h, int x0, int y0);
+/* Depth- and stencil-tests triangle p (p->dx->hsr, slice 0) inside the
+ * rect, recording the owners; resolves first when h is full. fb->hsr is
+ * h. */
+void kr_hsr_prim(kr_hsr *h, const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1);
+/* Shades what h deferred and empties it. */
+void kr_hsr_resolve(kr_hsr *h, const kr_fb *fb);
+/* Triangles deferred and resolves since the process started (tests:
+ * that a scene took the path, and how). */
+void kr_hsr_counts(uint64_t *deferred, uint64_t *resolves);
 
 /* i / 255.0f for every byte i (the bits of the division: geom.c). */
 extern const float kr_unorm8_float[256];

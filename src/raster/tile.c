@@ -7,6 +7,7 @@
 #include "../resources/texel.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #define B KILN_PS_BLOCK
@@ -1325,8 +1326,8 @@ __attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_f
  * its rows by where the walk starts and stops. The blocks go to the
  * shading in raster_tri's order. Returns false, having done nothing, when
  * some value does not fit (a huge triangle's corner in a tile). */
-static inline __attribute__((always_inline)) bool raster_window(const kr_prim *p, const kr_fb *fb,
-                                                                int x0, int y0, int x1, int y1)
+static inline __attribute__((always_inline)) bool
+raster_window(const kr_prim *p, const kr_fb *fb, kr_block_fn direct, int x0, int y0, int x1, int y1)
 {
     const int64_t S = KR_SUBPIXEL;
     const int bx0 = x0 & ~3, by0 = y0 & ~3;
@@ -1365,7 +1366,6 @@ static inline __attribute__((always_inline)) bool raster_window(const kr_prim *p
         for (int k = 0; k < 3; k++)
             left[k] = _mm_add_epi32(left[k], step[k]);
     }
-    const kr_block_fn direct = p->dx->direct;
     for (int br = 0; br < 2; br++)
         for (int bc = 0; bc < 2; bc++) {
             uint32_t mask = m[br][bc];
@@ -1378,7 +1378,12 @@ static inline __attribute__((always_inline)) bool raster_window(const kr_prim *p
 }
 #endif
 
-static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+/* A triangle's blocks inside the rect to `direct` (NULL: shade_block);
+ * `own`: direct is the draw's, whose span function and target fetches
+ * apply (kr_hsr_prim's is not). */
+static inline __attribute__((always_inline)) void raster_tri_to(const kr_prim *p, const kr_fb *fb,
+                                                                kr_block_fn direct, bool own,
+                                                                int x0, int y0, int x1, int y1)
 {
     if (p->minx > x0) x0 = p->minx;
     if (p->miny > y0) y0 = p->miny;
@@ -1391,10 +1396,9 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
         return;
     }
 #if defined(__SSE2__)
-    if (x1 - (x0 & ~3) <= 8 && y1 - (y0 & ~3) <= 8 && raster_window(p, fb, x0, y0, x1, y1))
+    if (x1 - (x0 & ~3) <= 8 && y1 - (y0 & ~3) <= 8 && raster_window(p, fb, direct, x0, y0, x1, y1))
         return;
 #endif
-    const kr_block_fn direct = p->dx->direct;
     const int64_t S = KR_SUBPIXEL;
     int64_t sx[3], sy[3], ex[3], ey[3];
     for (int k = 0; k < 3; k++) {
@@ -1420,10 +1424,10 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
             inside &= e + (dx < 0 ? dx : 0) + (dy < 0 ? dy : 0) >= 0;
         }
         if (inside) {
-            if (p->dx->span && p->dx->span(p, fb, x0, y0, x1, y1))
+            if (own && p->dx->span && p->dx->span(p, fb, x0, y0, x1, y1))
                 return;
             /* only here: in the loop below the extra code cost (f) 5% */
-            const uint32_t ahead = x1 - x0 > 16 ? p->dx->ahead_rt : 0;
+            const uint32_t ahead = own && x1 - x0 > 16 ? p->dx->ahead_rt : 0;
             const int bx0 = x0 & ~3;
             for (int by = y0 & ~3; by < y1; by += 4)
                 for (int bx = bx0; bx < x1; bx += 4) {
@@ -1471,6 +1475,178 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
             send_block(p, fb, direct, bx, by, mask);
         }
     }
+}
+
+static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    raster_tri_to(p, fb, p->dx->direct, true, x0, y0, x1, y1);
+}
+
+/* ---- hidden surface removal (prim.h, kr_hsr) ---- */
+
+static _Atomic int hsr_mode;
+static _Atomic uint64_t hsr_deferred, hsr_resolves;
+
+int kr_hsr_mode(void) { return atomic_load_explicit(&hsr_mode, memory_order_relaxed); }
+void kr_hsr_force(int mode) { atomic_store(&hsr_mode, mode); }
+void kr_hsr_counts(uint64_t *deferred, uint64_t *resolves)
+{
+    *deferred = atomic_load(&hsr_deferred);
+    *resolves = atomic_load(&hsr_resolves);
+}
+
+bool kr_hsr_select(const kr_drawx *dx, const kr_fb *fb, int mode)
+{
+    const kd_state *s = dx->s;
+    if (mode == 1 || fb->samples != 1 || !s->ps || !s->raster || !dx->early_z ||
+        (s->alpha_to_coverage && s->ps_outputs) || !fb->ds || !s->depth_enable)
+        return false;
+    bool writes = false;
+    for (uint32_t r = 0; r < fb->nrt; r++) {
+        if (!fb->rt[r])
+            continue;
+        const kd_blend_rt *bl = &s->blend[r];
+        if (r >= s->ps_outputs || bl->enable || (bl->write_mask & 15u) != 15u)
+            return false;
+        writes = true;
+    }
+    if (!writes)
+        return false;
+    if (mode == 2)
+        return true;
+    /* Where it pays: the shading costs more than the owner map's upkeep
+     * (not the vertex color and lit effects, without textures). */
+    return dx->tex != NULL || !(kr_effect_ps_is(s->ps, KILN_EFFECT_VERTEX_COLOR) ||
+                                kr_effect_ps_is(s->ps, KILN_EFFECT_LIT));
+}
+
+void kr_hsr_begin(kr_hsr *h, int x0, int y0)
+{
+    h->n = 0;
+    h->x0 = x0;
+    h->y0 = y0;
+    memset(h->dirty, 0, sizeof h->dirty);
+}
+
+/* The block's passing pixels (mask) now belong to the triangle being
+ * deferred, h->n (1 + its index). */
+static inline void hsr_own(kr_hsr *h, int x, int y, uint32_t mask)
+{
+    const uint32_t b =
+        ((uint32_t)y & (KR_TILE - 1)) / 4 * (KR_TILE / 4) + ((uint32_t)x & (KR_TILE - 1)) / 4;
+    uint16_t *o = h->owner + 16 * b;
+    const uint16_t id = (uint16_t)h->n;
+#if defined(__SSE2__)
+    const __m128i bit_lo = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m128i bit_hi = _mm_setr_epi16(256, 512, 1024, 2048, 4096, 8192, 16384, (short)32768);
+    const __m128i m = _mm_set1_epi16((short)mask), v = _mm_set1_epi16((short)id);
+    __m128i sel0 = _mm_cmpeq_epi16(_mm_and_si128(m, bit_lo), bit_lo);
+    __m128i sel1 = _mm_cmpeq_epi16(_mm_and_si128(m, bit_hi), bit_hi);
+    __m128i *q = (__m128i *)(void *)o;
+    _mm_store_si128(
+        q, _mm_or_si128(_mm_and_si128(sel0, v), _mm_andnot_si128(sel0, _mm_load_si128(q))));
+    _mm_store_si128(
+        q + 1, _mm_or_si128(_mm_and_si128(sel1, v), _mm_andnot_si128(sel1, _mm_load_si128(q + 1))));
+#else
+    for (uint32_t i = 0; i < B; i++)
+        if (mask >> i & 1u)
+            o[i] = id;
+#endif
+    h->dirty[b / 64] |= 1ull << (b % 64);
+}
+
+/* kr_hsr_prim's block: the early test (and depth/stencil writes) as
+ * tested_shade does it, the passing pixels to the triangle. */
+static bool hsr_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    _Alignas(16) float z[B];
+    center_depth(p, x, y, z);
+    mask = depth_stencil_test(p, fb, x, y, z, mask);
+    if (mask)
+        hsr_own(fb->hsr, x, y, mask);
+    return true;
+}
+
+void kr_hsr_prim(kr_hsr *h, const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
+{
+    if (p->minx > x0)
+        x0 = p->minx;
+    if (p->miny > y0)
+        y0 = p->miny;
+    if (p->maxx < x1)
+        x1 = p->maxx;
+    if (p->maxy < y1)
+        y1 = p->maxy;
+    if (x0 >= x1 || y0 >= y1)
+        return;
+    if (h->n == KR_HSR_PRIMS)
+        kr_hsr_resolve(h, fb);
+    h->prim[h->n++] = p;
+    raster_tri_to(p, fb, hsr_block, false, x0, y0, x1, y1);
+}
+
+/* A deferred triangle's pixels of one block (mask), as tested_shade goes
+ * on after its test: the draw's shading, else the general one. */
+static void hsr_shade(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    if (p->dx->shade && p->dx->shade(p, fb, x, y, mask))
+        return;
+    _Alignas(16) float z[B];
+    center_depth(p, x, y, z);
+    shade_rest_cold(p, fb, x, y, mask, z);
+}
+
+#if defined(__SSE2__)
+/* The pixels of a block whose owner (words lo, hi) is id's (in all eight
+ * words of v): the compares packed to a byte each, in pixel order. */
+static inline uint32_t owned_by(__m128i lo, __m128i hi, __m128i v)
+{
+    return (uint32_t)_mm_movemask_epi8(
+        _mm_packs_epi16(_mm_cmpeq_epi16(lo, v), _mm_cmpeq_epi16(hi, v)));
+}
+#endif
+
+void kr_hsr_resolve(kr_hsr *h, const kr_fb *fb)
+{
+    for (uint32_t w = 0; w < sizeof h->dirty / sizeof h->dirty[0]; w++) {
+        for (uint64_t bits = h->dirty[w]; bits; bits &= bits - 1) {
+            const uint32_t b = 64 * w + (uint32_t)__builtin_ctzll(bits);
+            const int x = h->x0 + (int)(b % (KR_TILE / 4)) * 4,
+                      y = h->y0 + (int)(b / (KR_TILE / 4)) * 4;
+            uint16_t *o = h->owner + 16 * b;
+#if defined(__SSE2__)
+            __m128i *q = (__m128i *)(void *)o;
+            const __m128i lo = _mm_load_si128(q), hi = _mm_load_si128(q + 1),
+                          zero = _mm_setzero_si128();
+            uint32_t left = ~owned_by(lo, hi, zero) & 0xffffu;
+            while (left) {
+                const uint16_t id = o[__builtin_ctz(left)];
+                const uint32_t mask = owned_by(lo, hi, _mm_set1_epi16((short)id));
+                hsr_shade(h->prim[id - 1], fb, x, y, mask);
+                left &= ~mask;
+            }
+            _mm_store_si128(q, zero);
+            _mm_store_si128(q + 1, zero);
+#else
+            uint32_t left = 0;
+            for (uint32_t i = 0; i < B; i++)
+                left |= (uint32_t)(o[i] != 0) << i;
+            while (left) {
+                const uint16_t id = o[__builtin_ctz(left)];
+                uint32_t mask = 0;
+                for (uint32_t i = 0; i < B; i++)
+                    mask |= (uint32_t)(o[i] == id) << i;
+                hsr_shade(h->prim[id - 1], fb, x, y, mask);
+                left &= ~mask;
+            }
+            memset(o, 0, B * sizeof *o);
+#endif
+        }
+        h->dirty[w] = 0;
+    }
+    atomic_fetch_add_explicit(&hsr_deferred, h->n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hsr_resolves, 1, memory_order_relaxed);
+    h->n = 0;
 }
 
 /* ---- points and lines ---- */
