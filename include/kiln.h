@@ -1318,10 +1318,15 @@ typedef struct kiln_ps_args {
     int32_t x, y;               /* the block's top-left pixel */
     /* Covered pixels: bit i is pixel (x + i % 4, y + i / 4). A shader
      * created with KILN_PS_MAY_DISCARD clears bits to discard pixels.
-     * Pixels that passed the depth test and that a later fragment of the
-     * same scene covers and passes may never be shaded (the soft
-     * backend's hidden surface removal, docs/raster.md): a shader's
-     * results must not depend on how often it runs. */
+     * On the soft backend, opaque depth-tested draws are shaded after
+     * their tile's visibility is known (hidden surface removal,
+     * docs/raster.md): a pixel that a later fragment of the same scene
+     * covers and passes is never shaded, the mask holds only the pixels
+     * whose fragment stays visible (a block's pixels may come in several
+     * calls), and the calls come in tile order, not draw order. A
+     * shader's outputs must depend only on its pixel's inputs and quad
+     * (derivatives), never on the mask or on side effects through
+     * `user`; KILN_HSR=0 in the environment turns this off. */
     uint32_t mask;
     uint32_t front_facing;      /* 1 for front faces, lines and points */
     /* Varying k, component c, at pixel i: varyings[(k * 4 + c) * 16 + i],

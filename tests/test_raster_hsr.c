@@ -11,8 +11,13 @@
  *     that writes its varyings, depth, primitive id, facing and block
  *     position, under every depth function, with and without depth
  *     writes, with stencil operations, culling off (both faces);
- *   - the built-in texture effect with a mip chain (trilinear), the path
- *     that defers by default, and a shader sampling it with kiln_ps_sample;
+ *   - the built-in texture effect with a mip chain (trilinear) among those
+ *     draws (two targets: the rules keep it in order), and a shader
+ *     sampling the texture with kiln_ps_sample;
+ *   - the four built-in effects into one RGBA8 target, where their
+ *     specialised shading (kr_shade_select: the texture effect's is bench
+ *     (e)'s path) is resolved with partial masks, at every SIMD level
+ *     the CPU has;
  *   - breaks that must shade what was deferred first: a blended draw, a
  *     partial write mask, a discarding shader, clears of either target;
  *   - 3,000 triangles in one 64x64 tile: more than twice KR_HSR_PRIMS,
@@ -22,8 +27,11 @@
  *   - a 4x target: never deferred.
  * The counters (kr_hsr_counts) show the deferral ran where it should, so
  * the comparisons cannot pass by never deferring. The slot pool that tiles
- * take their state from is checked on its own (every slot once, then none).
+ * take their state from is checked on its own (every slot once, then none),
+ * and KILN_HSR=off in the environment turns the deferral off.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "raster/effects.h"
 #include "raster/geom.h"
 #include "raster_util.h"
 
@@ -380,6 +388,145 @@ static void test_mixed(void)
     kr_hsr_force(0);
 }
 
+/* ---- the built-in effects, one RGBA8 target: their specialised shading
+ * (kr_shade_select) resolved with partial masks ---- */
+
+typedef struct vtx_fx {
+    float pos[3], nrm[3];
+    uint8_t color[4];
+    float uv[2];
+} vtx_fx;
+
+/* Draws of the four effects in random order at random depths in
+ * perspective (quads leaning in depth, so LODs vary), under LESS,
+ * LESS_EQUAL, GREATER_EQUAL or ALWAYS, with and without depth writes, a
+ * blended draw now and then; target 0 and the depth buffer's bytes. */
+static images effects_scene(kiln_exec_mode mode, uint32_t threads, kiln_format ds_format,
+                            uint64_t seed)
+{
+    rig r;
+    rig_make(&r, mode, threads, ds_format, W, H);
+    kiln_device *dev = r.dev;
+    kiln_context *ctx = r.ctx;
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &r.rt0.rtv, r.ds.dsv), KILN_OK);
+    kiln_vertex_shader vs[KILN_EFFECT_COUNT];
+    kiln_pixel_shader ps[KILN_EFFECT_COUNT];
+    kiln_input_layout il[KILN_EFFECT_COUNT];
+    const kiln_input_element pos = {KILN_FORMAT_R32G32B32_FLOAT, 0, 0, 0, 0};
+    const kiln_input_element nrm = {KILN_FORMAT_R32G32B32_FLOAT, 0, 12, 0, 0};
+    const kiln_input_element col = {KILN_FORMAT_R8G8B8A8_UNORM, 0, 24, 0, 0};
+    const kiln_input_element uv = {KILN_FORMAT_R32G32_FLOAT, 0, 28, 0, 0};
+    for (int e = 0; e < KILN_EFFECT_COUNT; e++) {
+        kiln_vertex_shader_desc vd;
+        kiln_pixel_shader_desc pd;
+        CHECK_RESULT(kiln_effect_get((kiln_effect)e, &vd, &pd), KILN_OK);
+        CHECK_RESULT(kiln_create_vertex_shader(dev, &vd, &vs[e]), KILN_OK);
+        CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps[e]), KILN_OK);
+        kiln_input_layout_desc ld;
+        memset(&ld, 0, sizeof ld);
+        ld.elements[0] = pos;
+        ld.num_elements = e == KILN_EFFECT_TEXTURE_COLOR || e == KILN_EFFECT_LIT ? 3 : 2;
+        ld.elements[1] = e == KILN_EFFECT_TEXTURE ? uv : e == KILN_EFFECT_LIT ? nrm : col;
+        ld.elements[2] = e == KILN_EFFECT_LIT ? col : uv;
+        CHECK_RESULT(kiln_create_input_layout(dev, &ld, vs[e], &il[e]), KILN_OK);
+    }
+    /* VS cb0: a row-major perspective (60 degrees, z 1..20), then the
+     * world matrix (identity) the lit effect reads; PS cb0: the light */
+    const float ys = 1.7320508f, xs = ys * (float)H / (float)W, pa = 20.0f / (1.0f - 20.0f);
+    const float vcb[32] = {xs, 0, 0, 0, 0, ys, 0, 0, 0, 0, pa, pa, 0, 0, -1, 0,
+                           1,  0, 0, 0, 0, 1,  0, 0, 0, 0, 1,  0,  0, 0, 0,  1};
+    const float pcb[12] = {0.3f, -0.5f, -0.8f, 0, 0.9f, 0.8f, 0.7f, 0, 0.2f, 0.25f, 0.3f, 0};
+    kiln_buffer vcbuf = ru_buffer(dev, KILN_BIND_CONSTANT_BUFFER, vcb, sizeof vcb);
+    kiln_buffer pcbuf = ru_buffer(dev, KILN_BIND_CONSTANT_BUFFER, pcb, sizeof pcb);
+    CHECK_RESULT(kiln_vs_set_constant_buffers(ctx, 0, 1, &vcbuf), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &pcbuf), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &r.srv), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_samplers(ctx, 0, 1, &r.trilinear), KILN_OK);
+    static const kiln_compare funcs[4] = {KILN_COMPARE_LESS, KILN_COMPARE_LESS_EQUAL,
+                                          KILN_COMPARE_GREATER_EQUAL, KILN_COMPARE_ALWAYS};
+    th_rng rng = {seed};
+    enum { QUADS = 60 };
+    vtx_fx v[6 * QUADS];
+    for (int round = 0; round < 16; round++) {
+        int e = (int)th_below(&rng, KILN_EFFECT_COUNT);
+        uint32_t f = th_below(&rng, 4), wr = th_below(&rng, 3) == 0;
+        CHECK_RESULT(kiln_om_set_depth_stencil_state(
+                         ctx, r.dss[2 * (funcs[f] - KILN_COMPARE_NEVER) + wr], 0),
+                     KILN_OK);
+        CHECK_RESULT(kiln_om_set_blend_state(ctx, th_below(&rng, 8) == 0 ? r.add : r.opaque, NULL),
+                     KILN_OK);
+        for (int q = 0; q < QUADS; q++) {
+            float cx = frand(&rng, -6, 6), cy = frand(&rng, -3.6f, 3.6f), cz = frand(&rng, -12, -3);
+            float sx = frand(&rng, 0.3f, 2.5f), sy = frand(&rng, 0.3f, 2.5f),
+                  lean = frand(&rng, -0.6f, 0.6f);
+            float rep = frand(&rng, 1, 4);
+            vtx_fx c[4];
+            for (int k = 0; k < 4; k++) {
+                float ex = (k & 1) ? 0.5f : -0.5f, ey = (k & 2) ? 0.5f : -0.5f;
+                c[k] = (vtx_fx){{cx + ex * sx, cy + ey * sy, cz + ex * lean * sx},
+                                {frand(&rng, -1, 1), frand(&rng, -1, 1), 1},
+                                {(uint8_t)th_below(&rng, 256), (uint8_t)th_below(&rng, 256),
+                                 (uint8_t)th_below(&rng, 256), 255},
+                                {(ex + 0.5f) * rep, (0.5f - ey) * rep}};
+            }
+            vtx_fx *o = &v[6 * q];
+            o[0] = c[0], o[1] = c[1], o[2] = c[2], o[3] = c[2], o[4] = c[1], o[5] = c[3];
+        }
+        CHECK_RESULT(kiln_vs_set_shader(ctx, vs[e]), KILN_OK);
+        CHECK_RESULT(kiln_ps_set_shader(ctx, ps[e]), KILN_OK);
+        CHECK_RESULT(kiln_ia_set_input_layout(ctx, il[e]), KILN_OK);
+        ru_draw(dev, ctx, v, 6 * QUADS, sizeof(vtx_fx), KILN_TOPOLOGY_TRIANGLE_LIST);
+    }
+    images im = {ru_read_bytes(dev, &r.rt0), ru_read_bytes(dev, &r.ds), NULL};
+    kiln_destroy_buffer(dev, vcbuf);
+    kiln_destroy_buffer(dev, pcbuf);
+    rig_free(&r);
+    return im;
+}
+
+static void test_effects(void)
+{
+    size_t px = (size_t)W * H;
+#if KR_EFFECTS_X86
+    kr_simd lv[3];
+    int nlv = kr_effects_vector_levels(lv);
+    kr_simd initial = kr_effects_active_level();
+#else
+    int nlv = 1;
+#endif
+    for (int l = 0; l < nlv; l++) {
+#if KR_EFFECTS_X86
+        CHECK_RESULT(kr_effects_force_level(lv[l]), KILN_OK);
+#endif
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+            kiln_format fmt = seed % 2 ? KILN_FORMAT_D32_FLOAT : KILN_FORMAT_D24_UNORM_S8_UINT;
+            kr_hsr_force(1);
+            images ref = effects_scene(KILN_EXEC_SERIAL, 0, fmt, seed * 104729);
+            check_rich(&ref);
+            for (int m = 0; m < 2; m++) {
+                kr_hsr_force(m ? 0 : 2);
+                uint64_t d0, r0, d1, r1;
+                kr_hsr_counts(&d0, &r0);
+                images got = effects_scene(KILN_EXEC_ASYNC, 2, fmt, seed * 104729);
+                kr_hsr_counts(&d1, &r1);
+                CHECK(d1 > d0 && r1 > r0);
+                char what[96];
+                snprintf(what, sizeof what, "effects scene, seed %llu, level %d, mode %d",
+                         (unsigned long long)seed, l, m ? 0 : 2);
+                th_check(memcmp(ref.rt0, got.rt0, px * 4) == 0 &&
+                             memcmp(ref.ds, got.ds, px * kiln_format_size(fmt)) == 0,
+                         what, __FILE__, __LINE__);
+                images_free(&got);
+            }
+            images_free(&ref);
+        }
+    }
+#if KR_EFFECTS_X86
+    CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
+#endif
+    kr_hsr_force(0);
+}
+
 /* 3,000 triangles in one tile: the tile resolves when KR_HSR_PRIMS are
  * deferred, twice, and once at its end. */
 static void test_full_tile(void)
@@ -575,6 +722,22 @@ static void test_slots(void)
     kr_pool_destroy(p);
 }
 
+/* KILN_HSR=off, read at the first scene: nothing defers. (First in
+ * main: the mode is read once.) */
+static void test_env_off(void)
+{
+    setenv("KILN_HSR", "off", 1);
+    uint64_t d0, r0, d1, r1;
+    kr_hsr_counts(&d0, &r0);
+    images im = effects_scene(KILN_EXEC_ASYNC, 2, KILN_FORMAT_D32_FLOAT, 104729);
+    kr_hsr_counts(&d1, &r1);
+    CHECK(d1 == d0 && r1 == r0);
+    CHECK(kr_hsr_mode() == 1);
+    images_free(&im);
+    unsetenv("KILN_HSR");
+    kr_hsr_force(0);
+}
+
 int main(void)
 {
     const char *b = getenv("KILN_TEST_BACKEND");
@@ -582,8 +745,10 @@ int main(void)
         printf("soft backend only\n");
         return 0;
     }
+    test_env_off();
     test_slots();
     test_mixed();
+    test_effects();
     test_full_tile();
     test_counted();
     test_multisampled();

@@ -118,8 +118,8 @@ bool kr_pool_hsr_ready(kr_pool *p)
 {
     pthread_mutex_lock(&p->mu);
     if (!p->hsr) {
-        /* the workers, the thread that runs the command, and one more
-         * that waits and helps */
+        /* the execution threads, the thread that runs the command, and
+         * one more that waits and helps */
         uint32_t n = KB_MIN(p->threads + 2, 32u);
         if ((p->hsr = kb_calloc(p->env, sizeof(kr_hsr) * n))) /* owner maps clear */
             p->nhsr = n;

@@ -28,7 +28,7 @@ typedef struct kr_pool {
      * busy (more threads helping than slots) shades in order. */
     struct kr_hsr *hsr;
     uint32_t nhsr;    /* slots made (at most 32) */
-    uint32_t threads; /* the device's workers */
+    uint32_t threads; /* the device's execution threads (0: SERIAL) */
     _Atomic uint32_t hsr_busy;
 } kr_pool;
 

@@ -365,10 +365,12 @@ void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, i
  * targets hold afterwards is what shading each passing fragment in order
  * would have left (docs/raster.md, "Hidden surface removal"). */
 #define KR_HSR_PRIMS 1024 /* triangles deferred before a resolve */
+_Static_assert(KR_HSR_PRIMS < 65536, "owners are 16-bit indices + 1");
+_Static_assert(KR_TILE *KR_TILE / 16 % 64 == 0, "the dirty bits fill whole words");
 typedef struct kr_hsr {
     /* Per pixel, 1 + the index in prim of its owner, 0: none; block by
      * block (16 entries per 4x4 block, the blocks in rows of the tile). */
-    _Alignas(16) uint16_t owner[KR_TILE * KR_TILE];
+    uint16_t owner[KR_TILE * KR_TILE];
     uint64_t dirty[KR_TILE * KR_TILE / 16 / 64]; /* blocks with an owner */
     const kr_prim *prim[KR_HSR_PRIMS];
     uint32_t n;
@@ -383,7 +385,9 @@ typedef struct kr_hsr {
  * (the caller's). `mode` is kr_hsr_mode(). */
 bool kr_hsr_select(const kr_drawx *dx, const kr_fb *fb, int mode);
 /* 0: defer where it pays (kr_hsr_select's cost rule), 1: never, 2:
- * wherever allowed (tests); set by kr_hsr_force. */
+ * wherever allowed; from KILN_HSR (read once: "0" or "off" 1, "all" 2,
+ * else 0) unless kr_hsr_force (tests) set it. A scene reads it when it
+ * starts executing. */
 int kr_hsr_mode(void);
 void kr_hsr_force(int mode);
 /* Starts a tile's deferral at (x0, y0) (the owner map is clear). */

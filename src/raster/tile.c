@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define B KILN_PS_BLOCK
@@ -1484,10 +1485,25 @@ static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1
 
 /* ---- hidden surface removal (prim.h, kr_hsr) ---- */
 
-static _Atomic int hsr_mode;
+/* -1: not chosen yet (kr_hsr_mode reads KILN_HSR once) */
+static _Atomic int hsr_mode = -1;
 static _Atomic uint64_t hsr_deferred, hsr_resolves;
 
-int kr_hsr_mode(void) { return atomic_load_explicit(&hsr_mode, memory_order_relaxed); }
+int kr_hsr_mode(void)
+{
+    int m = atomic_load_explicit(&hsr_mode, memory_order_relaxed);
+    if (m >= 0)
+        return m;
+    /* KILN_HSR=0 or off: never (to compare, or to debug a shader with
+     * side effects); all: wherever allowed; otherwise where it pays */
+    const char *env = getenv("KILN_HSR");
+    int want = !env                                       ? 0
+               : !strcmp(env, "0") || !strcmp(env, "off") ? 1
+               : !strcmp(env, "all")                      ? 2
+                                                          : 0;
+    atomic_compare_exchange_strong(&hsr_mode, &m, want); /* kr_hsr_force may have won */
+    return atomic_load_explicit(&hsr_mode, memory_order_relaxed);
+}
 void kr_hsr_force(int mode) { atomic_store(&hsr_mode, mode); }
 void kr_hsr_counts(uint64_t *deferred, uint64_t *resolves)
 {
@@ -1542,11 +1558,11 @@ static inline void hsr_own(kr_hsr *h, int x, int y, uint32_t mask)
     const __m128i m = _mm_set1_epi16((short)mask), v = _mm_set1_epi16((short)id);
     __m128i sel0 = _mm_cmpeq_epi16(_mm_and_si128(m, bit_lo), bit_lo);
     __m128i sel1 = _mm_cmpeq_epi16(_mm_and_si128(m, bit_hi), bit_hi);
-    __m128i *q = (__m128i *)(void *)o;
-    _mm_store_si128(
-        q, _mm_or_si128(_mm_and_si128(sel0, v), _mm_andnot_si128(sel0, _mm_load_si128(q))));
-    _mm_store_si128(
-        q + 1, _mm_or_si128(_mm_and_si128(sel1, v), _mm_andnot_si128(sel1, _mm_load_si128(q + 1))));
+    __m128i *q = (__m128i *)(void *)o; /* unaligned: a slot has the allocator's alignment */
+    _mm_storeu_si128(
+        q, _mm_or_si128(_mm_and_si128(sel0, v), _mm_andnot_si128(sel0, _mm_loadu_si128(q))));
+    _mm_storeu_si128(q + 1, _mm_or_si128(_mm_and_si128(sel1, v),
+                                         _mm_andnot_si128(sel1, _mm_loadu_si128(q + 1))));
 #else
     for (uint32_t i = 0; i < B; i++)
         if (mask >> i & 1u)
@@ -1616,7 +1632,7 @@ void kr_hsr_resolve(kr_hsr *h, const kr_fb *fb)
             uint16_t *o = h->owner + 16 * b;
 #if defined(__SSE2__)
             __m128i *q = (__m128i *)(void *)o;
-            const __m128i lo = _mm_load_si128(q), hi = _mm_load_si128(q + 1),
+            const __m128i lo = _mm_loadu_si128(q), hi = _mm_loadu_si128(q + 1),
                           zero = _mm_setzero_si128();
             uint32_t left = ~owned_by(lo, hi, zero) & 0xffffu;
             while (left) {
@@ -1625,8 +1641,8 @@ void kr_hsr_resolve(kr_hsr *h, const kr_fb *fb)
                 hsr_shade(h->prim[id - 1], fb, x, y, mask);
                 left &= ~mask;
             }
-            _mm_store_si128(q, zero);
-            _mm_store_si128(q + 1, zero);
+            _mm_storeu_si128(q, zero);
+            _mm_storeu_si128(q + 1, zero);
 #else
             uint32_t left = 0;
             for (uint32_t i = 0; i < B; i++)
