@@ -10,7 +10,8 @@
  *   - overlapping triangles at random depths (overdraw) through a shader
  *     that writes its varyings, depth, primitive id, facing and block
  *     position, under every depth function, with and without depth
- *     writes, with stencil operations, culling off (both faces);
+ *     writes, with stencil operations, culling off (both faces), on
+ *     D24S8, D32, D16 and D32S8 depth buffers;
  *   - the built-in texture effect with a mip chain (trilinear) among those
  *     draws (two targets: the rules keep it in order), and a shader
  *     sampling the texture with kiln_ps_sample;
@@ -151,9 +152,10 @@ static void rig_make(rig *r, kiln_exec_mode mode, uint32_t threads, kiln_format 
                                    KILN_STENCIL_OP_INCR_SAT, KILN_COMPARE_NOT_EQUAL};
     sd.back = (kiln_stencil_face){KILN_STENCIL_OP_ZERO, KILN_STENCIL_OP_INVERT,
                                   KILN_STENCIL_OP_REPLACE, KILN_COMPARE_GREATER_EQUAL};
-    r->dss[16] = ds_format == KILN_FORMAT_D24_UNORM_S8_UINT
-                     ? ru_dss(dev, sd)
-                     : ru_dss(dev, (kiln_depth_stencil_desc){0});
+    r->dss[16] =
+        ds_format == KILN_FORMAT_D24_UNORM_S8_UINT || ds_format == KILN_FORMAT_D32_FLOAT_S8X24_UINT
+            ? ru_dss(dev, sd)
+            : ru_dss(dev, (kiln_depth_stencil_desc){0});
     r->dss[17] = ru_dss(dev, (kiln_depth_stencil_desc){.depth_disable = 1});
     kiln_blend_desc bd;
     memset(&bd, 0, sizeof bd);
@@ -357,8 +359,10 @@ static void check_rich(const images *im)
 
 static void test_mixed(void)
 {
-    static const kiln_format fmts[2] = {KILN_FORMAT_D24_UNORM_S8_UINT, KILN_FORMAT_D32_FLOAT};
-    for (int f = 0; f < 2; f++)
+    static const kiln_format fmts[4] = {KILN_FORMAT_D24_UNORM_S8_UINT, KILN_FORMAT_D32_FLOAT,
+                                        KILN_FORMAT_D16_UNORM, KILN_FORMAT_D32_FLOAT_S8X24_UINT};
+    static const char *const names[4] = {"D24S8", "D32", "D16", "D32S8"};
+    for (int f = 0; f < 4; f++)
         for (uint64_t seed = 1; seed <= 6; seed++) {
             kr_hsr_force(1);
             uint64_t d0, r0;
@@ -379,7 +383,7 @@ static void test_mixed(void)
                 CHECK(d1 > d0 && r1 > r0); /* the scene deferred */
                 char what[96];
                 snprintf(what, sizeof what, "mixed scene, seed %llu, %s, mode %d",
-                         (unsigned long long)seed, f ? "D32" : "D24S8", modes[m]);
+                         (unsigned long long)seed, names[f], modes[m]);
                 th_check(same_images(what, &ref, &got, fmts[f]), what, __FILE__, __LINE__);
                 images_free(&got);
             }

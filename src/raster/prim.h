@@ -366,7 +366,7 @@ void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, i
  * would have left (docs/raster.md, "Hidden surface removal"). */
 #define KR_HSR_PRIMS 1024 /* triangles deferred before a resolve */
 _Static_assert(KR_HSR_PRIMS < 65536, "owners are 16-bit indices + 1");
-_Static_assert(KR_TILE *KR_TILE / 16 % 64 == 0, "the dirty bits fill whole words");
+_Static_assert((KR_TILE * KR_TILE / 16) % 64 == 0, "the dirty bits fill whole words");
 typedef struct kr_hsr {
     /* Per pixel, 1 + the index in prim of its owner, 0: none; block by
      * block (16 entries per 4x4 block, the blocks in rows of the tile). */

@@ -1504,7 +1504,9 @@ int kr_hsr_mode(void)
     atomic_compare_exchange_strong(&hsr_mode, &m, want); /* kr_hsr_force may have won */
     return atomic_load_explicit(&hsr_mode, memory_order_relaxed);
 }
+
 void kr_hsr_force(int mode) { atomic_store(&hsr_mode, mode); }
+
 void kr_hsr_counts(uint64_t *deferred, uint64_t *resolves)
 {
     *deferred = atomic_load(&hsr_deferred);
