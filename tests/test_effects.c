@@ -4,11 +4,14 @@
  * the descs and their GLSL, vertex shaders against independently computed
  * transforms, pixel kernels against the documented formulas, every SIMD
  * level bit-identical to the scalar reference on random inputs, and the
- * choice of level (KILN_SIMD, forcing, concurrent first use).
+ * choice of level (KILN_SIMD, forcing, concurrent first use). On a device:
+ * an effect's vertex shader declared with a varying it does not write
+ * leaves zeros there (the rows it writes whole are not zeroed first).
  */
 #include "harness.h"
 #include "raster/effects.h"
 #include "raster/raster.h"
+#include "raster_util.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -600,6 +603,88 @@ static void test_simd_level_choice(void)
     CHECK(strcmp(kiln_effect_simd_level(), level) == 0);
 }
 
+/* Writes varying 0 (user 0) or 1 (user 1) to target 0. */
+static void ps_varying_n(kiln_ps_args *a)
+{
+    int k = a->user ? 1 : 0;
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < BLOCK; i++)
+            KILN_PS_COLOR(a, 0, c)[i] = KILN_PS_VARYING(a, k, c)[i];
+}
+
+/* An effect's vertex shader declared with a varying more than it writes:
+ * the extra one reads zeros (the geometry zeroes the rows then; with the
+ * effect's own count it skips that, kr_effect_vs_writes), and the varying
+ * it writes is the color. */
+static void test_effect_vs_extra_varying_reads_zero(void)
+{
+    kiln_vertex_shader_desc vd;
+    CHECK_RESULT(kiln_effect_get(KILN_EFFECT_VERTEX_COLOR, &vd, NULL), KILN_OK);
+    CHECK(kr_effect_vs_writes(vd.fn, vd.num_varyings));
+    CHECK(!kr_effect_vs_writes(vd.fn, vd.num_varyings + 1));
+    CHECK(!kr_effect_vs_writes(ru_vs_pass, vd.num_varyings));
+    for (int k = 0; k < 2; k++) {
+        kiln_device *dev = th_device(KILN_EXEC_SERIAL, 0);
+        kiln_context *ctx = kiln_device_immediate_context(dev);
+        kiln_vertex_shader_desc d = vd;
+        d.num_varyings = vd.num_varyings + 1;
+        kiln_vertex_shader vs = {0};
+        CHECK_RESULT(kiln_create_vertex_shader(dev, &d, &vs), KILN_OK);
+        kiln_pixel_shader_desc pd = {
+            .fn = ps_varying_n, .num_varyings = 2, .num_outputs = 1, .user = k ? (void *)1 : NULL};
+        kiln_pixel_shader ps = {0};
+        CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
+        kiln_input_layout_desc ld;
+        memset(&ld, 0, sizeof ld);
+        ld.num_elements = 2;
+        ld.elements[0] = (kiln_input_element){KILN_FORMAT_R32G32B32A32_FLOAT, 0, 0, 0, 0};
+        ld.elements[1] = (kiln_input_element){KILN_FORMAT_R32G32B32A32_FLOAT, 0, 16, 0, 0};
+        kiln_input_layout il = {0};
+        CHECK_RESULT(kiln_create_input_layout(dev, &ld, vs, &il), KILN_OK);
+        ru_tex rt = ru_rt(dev, 8, 8, KILN_FORMAT_R32G32B32A32_FLOAT);
+        kiln_rasterizer_state rs = ru_target_2d(dev, ctx, &rt);
+        const float ident[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+        kiln_buffer cb = ru_buffer(dev, KILN_BIND_CONSTANT_BUFFER, ident, sizeof ident);
+        {
+            /* first a scene whose shaded rows (the device's pooled
+             * memory, reused by the next scene) are all non-zero */
+            ru_pipe dirty = ru_make_pipe(dev, 2, RU_PS_VARY, 1, 0);
+            ru_bind_pipe(ctx, &dirty);
+            static float many[3000][12];
+            for (int i = 0; i < 3000; i++)
+                for (int c = 0; c < 12; c++)
+                    many[i][c] = c < 2    ? -50.0f
+                                 : c == 2 ? 0.5f
+                                 : c == 3 ? 1.0f
+                                          : 7.0f; /* off the target */
+            ru_draw(dev, ctx, many, 3000, sizeof many[0], KILN_TOPOLOGY_TRIANGLE_LIST);
+            kiln_finish(ctx);
+            ru_free_pipe(dev, &dirty);
+        }
+        CHECK_RESULT(kiln_vs_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
+        CHECK_RESULT(kiln_vs_set_shader(ctx, vs), KILN_OK);
+        CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
+        CHECK_RESULT(kiln_ia_set_input_layout(ctx, il), KILN_OK);
+        const float one[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+        CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, one), KILN_OK);
+        /* one triangle over the target, color (0.25, 0.5, 0.75, 1) */
+        const float v[3][8] = {{-1, -1, 0.5f, 1, 0.25f, 0.5f, 0.75f, 1},
+                               {-1, 3, 0.5f, 1, 0.25f, 0.5f, 0.75f, 1},
+                               {3, -1, 0.5f, 1, 0.25f, 0.5f, 0.75f, 1}};
+        ru_draw(dev, ctx, v, 3, sizeof v[0], KILN_TOPOLOGY_TRIANGLE_LIST);
+        float *px = ru_read_f32(dev, &rt);
+        const float want[2][4] = {{0.25f, 0.5f, 0.75f, 1}, {0, 0, 0, 0}};
+        int same = 1;
+        for (int i = 0; i < 64; i++)
+            for (int c = 0; c < 4; c++)
+                same &= px[4 * i + c] == want[k][c];
+        CHECK(same);
+        free(px);
+        kiln_device_destroy(dev);
+        (void)rs;
+    }
+}
+
 int main(void)
 {
     textures_init();
@@ -614,5 +699,6 @@ int main(void)
     test_texture_kernels_sample_slot0();
     test_levels_bit_identical();
     test_simd_level_choice();
+    test_effect_vs_extra_varying_reads_zero();
     return th_exit();
 }

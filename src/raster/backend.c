@@ -146,6 +146,7 @@ static void build_drawx(const kd_draw *d, const kr_fb *fb, kr_drawx *x)
     x->nvary = s->ps_varyings;
     x->vmask = s->ps_reads;
     x->out_stride = 4 + 4 * s->vs_varyings;
+    x->vs_writes = kr_effect_vs_writes(s->vs, s->vs_varyings);
     x->early_z = !(s->ps_flags & KILN_PS_MAY_DISCARD);
     /* 0: float depth, whose unit depends on each primitive (geom.c). */
     x->depth_r = fb->ds_format == KILN_FORMAT_D24_UNORM_S8_UINT ? 1.0f / 16777216.0f

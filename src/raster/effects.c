@@ -310,6 +310,16 @@ const kr_effect_kernels *kr_effects_kernels(kr_simd level)
     return kernels_of(level);
 }
 
+bool kr_effect_vs_writes(kiln_vs_fn fn, uint32_t num_varyings)
+{
+    /* Each effect's vertex shader writes the position and all four
+     * components of each varying it declares, and nothing past them. */
+    for (int e = 0; e < KILN_EFFECT_COUNT; e++)
+        if (fn == effects[e].vs && num_varyings == effects[e].num_varyings)
+            return true;
+    return false;
+}
+
 bool kr_effect_ps_is(kiln_ps_fn fn, kiln_effect e)
 {
     if (!fn || (unsigned)e >= KILN_EFFECT_COUNT)

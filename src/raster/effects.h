@@ -114,6 +114,11 @@ static inline void kr_lit_constants_read(const kiln_ps_args *a, kr_lit_constants
  * straight into target 0 (its rgba layout is KILN_PS_COLOR's). */
 void kr_ps_texture(kiln_ps_args *a);
 
+/* Whether fn is an effect's vertex shader run with the varyings that
+ * effect declares: it then writes every float of its output rows (the
+ * geometry skips zeroing them). */
+bool kr_effect_vs_writes(kiln_vs_fn fn, uint32_t num_varyings);
+
 /* Whether fn is effect e's pixel kernel at any level (they all give the
  * same bits): what the specialized paths key on. */
 bool kr_effect_ps_is(kiln_ps_fn fn, kiln_effect e);

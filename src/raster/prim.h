@@ -80,6 +80,8 @@ typedef struct kr_drawx {
                                       test if any), when they settle a block
                                       (kr_direct_select), or NULL */
     kr_span_fn span;               /* direct over a rect (kr_span_select), or NULL */
+    bool vs_writes;                /* the VS writes every output float
+                                      (kr_effect_vs_writes) */
     bool hsr;                      /* its triangles' shading may wait for the
                                       tile's visibility (kr_hsr_select) */
     _Alignas(16) unsigned char block_data[96]; /* its per-draw constants */
