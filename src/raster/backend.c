@@ -368,7 +368,7 @@ static void tile_task(void *arg, uint32_t t)
         fb_hsr = *fb;
         fb_hsr.hsr = h;
         fb = &fb_hsr;
-        kr_hsr_begin(h, x0, y0);
+        kr_hsr_begin(h, x0, y0, fb->samples);
     }
     const kr_prim *batch[TILE_BATCH];
     uint32_t n = 0;

@@ -370,17 +370,19 @@ void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, i
 _Static_assert(KR_HSR_PRIMS < 65536, "owners are 16-bit indices + 1");
 _Static_assert((KR_TILE * KR_TILE / 16) % 64 == 0, "the dirty bits fill whole words");
 typedef struct kr_hsr {
-    /* Per pixel, 1 + the index in prim of its owner, 0: none; block by
-     * block (16 entries per 4x4 block, the blocks in rows of the tile). */
-    uint16_t owner[KR_TILE * KR_TILE];
+    /* Per sample (plane k: sample k of a 4x target; plane 0 alone at one
+     * sample), 1 + the index in prim of its owner, 0: none; block by block
+     * (16 entries per 4x4 block, the blocks in rows of the tile). */
+    uint16_t owner[4][KR_TILE * KR_TILE];
     uint64_t dirty[KR_TILE * KR_TILE / 16 / 64]; /* blocks with an owner */
     const kr_prim *prim[KR_HSR_PRIMS];
     uint32_t n;
-    int x0, y0; /* the tile's first pixel */
+    int x0, y0;       /* the tile's first pixel */
+    uint32_t samples; /* of the targets: 1 or 4 */
 } kr_hsr;
 
-/* Whether a draw's triangles may be deferred into a kr_hsr: one sample
- * per pixel, a pixel shader that cannot discard, no alpha to coverage, a
+/* Whether a draw's triangles may be deferred into a kr_hsr: a pixel
+ * shader that cannot discard, no alpha to coverage, a
  * depth test on a bound depth buffer, and every bound target written by
  * the shader with blending off and all four channels, so that a pixel's
  * final color is its last passing fragment's; not for counted scenes
@@ -392,8 +394,9 @@ bool kr_hsr_select(const kr_drawx *dx, const kr_fb *fb, int mode);
  * starts executing. */
 int kr_hsr_mode(void);
 void kr_hsr_force(int mode);
-/* Starts a tile's deferral at (x0, y0) (the owner map is clear). */
-void kr_hsr_begin(kr_hsr *h, int x0, int y0);
+/* Starts a tile's deferral at (x0, y0) on targets of `samples` (the
+ * owner map is clear). */
+void kr_hsr_begin(kr_hsr *h, int x0, int y0, uint32_t samples);
 /* Depth- and stencil-tests triangle p (p->dx->hsr, slice 0) inside the
  * rect, recording the owners; resolves first when h is full. fb->hsr is
  * h. */

@@ -913,6 +913,9 @@ static _Alignas(16) const float no_z[B];
 /* A block of a 4x target: sm[k] are the pixels whose sample k is covered.
  * Depth and stencil per sample, the pixel shader once for the pixels with
  * any sample covered, its output to each sample that passed. */
+static void shade_ms_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t sm[4],
+                          const float (*z)[B]);
+
 static void shade_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, const uint32_t sm_in[4])
 {
     const kr_drawx *dx = p->dx;
@@ -940,6 +943,18 @@ static void shade_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, cons
             sample_planes(fb, k, &f);
             sm[k] = sm[k] ? depth_stencil(p, &f, x, y, z[k], sm[k]) : 0;
         }
+    shade_ms_rest(p, fb, x, y, sm, z);
+}
+
+/* shade_block_ms after the early test, if any: the pixel shader once for
+ * the pixels with a sample in sm, the late test (z: each sample's depth;
+ * read only for a late test), output to the samples. */
+static void shade_ms_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t sm[4],
+                          const float (*z)[B])
+{
+    const kr_drawx *dx = p->dx;
+    const kd_state *s = dx->s;
+    kr_fb f = *fb;
     uint32_t mask = sm[0] | sm[1] | sm[2] | sm[3];
     if (!mask)
         return;
@@ -1261,8 +1276,12 @@ static inline __attribute__((always_inline)) bool block_edges(const int64_t e[3]
  * raster_tri: inlined, GCC compiled raster_tri's own use of edge_mask32
  * into 8% more instructions (cachegrind on (b)) or made edge_mask32 a
  * call (perf on (a): 5.6%), and (a), (b), (d) ran 3-5% slower. */
+static void hsr_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, const uint32_t sm[4]);
+
+/* `defer`: the blocks go to kr_hsr_prim's test (hsr_block_ms), not to
+ * the shading. */
 __attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_fb *fb, int x0,
-                                                    int y0, int x1, int y1)
+                                                    int y0, int x1, int y1, bool defer)
 {
     /* raster_tri's walk with four samples: a sample's edge values are the
      * pixel center's plus that sample's offset, off[k] = a * dx + b * dy
@@ -1311,7 +1330,9 @@ __attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_f
                     any |= sm[k];
                 }
             }
-            if (any)
+            if (any && defer)
+                hsr_block_ms(p, fb, bx, by, sm);
+            else if (any)
                 shade_block_ms(p, fb, bx, by, sm);
         }
     }
@@ -1393,7 +1414,7 @@ static inline __attribute__((always_inline)) void raster_tri_to(const kr_prim *p
     if (x0 >= x1 || y0 >= y1)
         return;
     if (fb->samples > 1) {
-        raster_tri_ms(p, fb, x0, y0, x1, y1);
+        raster_tri_ms(p, fb, x0, y0, x1, y1, !own);
         return;
     }
 #if defined(__SSE2__)
@@ -1516,7 +1537,7 @@ void kr_hsr_counts(uint64_t *deferred, uint64_t *resolves)
 bool kr_hsr_select(const kr_drawx *dx, const kr_fb *fb, int mode)
 {
     const kd_state *s = dx->s;
-    if (mode == 1 || fb->samples != 1 || !s->ps || !s->raster || !dx->early_z ||
+    if (mode == 1 || !s->ps || !s->raster || !dx->early_z ||
         (s->alpha_to_coverage && s->ps_outputs) || !fb->ds || !s->depth_enable)
         return false;
     bool writes = false;
@@ -1538,9 +1559,10 @@ bool kr_hsr_select(const kr_drawx *dx, const kr_fb *fb, int mode)
                                 kr_effect_ps_is(s->ps, KILN_EFFECT_LIT));
 }
 
-void kr_hsr_begin(kr_hsr *h, int x0, int y0)
+void kr_hsr_begin(kr_hsr *h, int x0, int y0, uint32_t samples)
 {
     h->n = 0;
+    h->samples = samples;
     h->x0 = x0;
     h->y0 = y0;
     memset(h->dirty, 0, sizeof h->dirty);
@@ -1548,11 +1570,11 @@ void kr_hsr_begin(kr_hsr *h, int x0, int y0)
 
 /* The block's passing pixels (mask) now belong to the triangle being
  * deferred, h->n (1 + its index). */
-static inline void hsr_own(kr_hsr *h, int x, int y, uint32_t mask)
+static inline void hsr_own(kr_hsr *h, uint32_t k, int x, int y, uint32_t mask)
 {
     const uint32_t b =
         ((uint32_t)y & (KR_TILE - 1)) / 4 * (KR_TILE / 4) + ((uint32_t)x & (KR_TILE - 1)) / 4;
-    uint16_t *o = h->owner + 16 * b;
+    uint16_t *o = h->owner[k] + 16 * b;
     const uint16_t id = (uint16_t)h->n;
 #if defined(__SSE2__)
     const __m128i bit_lo = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
@@ -1581,8 +1603,25 @@ static bool hsr_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t 
     center_depth(p, x, y, z);
     mask = depth_stencil_test(p, fb, x, y, z, mask);
     if (mask)
-        hsr_own(fb->hsr, x, y, mask);
+        hsr_own(fb->hsr, 0, x, y, mask);
     return true;
+}
+
+/* hsr_block for four samples: each sample's test as shade_block_ms's
+ * early one, its passing samples to the triangle. */
+static void hsr_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, const uint32_t sm[4])
+{
+    kr_fb f = *fb;
+    _Alignas(16) float z[B];
+    for (uint32_t k = 0; k < 4; k++) {
+        if (!sm[k])
+            continue;
+        block_depth(p, x, y, kr_pattern4[k][0], kr_pattern4[k][1], z);
+        sample_planes(fb, k, &f);
+        uint32_t pass = depth_stencil(p, &f, x, y, z, sm[k]);
+        if (pass)
+            hsr_own(fb->hsr, k, x, y, pass);
+    }
 }
 
 void kr_hsr_prim(kr_hsr *h, const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
@@ -1624,6 +1663,40 @@ static inline uint32_t owned_by(__m128i lo, __m128i hi, __m128i v)
 }
 #endif
 
+/* A block's four sample planes under kr_hsr_resolve: each deferred
+ * triangle owning some of its samples shades the pixels those samples
+ * are in once (the shader runs per pixel) and writes just its samples,
+ * as shade_block_ms goes on after its early test. */
+static void hsr_resolve_ms(kr_hsr *h, const kr_fb *fb, uint32_t b, int x, int y)
+{
+    uint16_t *o[4];
+    uint32_t left[4];
+    for (uint32_t k = 0; k < 4; k++) {
+        o[k] = h->owner[k] + 16 * b;
+        left[k] = 0;
+        for (uint32_t i = 0; i < B; i++)
+            left[k] |= (uint32_t)(o[k][i] != 0) << i;
+    }
+    for (;;) {
+        uint32_t k0 = 0;
+        while (k0 < 4 && !left[k0])
+            k0++;
+        if (k0 == 4)
+            break;
+        const uint16_t id = o[k0][__builtin_ctz(left[k0])];
+        uint32_t sm[4];
+        for (uint32_t k = 0; k < 4; k++) {
+            sm[k] = 0;
+            for (uint32_t i = 0; i < B; i++)
+                sm[k] |= (uint32_t)(o[k][i] == id) << i;
+            left[k] &= ~sm[k];
+        }
+        shade_ms_rest(h->prim[id - 1], fb, x, y, sm, NULL); /* no late test: kr_hsr_select */
+    }
+    for (uint32_t k = 0; k < 4; k++)
+        memset(o[k], 0, B * sizeof *o[k]);
+}
+
 void kr_hsr_resolve(kr_hsr *h, const kr_fb *fb)
 {
     for (uint32_t w = 0; w < sizeof h->dirty / sizeof h->dirty[0]; w++) {
@@ -1631,7 +1704,11 @@ void kr_hsr_resolve(kr_hsr *h, const kr_fb *fb)
             const uint32_t b = 64 * w + (uint32_t)__builtin_ctzll(bits);
             const int x = h->x0 + (int)(b % (KR_TILE / 4)) * 4,
                       y = h->y0 + (int)(b / (KR_TILE / 4)) * 4;
-            uint16_t *o = h->owner + 16 * b;
+            if (h->samples > 1) {
+                hsr_resolve_ms(h, fb, b, x, y);
+                continue;
+            }
+            uint16_t *o = h->owner[0] + 16 * b;
 #if defined(__SSE2__)
             __m128i *q = (__m128i *)(void *)o;
             const __m128i lo = _mm_loadu_si128(q), hi = _mm_loadu_si128(q + 1),
