@@ -2274,7 +2274,10 @@ typedef enum kiln_effect {
 
 /* Fills the shader descs of a built-in effect (either pointer may be NULL).
  * The pixel shader's desc declares what it reads: read_mask, and
- * KILN_PS_NO_Z (no effect reads the depth). */
+ * KILN_PS_NO_Z (no effect reads the depth). A vertex shader desc changed
+ * to fewer inputs or varyings than the effect uses still works: the
+ * missing inputs read as zeros and only the declared outputs are written
+ * (more varyings than the effect writes read as zeros). */
 KILN_API kiln_result kiln_effect_get(kiln_effect effect, kiln_vertex_shader_desc *out_vs,
                                      kiln_pixel_shader_desc *out_ps);
 /* Which SIMD level the built-in kernels and the sampler use on this CPU:

@@ -6,7 +6,9 @@
  * level bit-identical to the scalar reference on random inputs, and the
  * choice of level (KILN_SIMD, forcing, concurrent first use). On a device:
  * an effect's vertex shader declared with a varying it does not write
- * leaves zeros there (the rows it writes whole are not zeroed first).
+ * leaves zeros there (the rows it writes whole are not zeroed first), and
+ * declared with fewer inputs and varyings than it uses it stays inside
+ * its rows.
  */
 #include "harness.h"
 #include "raster/effects.h"
@@ -685,6 +687,111 @@ static void test_effect_vs_extra_varying_reads_zero(void)
     }
 }
 
+static void ps_const(kiln_ps_args *a)
+{
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < BLOCK; i++)
+            KILN_PS_COLOR(a, 0, c)[i] = c == 3 ? 1.0f : 0.5f;
+}
+
+/* Called directly with rows narrower than the effect's (4 floats in and
+ * out, as a desc declaring one input and no varying gives): each shader
+ * writes the positions and nothing past its rows. */
+static void test_effect_vs_narrow_rows_direct(void)
+{
+    for (int e = 0; e < KILN_EFFECT_COUNT; e++) {
+        kiln_vertex_shader_desc d;
+        CHECK_RESULT(kiln_effect_get((kiln_effect)e, &d, NULL), KILN_OK);
+        const float m[32] = {2, 0, 0, 0, 0, 3, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1,
+                             1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+        const void *cb[1] = {m};
+        const uint32_t cb_size[1] = {sizeof m};
+        float in[3 * 4], out[3 * 4 + 16];
+        for (int i = 0; i < 12; i++)
+            in[i] = (float)(i + 1);
+        for (int i = 0; i < 3 * 4 + 16; i++)
+            out[i] = -7.0f;
+        kiln_vs_args a = {.count = 3,
+                          .in = in,
+                          .in_stride = 4,
+                          .out = out,
+                          .out_stride = 4,
+                          .cb = cb,
+                          .cb_size = cb_size};
+        d.fn(&a);
+        for (int v = 0; v < 3; v++) {
+            CHECK(out[4 * v] == 2.0f * in[4 * v]);
+            CHECK(out[4 * v + 1] == 3.0f * in[4 * v + 1]);
+        }
+        int guard = 1;
+        for (int i = 12; i < 3 * 4 + 16; i++)
+            guard &= out[i] == -7.0f;
+        CHECK(guard);
+    }
+}
+
+/* The effects' vertex shaders declared with fewer inputs and varyings
+ * than they use (position only, no varying): rows of 4 floats, which the
+ * shaders must not run past (ASan), and the position still transformed. */
+static void test_effect_vs_fewer_varyings(void)
+{
+    static const kiln_effect fx[3] = {KILN_EFFECT_VERTEX_COLOR, KILN_EFFECT_TEXTURE_COLOR,
+                                      KILN_EFFECT_LIT};
+    for (int e = 0; e < 3; e++)
+        for (uint32_t nv = 0; nv < 2; nv++) {
+            kiln_device *dev = th_device(KILN_EXEC_SERIAL, 0);
+            kiln_context *ctx = kiln_device_immediate_context(dev);
+            kiln_vertex_shader_desc d;
+            CHECK_RESULT(kiln_effect_get(fx[e], &d, NULL), KILN_OK);
+            d.num_inputs = 1;
+            d.num_varyings = nv;
+            kiln_vertex_shader vs = {0};
+            CHECK_RESULT(kiln_create_vertex_shader(dev, &d, &vs), KILN_OK);
+            kiln_pixel_shader_desc pd = {.fn = ps_const, .num_outputs = 1};
+            kiln_pixel_shader ps = {0};
+            CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
+            kiln_input_layout_desc ld;
+            memset(&ld, 0, sizeof ld);
+            ld.num_elements = 1;
+            ld.elements[0] = (kiln_input_element){KILN_FORMAT_R32G32B32_FLOAT, 0, 0, 0, 0};
+            kiln_input_layout il = {0};
+            CHECK_RESULT(kiln_create_input_layout(dev, &ld, vs, &il), KILN_OK);
+            ru_tex rt = ru_rt(dev, 8, 8, KILN_FORMAT_R32G32B32A32_FLOAT);
+            ru_target_2d(dev, ctx, &rt);
+            const float m[32] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1,
+                                 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+            kiln_buffer cb = ru_buffer(dev, KILN_BIND_CONSTANT_BUFFER, m, sizeof m);
+            CHECK_RESULT(kiln_vs_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
+            CHECK_RESULT(kiln_vs_set_shader(ctx, vs), KILN_OK);
+            CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
+            CHECK_RESULT(kiln_ia_set_input_layout(ctx, il), KILN_OK);
+            const float zero[4] = {0, 0, 0, 0};
+            CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, zero), KILN_OK);
+            /* the left half (x < 0 in clip space): 300 vertices, so the
+             * rows of several batches end where the arena's chunk does */
+            static float v[300][3];
+            for (int i = 0; i < 300; i++) {
+                static const float quad[6][3] = {{-1, -1, 0.5f}, {-1, 1, 0.5f}, {0, -1, 0.5f},
+                                                 {0, -1, 0.5f},  {-1, 1, 0.5f}, {0, 1, 0.5f}};
+                memcpy(v[i], quad[i % 6], sizeof v[i]);
+            }
+            ru_draw(dev, ctx, v, 300, sizeof v[0], KILN_TOPOLOGY_TRIANGLE_LIST);
+            float *px = ru_read_f32(dev, &rt);
+            int left = 1, right = 1;
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++) {
+                    const float *p = px + 4 * (y * 8 + x);
+                    if (x < 4)
+                        left &= p[0] == 0.5f && p[3] == 1.0f;
+                    else
+                        right &= p[0] == 0.0f && p[3] == 0.0f;
+                }
+            CHECK(left && right);
+            free(px);
+            kiln_device_destroy(dev);
+        }
+}
+
 int main(void)
 {
     textures_init();
@@ -700,5 +807,7 @@ int main(void)
     test_levels_bit_identical();
     test_simd_level_choice();
     test_effect_vs_extra_varying_reads_zero();
+    test_effect_vs_narrow_rows_direct();
+    test_effect_vs_fewer_varyings();
     return th_exit();
 }

@@ -52,9 +52,41 @@ static void transform_position(const float m[16], const float *in, float *out)
         out[r] = ((m[4 * r] * x + m[4 * r + 1] * y) + m[4 * r + 2] * z) + m[4 * r + 3];
 }
 
+/* An effect's vertex shader `wide` when the application declared it with
+ * fewer inputs or varyings than the effect uses (kiln_effect_get's desc
+ * changed): vertex by vertex through local rows, the missing inputs read
+ * as zeros and only the declared outputs kept (its rows are
+ * 4 + 4 * varyings floats: writing the effect's own count would run past
+ * them). nin inputs and nout floats are the effect's. */
+static void vs_narrow(const kiln_vs_args *a, kiln_vs_fn wide, uint32_t nin, uint32_t nout)
+{
+    float in[4 * 3] = {0}, out[12];
+    kiln_vs_args one = *a;
+    one.count = 1;
+    one.in = in;
+    one.in_stride = 4 * nin;
+    one.out = out;
+    one.out_stride = nout;
+    const uint32_t have = a->in_stride < 4 * nin ? a->in_stride : 4 * nin;
+    const uint32_t keep = a->out_stride < nout ? a->out_stride : nout;
+    for (uint32_t v = 0; v < a->count; v++) {
+        memcpy(in, a->in + (size_t)v * a->in_stride, have * sizeof(float));
+        one.vertex_id = a->vertex_id ? a->vertex_id + v : NULL;
+        wide(&one);
+        memcpy(a->out + (size_t)v * a->out_stride, out, keep * sizeof(float));
+    }
+}
+
+static void vs_copy1(const kiln_vs_args *a);
+static void vs_copy2(const kiln_vs_args *a);
+
 /* Position from input 0; inputs 1..n copied to varyings 0..n-1. */
 static void vs_transform_copy(const kiln_vs_args *a, uint32_t n)
 {
+    if (a->in_stride < 4 + 4 * n || a->out_stride < 4 + 4 * n) {
+        vs_narrow(a, n == 1 ? vs_copy1 : vs_copy2, 1 + n, 4 + 4 * n);
+        return;
+    }
     float m[16];
     kr_cb_read(a->cb, a->cb_size, 0, m, 16);
     for (uint32_t v = 0; v < a->count; v++) {
@@ -71,6 +103,10 @@ static void vs_copy2(const kiln_vs_args *a) { vs_transform_copy(a, 2); }
 /* LIT: inputs position, normal, color; varyings color, world normal. */
 static void vs_lit(const kiln_vs_args *a)
 {
+    if (a->in_stride < 12 || a->out_stride < 12) {
+        vs_narrow(a, vs_lit, 3, 12);
+        return;
+    }
     float m[32]; /* world_view_proj, world */
     kr_cb_read(a->cb, a->cb_size, 0, m, 32);
     const float *w = m + 16;

@@ -914,7 +914,7 @@ static _Alignas(16) const float no_z[B];
  * Depth and stencil per sample, the pixel shader once for the pixels with
  * any sample covered, its output to each sample that passed. */
 static void shade_ms_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t sm[4],
-                          const float (*z)[B]);
+                          float (*z)[B]);
 
 static void shade_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, const uint32_t sm_in[4])
 {
@@ -950,7 +950,7 @@ static void shade_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, cons
  * the pixels with a sample in sm, the late test (z: each sample's depth;
  * read only for a late test), output to the samples. */
 static void shade_ms_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t sm[4],
-                          const float (*z)[B])
+                          float (*z)[B])
 {
     const kr_drawx *dx = p->dx;
     const kd_state *s = dx->s;
@@ -1270,16 +1270,15 @@ static inline __attribute__((always_inline)) bool block_edges(const int64_t e[3]
     return !reject;
 }
 
-/* raster_tri on a 4x target: each block's coverage at each sample
- * position (the same edge functions and fill rule, moved by the sample's
- * offset, which is exact in 16.8), then shade_block_ms. Not inlined into
- * raster_tri: inlined, GCC compiled raster_tri's own use of edge_mask32
- * into 8% more instructions (cachegrind on (b)) or made edge_mask32 a
- * call (perf on (a): 5.6%), and (a), (b), (d) ran 3-5% slower. */
 static void hsr_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, const uint32_t sm[4]);
 
-/* `defer`: the blocks go to kr_hsr_prim's test (hsr_block_ms), not to
- * the shading. */
+/* raster_tri on a 4x target: each block's coverage at each sample
+ * position (the same edge functions and fill rule, moved by the sample's
+ * offset, which is exact in 16.8), then shade_block_ms (or, `defer`,
+ * kr_hsr_prim's test, hsr_block_ms). Not inlined into raster_tri:
+ * inlined, GCC compiled raster_tri's own use of edge_mask32 into 8% more
+ * instructions (cachegrind on (b)) or made edge_mask32 a call (perf on
+ * (a): 5.6%), and (a), (b), (d) ran 3-5% slower. */
 __attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_fb *fb, int x0,
                                                     int y0, int x1, int y1, bool defer)
 {
