@@ -910,12 +910,12 @@ static void sample_fb(const kr_fb *fb, uint32_t k, kr_fb *out)
  * stands for). */
 static _Alignas(16) const float no_z[B];
 
-/* A block of a 4x target: sm[k] are the pixels whose sample k is covered.
- * Depth and stencil per sample, the pixel shader once for the pixels with
- * any sample covered, its output to each sample that passed. */
 static void shade_ms_rest(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t sm[4],
                           float (*z)[B]);
 
+/* A block of a 4x target: sm[k] are the pixels whose sample k is covered.
+ * Depth and stencil per sample, the pixel shader once for the pixels with
+ * any sample covered, its output to each sample that passed. */
 static void shade_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, const uint32_t sm_in[4])
 {
     const kr_drawx *dx = p->dx;
