@@ -1270,6 +1270,21 @@ static inline __attribute__((always_inline)) bool block_edges(const int64_t e[3]
     return !reject;
 }
 
+/* The rect [x0, x1) x [y0, y1) narrowed to the primitive's box: false
+ * when nothing is left. */
+static inline bool clip_to_prim(const kr_prim *p, int *x0, int *y0, int *x1, int *y1)
+{
+    if (p->minx > *x0)
+        *x0 = p->minx;
+    if (p->miny > *y0)
+        *y0 = p->miny;
+    if (p->maxx < *x1)
+        *x1 = p->maxx;
+    if (p->maxy < *y1)
+        *y1 = p->maxy;
+    return *x0 < *x1 && *y0 < *y1;
+}
+
 static void hsr_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, const uint32_t sm[4]);
 
 /* raster_tri on a 4x target: each block's coverage at each sample
@@ -1399,19 +1414,14 @@ raster_window(const kr_prim *p, const kr_fb *fb, kr_block_fn direct, int x0, int
 }
 #endif
 
-/* A triangle's blocks inside the rect to `direct` (NULL: shade_block);
- * `own`: direct is the draw's, whose span function and target fetches
- * apply (kr_hsr_prim's is not). */
+/* A triangle's blocks inside the rect (already within its box, not
+ * empty: clip_to_prim) to `direct` (NULL: shade_block); `own`: direct is
+ * the draw's, whose span function and target fetches apply (kr_hsr_prim's
+ * is not). */
 static inline __attribute__((always_inline)) void raster_tri_to(const kr_prim *p, const kr_fb *fb,
                                                                 kr_block_fn direct, bool own,
                                                                 int x0, int y0, int x1, int y1)
 {
-    if (p->minx > x0) x0 = p->minx;
-    if (p->miny > y0) y0 = p->miny;
-    if (p->maxx < x1) x1 = p->maxx;
-    if (p->maxy < y1) y1 = p->maxy;
-    if (x0 >= x1 || y0 >= y1)
-        return;
     if (fb->samples > 1) {
         raster_tri_ms(p, fb, x0, y0, x1, y1, !own);
         return;
@@ -1500,7 +1510,8 @@ static inline __attribute__((always_inline)) void raster_tri_to(const kr_prim *p
 
 static void raster_tri(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
 {
-    raster_tri_to(p, fb, p->dx->direct, true, x0, y0, x1, y1);
+    if (clip_to_prim(p, &x0, &y0, &x1, &y1))
+        raster_tri_to(p, fb, p->dx->direct, true, x0, y0, x1, y1);
 }
 
 /* ---- hidden surface removal (prim.h, kr_hsr) ---- */
@@ -1625,15 +1636,7 @@ static void hsr_block_ms(const kr_prim *p, const kr_fb *fb, int x, int y, const 
 
 void kr_hsr_prim(kr_hsr *h, const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
 {
-    if (p->minx > x0)
-        x0 = p->minx;
-    if (p->miny > y0)
-        y0 = p->miny;
-    if (p->maxx < x1)
-        x1 = p->maxx;
-    if (p->maxy < y1)
-        y1 = p->maxy;
-    if (x0 >= x1 || y0 >= y1)
+    if (!clip_to_prim(p, &x0, &y0, &x1, &y1))
         return;
     if (h->n == KR_HSR_PRIMS)
         kr_hsr_resolve(h, fb);
@@ -1652,15 +1655,21 @@ static void hsr_shade(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t 
     shade_rest_cold(p, fb, x, y, mask, z);
 }
 
-#if defined(__SSE2__)
-/* The pixels of a block whose owner (words lo, hi) is id's (in all eight
- * words of v): the compares packed to a byte each, in pixel order. */
-static inline uint32_t owned_by(__m128i lo, __m128i hi, __m128i v)
+/* The pixels of a block whose owner (16 entries at o) is id. */
+static inline uint32_t owned_by(const uint16_t *o, uint16_t id)
 {
-    return (uint32_t)_mm_movemask_epi8(
-        _mm_packs_epi16(_mm_cmpeq_epi16(lo, v), _mm_cmpeq_epi16(hi, v)));
-}
+#if defined(__SSE2__)
+    const __m128i *q = (const __m128i *)(const void *)o; /* unaligned: the allocator's */
+    const __m128i v = _mm_set1_epi16((short)id);
+    return (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(_mm_cmpeq_epi16(_mm_loadu_si128(q), v),
+                                                       _mm_cmpeq_epi16(_mm_loadu_si128(q + 1), v)));
+#else
+    uint32_t mask = 0;
+    for (uint32_t i = 0; i < B; i++)
+        mask |= (uint32_t)(o[i] == id) << i;
+    return mask;
 #endif
+}
 
 /* A block's four sample planes under kr_hsr_resolve: each deferred
  * triangle owning some of its samples shades the pixels those samples
@@ -1672,9 +1681,7 @@ static void hsr_resolve_ms(kr_hsr *h, const kr_fb *fb, uint32_t b, int x, int y)
     uint32_t left[4];
     for (uint32_t k = 0; k < 4; k++) {
         o[k] = h->owner[k] + 16 * b;
-        left[k] = 0;
-        for (uint32_t i = 0; i < B; i++)
-            left[k] |= (uint32_t)(o[k][i] != 0) << i;
+        left[k] = ~owned_by(o[k], 0) & 0xffffu;
     }
     for (;;) {
         uint32_t k0 = 0;
@@ -1685,9 +1692,7 @@ static void hsr_resolve_ms(kr_hsr *h, const kr_fb *fb, uint32_t b, int x, int y)
         const uint16_t id = o[k0][__builtin_ctz(left[k0])];
         uint32_t sm[4];
         for (uint32_t k = 0; k < 4; k++) {
-            sm[k] = 0;
-            for (uint32_t i = 0; i < B; i++)
-                sm[k] |= (uint32_t)(o[k][i] == id) << i;
+            sm[k] = owned_by(o[k], id);
             left[k] &= ~sm[k];
         }
         shade_ms_rest(h->prim[id - 1], fb, x, y, sm, NULL); /* no late test: kr_hsr_select */
@@ -1708,33 +1713,13 @@ void kr_hsr_resolve(kr_hsr *h, const kr_fb *fb)
                 continue;
             }
             uint16_t *o = h->owner[0] + 16 * b;
-#if defined(__SSE2__)
-            __m128i *q = (__m128i *)(void *)o;
-            const __m128i lo = _mm_loadu_si128(q), hi = _mm_loadu_si128(q + 1),
-                          zero = _mm_setzero_si128();
-            uint32_t left = ~owned_by(lo, hi, zero) & 0xffffu;
-            while (left) {
+            for (uint32_t left = ~owned_by(o, 0) & 0xffffu; left;) {
                 const uint16_t id = o[__builtin_ctz(left)];
-                const uint32_t mask = owned_by(lo, hi, _mm_set1_epi16((short)id));
-                hsr_shade(h->prim[id - 1], fb, x, y, mask);
-                left &= ~mask;
-            }
-            _mm_storeu_si128(q, zero);
-            _mm_storeu_si128(q + 1, zero);
-#else
-            uint32_t left = 0;
-            for (uint32_t i = 0; i < B; i++)
-                left |= (uint32_t)(o[i] != 0) << i;
-            while (left) {
-                const uint16_t id = o[__builtin_ctz(left)];
-                uint32_t mask = 0;
-                for (uint32_t i = 0; i < B; i++)
-                    mask |= (uint32_t)(o[i] == id) << i;
+                const uint32_t mask = owned_by(o, id);
                 hsr_shade(h->prim[id - 1], fb, x, y, mask);
                 left &= ~mask;
             }
             memset(o, 0, B * sizeof *o);
-#endif
         }
         h->dirty[w] = 0;
     }
@@ -1771,11 +1756,7 @@ static void raster_point(const kr_prim *p, const kr_fb *fb, int x0, int y0, int 
  * rule gives for lines that do not start inside a diamond. */
 static void raster_line(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
 {
-    if (p->minx > x0) x0 = p->minx;
-    if (p->miny > y0) y0 = p->miny;
-    if (p->maxx < x1) x1 = p->maxx;
-    if (p->maxy < y1) y1 = p->maxy;
-    if (x0 >= x1 || y0 >= y1)
+    if (!clip_to_prim(p, &x0, &y0, &x1, &y1))
         return;
     float dxl = p->x1 - p->x0, dyl = p->y1 - p->y0;
     bool xmajor = fabsf(dxl) >= fabsf(dyl);
