@@ -427,17 +427,19 @@ static void check_rich(const images *im)
     CHECK(distinct >= 500);
 }
 
+/* The depth-stencil formats the scenes run on. */
+static const kiln_format ds_formats[4] = {KILN_FORMAT_D24_UNORM_S8_UINT, KILN_FORMAT_D32_FLOAT,
+                                          KILN_FORMAT_D16_UNORM, KILN_FORMAT_D32_FLOAT_S8X24_UINT};
+static const char *const ds_names[4] = {"D24S8", "D32", "D16", "D32S8"};
+
 static void test_mixed(void)
 {
-    static const kiln_format fmts[4] = {KILN_FORMAT_D24_UNORM_S8_UINT, KILN_FORMAT_D32_FLOAT,
-                                        KILN_FORMAT_D16_UNORM, KILN_FORMAT_D32_FLOAT_S8X24_UINT};
-    static const char *const names[4] = {"D24S8", "D32", "D16", "D32S8"};
     for (int f = 0; f < 4; f++)
         for (uint64_t seed = 1; seed <= 6; seed++) {
             kr_hsr_force(1);
             uint64_t d0, r0;
             kr_hsr_counts(&d0, &r0);
-            images ref = mixed_scene(KILN_EXEC_SERIAL, 0, fmts[f], seed * 7919, 1);
+            images ref = mixed_scene(KILN_EXEC_SERIAL, 0, ds_formats[f], seed * 7919, 1);
             uint64_t d1, r1;
             kr_hsr_counts(&d1, &r1);
             CHECK(d1 == d0 && r1 == r0); /* off: nothing deferred */
@@ -448,13 +450,13 @@ static void test_mixed(void)
             for (int m = 0; m < 3; m++) {
                 kr_hsr_force(modes[m]);
                 kr_hsr_counts(&d0, &r0);
-                images got = mixed_scene(ex[m], 1 + (uint32_t)m % 2, fmts[f], seed * 7919, 1);
+                images got = mixed_scene(ex[m], 1 + (uint32_t)m % 2, ds_formats[f], seed * 7919, 1);
                 kr_hsr_counts(&d1, &r1);
                 CHECK(d1 > d0 && r1 > r0); /* the scene deferred */
                 char what[96];
                 snprintf(what, sizeof what, "mixed scene, seed %llu, %s, mode %d",
-                         (unsigned long long)seed, names[f], modes[m]);
-                th_check(same_images(what, &ref, &got, fmts[f]), what, __FILE__, __LINE__);
+                         (unsigned long long)seed, ds_names[f], modes[m]);
+                th_check(same_images(what, &ref, &got, ds_formats[f]), what, __FILE__, __LINE__);
                 images_free(&got);
             }
             images_free(&ref);
@@ -723,25 +725,22 @@ static void test_multisampled(void)
     kiln_device_destroy(probe);
     if (ok != KILN_OK) /* a backend without 4x */
         return;
-    static const kiln_format fmts[4] = {KILN_FORMAT_D24_UNORM_S8_UINT, KILN_FORMAT_D32_FLOAT,
-                                        KILN_FORMAT_D16_UNORM, KILN_FORMAT_D32_FLOAT_S8X24_UINT};
-    static const char *const names[4] = {"D24S8", "D32", "D16", "D32S8"};
     for (int f = 0; f < 4; f++)
         for (uint64_t seed = 1; seed <= 2; seed++) {
             kr_hsr_force(1);
-            images ref = mixed_scene(KILN_EXEC_SERIAL, 0, fmts[f], seed * 6151, 4);
+            images ref = mixed_scene(KILN_EXEC_SERIAL, 0, ds_formats[f], seed * 6151, 4);
             check_rich(&ref);
             for (int m = 0; m < 2; m++) {
                 kr_hsr_force(m ? 0 : 2);
                 uint64_t d0, r0, d1, r1;
                 kr_hsr_counts(&d0, &r0);
-                images got = mixed_scene(KILN_EXEC_ASYNC, 2, fmts[f], seed * 6151, 4);
+                images got = mixed_scene(KILN_EXEC_ASYNC, 2, ds_formats[f], seed * 6151, 4);
                 kr_hsr_counts(&d1, &r1);
                 CHECK(m || (d1 > d0 && r1 > r0));
                 char what[96];
                 snprintf(what, sizeof what, "4x mixed scene, seed %llu, %s, mode %d",
-                         (unsigned long long)seed, names[f], m ? 0 : 2);
-                th_check(same_images(what, &ref, &got, fmts[f]), what, __FILE__, __LINE__);
+                         (unsigned long long)seed, ds_names[f], m ? 0 : 2);
+                th_check(same_images(what, &ref, &got, ds_formats[f]), what, __FILE__, __LINE__);
                 images_free(&got);
             }
             images_free(&ref);
