@@ -551,6 +551,8 @@ static void fill_chunk(void *arg, uint32_t k)
             dx->shade = general ? NULL : kr_shade_select(dx, &u->e->fb);
             dx->direct = kr_direct_select(dx, &u->e->fb);
             dx->span = kr_span_select(dx);
+            if (!dx->span && !general)
+                dx->span = kr_general_span_select(dx, &u->e->fb);
             dx->hsr = !u->counting && u->pool && kr_hsr_select(dx, &u->e->fb, u->hsr_mode);
         }
         uint32_t np = kd_prim_count(dw->state->topology, dw->count);

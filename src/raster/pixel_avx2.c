@@ -142,7 +142,9 @@ static inline void interp8_comp(const interp8 *k, const float *a, __m256 v[2])
         v[h] = _mm256_mul_ps(_mm256_add_ps(a01, _mm256_mul_ps(a2, k->fy[h])), k->w[h]);
 }
 
-void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary)
+/* kr_interpolate_avx2, inlined into the general span's loop */
+static inline __attribute__((always_inline)) void
+interp_block8(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary)
 {
     interp8 k;
     interp8_init(p, x, y, &k);
@@ -159,6 +161,11 @@ void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_
         _mm256_storeu_ps(vary + c * B, v[0]);
         _mm256_storeu_ps(vary + c * B + 8, v[1]);
     }
+}
+
+void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary)
+{
+    interp_block8(p, x, y, ncomp, mask, vary);
 }
 
 /* KILN_EFFECT_VERTEX_COLOR's shading (kr_shade_select): varying 0, which
@@ -615,6 +622,24 @@ kr_write8_fn kr_write8_select(const kd_blend_rt *bl, bool bgra)
         return bgra ? store_bgra : store_rgba;
     return blend_select(bl, bgra);
 }
+
+/* ---- the general pixel path over a rect (span_general.h) ---- */
+
+static inline void zero_output8(float *c)
+{
+    for (int i = 0; i < 4 * B; i += 8)
+        _mm256_store_ps(c + i, _mm256_setzero_ps());
+}
+
+#define SPAN_NAME kr_general_span_avx2
+#define SPAN_DEPTH kr_block_depth_avx2
+#define SPAN_INTERP interp_block8
+#define SPAN_ZERO zero_output8
+#include "span_general.h"
+#undef SPAN_NAME
+#undef SPAN_DEPTH
+#undef SPAN_INTERP
+#undef SPAN_ZERO
 
 #else
 

@@ -274,8 +274,9 @@ static inline void centers16(const kr_prim *p, int x, int y, v16 *fx, v16 *fy)
                       v16_set1(p->oy));
 }
 
-void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask,
-                           float *vary)
+/* kr_interpolate_avx512, inlined into the general span's loop */
+static inline __attribute__((always_inline)) void
+interp16(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary)
 {
     v16 fx, fy, w;
     centers16(p, x, y, &fx, &fy);
@@ -297,6 +298,12 @@ void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint3
         store16(vary + k * B,
                 _mm512_mul_ps(_mm512_add_ps(a01, _mm512_mul_ps(v16_set1(a[2]), fy)), w));
     }
+}
+
+void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask,
+                           float *vary)
+{
+    interp16(p, x, y, ncomp, mask, vary);
 }
 
 void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z)
@@ -367,6 +374,24 @@ uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t 
     }
     return pass;
 }
+
+/* ---- the general pixel path over a rect (span_general.h) ---- */
+
+static inline void zero_output16(float *c)
+{
+    for (int i = 0; i < 4 * B; i += 16)
+        _mm512_store_ps(c + i, _mm512_setzero_ps());
+}
+
+#define SPAN_NAME kr_general_span_avx512
+#define SPAN_DEPTH kr_block_depth_avx512
+#define SPAN_INTERP interp16
+#define SPAN_ZERO zero_output16
+#include "span_general.h"
+#undef SPAN_NAME
+#undef SPAN_DEPTH
+#undef SPAN_INTERP
+#undef SPAN_ZERO
 
 #else
 

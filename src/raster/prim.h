@@ -312,6 +312,15 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb);
 kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb);
 /* The span kernel of dx->direct, or NULL (sample.c). */
 kr_span_fn kr_span_select(const kr_drawx *dx);
+/* For a draw that has no span kernel of dx->direct's and is not counted:
+ * the general pixel path over a rect (span_general.h) when its blocks go
+ * through shade_block's general shading with no depth or stencil test and
+ * one write8 call, at the AVX2 or AVX-512 level, else NULL (tile.c). */
+kr_span_fn kr_general_span_select(const kr_drawx *dx, const kr_fb *fb);
+bool kr_general_span_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
+                          int y1);
+bool kr_general_span_avx512(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
+                            int y1);
 /* It (fused_avx2.c). */
 bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y, uint32_t mask);
 /* It under ADD of (ONE, ONE) on both parts of target 0 with one prepared

@@ -731,6 +731,25 @@ void kr_output_select(kr_drawx *dx, const kr_fb *fb)
 #endif
 }
 
+kr_span_fn kr_general_span_select(const kr_drawx *dx, const kr_fb *fb)
+{
+#if KR_EFFECTS_X86
+    const kd_state *s = dx->s;
+    /* shade_block's way for such a draw: no block or shade function, no
+     * alpha to coverage, no test before or after shading, output's one
+     * write8 call */
+    if (!dx->wide || !s->ps || dx->block || dx->shade || dx->direct || dx->out1 != 1 ||
+        fb->samples != 1 || (s->alpha_to_coverage && s->ps_outputs) ||
+        (fb->ds && (s->depth_enable || s->stencil_enable)))
+        return NULL;
+    return dx->wide16 ? kr_general_span_avx512 : kr_general_span_avx2;
+#else
+    (void)dx;
+    (void)fb;
+    return NULL;
+#endif
+}
+
 static void output(const kr_prim *p, const kr_fb *fb, int x, int y, const float *color, uint32_t mask)
 {
     const kd_state *s = p->dx->s;

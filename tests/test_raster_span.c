@@ -1,0 +1,292 @@
+/*
+ * test_raster_span: the general pixel path over a rect (span_general.h).
+ * At the AVX2 and AVX-512 levels a triangle's rect of whole blocks, for a
+ * draw with an application's pixel shader, no depth or stencil test and
+ * one write8 output (an RGBA8 or BGRA8 target), is shaded in one loop
+ * instead of block by block through shade_block; at SSE2 it never is
+ * (kr_general_span_select needs a vector level), so the SSE2 image is the
+ * reference and every level's bytes must equal it.
+ *
+ * Rounds of random triangles, small, large, and over the whole target
+ * (every 64x64 tile inside them, the span's rects), perspective and affine, into a
+ * 203x157 target (partial blocks and tiles at its edges), under random
+ * choices of: the shader (reading its depth input, front facing and
+ * primitive id; discarding; writing only two channels, so the outputs'
+ * zeroing shows; two outputs with one target bound; sampling a texture
+ * through kiln_ps_sample), RGBA8 or BGRA8, blending off, random blending
+ * (the target's lines fetched ahead) or a partial write mask, no depth
+ * buffer, a depth buffer with the test off (the span still applies) or
+ * on (the control: shade_block's early test), a scissor rect, alpha to
+ * coverage (a control too).
+ */
+#include "raster/effects.h"
+#include "raster_util.h"
+
+#include <stdio.h>
+
+enum { W = 203, H = 157, NVARY = 2, NTRI = 12, ROUNDS = 30 };
+
+static float frand(th_rng *r, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
+}
+
+/* Position (clip space), then NVARY float4 in [-0.25, 1.25]. */
+static void make_tris(th_rng *r, float *v)
+{
+    const uint32_t stride = 4 * (1 + NVARY);
+    for (uint32_t t = 0; t < NTRI; t++) {
+        int affine = th_below(r, 3) == 0;
+        float wt = frand(r, 0.5f, 3.0f);
+        float cx = frand(r, -0.6f, 0.6f), cy = frand(r, -0.6f, 0.6f);
+        /* small, large, or over the whole target (every tile inside) */
+        uint32_t kind = th_below(r, 4);
+        float spread = kind == 0 ? 0.08f : 1.6f;
+        static const float cover[3][2] = {{-1.3f, -1.3f}, {3.5f, -1.2f}, {-1.2f, 3.5f}};
+        for (int j = 0; j < 3; j++) {
+            float *p = v + (size_t)(3 * t + (uint32_t)j) * stride;
+            float w = affine ? wt : frand(r, 0.5f, 3.0f);
+            if (kind == 3) {
+                p[0] = (cover[j][0] + frand(r, -0.1f, 0.1f)) * w;
+                p[1] = (cover[j][1] + frand(r, -0.1f, 0.1f)) * w;
+            } else {
+                p[0] = (cx + frand(r, -spread, spread)) * w;
+                p[1] = (cy + frand(r, -spread, spread)) * w;
+            }
+            p[2] = frand(r, 0.05f, 0.95f) * w;
+            p[3] = w;
+            for (int k = 0; k < 4 * NVARY; k++)
+                p[4 + k] = frand(r, -0.25f, 1.25f);
+        }
+        /* every other triangle wound the other way: front and back faces */
+        float *a = v + (size_t)(3 * t) * stride, *b = a + stride, *c = b + stride;
+        float area = (b[0] / b[3] - a[0] / a[3]) * (c[1] / c[3] - a[1] / a[3]) -
+                     (b[1] / b[3] - a[1] / a[3]) * (c[0] / c[3] - a[0] / a[3]);
+        if ((area > 0.0f) != (t % 2 == 0))
+            for (uint32_t i = 0; i < stride; i++) {
+                float x = b[i];
+                b[i] = c[i];
+                c[i] = x;
+            }
+    }
+}
+
+/* Reads its depth input, front facing and primitive id. */
+static void ps_mix(kiln_ps_args *a)
+{
+    for (int i = 0; i < KILN_PS_BLOCK; i++) {
+        KILN_PS_COLOR(a, 0, 0)[i] = KILN_PS_VARYING(a, 0, 0)[i];
+        KILN_PS_COLOR(a, 0, 1)[i] = KILN_PS_VARYING(a, 0, 1)[i] * a->z[i];
+        KILN_PS_COLOR(a, 0, 2)
+        [i] = 0.5f * KILN_PS_VARYING(a, 1, 2)[i] + (a->front_facing ? 0.4f : 0.0f);
+        KILN_PS_COLOR(a, 0, 3)
+        [i] = (float)(a->primitive_id % 7) / 7.0f + KILN_PS_VARYING(a, 1, 3)[i];
+    }
+}
+
+/* Discards where varying 1's x is above 0.5 (KILN_PS_MAY_DISCARD). */
+static void ps_discard(kiln_ps_args *a)
+{
+    for (int i = 0; i < KILN_PS_BLOCK; i++) {
+        for (int c = 0; c < 4; c++)
+            KILN_PS_COLOR(a, 0, c)[i] = KILN_PS_VARYING(a, 0, c)[i];
+        if (KILN_PS_VARYING(a, 1, 0)[i] > 0.5f)
+            a->mask &= ~(1u << i);
+    }
+}
+
+/* Writes red and blue only: green and alpha are the zeros they start as. */
+static void ps_partial(kiln_ps_args *a)
+{
+    for (int i = 0; i < KILN_PS_BLOCK; i++) {
+        KILN_PS_COLOR(a, 0, 0)[i] = KILN_PS_VARYING(a, 1, 1)[i];
+        KILN_PS_COLOR(a, 0, 2)[i] = KILN_PS_VARYING(a, 0, 3)[i];
+    }
+}
+
+/* Two outputs (one target bound). */
+static void ps_two(kiln_ps_args *a)
+{
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 4; c++)
+            for (int i = 0; i < KILN_PS_BLOCK; i++)
+                KILN_PS_COLOR(a, r, c)[i] = KILN_PS_VARYING(a, 1 - r, c)[i];
+}
+
+/* The texture at varying 0's x and y, times varying 1's alpha. */
+static void ps_tex(kiln_ps_args *a)
+{
+    kiln_ps_sample(a, 0, 0, KILN_PS_VARYING(a, 0, 0), KILN_PS_VARYING(a, 0, 1),
+                   KILN_PS_COLOR(a, 0, 0));
+    for (int i = 0; i < KILN_PS_BLOCK; i++)
+        KILN_PS_COLOR(a, 0, 3)[i] *= KILN_PS_VARYING(a, 1, 3)[i];
+}
+
+enum { NSHADERS = 5 };
+
+int main(void)
+{
+#if KR_EFFECTS_X86
+    if (!kr_effects_kernels(KR_SIMD_AVX2)) {
+        printf("no AVX2 + FMA here: one SIMD level, nothing to compare\n");
+        return th_exit();
+    }
+    kr_simd initial = kr_effects_active_level();
+    kiln_device *dev = th_device(KILN_EXEC_ASYNC, 2);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+
+    /* the vertex stage: position and NVARY varyings passed through */
+    kiln_vertex_shader vs = ru_make_vs(dev, 1 + NVARY, NVARY);
+    kiln_input_layout il = ru_make_layout(dev, vs, 1 + NVARY);
+    CHECK_RESULT(kiln_vs_set_shader(ctx, vs), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_input_layout(ctx, il), KILN_OK);
+    static const kiln_ps_fn fns[NSHADERS] = {ps_mix, ps_discard, ps_partial, ps_two, ps_tex};
+    static const uint32_t outs[NSHADERS] = {1, 1, 1, 2, 1};
+    static const uint32_t flags[NSHADERS] = {0, KILN_PS_MAY_DISCARD | KILN_PS_NO_Z, KILN_PS_NO_Z,
+                                             KILN_PS_NO_Z, KILN_PS_NO_Z};
+    kiln_pixel_shader ps[NSHADERS];
+    for (int k = 0; k < NSHADERS; k++) {
+        kiln_pixel_shader_desc pd = {0};
+        pd.fn = fns[k];
+        pd.num_varyings = NVARY;
+        pd.num_outputs = outs[k];
+        pd.flags = flags[k];
+        CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps[k]), KILN_OK);
+    }
+
+    /* a 64x64 RGBA8 texture of random texels, sampled bilinearly, wrapping */
+    static uint8_t texels[64 * 64 * 4];
+    th_rng r = {0x5BA11ull};
+    for (size_t i = 0; i < sizeof texels; i++)
+        texels[i] = (uint8_t)th_next(&r);
+    kiln_texture2d_desc td = {.width = 64,
+                              .height = 64,
+                              .mip_levels = 1,
+                              .array_size = 1,
+                              .format = KILN_FORMAT_R8G8B8A8_UNORM,
+                              .bind_flags = KILN_BIND_SHADER_RESOURCE};
+    kiln_subresource_data init = {texels, 64 * 4};
+    kiln_texture tex;
+    kiln_srv srv;
+    kiln_sampler smp;
+    CHECK_RESULT(kiln_create_texture2d(dev, &td, &init, &tex), KILN_OK);
+    CHECK_RESULT(kiln_create_srv(dev, tex, NULL, &srv), KILN_OK);
+    kiln_sampler_desc sd = {.min_filter = KILN_FILTER_LINEAR,
+                            .mag_filter = KILN_FILTER_LINEAR,
+                            .mip_filter = KILN_FILTER_POINT,
+                            .address_u = KILN_ADDRESS_WRAP,
+                            .address_v = KILN_ADDRESS_WRAP};
+    CHECK_RESULT(kiln_create_sampler(dev, &sd, &smp), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_shader_resources(ctx, 0, 1, &srv), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_samplers(ctx, 0, 1, &smp), KILN_OK);
+
+    ru_tex rt[2] = {ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM),
+                    ru_rt(dev, W, H, KILN_FORMAT_B8G8R8A8_UNORM)};
+    ru_tex ds = ru_ds(dev, W, H, KILN_FORMAT_D32_FLOAT);
+    kiln_rasterizer_desc rd = {.cull = KILN_CULL_NONE};
+    kiln_rasterizer_state rs = ru_rs(dev, rd);
+    rd.scissor_enable = 1;
+    kiln_rasterizer_state rs_sc = ru_rs(dev, rd);
+    kiln_depth_stencil_state dss_off = ru_dss(dev, (kiln_depth_stencil_desc){.depth_disable = 1});
+    kiln_depth_stencil_state dss_less =
+        ru_dss(dev, (kiln_depth_stencil_desc){.depth_func = KILN_COMPARE_LESS});
+    ru_set_viewport(ctx, 0.0f, 0.0f, (float)W, (float)H, 0.0f, 1.0f);
+
+    static float verts[3 * NTRI * 4 * (1 + NVARY)];
+    static uint8_t img[3][W * H * 4];
+    kr_simd levels[3];
+    int nlv = kr_effects_vector_levels(levels);
+    CHECK(nlv >= 2 && levels[0] == KR_SIMD_SSE2);
+    uint64_t bytes = 0, differ = 0, drawn = 0, by_shader[NSHADERS] = {0};
+    uint32_t blended = 0, tested = 0, bound_off = 0, a2c = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        make_tris(&r, verts);
+        const int k = round % NSHADERS; /* every shader with every other choice in turn */
+        const ru_tex *t = &rt[th_below(&r, 2)];
+        const uint32_t blend = th_below(&r, 3), depth = th_below(&r, 3);
+        const bool scissor = th_below(&r, 4) == 0;
+        kiln_blend_desc bd;
+        memset(&bd, 0, sizeof bd);
+        if (blend == 1) {
+            bd.rt[0].enable = 1;
+            ru_blend_random(&r, (int)th_below(&r, 3), &bd.rt[0]);
+            blended++;
+        } else if (blend == 2) {
+            bd.rt[0].write_mask = 1u + th_below(&r, 14); /* 1..14: some channels */
+        }
+        bd.alpha_to_coverage = th_below(&r, 5) == 0; /* not the span's: the control */
+        a2c += bd.alpha_to_coverage;
+        kiln_blend_state bs = ru_bs(dev, &bd);
+        kiln_rect sc = {(int32_t)th_below(&r, 60), (int32_t)th_below(&r, 40),
+                        (int32_t)(120 + th_below(&r, 80)), (int32_t)(90 + th_below(&r, 60))};
+        tested += depth == 2;
+        bound_off += depth == 1;
+        for (int l = 0; l < nlv; l++) {
+            /* the level is read when the scene executes: kiln_finish
+             * (ru_read) before switching */
+            CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
+            CHECK_RESULT(
+                kiln_om_set_render_targets(ctx, 1, &t->rtv, depth ? ds.dsv : (kiln_dsv){0}),
+                KILN_OK);
+            static const float clear[4] = {0.2f, 0.4f, 0.6f, 0.8f};
+            CHECK_RESULT(kiln_clear_rtv(ctx, t->rtv, clear), KILN_OK);
+            if (depth)
+                CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, KILN_CLEAR_DEPTH, 0.5f, 0), KILN_OK);
+            CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, depth == 2 ? dss_less : dss_off, 0),
+                         KILN_OK);
+            CHECK_RESULT(kiln_om_set_blend_state(ctx, bs, NULL), KILN_OK);
+            CHECK_RESULT(kiln_rs_set_state(ctx, scissor ? rs_sc : rs), KILN_OK);
+            if (scissor)
+                CHECK_RESULT(kiln_rs_set_scissor_rect(ctx, &sc), KILN_OK);
+            CHECK_RESULT(kiln_ps_set_shader(ctx, ps[k]), KILN_OK);
+            ru_draw(dev, ctx, verts, 3 * NTRI, 16 * (1 + NVARY), KILN_TOPOLOGY_TRIANGLE_LIST);
+            CHECK(ru_read(dev, t->tex, 0, img[l]));
+        }
+        kiln_destroy_blend_state(dev, bs);
+        for (int l = 1; l < nlv; l++)
+            for (size_t i = 0; i < sizeof img[0]; i++) {
+                bytes++;
+                differ += img[0][i] != img[l][i];
+            }
+        /* pixels the draw changed from the clear color (either byte order) */
+        uint64_t n = 0;
+        for (size_t i = 0; i < (size_t)W * H; i++) {
+            const uint8_t *p = img[0] + 4 * i;
+            n += !(p[1] == 102 && p[3] == 204 && (p[0] == 51 || p[0] == 153));
+        }
+        drawn += n;
+        by_shader[k] += n;
+    }
+    printf("general span at every vector level against SSE2: %llu bytes compared, %llu differ; "
+           "%llu pixels drawn (per shader %llu %llu %llu %llu %llu); %u rounds blended, %u with a "
+           "depth buffer and the test off, %u with the test on, %u with alpha to coverage\n",
+           (unsigned long long)bytes, (unsigned long long)differ, (unsigned long long)drawn,
+           (unsigned long long)by_shader[0], (unsigned long long)by_shader[1],
+           (unsigned long long)by_shader[2], (unsigned long long)by_shader[3],
+           (unsigned long long)by_shader[4], blended, bound_off, tested, a2c);
+    CHECK(differ == 0);
+    for (int k = 0; k < NSHADERS; k++)
+        CHECK(by_shader[k] > (uint64_t)W * H / 2);
+    CHECK(blended > 0 && bound_off > 0 && tested > 0 && a2c > 0);
+
+    CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
+    kiln_destroy_rasterizer_state(dev, rs);
+    kiln_destroy_rasterizer_state(dev, rs_sc);
+    kiln_destroy_depth_stencil_state(dev, dss_off);
+    kiln_destroy_depth_stencil_state(dev, dss_less);
+    kiln_destroy_sampler(dev, smp);
+    kiln_destroy_srv(dev, srv);
+    kiln_destroy_texture(dev, tex);
+    for (int i = 0; i < 2; i++)
+        ru_free_tex(dev, &rt[i]);
+    ru_free_tex(dev, &ds);
+    for (int k = 0; k < NSHADERS; k++)
+        kiln_destroy_pixel_shader(dev, ps[k]);
+    kiln_destroy_input_layout(dev, il);
+    kiln_destroy_vertex_shader(dev, vs);
+    kiln_device_destroy(dev);
+#else
+    printf("not an x86 build: one SIMD level, nothing to compare\n");
+#endif
+    return th_exit();
+}
