@@ -75,5 +75,10 @@ static inline uint64_t th_next(th_rng *r)
     return r->s * 2685821657736338717ull;
 }
 static inline uint32_t th_below(th_rng *r, uint32_t n) { return n ? (uint32_t)(th_next(r) % n) : 0; }
+/* A float in [lo, hi): 24 random bits. */
+static inline float th_frand(th_rng *r, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
+}
 
 #endif

@@ -29,11 +29,6 @@
 
 enum { W = 37, H = 29, NTRI = 30, ROUNDS = 3 };
 
-static float frand(th_rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
-}
-
 static float bits_f(uint32_t b)
 {
     float f;
@@ -49,7 +44,7 @@ static void make_depth(th_rng *r, float *d)
         uint64_t k = th_below(r, 8);
         d[i] = k == 0   ? bits_f(special[th_below(r, sizeof special / sizeof special[0])])
                : k == 1 ? 0.5f
-                        : frand(r, 0.0f, 1.0f);
+                        : th_frand(r, 0.0f, 1.0f);
     }
 }
 
@@ -70,13 +65,14 @@ static void make_tris(th_rng *r, float *v)
 {
     for (int t = 0; t < NTRI; t++) {
         int flat = th_below(r, 3) == 0;
-        float cx = frand(r, -1.0f, 1.0f), cy = frand(r, -1.0f, 1.0f), s = frand(r, 0.05f, 0.9f);
-        float col[4] = {frand(r, 0, 1), frand(r, 0, 1), frand(r, 0, 1), 1.0f};
+        float cx = th_frand(r, -1.0f, 1.0f), cy = th_frand(r, -1.0f, 1.0f),
+              s = th_frand(r, 0.05f, 0.9f);
+        float col[4] = {th_frand(r, 0, 1), th_frand(r, 0, 1), th_frand(r, 0, 1), 1.0f};
         for (int j = 0; j < 3; j++) {
             float *p = v + (size_t)(3 * t + j) * 8;
-            p[0] = cx + frand(r, -s, s);
-            p[1] = cy + frand(r, -s, s);
-            p[2] = flat ? 0.5f : frand(r, -0.2f, 1.2f);
+            p[0] = cx + th_frand(r, -s, s);
+            p[1] = cy + th_frand(r, -s, s);
+            p[2] = flat ? 0.5f : th_frand(r, -0.2f, 1.2f);
             p[3] = 1.0f;
             memcpy(p + 4, col, sizeof col);
         }

@@ -24,11 +24,6 @@
 
 /* ---- helpers ---- */
 
-static float frand(th_rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
-}
-
 /* Float bits, so that checks report exact differences. */
 static uint32_t bits(float f)
 {
@@ -324,7 +319,7 @@ static void test_vertex_color_copies(void)
         ps_setup s;
         ps_init(&s);
         for (int i = 0; i < 4 * BLOCK; i++)
-            s.varyings[i] = frand(&rng, -2, 2);
+            s.varyings[i] = th_frand(&rng, -2, 2);
         s.args.mask = 0x0F0F;
         lv[l]->ps[KILN_EFFECT_VERTEX_COLOR](&s.args);
         check_bits(s.color, s.varyings, 4 * BLOCK, "vertex color: color 0 = varying 0", __LINE__);
@@ -359,12 +354,12 @@ static void test_lit_formula(void)
         set_light(&s, dir, light, amb);
         for (int i = 0; i < BLOCK; i++) {
             for (int c = 0; c < 4; c++)
-                varying(&s, 0, c)[i] = frand(&rng, 0, 1);
+                varying(&s, 0, c)[i] = th_frand(&rng, 0, 1);
             /* Normals toward the light, not unit length: normalized per pixel. */
             float scale = 0.25f + (float)i;
-            varying(&s, 1, 0)[i] = scale * (-dir[0] + frand(&rng, -0.5f, 0.5f));
-            varying(&s, 1, 1)[i] = scale * (-dir[1] + frand(&rng, -0.5f, 0.5f));
-            varying(&s, 1, 2)[i] = scale * (-dir[2] + frand(&rng, -0.5f, 0.5f));
+            varying(&s, 1, 0)[i] = scale * (-dir[0] + th_frand(&rng, -0.5f, 0.5f));
+            varying(&s, 1, 1)[i] = scale * (-dir[1] + th_frand(&rng, -0.5f, 0.5f));
+            varying(&s, 1, 2)[i] = scale * (-dir[2] + th_frand(&rng, -0.5f, 0.5f));
             varying(&s, 1, 3)[i] = 123.0f; /* w is not part of the normal */
         }
         lv[l]->ps[KILN_EFFECT_LIT](&s.args);
@@ -417,11 +412,11 @@ static void test_lit_back_facing_is_ambient(void)
         set_light(&s, dir, light, amb);
         for (int i = 0; i < BLOCK; i++) {
             for (int c = 0; c < 4; c++)
-                varying(&s, 0, c)[i] = frand(&rng, 0, 1);
-            float k = frand(&rng, 0.1f, 10.0f);
+                varying(&s, 0, c)[i] = th_frand(&rng, 0, 1);
+            float k = th_frand(&rng, 0.1f, 10.0f);
             int zero = i % 5 == 0; /* no normal at all */
-            varying(&s, 1, 0)[i] = zero ? 0.0f : k * (dir[0] + frand(&rng, -0.3f, 0.3f));
-            varying(&s, 1, 1)[i] = zero ? 0.0f : k * frand(&rng, -0.3f, 0.3f);
+            varying(&s, 1, 0)[i] = zero ? 0.0f : k * (dir[0] + th_frand(&rng, -0.3f, 0.3f));
+            varying(&s, 1, 1)[i] = zero ? 0.0f : k * th_frand(&rng, -0.3f, 0.3f);
             varying(&s, 1, 2)[i] = zero ? 0.0f : k * dir[2];
         }
         lv[l]->ps[KILN_EFFECT_LIT](&s.args);
@@ -475,7 +470,7 @@ static void test_texture_kernels_sample_slot0(void)
         memcpy(varying(&s, 1, 0), varying(&s, 0, 0), 2 * BLOCK * sizeof(float));
         float want[4 * BLOCK];
         for (int i = 0; i < 4 * BLOCK; i++) {
-            s.varyings[i] = frand(&rng, 0, 2);
+            s.varyings[i] = th_frand(&rng, 0, 2);
             want[i] = ref[i] * s.varyings[i];
         }
         lv[l]->ps[KILN_EFFECT_TEXTURE_COLOR](&s.args);
@@ -501,14 +496,14 @@ static void test_levels_bit_identical(void)
         ps_setup ref, s;
         ps_init(&ref);
         for (int i = 0; i < 4 * 2 * BLOCK; i++)
-            ref.varyings[i] = th_below(&rng, 16) == 0 ? special[th_below(&rng, 8)]
-                                                      : frand(&rng, -4, 4);
+            ref.varyings[i] =
+                th_below(&rng, 16) == 0 ? special[th_below(&rng, 8)] : th_frand(&rng, -4, 4);
         for (int i = 0; i < 12; i++)
-            ref.cb0[i] = frand(&rng, -2, 2);
+            ref.cb0[i] = th_frand(&rng, -2, 2);
         /* texcoords in varying 0 (TEXTURE) / 1 (TEXTURE_COLOR): in range */
         for (int k = 0; k < 2; k++)
             for (int i = 0; i < 2 * BLOCK; i++)
-                ref.varyings[k * 4 * BLOCK + i] = frand(&rng, -0.25f, 1.25f);
+                ref.varyings[k * 4 * BLOCK + i] = th_frand(&rng, -0.25f, 1.25f);
         for (int e = 0; e < KILN_EFFECT_COUNT; e++) {
             lv[0]->ps[e](&ref.args);
             for (int l = 1; l < n; l++) {

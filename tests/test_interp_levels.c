@@ -23,30 +23,25 @@
 
 enum { W = 61, H = 47, NVARY = 4, NTRI = 40, ROUNDS = 25 };
 
-static float frand(th_rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
-}
-
 /* One round's triangles: position (clip space), then NVARY float4. */
 static void make_tris(th_rng *r, float *v)
 {
     const uint32_t stride = 4 * (1 + NVARY);
     for (uint32_t t = 0; t < NTRI; t++) {
         int affine = th_below(r, 4) == 0;
-        float wt = frand(r, 0.3f, 4.0f);
-        float cx = frand(r, -0.8f, 0.8f), cy = frand(r, -0.8f, 0.8f);
+        float wt = th_frand(r, 0.3f, 4.0f);
+        float cx = th_frand(r, -0.8f, 0.8f), cy = th_frand(r, -0.8f, 0.8f);
         uint64_t kind = th_below(r, 3);
         float spread = kind == 0 ? 0.05f : kind == 1 ? 0.4f : 1.5f;
         for (int j = 0; j < 3; j++) {
             float *p = v + (size_t)(3 * t + (uint32_t)j) * stride;
-            float w = affine ? wt : frand(r, 0.3f, 4.0f);
-            p[0] = (cx + frand(r, -spread, spread)) * w;
-            p[1] = (cy + frand(r, -spread, spread)) * w;
-            p[2] = frand(r, 0.0f, 1.0f) * w;
+            float w = affine ? wt : th_frand(r, 0.3f, 4.0f);
+            p[0] = (cx + th_frand(r, -spread, spread)) * w;
+            p[1] = (cy + th_frand(r, -spread, spread)) * w;
+            p[2] = th_frand(r, 0.0f, 1.0f) * w;
             p[3] = w;
             for (int k = 0; k < 4 * NVARY; k++)
-                p[4 + k] = frand(r, -1000.0f, 1000.0f);
+                p[4 + k] = th_frand(r, -1000.0f, 1000.0f);
         }
     }
 }

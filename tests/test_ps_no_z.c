@@ -31,23 +31,18 @@ static void ps_z(kiln_ps_args *a)
         a->mask &= ~0x9249u;
 }
 
-static float frand(th_rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
-}
-
 /* Position (w in [0.5, 2], depth z / w in [0, 1]) and one varying. */
 static void make_tris(th_rng *r, float *v)
 {
     for (int k = 0; k < 3 * NTRI; k++) {
         float *p = v + (size_t)k * 8;
-        float w = frand(r, 0.5f, 2.0f);
-        p[0] = frand(r, -1.1f, 1.1f) * w;
-        p[1] = frand(r, -1.1f, 1.1f) * w;
-        p[2] = frand(r, 0.0f, 1.0f) * w;
+        float w = th_frand(r, 0.5f, 2.0f);
+        p[0] = th_frand(r, -1.1f, 1.1f) * w;
+        p[1] = th_frand(r, -1.1f, 1.1f) * w;
+        p[2] = th_frand(r, 0.0f, 1.0f) * w;
         p[3] = w;
         for (int c = 0; c < 4; c++)
-            p[4 + c] = frand(r, -1.0f, 1.0f);
+            p[4 + c] = th_frand(r, -1.0f, 1.0f);
     }
 }
 

@@ -58,11 +58,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static float frand(th_rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
-}
-
 /* D3D10 FLOAT -> UNORM8 as output_rgba8 does it (NaN -> 0). */
 static uint8_t to_unorm8(float v)
 {
@@ -400,13 +395,13 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
         for (int i = 0; i < 16; i++) {
             uint64_t k = th_below(&r, 4);
             /* texel edges and centers exactly, seams of WRAP, or anywhere */
-            u[i] = k == 0 ? (float)th_below(&r, 2 * w + 1) / (float)(2 * w)
-                          : k == 1 ? (float)(w - 1) / (float)w + (float)th_below(&r, 64) / (64.0f * w)
-                                   : frand(&r, -2.5f, 3.5f);
+            u[i] = k == 0   ? (float)th_below(&r, 2 * w + 1) / (float)(2 * w)
+                   : k == 1 ? (float)(w - 1) / (float)w + (float)th_below(&r, 64) / (64.0f * w)
+                            : th_frand(&r, -2.5f, 3.5f);
             k = th_below(&r, 4);
-            v[i] = k == 0 ? (float)th_below(&r, 2 * h + 1) / (float)(2 * h)
-                          : k == 1 ? (float)(h - 1) / (float)h + (float)th_below(&r, 64) / (64.0f * h)
-                                   : frand(&r, -2.5f, 3.5f);
+            v[i] = k == 0   ? (float)th_below(&r, 2 * h + 1) / (float)(2 * h)
+                   : k == 1 ? (float)(h - 1) / (float)h + (float)th_below(&r, 64) / (64.0f * h)
+                            : th_frand(&r, -2.5f, 3.5f);
         }
         char what[96];
         snprintf(what, sizeof what, "sample case %d (%ux%u pitch %u, modes %d/%d)", n, w, h,
@@ -466,10 +461,18 @@ static void test_sample_mips(const kr_simd *lv, int nlv)
         /* mostly CLAMP and WRAP (the levels the AVX2 kernel reads directly) */
         kiln_address au = modes[th_below(&r, 5) % 3 == 2 && th_below(&r, 2) ? 2 : th_below(&r, 2)];
         kiln_address av = modes[th_below(&r, 5) % 3 == 2 && th_below(&r, 2) ? 2 : th_below(&r, 2)];
-        kd_sampler sm = {KILN_FILTER_LINEAR, KILN_FILTER_LINEAR,
-                         th_below(&r, 4) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT, au, av,
-                         th_below(&r, 3) ? 0.0f : frand(&r, -1.0f, 1.0f), 0.0f, 1000.0f,
-                         {0, 0, 0, 0}, KILN_COMPARE_DEFAULT, 0, KILN_ADDRESS_CLAMP};
+        kd_sampler sm = {KILN_FILTER_LINEAR,
+                         KILN_FILTER_LINEAR,
+                         th_below(&r, 4) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
+                         au,
+                         av,
+                         th_below(&r, 3) ? 0.0f : th_frand(&r, -1.0f, 1.0f),
+                         0.0f,
+                         1000.0f,
+                         {0, 0, 0, 0},
+                         KILN_COMPARE_DEFAULT,
+                         0,
+                         KILN_ADDRESS_CLAMP};
         tx.samp[0] = &sm;
         kiln_ps_args a;
         memset(&a, 0, sizeof a);
@@ -478,10 +481,11 @@ static void test_sample_mips(const kr_simd *lv, int nlv)
         _Alignas(32) float u[16], v[16];
         /* per quad: an origin and steps from magnified to 8 texels a pixel */
         for (int q = 0; q < 4; q++) {
-            float u0 = th_below(&r, 4) ? frand(&r, 0.0f, 0.8f) : frand(&r, -1.5f, 2.5f);
-            float v0 = th_below(&r, 4) ? frand(&r, 0.0f, 0.8f) : frand(&r, -1.5f, 2.5f);
-            float su = frand(&r, 0.05f, 4.0f) / (float)w, sv = frand(&r, 0.05f, 4.0f) / (float)h;
-            float cu = frand(&r, -0.5f, 0.5f) * su, cv = frand(&r, -0.5f, 0.5f) * sv;
+            float u0 = th_below(&r, 4) ? th_frand(&r, 0.0f, 0.8f) : th_frand(&r, -1.5f, 2.5f);
+            float v0 = th_below(&r, 4) ? th_frand(&r, 0.0f, 0.8f) : th_frand(&r, -1.5f, 2.5f);
+            float su = th_frand(&r, 0.05f, 4.0f) / (float)w,
+                  sv = th_frand(&r, 0.05f, 4.0f) / (float)h;
+            float cu = th_frand(&r, -0.5f, 0.5f) * su, cv = th_frand(&r, -0.5f, 0.5f) * sv;
             static const int tl[4] = {0, 2, 8, 10};
             for (int j = 0; j < 4; j++) {
                 int i = tl[q] + (j & 1) + (j >> 1) * 4, dx = j & 1, dy = j >> 1;
@@ -775,18 +779,18 @@ static void unit_prim(th_rng *r, float attr[12], kr_prim *p)
     memset(p, 0, sizeof *p);
     p->kind = KR_TRI;
     p->dx = &U.dx;
-    p->ox = frand(r, 0.0f, 16.0f);
-    p->oy = frand(r, 0.0f, 8.0f);
+    p->ox = th_frand(r, 0.0f, 16.0f);
+    p->oy = th_frand(r, 0.0f, 8.0f);
     int affine = th_below(r, 3) == 0;
-    p->q[0] = frand(r, 0.5f, 2.0f);
-    p->q[1] = affine ? 0.0f : frand(r, -0.03f, 0.03f);
-    p->q[2] = affine ? 0.0f : frand(r, -0.03f, 0.03f);
+    p->q[0] = th_frand(r, 0.5f, 2.0f);
+    p->q[1] = affine ? 0.0f : th_frand(r, -0.03f, 0.03f);
+    p->q[2] = affine ? 0.0f : th_frand(r, -0.03f, 0.03f);
     /* magnification mostly, minification sometimes */
     float scale = th_below(r, 3) == 0 ? 0.4f : 0.08f;
     for (int k = 0; k < 12; k += 3) {
-        attr[k] = frand(r, -1.5f, 2.5f);
-        attr[k + 1] = frand(r, -scale, scale);
-        attr[k + 2] = frand(r, -scale, scale);
+        attr[k] = th_frand(r, -1.5f, 2.5f);
+        attr[k + 1] = th_frand(r, -scale, scale);
+        attr[k + 2] = th_frand(r, -scale, scale);
     }
     p->attr = attr;
 }
@@ -1148,14 +1152,14 @@ static uint32_t full_chain(uint32_t w, uint32_t h)
 
 static void rand_vertex(th_rng *r, float cx, float cy, float spread, float *v)
 {
-    float w = frand(r, 0.5f, 3.0f);
-    float x = cx + frand(r, -spread, spread), y = cy + frand(r, -spread, spread);
+    float w = th_frand(r, 0.5f, 3.0f);
+    float x = cx + th_frand(r, -spread, spread), y = cy + th_frand(r, -spread, spread);
     v[0] = x * w;
     v[1] = y * w;
-    v[2] = frand(r, 0.05f, 0.95f) * w;
+    v[2] = th_frand(r, 0.05f, 0.95f) * w;
     v[3] = w;
-    v[4] = frand(r, -2.5f, 3.5f);
-    v[5] = frand(r, -2.5f, 3.5f);
+    v[4] = th_frand(r, -2.5f, 3.5f);
+    v[5] = th_frand(r, -2.5f, 3.5f);
     v[6] = 0.0f;
     v[7] = 1.0f;
 }
@@ -1199,23 +1203,24 @@ static void make_case(uint64_t seed, kr_simd level, fcase *c)
         s->max_lod = s->min_lod + spans[th_below(&r, 4)];
     }
     for (int i = 0; i < 4; i++)
-        s->border_color[i] = frand(&r, 0.0f, 1.0f);
+        s->border_color[i] = th_frand(&r, 0.0f, 1.0f);
 
     c->W = 40 + th_below(&r, 31);
     c->H = 30 + th_below(&r, 21);
     c->rfmt = th_below(&r, 2) ? KILN_FORMAT_R8G8B8A8_UNORM : KILN_FORMAT_B8G8R8A8_UNORM;
     for (int i = 0; i < 4; i++)
-        c->clear[i] = frand(&r, 0.0f, 1.0f);
+        c->clear[i] = th_frand(&r, 0.0f, 1.0f);
 
     c->ntri = 1 + th_below(&r, MAX_TRI);
     for (uint32_t t = 0; t < c->ntri; t++) {
-        float cx = frand(&r, -0.6f, 0.6f), cy = frand(&r, -0.6f, 0.6f);
+        float cx = th_frand(&r, -0.6f, 0.6f), cy = th_frand(&r, -0.6f, 0.6f);
         uint32_t kind = th_below(&r, 8);
         float spread = kind == 0 ? 0.06f : kind < 3 ? 0.5f : 1.8f; /* tiny, medium, large */
         for (int j = 0; j < 3; j++)
             rand_vertex(&r, cx, cy, spread, c->v[3 * t + j]);
         if (th_below(&r, 6) == 0) { /* a sliver: the third vertex near the first edge */
-            float f = frand(&r, 0.1f, 0.9f), d = frand(&r, 0.002f, 0.02f) * (th_below(&r, 2) ? 1 : -1);
+            float f = th_frand(&r, 0.1f, 0.9f),
+                  d = th_frand(&r, 0.002f, 0.02f) * (th_below(&r, 2) ? 1 : -1);
             float *a = c->v[3 * t], *b = c->v[3 * t + 1], *o = c->v[3 * t + 2];
             for (int e = 0; e < 8; e++)
                 o[e] = a[e] + (b[e] - a[e]) * f;
@@ -1466,11 +1471,11 @@ static void test_shade_states(fpipe *pp, kr_simd level)
         b->enable = k >= 2;
         ru_blend_random(&r, k < 5 ? 0 : k < 8 ? 1 : 2, b);
         for (int ch = 0; ch < 4; ch++)
-            c.bfactor[ch] = frand(&r, 0.0f, 1.0f);
+            c.bfactor[ch] = th_frand(&r, 0.0f, 1.0f);
         c.depth = th_below(&r, 3) != 0;
         c.dd.depth_func = funcs[th_below(&r, 8)];
         c.dd.depth_write_disable = (uint32_t)th_below(&r, 2);
-        c.zclear = frand(&r, 0.3f, 1.0f);
+        c.zclear = th_frand(&r, 0.3f, 1.0f);
         blended += b->enable;
         depth += (uint32_t)c.depth;
         run_case(pp, &c, &st);

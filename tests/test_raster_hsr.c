@@ -45,11 +45,6 @@ enum { W = 201, H = 147, TEX = 64 };
 /* Position (float4) then one float4 varying. */
 enum { STRIDE = 32 };
 
-static float frand(th_rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
-}
-
 /* Everything the fragment knows: targets 0 and 1. */
 static void ps_probe(kiln_ps_args *a)
 {
@@ -230,12 +225,12 @@ static void probe_tris(th_rng *rng, float *v, uint32_t n, float x0, float y0, fl
                        float spread)
 {
     for (uint32_t t = 0; t < n; t++) {
-        float cx = frand(rng, x0, x1), cy = frand(rng, y0, y1);
+        float cx = th_frand(rng, x0, x1), cy = th_frand(rng, y0, y1);
         for (int k = 0; k < 3; k++) {
-            float *p = ru_vtx(v, W, H, cx + frand(rng, -spread, spread),
-                              cy + frand(rng, -spread, spread), frand(rng, 0.05f, 0.95f));
+            float *p = ru_vtx(v, W, H, cx + th_frand(rng, -spread, spread),
+                              cy + th_frand(rng, -spread, spread), th_frand(rng, 0.05f, 0.95f));
             for (int c = 0; c < 4; c++)
-                p[c] = frand(rng, 0.0f, 1.0f);
+                p[c] = th_frand(rng, 0.0f, 1.0f);
             v += 8;
         }
     }
@@ -257,9 +252,10 @@ static void draw_textured(rig *r, th_rng *rng, uint32_t n)
 {
     vtx_tex *v = malloc(sizeof(vtx_tex) * 6 * n);
     for (uint32_t q = 0; q < n; q++) {
-        float cx = frand(rng, -0.9f, 0.9f), cy = frand(rng, -0.9f, 0.9f),
-              s = frand(rng, 0.2f, 0.7f);
-        float z = frand(rng, 0.1f, 0.9f), lean = frand(rng, -0.3f, 0.3f), rep = frand(rng, 1, 3);
+        float cx = th_frand(rng, -0.9f, 0.9f), cy = th_frand(rng, -0.9f, 0.9f),
+              s = th_frand(rng, 0.2f, 0.7f);
+        float z = th_frand(rng, 0.1f, 0.9f), lean = th_frand(rng, -0.3f, 0.3f),
+              rep = th_frand(rng, 1, 3);
         vtx_tex c[4];
         for (int k = 0; k < 4; k++) {
             float ex = (k & 1) ? 0.5f : -0.5f, ey = (k & 2) ? 0.5f : -0.5f;
@@ -374,7 +370,7 @@ static images mixed_scene(kiln_exec_mode mode, uint32_t threads, kiln_format ds_
         if (kind < 2) {
             draw_textured(&r, &rng, 4 + th_below(&rng, 30));
         } else {
-            probe_tris(&rng, v, n, 0, 0, W, H, 4 + frand(&rng, 0, 60));
+            probe_tris(&rng, v, n, 0, 0, W, H, 4 + th_frand(&rng, 0, 60));
             draw_probe(&r, kind == 2 ? r.ps_sampled : kind == 3 ? r.ps_discard : r.ps_probe, v, n);
         }
         if (round < 20 && th_below(&rng, 8) == 0) { /* the last rounds draw over everything */
@@ -383,7 +379,7 @@ static images mixed_scene(kiln_exec_mode mode, uint32_t threads, kiln_format ds_
         }
         if (round < 20 && th_below(&rng, 8) == 0)
             CHECK_RESULT(kiln_clear_dsv(r.ctx, ds, KILN_CLEAR_DEPTH | KILN_CLEAR_STENCIL,
-                                        frand(&rng, 0.3f, 1.0f), 2),
+                                        th_frand(&rng, 0.3f, 1.0f), 2),
                          KILN_OK);
     }
     if (samples == 4) {
@@ -532,15 +528,16 @@ static images effects_scene(kiln_exec_mode mode, uint32_t threads, kiln_format d
         CHECK_RESULT(kiln_om_set_blend_state(ctx, th_below(&rng, 8) == 0 ? r.add : r.opaque, NULL),
                      KILN_OK);
         for (int q = 0; q < QUADS; q++) {
-            float cx = frand(&rng, -6, 6), cy = frand(&rng, -3.6f, 3.6f), cz = frand(&rng, -12, -3);
-            float sx = frand(&rng, 0.3f, 2.5f), sy = frand(&rng, 0.3f, 2.5f),
-                  lean = frand(&rng, -0.6f, 0.6f);
-            float rep = frand(&rng, 1, 4);
+            float cx = th_frand(&rng, -6, 6), cy = th_frand(&rng, -3.6f, 3.6f),
+                  cz = th_frand(&rng, -12, -3);
+            float sx = th_frand(&rng, 0.3f, 2.5f), sy = th_frand(&rng, 0.3f, 2.5f),
+                  lean = th_frand(&rng, -0.6f, 0.6f);
+            float rep = th_frand(&rng, 1, 4);
             vtx_fx c[4];
             for (int k = 0; k < 4; k++) {
                 float ex = (k & 1) ? 0.5f : -0.5f, ey = (k & 2) ? 0.5f : -0.5f;
                 c[k] = (vtx_fx){{cx + ex * sx, cy + ey * sy, cz + ex * lean * sx},
-                                {frand(&rng, -1, 1), frand(&rng, -1, 1), 1},
+                                {th_frand(&rng, -1, 1), th_frand(&rng, -1, 1), 1},
                                 {(uint8_t)th_below(&rng, 256), (uint8_t)th_below(&rng, 256),
                                  (uint8_t)th_below(&rng, 256), 255},
                                 {(ex + 0.5f) * rep, (0.5f - ey) * rep}};
@@ -619,12 +616,12 @@ static void test_full_tile(void)
         /* corners within 3 px of centers 4 px inside the target: every
          * triangle's box meets the tile */
         for (uint32_t t = 0; t < 3000; t++) {
-            float cx = frand(&rng, 4, 60), cy = frand(&rng, 4, 60);
+            float cx = th_frand(&rng, 4, 60), cy = th_frand(&rng, 4, 60);
             for (int k = 0; k < 3; k++) {
-                float *p = ru_vtx(v + 24 * t + 8 * k, 64, 64, cx + frand(&rng, -3, 3),
-                                  cy + frand(&rng, -3, 3), frand(&rng, 0.05f, 0.95f));
+                float *p = ru_vtx(v + 24 * t + 8 * k, 64, 64, cx + th_frand(&rng, -3, 3),
+                                  cy + th_frand(&rng, -3, 3), th_frand(&rng, 0.05f, 0.95f));
                 for (int c = 0; c < 4; c++)
-                    p[c] = frand(&rng, 0, 1);
+                    p[c] = th_frand(&rng, 0, 1);
             }
         }
         uint64_t d0, r0, d1, r1;

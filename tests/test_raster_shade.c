@@ -42,11 +42,6 @@
 
 #define B KILN_PS_BLOCK
 
-static float frand(th_rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
-}
-
 /* The general path's pixel shaders: the effects' scalar kernels, reached
  * through a function of the test's own. */
 static void ps_color_general(kiln_ps_args *a) { kr_effects_scalar.ps[KILN_EFFECT_VERTEX_COLOR](a); }
@@ -191,7 +186,7 @@ static void direct_case(uint64_t seed, kiln_effect e, uint32_t *ok, uint32_t *wr
      * or missing */
     float cb[12];
     for (int i = 0; i < 12; i++)
-        cb[i] = frand(&r, -1.0f, 1.0f);
+        cb[i] = th_frand(&r, -1.0f, 1.0f);
     uint32_t kcb = th_below(&r, 6);
     if (kcb == 0)
         cb[0] = cb[1] = cb[2] = 0.0f; /* no direction: d = 0 */
@@ -200,7 +195,7 @@ static void direct_case(uint64_t seed, kiln_effect e, uint32_t *ok, uint32_t *wr
 
     float attr[8 * 3];
     for (int i = 0; i < 8 * 3; i++)
-        attr[i] = frand(&r, -2.0f, 2.0f);
+        attr[i] = th_frand(&r, -2.0f, 2.0f);
     if (th_below(&r, 8) == 0) /* a normal that is 0 everywhere */
         for (int i = 12; i < 21; i++)
             attr[i] = 0.0f;
@@ -208,12 +203,12 @@ static void direct_case(uint64_t seed, kiln_effect e, uint32_t *ok, uint32_t *wr
     memset(&p, 0, sizeof p);
     p.kind = KR_TRI;
     p.dx = &dx;
-    p.ox = frand(&r, 0.0f, DW);
-    p.oy = frand(&r, 0.0f, DH);
+    p.ox = th_frand(&r, 0.0f, DW);
+    p.oy = th_frand(&r, 0.0f, DH);
     bool affine = th_below(&r, 3) == 0;
-    p.q[0] = frand(&r, 0.3f, 2.0f);
-    p.q[1] = affine ? 0.0f : frand(&r, -0.02f, 0.02f);
-    p.q[2] = affine ? 0.0f : frand(&r, -0.02f, 0.02f);
+    p.q[0] = th_frand(&r, 0.3f, 2.0f);
+    p.q[1] = affine ? 0.0f : th_frand(&r, -0.02f, 0.02f);
+    p.q[2] = affine ? 0.0f : th_frand(&r, -0.02f, 0.02f);
     p.attr = attr;
 
     static uint8_t img[2][DH * DPITCH], orig[DH * DPITCH];
@@ -357,7 +352,7 @@ static void make_acase(uint64_t seed, acase *c)
     c->sd.address_v = th_below(&r, 2) ? c->sd.address_u : addr[th_below(&r, easy ? 3 : 4)];
     c->sd.max_lod = 1000.0f;
     for (int k = 0; k < 4; k++)
-        c->sd.border_color[k] = frand(&r, 0.0f, 1.0f);
+        c->sd.border_color[k] = th_frand(&r, 0.0f, 1.0f);
     c->rfmt = th_below(&r, 2) ? KILN_FORMAT_B8G8R8A8_UNORM : KILN_FORMAT_R8G8B8A8_UNORM;
     uint32_t kd = th_below(&r, 4);
     c->dsfmt = kd == 0   ? (kiln_format)0
@@ -368,7 +363,7 @@ static void make_acase(uint64_t seed, acase *c)
     b->enable = kb >= 3;
     ru_blend_random(&r, kb < 6 ? 0 : kb < 8 ? 1 : 2, b);
     for (int ch = 0; ch < 4; ch++)
-        c->bfactor[ch] = frand(&r, 0.0f, 1.0f);
+        c->bfactor[ch] = th_frand(&r, 0.0f, 1.0f);
     c->dd.depth_disable = th_below(&r, 5) == 0;
     c->dd.depth_func = (kiln_compare)(1 + th_below(&r, 8));
     c->dd.depth_write_disable = th_below(&r, 3) == 0;
@@ -385,25 +380,25 @@ static void make_acase(uint64_t seed, acase *c)
         }
         c->sref = th_below(&r, 256);
     }
-    c->zclear = frand(&r, 0.3f, 1.0f);
+    c->zclear = th_frand(&r, 0.3f, 1.0f);
     for (int i = 0; i < 12; i++)
-        c->cb[i] = frand(&r, -1.0f, 1.0f);
+        c->cb[i] = th_frand(&r, -1.0f, 1.0f);
     uint32_t kc = th_below(&r, 8);
     c->cb_bytes = kc == 0 ? 0u : kc == 1 ? 32u : 48u;
     for (int t = 0; t < NTRI * 3; t++) {
         float *v = c->v[t];
-        float w = frand(&r, 0.4f, 3.0f);
-        double px = frand(&r, -12.0f, W + 12.0f), py = frand(&r, -12.0f, H + 12.0f);
+        float w = th_frand(&r, 0.4f, 3.0f);
+        double px = th_frand(&r, -12.0f, W + 12.0f), py = th_frand(&r, -12.0f, H + 12.0f);
         ru_clip(W, H, px, py, v);
-        v[2] = frand(&r, 0.0f, 1.0f);
+        v[2] = th_frand(&r, 0.0f, 1.0f);
         v[3] = 1.0f;
         for (int k = 0; k < 3; k++)
             v[k] *= w;
         v[3] = w;
         for (int k = 4; k < 8; k++) /* color */
-            v[k] = frand(&r, -0.2f, 1.2f);
+            v[k] = th_frand(&r, -0.2f, 1.2f);
         for (int k = 8; k < 11; k++) /* normal; u, v */
-            v[k] = c->effect == 2 ? frand(&r, -1.5f, 2.5f) : frand(&r, -1.0f, 1.0f);
+            v[k] = c->effect == 2 ? th_frand(&r, -1.5f, 2.5f) : th_frand(&r, -1.0f, 1.0f);
         v[11] = 0.0f;
     }
     if (th_below(&r, 6) == 0) /* a triangle with no normal */

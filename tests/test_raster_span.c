@@ -26,37 +26,32 @@
 
 enum { W = 203, H = 157, NVARY = 2, NTRI = 12, ROUNDS = 30 };
 
-static float frand(th_rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
-}
-
 /* Position (clip space), then NVARY float4 in [-0.25, 1.25]. */
 static void make_tris(th_rng *r, float *v)
 {
     const uint32_t stride = 4 * (1 + NVARY);
     for (uint32_t t = 0; t < NTRI; t++) {
         int affine = th_below(r, 3) == 0;
-        float wt = frand(r, 0.5f, 3.0f);
-        float cx = frand(r, -0.6f, 0.6f), cy = frand(r, -0.6f, 0.6f);
+        float wt = th_frand(r, 0.5f, 3.0f);
+        float cx = th_frand(r, -0.6f, 0.6f), cy = th_frand(r, -0.6f, 0.6f);
         /* small, large, or over the whole target (every tile inside) */
         uint32_t kind = th_below(r, 4);
         float spread = kind == 0 ? 0.08f : 1.6f;
         static const float cover[3][2] = {{-1.3f, -1.3f}, {3.5f, -1.2f}, {-1.2f, 3.5f}};
         for (int j = 0; j < 3; j++) {
             float *p = v + (size_t)(3 * t + (uint32_t)j) * stride;
-            float w = affine ? wt : frand(r, 0.5f, 3.0f);
+            float w = affine ? wt : th_frand(r, 0.5f, 3.0f);
             if (kind == 3) {
-                p[0] = (cover[j][0] + frand(r, -0.1f, 0.1f)) * w;
-                p[1] = (cover[j][1] + frand(r, -0.1f, 0.1f)) * w;
+                p[0] = (cover[j][0] + th_frand(r, -0.1f, 0.1f)) * w;
+                p[1] = (cover[j][1] + th_frand(r, -0.1f, 0.1f)) * w;
             } else {
-                p[0] = (cx + frand(r, -spread, spread)) * w;
-                p[1] = (cy + frand(r, -spread, spread)) * w;
+                p[0] = (cx + th_frand(r, -spread, spread)) * w;
+                p[1] = (cy + th_frand(r, -spread, spread)) * w;
             }
-            p[2] = frand(r, 0.05f, 0.95f) * w;
+            p[2] = th_frand(r, 0.05f, 0.95f) * w;
             p[3] = w;
             for (int k = 0; k < 4 * NVARY; k++)
-                p[4 + k] = frand(r, -0.25f, 1.25f);
+                p[4 + k] = th_frand(r, -0.25f, 1.25f);
         }
         /* every other triangle wound the other way: front and back faces */
         float *a = v + (size_t)(3 * t) * stride, *b = a + stride, *c = b + stride;

@@ -29,21 +29,16 @@ static uint32_t nlines, npoints;
 static uint16_t idx16[600];
 static uint8_t texels[TEX * TEX * 4 * 2]; /* mip 0 and room for the rest */
 
-static float frand(th_rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(th_next(r) >> 40) / (float)(1u << 24);
-}
-
 static vtx rvtx(th_rng *r, float cx, float cy, float spread)
 {
     vtx v;
-    v.pos[0] = cx + frand(r, -spread, spread);
-    v.pos[1] = cy + frand(r, -spread, spread);
-    v.pos[2] = frand(r, 1.5f, 9.0f); /* view depth for the perspective matrix */
+    v.pos[0] = cx + th_frand(r, -spread, spread);
+    v.pos[1] = cy + th_frand(r, -spread, spread);
+    v.pos[2] = th_frand(r, 1.5f, 9.0f); /* view depth for the perspective matrix */
     for (int c = 0; c < 4; c++)
         v.color[c] = (uint8_t)th_below(r, 256);
-    v.uv[0] = frand(r, -2, 3);
-    v.uv[1] = frand(r, -2, 3);
+    v.uv[0] = th_frand(r, -2, 3);
+    v.uv[1] = th_frand(r, -2, 3);
     return v;
 }
 
@@ -52,14 +47,14 @@ static void build_scene(void)
     th_rng r = {0x7417ead5ull};
     big = malloc(sizeof(vtx) * NBIG * 3);
     for (int t = 0; t < NBIG; t++) {
-        float cx = frand(&r, -1.3f, 1.3f), cy = frand(&r, -1.3f, 1.3f);
+        float cx = th_frand(&r, -1.3f, 1.3f), cy = th_frand(&r, -1.3f, 1.3f);
         float spread = t % 10 == 0 ? 1.0f : 0.15f;
         for (int k = 0; k < 3; k++)
             big[t * 3 + k] = rvtx(&r, cx, cy, spread);
     }
     small = malloc(sizeof(vtx) * NSMALL * 6);
     for (int t = 0; t < NSMALL * 6; t++)
-        small[t] = rvtx(&r, frand(&r, -1, 1), frand(&r, -1, 1), 0.3f);
+        small[t] = rvtx(&r, th_frand(&r, -1, 1), th_frand(&r, -1, 1), 0.3f);
     for (int i = 0; i < 600; i++)
         idx16[i] = (uint16_t)th_below(&r, NSMALL * 6);
     nlines = 400;
@@ -72,7 +67,7 @@ static void build_scene(void)
         points[i] = rvtx(&r, 0, 0, 1.2f);
     huge = malloc(sizeof(vtx) * NHUGE * 3);
     for (int t = 0; t < NHUGE; t++) {
-        float cx = frand(&r, -1.1f, 1.1f), cy = frand(&r, -1.1f, 1.1f);
+        float cx = th_frand(&r, -1.1f, 1.1f), cy = th_frand(&r, -1.1f, 1.1f);
         for (int k = 0; k < 3; k++)
             huge[t * 3 + k] = rvtx(&r, cx, cy, 0.02f);
     }
