@@ -12,14 +12,20 @@
  * 203x157 target (partial blocks and tiles at its edges), under random
  * choices of: the shader (reading its depth input, front facing and
  * primitive id; discarding; writing only two channels, so the outputs'
- * zeroing shows; two outputs with one target bound; sampling a texture
- * through kiln_ps_sample), RGBA8 or BGRA8, blending off, random blending
+ * zeroing shows, one of them from a varying its read_mask leaves out; two outputs with one target
+ * bound; sampling a texture through kiln_ps_sample), RGBA8 or BGRA8, blending off, random blending
  * (the target's lines fetched ahead) or a partial write mask, no depth
  * buffer, a depth buffer with the test off (the span still applies) or
  * on (the control: shade_block's early test), a scissor rect, alpha to
  * coverage (a control too).
+ *
+ * At the unit level: kr_general_span_select's conditions one by one, and
+ * the span called over a rect on a stack dirtied with 0xff bytes: each
+ * block shaded once, the varying components the shader's read_mask leaves
+ * out read 0 (the span writes them once per rect), the pixels written.
  */
 #include "raster/effects.h"
+#include "raster/prim.h"
 #include "raster_util.h"
 
 #include <stdio.h>
@@ -90,7 +96,8 @@ static void ps_discard(kiln_ps_args *a)
     }
 }
 
-/* Writes red and blue only: green and alpha are the zeros they start as. */
+/* Writes red and blue only: green and alpha are the zeros they start as;
+ * blue is a component its read_mask leaves out, so zero too. */
 static void ps_partial(kiln_ps_args *a)
 {
     for (int i = 0; i < KILN_PS_BLOCK; i++) {
@@ -119,6 +126,138 @@ static void ps_tex(kiln_ps_args *a)
 
 enum { NSHADERS = 5 };
 
+/* ==== unit level: the selection, and the span over a dirtied stack ==== */
+
+enum { UW = 16, UH = 8 };
+
+typedef struct unit {
+    kd_state s;
+    kr_drawx dx;
+    kr_fb fb;
+    kr_prim p;
+    float attr[KILN_MAX_VARYINGS * 4 * 3];
+    uint8_t rt[UW * UH * 4];
+} unit;
+
+static unit U;
+static uint32_t unit_calls, unit_nonzero; /* the shader's calls; unread components not 0 */
+
+/* Declares varying 0's x and varying 1's y (read_mask 0x21): every other
+ * component must read 0; writes the two read ones. */
+static void ps_unit(kiln_ps_args *a)
+{
+    unit_calls++;
+    for (uint32_t k = 0; k < 2; k++)
+        for (uint32_t c = 0; c < 4; c++)
+            if (4 * k + c != 0 && 4 * k + c != 5)
+                for (int i = 0; i < KILN_PS_BLOCK; i++)
+                    unit_nonzero += KILN_PS_VARYING(a, k, c)[i] != 0.0f;
+    for (int i = 0; i < KILN_PS_BLOCK; i++) {
+        KILN_PS_COLOR(a, 0, 0)[i] = KILN_PS_VARYING(a, 0, 0)[i];
+        KILN_PS_COLOR(a, 0, 1)[i] = KILN_PS_VARYING(a, 1, 1)[i];
+    }
+}
+
+/* An eligible draw at `level` (AVX2 or AVX-512): ps_unit into an RGBA8
+ * target, no blending, no depth buffer; an affine triangle's planes. */
+static void unit_init(kr_simd level)
+{
+    memset(&U, 0, sizeof U);
+    U.s.ps = ps_unit;
+    U.s.ps_varyings = 2;
+    U.s.ps_outputs = 1;
+    U.s.ps_flags = KILN_PS_NO_Z;
+    U.s.ps_reads = 0x21u;
+    U.s.blend[0].write_mask = 15u;
+    U.dx.s = &U.s;
+    U.dx.nvary = 2;
+    U.dx.vmask = 0x21u;
+    U.dx.wide = true;
+    U.dx.wide16 = level == KR_SIMD_AVX512;
+    U.fb.rt[0] = U.rt;
+    U.fb.rt_pitch[0] = UW * 4;
+    U.fb.rt_format[0] = KILN_FORMAT_R8G8B8A8_UNORM;
+    U.fb.nrt = 1;
+    U.fb.width = UW;
+    U.fb.height = UH;
+    U.fb.samples = 1;
+    kr_output_select(&U.dx, &U.fb);
+    U.p.kind = KR_TRI;
+    U.p.dx = &U.dx;
+    U.p.front = 1;
+    U.p.q[0] = 1.0f;
+    U.p.attr = U.attr;
+    for (int i = 0; i < KILN_MAX_VARYINGS * 4 * 3; i++)
+        U.attr[i] = 0.01f * (float)(i + 1);
+}
+
+static bool block_stub(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    (void)p, (void)fb, (void)x, (void)y, (void)mask;
+    return false;
+}
+
+#define SPAN_CASE(what, change, expect)                                                            \
+    do {                                                                                           \
+        unit_init(level);                                                                          \
+        change;                                                                                    \
+        kr_span_fn got_ = kr_general_span_select(&U.dx, &U.fb);                                    \
+        th_check((got_ != NULL) == (expect), "kr_general_span_select: " what, __FILE__, __LINE__); \
+    } while (0)
+
+/* Writes over the stack below this frame, where the span's frame will be:
+ * a span that left its rows' unread components as it found them reads
+ * these bytes (NaNs), not zeros. */
+static __attribute__((noinline)) void dirty_stack(void)
+{
+    volatile uint8_t junk[1u << 16];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = 0xff;
+}
+
+static void test_unit(void)
+{
+    kr_simd levels[3];
+    int nlv = kr_effects_vector_levels(levels);
+    for (int l = 1; l < nlv; l++) {
+        const kr_simd level = levels[l];
+        kr_span_fn want = level == KR_SIMD_AVX512 ? kr_general_span_avx512 : kr_general_span_avx2;
+        unit_init(level);
+        CHECK(U.dx.out1 == 1 && U.dx.write8 != NULL);
+        CHECK(kr_general_span_select(&U.dx, &U.fb) == want);
+        SPAN_CASE("eligible draw", (void)0, 1);
+        SPAN_CASE("a depth buffer bound, depth and stencil off", U.fb.ds = U.rt, 1);
+        SPAN_CASE("blending (write8 blends)", U.s.blend[0].enable = 1, 1);
+        SPAN_CASE("a shader that may discard", U.s.ps_flags = KILN_PS_MAY_DISCARD, 1);
+        SPAN_CASE("the depth test on a bound buffer", (U.fb.ds = U.rt, U.s.depth_enable = 1), 0);
+        SPAN_CASE("the stencil test on a bound buffer", (U.fb.ds = U.rt, U.s.stencil_enable = 1),
+                  0);
+        SPAN_CASE("the depth test with no buffer", U.s.depth_enable = 1, 1);
+        SPAN_CASE("alpha to coverage", U.s.alpha_to_coverage = 1, 0);
+        SPAN_CASE("4x target", U.fb.samples = 4, 0);
+        SPAN_CASE("no pixel shader", U.s.ps = NULL, 0);
+        SPAN_CASE("output() for several targets", U.dx.out1 = 0, 0);
+        SPAN_CASE("nothing written", U.dx.out1 = 2, 0);
+        SPAN_CASE("a block function", U.dx.block = block_stub, 0);
+        SPAN_CASE("a shade function", U.dx.shade = block_stub, 0);
+        SPAN_CASE("a direct function", U.dx.direct = block_stub, 0);
+        SPAN_CASE("the SSE2 level", U.dx.wide = U.dx.wide16 = false, 0);
+
+        /* the span itself: unread components 0 in every block, every block
+         * shaded once, the read ones written */
+        unit_init(level);
+        unit_calls = unit_nonzero = 0;
+        dirty_stack();
+        CHECK(want(&U.p, &U.fb, 1, 0, UW, UH));
+        CHECK_EQ_INT(unit_calls, (UW / 4) * (UH / 4));
+        CHECK_EQ_INT(unit_nonzero, 0);
+        uint32_t written = 0;
+        for (int i = 0; i < UW * UH; i++)
+            written += U.rt[4 * i] != 0;
+        CHECK_EQ_INT(written, (UW - 1) * UH); /* column 0 outside the rect */
+    }
+}
+
 int main(void)
 {
 #if KR_EFFECTS_X86
@@ -126,6 +265,7 @@ int main(void)
         printf("no AVX2 + FMA here: one SIMD level, nothing to compare\n");
         return th_exit();
     }
+    test_unit();
     kr_simd initial = kr_effects_active_level();
     kiln_device *dev = th_device(KILN_EXEC_ASYNC, 2);
     kiln_context *ctx = kiln_device_immediate_context(dev);
@@ -146,6 +286,9 @@ int main(void)
         pd.num_varyings = NVARY;
         pd.num_outputs = outs[k];
         pd.flags = flags[k];
+        /* ps_partial declares varying 1's y and varying 0's x, not the w it
+         * also reads: that reads zeros */
+        pd.read_mask = fns[k] == ps_partial ? 1u << 5 | 1u << 0 : 0;
         CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps[k]), KILN_OK);
     }
 
@@ -233,6 +376,12 @@ int main(void)
             CHECK_RESULT(kiln_rs_set_state(ctx, scissor ? rs_sc : rs), KILN_OK);
             if (scissor)
                 CHECK_RESULT(kiln_rs_set_scissor_rect(ctx, &sc), KILN_OK);
+            if (fns[k] == ps_partial) {
+                /* ps_mix first, in the same scene: its span leaves every
+                 * varying component in the rows the next span's reuse */
+                CHECK_RESULT(kiln_ps_set_shader(ctx, ps[0]), KILN_OK);
+                ru_draw(dev, ctx, verts, 3 * NTRI, 16 * (1 + NVARY), KILN_TOPOLOGY_TRIANGLE_LIST);
+            }
             CHECK_RESULT(kiln_ps_set_shader(ctx, ps[k]), KILN_OK);
             ru_draw(dev, ctx, verts, 3 * NTRI, 16 * (1 + NVARY), KILN_TOPOLOGY_TRIANGLE_LIST);
             CHECK(ru_read(dev, t->tex, 0, img[l]));

@@ -142,14 +142,16 @@ static inline void interp8_comp(const interp8 *k, const float *a, __m256 v[2])
         v[h] = _mm256_mul_ps(_mm256_add_ps(a01, _mm256_mul_ps(a2, k->fy[h])), k->w[h]);
 }
 
-/* kr_interpolate_avx2, inlined into the general span's loop */
-static inline __attribute__((always_inline)) void
-interp_block8(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary)
+/* kr_interpolate_avx2, inlined into the general span's loop, which
+ * zeroes the unread components once per rect (zero_unread false) */
+static inline __attribute__((always_inline)) void interp_block8(const kr_prim *p, int x, int y,
+                                                                uint32_t ncomp, uint32_t mask,
+                                                                float *vary, bool zero_unread)
 {
     interp8 k;
     interp8_init(p, x, y, &k);
     const uint32_t all = ncomp >= 32 ? 0xffffffffu : (1u << ncomp) - 1u;
-    for (uint32_t m = ~mask & all; m; m &= m - 1) { /* unread: 0 */
+    for (uint32_t m = zero_unread ? ~mask & all : 0; m; m &= m - 1) { /* unread: 0 */
         uint32_t c = (uint32_t)__builtin_ctz(m);
         _mm256_storeu_ps(vary + c * B, _mm256_setzero_ps());
         _mm256_storeu_ps(vary + c * B + 8, _mm256_setzero_ps());
@@ -165,7 +167,7 @@ interp_block8(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, flo
 
 void kr_interpolate_avx2(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary)
 {
-    interp_block8(p, x, y, ncomp, mask, vary);
+    interp_block8(p, x, y, ncomp, mask, vary, true);
 }
 
 /* KILN_EFFECT_VERTEX_COLOR's shading (kr_shade_select): varying 0, which
@@ -633,7 +635,7 @@ static inline void zero_output8(float *c)
 
 #define SPAN_NAME kr_general_span_avx2
 #define SPAN_DEPTH kr_block_depth_avx2
-#define SPAN_INTERP interp_block8
+#define SPAN_INTERP(p, x, y, n, m, v) interp_block8(p, x, y, n, m, v, false)
 #define SPAN_ZERO zero_output8
 #include "span_general.h"
 #undef SPAN_NAME

@@ -274,9 +274,11 @@ static inline void centers16(const kr_prim *p, int x, int y, v16 *fx, v16 *fy)
                       v16_set1(p->oy));
 }
 
-/* kr_interpolate_avx512, inlined into the general span's loop */
-static inline __attribute__((always_inline)) void
-interp16(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary)
+/* kr_interpolate_avx512, inlined into the general span's loop, which
+ * zeroes the unread components once per rect (zero_unread false) */
+static inline __attribute__((always_inline)) void interp16(const kr_prim *p, int x, int y,
+                                                           uint32_t ncomp, uint32_t mask,
+                                                           float *vary, bool zero_unread)
 {
     v16 fx, fy, w;
     centers16(p, x, y, &fx, &fy);
@@ -289,7 +291,7 @@ interp16(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *v
             _mm512_add_ps(_mm512_add_ps(v16_set1(q0), _mm512_mul_ps(v16_set1(q1), fx)),
                           _mm512_mul_ps(v16_set1(q2), fy)));
     const uint32_t all = ncomp >= 32 ? 0xffffffffu : (1u << ncomp) - 1u;
-    for (uint32_t m = ~mask & all; m; m &= m - 1) /* unread: 0 */
+    for (uint32_t m = zero_unread ? ~mask & all : 0; m; m &= m - 1) /* unread: 0 */
         store16(vary + (uint32_t)__builtin_ctz(m) * B, _mm512_setzero_ps());
     for (uint32_t m = mask & all; m; m &= m - 1) {
         uint32_t k = (uint32_t)__builtin_ctz(m);
@@ -303,7 +305,7 @@ interp16(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *v
 void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask,
                            float *vary)
 {
-    interp16(p, x, y, ncomp, mask, vary);
+    interp16(p, x, y, ncomp, mask, vary, true);
 }
 
 void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z)
@@ -385,7 +387,7 @@ static inline void zero_output16(float *c)
 
 #define SPAN_NAME kr_general_span_avx512
 #define SPAN_DEPTH kr_block_depth_avx512
-#define SPAN_INTERP interp16
+#define SPAN_INTERP(p, x, y, n, m, v) interp16(p, x, y, n, m, v, false)
 #define SPAN_ZERO zero_output16
 #include "span_general.h"
 #undef SPAN_NAME

@@ -12,7 +12,9 @@
  * Included by pixel_avx2.c and pixel_avx512.c, each of which defines
  *   SPAN_NAME                     the function
  *   SPAN_DEPTH(p, x, y, z)        the block's depth at the pixel centers
- *   SPAN_INTERP(p, x, y, n, m, v) its varyings (kr_interpolate_*'s)
+ *   SPAN_INTERP(p, x, y, n, m, v) its varyings (kr_interpolate_*'s), the
+ *                                 components the shader does not read left
+ *                                 as they are
  *   SPAN_ZERO(c)                  one output's 4 x 16 floats zeroed
  */
 
@@ -31,6 +33,9 @@ bool SPAN_NAME(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1
     /* raster_tri_to's fetches ahead, which a span function does itself */
     const uint32_t ahead = x1 - x0 > 16 ? dx->ahead_rt : 0;
     const int bx0 = x0 & ~3;
+    /* the components the shader does not read: zeros, written once (the
+     * loop's interpolation writes only the others) */
+    memset(vary, 0, sizeof(float) * B * ncomp);
     for (int by = y0 & ~3; by < y1; by += 4)
         for (int bx = bx0; bx < x1; bx += 4) {
             if (ahead && !((bx - bx0) & 15)) /* a block that starts a line */
