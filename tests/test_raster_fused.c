@@ -342,18 +342,19 @@ static bool sample_differs(const kr_simd *lv, int nlv, const kiln_ps_args *a, co
     return differ;
 }
 
-
 /* The bilinear RGBA8 / BGRA8 kernel kiln_ps_sample runs for a view of one
  * level (sample.c's rgba8_level: SSE2 rows, or fused_avx2.c's eight-lane
  * rows at the AVX2 level) must give every float bit for bit at every
  * level: random textures (power-of-two and other sizes, 1..64 texels:
  * the AVX2 kernels read levels under 2 texels, and pairs at WRAP seams,
  * texel by texel; padded rows), CLAMP / WRAP / MIRROR per axis, u and v
- * over [-2.5, 3.5] with exact texel edges and WRAP seams mixed in; half
- * the cases through kiln_ps_sample's shortcut for such views. */
+ * over [-2.5, 3.5] with exact texel edges and WRAP seams mixed in, or
+ * (a third of the cases) a magnified block's, whose texels AVX-512 reads
+ * as one window; half the cases through kiln_ps_sample's shortcut for
+ * such views. */
 static void test_sample_levels(const kr_simd *lv, int nlv)
 {
-    enum { NCASE = 400 };
+    enum { NCASE = 1200 };
     static uint8_t mem[64 * (64 * 4 + 12)];
     th_rng r = {0x5a3b1e77ull};
     uint64_t compared = 0, bad = 0;
@@ -373,10 +374,17 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
         sub.size = (size_t)sub.row_pitch * h;
         for (size_t i = 0; i < sub.size; i++)
             mem[i] = (uint8_t)th_next(&r);
+        /* the texels in a block of their own that ends with the last
+         * texel (no padding after it): under AddressSanitizer a read past
+         * the level, as a window not kept inside it would make, fails */
+        const size_t used = (size_t)sub.row_pitch * (h - 1) + (size_t)w * 4;
+        uint8_t *data = malloc(used);
+        CHECK(data != NULL);
+        memcpy(data, mem, used);
         struct kiln_ps_textures tx;
         memset(&tx, 0, sizeof tx);
         kr_texture *t = &tx.tex[0];
-        t->data = mem;
+        t->data = data;
         t->subs = &sub;
         t->format = th_below(&r, 2) ? KILN_FORMAT_R8G8B8A8_UNORM : KILN_FORMAT_B8G8R8A8_UNORM;
         t->res_mip_levels = 1;
@@ -392,7 +400,25 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
         a.mask = 0xffff;
         a.textures = &tx;
         _Alignas(32) float u[16], v[16];
-        for (int i = 0; i < 16; i++) {
+        if (n % 3 == 2) {
+            /* a magnified block: steps under half a texel per pixel, from
+             * anywhere (the edges, WRAP seams, outside): AVX-512's window
+             * of 4x4 texels where it fits */
+            float u0 = th_frand(&r, -1.2f, 2.2f), v0 = th_frand(&r, -1.2f, 2.2f);
+            if (th_below(&r, 3) == 0) /* the last texels */
+                u0 = 1.0f - th_frand(&r, 0.0f, 3.0f) / (float)w;
+            if (th_below(&r, 3) == 0)
+                v0 = 1.0f - th_frand(&r, 0.0f, 3.0f) / (float)h;
+            float su = th_frand(&r, -0.5f, 0.5f) / (float)w,
+                  tu = th_frand(&r, -0.5f, 0.5f) / (float)w;
+            float sv = th_frand(&r, -0.5f, 0.5f) / (float)h,
+                  tv = th_frand(&r, -0.5f, 0.5f) / (float)h;
+            for (int i = 0; i < 16; i++) {
+                u[i] = u0 + su * (float)(i % 4) + tu * (float)(i / 4);
+                v[i] = v0 + sv * (float)(i % 4) + tv * (float)(i / 4);
+            }
+        }
+        for (int i = 0; i < 16 && n % 3 != 2; i++) {
             uint64_t k = th_below(&r, 4);
             /* texel edges and centers exactly, seams of WRAP, or anywhere */
             u[i] = k == 0   ? (float)th_below(&r, 2 * w + 1) / (float)(2 * w)
@@ -408,6 +434,7 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
                  sub.row_pitch, (int)sm.address_u, (int)sm.address_v);
         compared += nlv >= 2;
         bad += sample_differs(lv, nlv, &a, u, v, bad < 3, what);
+        free(data);
     }
     CHECK_EQ_INT(bad, 0);
     printf("kiln_ps_sample, one level, every vector level against sse2: %llu blocks compared, %llu differ\n",

@@ -55,6 +55,10 @@ typedef struct lvk16 {
     __m512 fw, fh;
     __m512i mx, my, hi, seam, mul;
     __m512i lx, ly, pitch;
+    /* window16's: the last first column and row of a 4x4 window inside
+     * the level (negative: none fits), the row pitch; set for one level */
+    int32_t wx, wy;
+    uint32_t pitch1;
     bool direct;
 } lvk16;
 
@@ -80,6 +84,9 @@ WIDE_INLINE void lvk16_init(lvk16 *k, const kr_fused_level *L)
     k->lx = _mm512_set1_epi32(L->lx);
     k->ly = _mm512_set1_epi32(L->ly);
     k->pitch = _mm512_set1_epi32((int32_t)L->pitch);
+    k->wx = L->lx - 3;
+    k->wy = L->ly - 3;
+    k->pitch1 = L->pitch;
     k->direct = L->direct;
 }
 
@@ -146,11 +153,57 @@ WIDE_INLINE void row_pairs(const uint8_t *const base[4], const uint32_t o[16], _
     *r = _mm512_unpackhi_epi64(ta, tb);
 }
 
+/* row_pairs' four texels of each pixel (top-left, top-right, bottom-left,
+ * bottom-right, a 32-bit word per pixel in pixel order) from one 4x4
+ * window of the level, read as four 16-byte rows, when the block's texels
+ * all lie in one inside it: its x0 (c16's words 0-3) within 2 of each
+ * other, and its y0 (words 4-7) likewise (a texture magnified about 1.5x
+ * or more). Four permutes instead of 32 8-byte loads and their shuffles:
+ * the same texel bytes, so the same sums. False (nothing read) otherwise. */
+WIDE_INLINE bool window16(const lvk16 *k, __m512i c16, __m512i t[4])
+{
+    /* the least and greatest of each word over the rows, then over the
+     * four x words and the four y words: words 0 and 4 */
+    __m512i sw = _mm512_shuffle_i32x4(c16, c16, _MM_SHUFFLE(1, 0, 3, 2));
+    __m512i mn = _mm512_min_epi16(c16, sw), mx = _mm512_max_epi16(c16, sw);
+    mn = _mm512_min_epi16(mn, _mm512_shuffle_i32x4(mn, mn, _MM_SHUFFLE(2, 3, 0, 1)));
+    mx = _mm512_max_epi16(mx, _mm512_shuffle_i32x4(mx, mx, _MM_SHUFFLE(2, 3, 0, 1)));
+    mn = _mm512_min_epi16(mn, _mm512_shuffle_epi32(mn, _MM_PERM_CDAB));
+    mx = _mm512_max_epi16(mx, _mm512_shuffle_epi32(mx, _MM_PERM_CDAB));
+    mn = _mm512_min_epi16(mn, _mm512_srli_epi32(mn, 16)); /* c16 >= 0 here */
+    mx = _mm512_max_epi16(mx, _mm512_srli_epi32(mx, 16));
+    const __m128i lo = _mm512_castsi512_si128(mn), hi = _mm512_castsi512_si128(mx);
+    const int32_t xmin = _mm_extract_epi16(lo, 0), ymin = _mm_extract_epi16(lo, 4);
+    const int32_t xmax = _mm_extract_epi16(hi, 0), ymax = _mm_extract_epi16(hi, 4);
+    /* the window's first column and row: at the block's least, or back
+     * from the level's last texel (the pairs end there at the most) */
+    const int32_t xs = xmin < k->wx ? xmin : k->wx, ys = ymin < k->wy ? ymin : k->wy;
+    if (xs < 0 || ys < 0 || xmax > xs + 2 || ymax > ys + 2)
+        return false;
+    const uint8_t *r0 = k->base[0] + (size_t)ys * k->pitch1 + (size_t)xs * 4;
+    const size_t pitch = k->pitch1;
+    const __m512i win = lanes4(_mm_loadu_si128((const __m128i *)(const void *)r0),
+                               _mm_loadu_si128((const __m128i *)(const void *)(r0 + pitch)),
+                               _mm_loadu_si128((const __m128i *)(const void *)(r0 + 2 * pitch)),
+                               _mm_loadu_si128((const __m128i *)(const void *)(r0 + 3 * pitch)));
+    /* each pixel's top-left texel in the window: (y0 - ys) * 4 + x0 - xs */
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i idx =
+        _mm512_sub_epi32(_mm512_add_epi32(_mm512_slli_epi32(_mm512_unpackhi_epi16(c16, zero), 2),
+                                          _mm512_unpacklo_epi16(c16, zero)),
+                         _mm512_set1_epi32(ys * 4 + xs));
+    t[0] = _mm512_permutexvar_epi32(idx, win);
+    t[1] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, _mm512_set1_epi32(1)), win);
+    t[2] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, _mm512_set1_epi32(4)), win);
+    t[3] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, _mm512_set1_epi32(5)), win);
+    return true;
+}
+
 /* sums8 of fused_avx2.c for the four rows of a block: each texel byte's
  * integer sum S minus 32768 * 256, sum[0] = [b0 p0, b2 p0, b0 p1, b2 p1],
  * sum[1] the same for p2, p3, sum[2] and sum[3] bytes 1 and 3 likewise, in
  * each row's lane. False at a WRAP seam. */
-WIDE_INLINE bool sums16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, __m512i sum[4])
+WIDE_INLINE bool sums16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, int win, __m512i sum[4])
 {
     const __m512i zero = _mm512_setzero_si512(), k256 = _mm512_set1_epi16(256);
     const __m512 half = _mm512_set1_ps(0.5f);
@@ -168,6 +221,11 @@ WIDE_INLINE bool sums16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, __m512
                            _mm512_maskz_mov_epi16(~lt, k256));
     if (!clamp2 && _mm512_cmpeq_epi16_mask(c16, k->seam))
         return false;
+    __m512i t[4];
+    if (win && window16(k, c16, t)) {
+        weigh16(t[0], t[1], t[2], t[3], f16, sum);
+        return true;
+    }
     /* byte offsets x * 4 + y * pitch, four per row's lane */
     __m512i off =
         _mm512_madd_epi16(_mm512_unpacklo_epi16(c16, _mm512_bsrli_epi128(c16, 8)), k->mul);
@@ -252,7 +310,7 @@ WIDE_INLINE void rows16(const kr_fused_level *L, const float *u, const float *v,
     const __m512i unbias = _mm512_set1_epi32(32768 * 256);
     __m512 us = load16(u), vs = load16(v);
     __m512i sum[4];
-    if (!k.direct || !sums16(&k, us, vs, clamp2, sum))
+    if (!k.direct || !sums16(&k, us, vs, clamp2, 1, sum))
         sums16_each(&k, us, vs, sum);
     __m512 se01 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[0], unbias));
     __m512 se23 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[1], unbias));
@@ -380,7 +438,7 @@ bool kr_sample_quads_avx512(const kr_fused_quad q[4], const float *u, const floa
     lvk16 k;
     lvk16_quads(&k, L0);
     __m512i sum[4];
-    if (!k.direct || !sums16(&k, us, vs, 0, sum))
+    if (!k.direct || !sums16(&k, us, vs, 0, 0, sum))
         sums16_each(&k, us, vs, sum);
     __m512 s[4], res[4];
     planar16(sum, s);
@@ -396,7 +454,7 @@ bool kr_sample_quads_avx512(const kr_fused_quad q[4], const float *u, const floa
          * the first result */
         const kr_fused_level *L1[4] = {q[0].L[1], q[1].L[1], q[2].L[1], q[3].L[1]};
         lvk16_quads(&k, L1);
-        if (!k.direct || !sums16(&k, us, vs, 0, sum))
+        if (!k.direct || !sums16(&k, us, vs, 0, 0, sum))
             sums16_each(&k, us, vs, sum);
         __m512 s1[4];
         planar16(sum, s1);
@@ -421,7 +479,7 @@ bool kr_sample_quads_avx512(const kr_fused_quad q[4], const float *u, const floa
 WIDE_INLINE __m512i px16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, int swap)
 {
     __m512i sum[4];
-    if (!k->direct || !sums16(k, us, vs, clamp2, sum))
+    if (!k->direct || !sums16(k, us, vs, clamp2, 1, sum))
         sums16_each(k, us, vs, sum);
     /* S - 32768 * 256 per byte; + 32768 * 256 + 32768 then >> 16 */
     const __m512i unbias = _mm512_set1_epi32(32768 * 256 + 32768);
@@ -567,7 +625,7 @@ WIDE_INLINE void blend16(const kr_prim *p, const kr_fb *fb, const blendk16 *K, i
     __m512 u, v;
     uv16(p, x, y, &u, &v);
     __m512i sum[4];
-    if (!K->k.direct || !sums16(&K->k, u, v, clamp2, sum))
+    if (!K->k.direct || !sums16(&K->k, u, v, clamp2, 1, sum))
         sums16_each(&K->k, u, v, sum);
     /* M + 32768 = sum + 32768 * 256 + 32768 (sums16's bias) */
     const __m512i bias = _mm512_set1_epi32(32768 * 256 + 32768);
