@@ -41,7 +41,7 @@
  * The oracle's float expressions are the library's, operation for
  * operation, in ISO C11 (no contraction into fused multiply-adds).
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _DEFAULT_SOURCE /* clock_gettime; mmap's MAP_ANONYMOUS */
 #include "raster_util.h"
 #include "raster/effects.h"
 #include "raster/fused.h"
@@ -49,6 +49,7 @@
 #include "raster/raster.h"
 
 #include <stdio.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static double now_s(void)
@@ -374,12 +375,15 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
         sub.size = (size_t)sub.row_pitch * h;
         for (size_t i = 0; i < sub.size; i++)
             mem[i] = (uint8_t)th_next(&r);
-        /* the texels in a block of their own that ends with the last
-         * texel (no padding after it): under AddressSanitizer a read past
-         * the level, as a window not kept inside it would make, fails */
+        /* the texels placed to end with the last texel (no padding after
+         * it) right before a page that cannot be read: a read past the
+         * level, as a window not kept inside it would make, faults */
         const size_t used = (size_t)sub.row_pitch * (h - 1) + (size_t)w * 4;
-        uint8_t *data = malloc(used);
-        CHECK(data != NULL);
+        const size_t page = 4096, span = (used + page - 1) / page * page + page;
+        uint8_t *pages =
+            mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        CHECK(pages != MAP_FAILED && mprotect(pages + span - page, page, PROT_NONE) == 0);
+        uint8_t *data = pages + span - page - used;
         memcpy(data, mem, used);
         struct kiln_ps_textures tx;
         memset(&tx, 0, sizeof tx);
@@ -434,7 +438,7 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
                  sub.row_pitch, (int)sm.address_u, (int)sm.address_v);
         compared += nlv >= 2;
         bad += sample_differs(lv, nlv, &a, u, v, bad < 3, what);
-        free(data);
+        munmap(pages, span);
     }
     CHECK_EQ_INT(bad, 0);
     printf("kiln_ps_sample, one level, every vector level against sse2: %llu blocks compared, %llu differ\n",

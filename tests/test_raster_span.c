@@ -85,12 +85,14 @@ static void ps_mix(kiln_ps_args *a)
     }
 }
 
-/* Discards where varying 1's x is above 0.5 (KILN_PS_MAY_DISCARD). */
+/* Discards where varying 1's x is above 0.5 (KILN_PS_MAY_DISCARD); reads
+ * its depth too. */
 static void ps_discard(kiln_ps_args *a)
 {
     for (int i = 0; i < KILN_PS_BLOCK; i++) {
         for (int c = 0; c < 4; c++)
             KILN_PS_COLOR(a, 0, c)[i] = KILN_PS_VARYING(a, 0, c)[i];
+        KILN_PS_COLOR(a, 0, 1)[i] *= a->z[i];
         if (KILN_PS_VARYING(a, 1, 0)[i] > 0.5f)
             a->mask &= ~(1u << i);
     }
@@ -141,15 +143,17 @@ typedef struct unit {
 
 static unit U;
 static uint32_t unit_calls, unit_nonzero; /* the shader's calls; unread components not 0 */
+static uint32_t unit_nvary = 2, unit_reads = 0x21u; /* U.dx's nvary and vmask */
 
-/* Declares varying 0's x and varying 1's y (read_mask 0x21): every other
- * component must read 0; writes the two read ones. */
+/* Declares the components in unit_reads (0x21: varying 0's x and varying
+ * 1's y): every other one must read 0; writes varying 0's x and varying
+ * 1's y. */
 static void ps_unit(kiln_ps_args *a)
 {
     unit_calls++;
-    for (uint32_t k = 0; k < 2; k++)
+    for (uint32_t k = 0; k < unit_nvary; k++)
         for (uint32_t c = 0; c < 4; c++)
-            if (4 * k + c != 0 && 4 * k + c != 5)
+            if (!(unit_reads >> (4 * k + c) & 1))
                 for (int i = 0; i < KILN_PS_BLOCK; i++)
                     unit_nonzero += KILN_PS_VARYING(a, k, c)[i] != 0.0f;
     for (int i = 0; i < KILN_PS_BLOCK; i++) {
@@ -164,14 +168,14 @@ static void unit_init(kr_simd level)
 {
     memset(&U, 0, sizeof U);
     U.s.ps = ps_unit;
-    U.s.ps_varyings = 2;
+    U.s.ps_varyings = unit_nvary;
     U.s.ps_outputs = 1;
     U.s.ps_flags = KILN_PS_NO_Z;
-    U.s.ps_reads = 0x21u;
+    U.s.ps_reads = unit_reads;
     U.s.blend[0].write_mask = 15u;
     U.dx.s = &U.s;
-    U.dx.nvary = 2;
-    U.dx.vmask = 0x21u;
+    U.dx.nvary = unit_nvary;
+    U.dx.vmask = unit_reads;
     U.dx.wide = true;
     U.dx.wide16 = level == KR_SIMD_AVX512;
     U.fb.rt[0] = U.rt;
@@ -255,6 +259,19 @@ static void test_unit(void)
         for (int i = 0; i < UW * UH; i++)
             written += U.rt[4 * i] != 0;
         CHECK_EQ_INT(written, (UW - 1) * UH); /* column 0 outside the rect */
+
+        /* every varying (32 components: the interpolation's mask of all
+         * ones), some read */
+        unit_nvary = KILN_MAX_VARYINGS;
+        unit_reads = 0x80000001u | 0x00F0A020u;
+        unit_init(level);
+        unit_calls = unit_nonzero = 0;
+        dirty_stack();
+        CHECK(want(&U.p, &U.fb, 0, 0, UW, UH));
+        CHECK_EQ_INT(unit_calls, (UW / 4) * (UH / 4));
+        CHECK_EQ_INT(unit_nonzero, 0);
+        unit_nvary = 2;
+        unit_reads = 0x21u;
     }
 }
 
@@ -277,9 +294,18 @@ int main(void)
     CHECK_RESULT(kiln_ia_set_input_layout(ctx, il), KILN_OK);
     static const kiln_ps_fn fns[NSHADERS] = {ps_mix, ps_discard, ps_partial, ps_two, ps_tex};
     static const uint32_t outs[NSHADERS] = {1, 1, 1, 2, 1};
-    static const uint32_t flags[NSHADERS] = {0, KILN_PS_MAY_DISCARD | KILN_PS_NO_Z, KILN_PS_NO_Z,
-                                             KILN_PS_NO_Z, KILN_PS_NO_Z};
+    static const uint32_t flags[NSHADERS] = {0, KILN_PS_MAY_DISCARD, KILN_PS_NO_Z, KILN_PS_NO_Z,
+                                             KILN_PS_NO_Z};
     kiln_pixel_shader ps[NSHADERS];
+    /* ps_mix also declared with read masks that leave out some of what it
+     * reads (those read zeros) */
+    static const uint32_t mix_masks[4] = {0x0Fu, 0xC3u, 0x21u, 0x88u};
+    kiln_pixel_shader ps_mix_masked[4];
+    for (int m = 0; m < 4; m++) {
+        kiln_pixel_shader_desc pd = {
+            .fn = ps_mix, .num_varyings = NVARY, .num_outputs = 1, .read_mask = mix_masks[m]};
+        CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps_mix_masked[m]), KILN_OK);
+    }
     for (int k = 0; k < NSHADERS; k++) {
         kiln_pixel_shader_desc pd = {0};
         pd.fn = fns[k];
@@ -321,6 +347,12 @@ int main(void)
     ru_tex rt[2] = {ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM),
                     ru_rt(dev, W, H, KILN_FORMAT_B8G8R8A8_UNORM)};
     ru_tex ds = ru_ds(dev, W, H, KILN_FORMAT_D32_FLOAT);
+    /* a second RGBA8 target, bound beside the first in some rounds: a
+     * one-output shader leaves it as cleared (the span applies), ps_two
+     * writes both (output() for two targets: the control) */
+    ru_tex rt2 = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+    kiln_query occl;
+    CHECK_RESULT(kiln_create_query(dev, KILN_QUERY_OCCLUSION, &occl), KILN_OK);
     kiln_rasterizer_desc rd = {.cull = KILN_CULL_NONE};
     kiln_rasterizer_state rs = ru_rs(dev, rd);
     rd.scissor_enable = 1;
@@ -331,18 +363,27 @@ int main(void)
     ru_set_viewport(ctx, 0.0f, 0.0f, (float)W, (float)H, 0.0f, 1.0f);
 
     static float verts[3 * NTRI * 4 * (1 + NVARY)];
-    static uint8_t img[3][W * H * 4];
+    static uint8_t img[3][W * H * 4], img2[3][W * H * 4];
     kr_simd levels[3];
     int nlv = kr_effects_vector_levels(levels);
     CHECK(nlv >= 2 && levels[0] == KR_SIMD_SSE2);
     uint64_t bytes = 0, differ = 0, drawn = 0, by_shader[NSHADERS] = {0};
-    uint32_t blended = 0, tested = 0, bound_off = 0, a2c = 0;
+    uint32_t blended = 0, tested = 0, bound_off = 0, a2c = 0, two = 0, counted = 0, masked = 0;
+    uint64_t spans[3] = {0}, samples[3] = {0}, samples_differ = 0, samples_any = 0;
+    kr_general_span_calls(true);
     for (int round = 0; round < ROUNDS; round++) {
         make_tris(&r, verts);
         const int k = round % NSHADERS; /* every shader with every other choice in turn */
         const ru_tex *t = &rt[th_below(&r, 2)];
         const uint32_t blend = th_below(&r, 3), depth = th_below(&r, 3);
-        const bool scissor = th_below(&r, 4) == 0;
+        const bool scissor = th_below(&r, 4) == 0, second = th_below(&r, 4) == 0;
+        /* some rounds counted (an occlusion query around the draws: the
+         * scene takes shade_block, the counts must be SSE2's) */
+        const bool query = th_below(&r, 4) == 0;
+        const int mask_variant = k == 0 ? (int)th_below(&r, 5) - 1 : -1;
+        two += second;
+        counted += query;
+        masked += mask_variant >= 0;
         kiln_blend_desc bd;
         memset(&bd, 0, sizeof bd);
         if (blend == 1) {
@@ -363,11 +404,13 @@ int main(void)
             /* the level is read when the scene executes: kiln_finish
              * (ru_read) before switching */
             CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
-            CHECK_RESULT(
-                kiln_om_set_render_targets(ctx, 1, &t->rtv, depth ? ds.dsv : (kiln_dsv){0}),
-                KILN_OK);
+            const kiln_rtv views[2] = {t->rtv, rt2.rtv};
+            CHECK_RESULT(kiln_om_set_render_targets(ctx, second ? 2 : 1, views,
+                                                    depth ? ds.dsv : (kiln_dsv){0}),
+                         KILN_OK);
             static const float clear[4] = {0.2f, 0.4f, 0.6f, 0.8f};
             CHECK_RESULT(kiln_clear_rtv(ctx, t->rtv, clear), KILN_OK);
+            CHECK_RESULT(kiln_clear_rtv(ctx, rt2.rtv, clear), KILN_OK);
             if (depth)
                 CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, KILN_CLEAR_DEPTH, 0.5f, 0), KILN_OK);
             CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, depth == 2 ? dss_less : dss_off, 0),
@@ -382,15 +425,36 @@ int main(void)
                 CHECK_RESULT(kiln_ps_set_shader(ctx, ps[0]), KILN_OK);
                 ru_draw(dev, ctx, verts, 3 * NTRI, 16 * (1 + NVARY), KILN_TOPOLOGY_TRIANGLE_LIST);
             }
-            CHECK_RESULT(kiln_ps_set_shader(ctx, ps[k]), KILN_OK);
+            CHECK_RESULT(
+                kiln_ps_set_shader(ctx, mask_variant >= 0 ? ps_mix_masked[mask_variant] : ps[k]),
+                KILN_OK);
+            const uint64_t before = kr_general_span_calls(true);
+            if (query)
+                CHECK_RESULT(kiln_query_begin(ctx, occl), KILN_OK);
             ru_draw(dev, ctx, verts, 3 * NTRI, 16 * (1 + NVARY), KILN_TOPOLOGY_TRIANGLE_LIST);
+            if (query) {
+                CHECK_RESULT(kiln_query_end(ctx, occl), KILN_OK);
+                uint64_t n = 0;
+                kiln_result qr;
+                while ((qr = kiln_query_get_data(ctx, occl, &n, sizeof n, 0)) ==
+                       KILN_E_WAS_STILL_DRAWING)
+                    ;
+                CHECK_RESULT(qr, KILN_OK);
+                samples[l] = n;
+            }
             CHECK(ru_read(dev, t->tex, 0, img[l]));
+            CHECK(ru_read(dev, rt2.tex, 0, img2[l]));
+            spans[l] += kr_general_span_calls(true) - before;
+        }
+        if (query) {
+            samples_differ += samples[1] != samples[0] || (nlv > 2 && samples[2] != samples[0]);
+            samples_any += samples[0] > 0;
         }
         kiln_destroy_blend_state(dev, bs);
         for (int l = 1; l < nlv; l++)
             for (size_t i = 0; i < sizeof img[0]; i++) {
-                bytes++;
-                differ += img[0][i] != img[l][i];
+                bytes += 2;
+                differ += (img[0][i] != img[l][i]) + (img2[0][i] != img2[l][i]);
             }
         /* pixels the draw changed from the clear color (either byte order) */
         uint64_t n = 0;
@@ -408,6 +472,17 @@ int main(void)
            (unsigned long long)by_shader[0], (unsigned long long)by_shader[1],
            (unsigned long long)by_shader[2], (unsigned long long)by_shader[3],
            (unsigned long long)by_shader[4], blended, bound_off, tested, a2c);
+    kr_general_span_calls(false);
+    printf("rects through the span per level (SSE2 first): %llu %llu %llu; %u rounds with two "
+           "targets, %u counted (%llu with other counts than SSE2's), %u with ps_mix's read "
+           "masks\n",
+           (unsigned long long)spans[0], (unsigned long long)spans[1], (unsigned long long)spans[2],
+           two, counted, (unsigned long long)samples_differ, masked);
+    CHECK(spans[0] == 0);
+    for (int l = 1; l < nlv; l++)
+        CHECK(spans[l] > 100);
+    CHECK(samples_differ == 0 && samples_any > 0);
+    CHECK(two > 0 && counted > 0 && masked > 0);
     CHECK(differ == 0);
     for (int k = 0; k < NSHADERS; k++)
         CHECK(by_shader[k] > (uint64_t)W * H / 2);
@@ -424,6 +499,10 @@ int main(void)
     for (int i = 0; i < 2; i++)
         ru_free_tex(dev, &rt[i]);
     ru_free_tex(dev, &ds);
+    ru_free_tex(dev, &rt2);
+    kiln_destroy_query(dev, occl);
+    for (int m = 0; m < 4; m++)
+        kiln_destroy_pixel_shader(dev, ps_mix_masked[m]);
     for (int k = 0; k < NSHADERS; k++)
         kiln_destroy_pixel_shader(dev, ps[k]);
     kiln_destroy_input_layout(dev, il);

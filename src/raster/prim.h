@@ -40,7 +40,8 @@ typedef bool (*kr_shade_fn)(const struct kr_prim *p, const struct kr_fb *fb, int
  * rect [x0, x1) x [y0, y1), within one tile, has every pixel center
  * inside all three edges; shades the blocks that cover it, each with its
  * pixels in the rect, exactly as kr_drawx.direct would block by block
- * (raster_tri's order, and its target lines fetched ahead), or returns
+ * (shade_block where direct is NULL: kr_general_span_select's span), in
+ * raster_tri's order with its target lines fetched ahead, or returns
  * false, having written nothing. */
 typedef bool (*kr_span_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
                            int y1);
@@ -79,7 +80,9 @@ typedef struct kr_drawx {
     kr_block_fn direct;            /* block, or shade (after the early depth
                                       test if any), when they settle a block
                                       (kr_direct_select), or NULL */
-    kr_span_fn span;               /* direct over a rect (kr_span_select), or NULL */
+    kr_span_fn span;               /* direct over a rect (kr_span_select), or
+                                      shade_block's general path over one
+                                      (kr_general_span_select), or NULL */
     bool vs_writes;                /* the VS writes every output float
                                       (kr_effect_vs_writes) */
     bool hsr;                      /* its triangles' shading may wait for the
@@ -319,6 +322,11 @@ kr_span_fn kr_span_select(const kr_drawx *dx);
 kr_span_fn kr_general_span_select(const kr_drawx *dx, const kr_fb *fb);
 bool kr_general_span_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
                           int y1);
+/* One more rect through a general span, counted only while a test asked
+ * for it: kr_general_span_calls(count) turns counting on or off and
+ * returns the rects counted so far (tests: that draws took the span). */
+void kr_general_span_counted(void);
+uint64_t kr_general_span_calls(bool count);
 bool kr_general_span_avx512(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
                             int y1);
 /* It (fused_avx2.c). */

@@ -20,6 +20,11 @@
 
 bool SPAN_NAME(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)
 {
+    /* a counted scene (queries) never gets here (kr_general_span_select's
+     * caller); declined all the same, the count being shade_block's */
+    if (fb->counts)
+        return false;
+    kr_general_span_counted();
     const kr_drawx *dx = p->dx;
     const kd_state *s = dx->s;
     /* the 16 zeros a KILN_PS_NO_Z shader reads (tile.c's no_z) */

@@ -731,6 +731,23 @@ void kr_output_select(kr_drawx *dx, const kr_fb *fb)
 #endif
 }
 
+/* Rects through a general span while counting is on (tests; off, the
+ * flag's line stays shared and nothing is written per rect) */
+static _Atomic bool general_counting;
+static _Atomic uint64_t general_spans;
+
+void kr_general_span_counted(void)
+{
+    if (atomic_load_explicit(&general_counting, memory_order_relaxed))
+        atomic_fetch_add_explicit(&general_spans, 1, memory_order_relaxed);
+}
+
+uint64_t kr_general_span_calls(bool count)
+{
+    atomic_store(&general_counting, count);
+    return atomic_load(&general_spans);
+}
+
 kr_span_fn kr_general_span_select(const kr_drawx *dx, const kr_fb *fb)
 {
 #if KR_EFFECTS_X86
