@@ -55,8 +55,9 @@ typedef struct lvk16 {
     __m512 fw, fh;
     __m512i mx, my, hi, seam, mul;
     __m512i lx, ly, pitch;
-    /* window16's: the last first column and row of a 4x4 window inside
-     * the level (negative: none fits), the row pitch; set for one level */
+    /* window16's: the greatest first column and row a 4x4 window inside
+     * the level can have (negative: none fits), the row pitch; set for
+     * one level (lvk16_init) */
     int32_t wx, wy;
     uint32_t pitch1;
     bool direct;

@@ -322,13 +322,13 @@ kr_span_fn kr_span_select(const kr_drawx *dx);
 kr_span_fn kr_general_span_select(const kr_drawx *dx, const kr_fb *fb);
 bool kr_general_span_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
                           int y1);
+bool kr_general_span_avx512(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
+                            int y1);
 /* One more rect through a general span, counted only while a test asked
  * for it: kr_general_span_calls(count) turns counting on or off and
  * returns the rects counted so far (tests: that draws took the span). */
 void kr_general_span_counted(void);
 uint64_t kr_general_span_calls(bool count);
-bool kr_general_span_avx512(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
-                            int y1);
 /* It (fused_avx2.c). */
 bool kr_fused_shade_avx2(const struct kr_prim *p, const struct kr_fb *fb, int x, int y, uint32_t mask);
 /* It under ADD of (ONE, ONE) on both parts of target 0 with one prepared

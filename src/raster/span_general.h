@@ -7,7 +7,8 @@
  * shader that reads it), the varyings, the outputs zeroed, the pixel
  * shader, its discards, write8. What the loop saves is shade_block's
  * per-block dispatch (its checks of the draw's state and the calls between
- * shade_block, shade_unblocked and shade_rest).
+ * shade_block, shade_unblocked and shade_rest), and the zeros of the
+ * varying components the shader does not read, written once per rect.
  *
  * Included by pixel_avx2.c and pixel_avx512.c, each of which defines
  *   SPAN_NAME                     the function
