@@ -8,21 +8,27 @@
  * reference and every level's bytes must equal it.
  *
  * Rounds of random triangles, small, large, and over the whole target
- * (every 64x64 tile inside them, the span's rects), perspective and affine, into a
- * 203x157 target (partial blocks and tiles at its edges), under random
- * choices of: the shader (reading its depth input, front facing and
- * primitive id; discarding; writing only two channels, so the outputs'
- * zeroing shows, one of them from a varying its read_mask leaves out; two outputs with one target
- * bound; sampling a texture through kiln_ps_sample), RGBA8 or BGRA8, blending off, random blending
- * (the target's lines fetched ahead) or a partial write mask, no depth
- * buffer, a depth buffer with the test off (the span still applies) or
- * on (the control: shade_block's early test), a scissor rect, alpha to
- * coverage (a control too).
+ * (every 64x64 tile inside them, the span's rects), perspective and
+ * affine, into a 203x157 target (partial blocks and tiles at its edges),
+ * under random choices of: the shader (reading its depth input, front
+ * facing and primitive id, also under read masks that leave out some of
+ * what it reads; discarding, reading its depth; writing only two
+ * channels, so the outputs' zeroing shows, one of them from a component
+ * its read_mask leaves out; two outputs; sampling a texture through
+ * kiln_ps_sample), RGBA8 or BGRA8, a second RGBA8 target bound or not,
+ * blending off, random blending (the target's lines fetched ahead) or a
+ * partial write mask, no depth buffer, a depth buffer with the test off
+ * (the span still applies) or on (the control: shade_block's early
+ * test), a scissor rect, alpha to coverage (a control too), an occlusion
+ * query around the draws (counted scenes never take the span: the counts
+ * must be SSE2's). The rects through the span are counted: none at SSE2,
+ * many at each vector level.
  *
  * At the unit level: kr_general_span_select's conditions one by one, and
- * the span called over a rect on a stack dirtied with 0xff bytes: each
- * block shaded once, the varying components the shader's read_mask leaves
- * out read 0 (the span writes them once per rect), the pixels written.
+ * the span called over a rect on a stack dirtied with 0xff bytes, with 2
+ * and with all 8 varyings: each block shaded once, the varying components
+ * the shader's read_mask leaves out read 0 (the span writes them once per
+ * rect), the pixels written.
  */
 #include "raster/effects.h"
 #include "raster/prim.h"
