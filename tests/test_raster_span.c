@@ -225,6 +225,19 @@ static __attribute__((noinline)) void dirty_stack(void)
         junk[i] = 0xff;
 }
 
+/* The span of `level` over the rect [x0, UW) x [0, UH) of a fresh
+ * unit_init draw, on a dirtied stack: every block shaded once, and no
+ * component outside unit_reads other than 0. */
+static void span_run(kr_simd level, kr_span_fn want, int x0)
+{
+    unit_init(level);
+    unit_calls = unit_nonzero = 0;
+    dirty_stack();
+    CHECK(want(&U.p, &U.fb, x0, 0, UW, UH));
+    CHECK_EQ_INT(unit_calls, (UW / 4) * (UH / 4));
+    CHECK_EQ_INT(unit_nonzero, 0);
+}
+
 static void test_unit(void)
 {
     kr_simd levels[3];
@@ -255,12 +268,7 @@ static void test_unit(void)
 
         /* the span itself: unread components 0 in every block, every block
          * shaded once, the read ones written */
-        unit_init(level);
-        unit_calls = unit_nonzero = 0;
-        dirty_stack();
-        CHECK(want(&U.p, &U.fb, 1, 0, UW, UH));
-        CHECK_EQ_INT(unit_calls, (UW / 4) * (UH / 4));
-        CHECK_EQ_INT(unit_nonzero, 0);
+        span_run(level, want, 1);
         uint32_t written = 0;
         for (int i = 0; i < UW * UH; i++)
             written += U.rt[4 * i] != 0;
@@ -270,12 +278,7 @@ static void test_unit(void)
          * ones), some read */
         unit_nvary = KILN_MAX_VARYINGS;
         unit_reads = 0x80000001u | 0x00F0A020u;
-        unit_init(level);
-        unit_calls = unit_nonzero = 0;
-        dirty_stack();
-        CHECK(want(&U.p, &U.fb, 0, 0, UW, UH));
-        CHECK_EQ_INT(unit_calls, (UW / 4) * (UH / 4));
-        CHECK_EQ_INT(unit_nonzero, 0);
+        span_run(level, want, 0);
         unit_nvary = 2;
         unit_reads = 0x21u;
     }
