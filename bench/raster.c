@@ -1,3 +1,6 @@
+#if defined(__linux__)
+#define _GNU_SOURCE /* sched_setaffinity: the scaling section's per-CPU frames */
+#endif
 /*
  * bench_raster - what the soft rasterizer costs per frame, and beside it
  * Mesa's llvmpipe through kiln's osmesa backend and in raw GL.
@@ -55,7 +58,12 @@
  * (d) draw calls/s. Thread scaling on (c), (c/ps) and (e): two more
  * devices, one thread (SERIAL) and two (ASYNC with one worker plus the
  * application's thread, which helps while it waits in kiln_finish), frames
- * interleaved; ratio = time(1 thread) / time(2 threads).
+ * interleaved; ratio = time(1 thread) / time(2 threads). On Linux with two
+ * CPUs or more, the 1-thread frames also run pinned to each of the first
+ * two CPUs in turn: on a shared host the two are not equally fast (seen
+ * here: one 20-45% slower than the other for minutes at a time), which caps the
+ * ratio below 2 whatever kiln does, so a last row gives the 2-thread time
+ * against the two CPUs' combined rate (1 = both fully used).
  *
  * Sanity checks (read back through a STAGING copy after the timed frames,
  * never timed) so that a broken renderer cannot report good numbers:
@@ -168,6 +176,9 @@ typedef struct anchor_gl anchor_gl; /* no raw GL anchor without the osmesa backe
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #define N_SMALL 100000u   /* (a), and (d)'s draw calls */
 #define N_MID 10000u      /* (b) */
@@ -1521,6 +1532,47 @@ int main(int argc, char **argv)
     return failures ? 1 : 0;
 }
 
+/* The first two CPUs the process may run on, for 1-thread frames pinned
+ * to each (Linux; elsewhere, or with one CPU, n is 0 and they are not
+ * run). */
+typedef struct {
+    int n, id[2];
+#if defined(__linux__)
+    cpu_set_t all;
+#endif
+} cpu_pins;
+
+static void pins_init(cpu_pins *p)
+{
+    p->n = 0;
+#if defined(__linux__)
+    if (sched_getaffinity(0, sizeof p->all, &p->all))
+        return;
+    for (int i = 0; i < CPU_SETSIZE && p->n < 2; i++)
+        if (CPU_ISSET(i, &p->all))
+            p->id[p->n++] = i;
+    if (p->n < 2)
+        p->n = 0;
+#endif
+}
+
+/* The calling thread on CPU p->id[k] alone, or (k < 0) back on all of
+ * them; false when the system refuses. */
+static bool pin(const cpu_pins *p, int k)
+{
+#if defined(__linux__)
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    if (k >= 0)
+        CPU_SET(p->id[k], &one);
+    return sched_setaffinity(0, sizeof(cpu_set_t), k >= 0 ? &one : &p->all) == 0;
+#else
+    (void)p;
+    (void)k;
+    return false;
+#endif
+}
+
 /* Thread scaling on (c), (c/ps) and (e): 1 executing thread vs 2, frames
  * interleaved so drift hits both. The target (>= 1.7 then 1.8) is on (c);
  * issue 11 asks the same of (c/ps) and (e). */
@@ -1536,6 +1588,8 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
      * a device with one worker no longer means one thread. */
     rig_init(&one, KILN_EXEC_SERIAL, 0, small, mid, texels);
     rig_init(&two, KILN_EXEC_ASYNC, 1, small, mid, texels);
+    cpu_pins pins;
+    pins_init(&pins);
     printf("\nthread scaling (two more devices, frames interleaved): 1 thread = SERIAL, "
            "2 threads = 1 worker + the application thread helping in kiln_finish\n");
     printf("%-36s %3s %7s %9s %9s %9s %9s %4s %10s %-8s\n", "", "thr", "", "median", "min", "max",
@@ -1550,11 +1604,29 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
             frame(&two, sc, NULL, NULL);
         }
         double ms1[MAX_FRAMES], ms2[MAX_FRAMES], ratio[MAX_FRAMES], cpu1[MAX_FRAMES],
-            cpu2[MAX_FRAMES];
+            cpu2[MAX_FRAMES], on[2][MAX_FRAMES], use[MAX_FRAMES];
+        int pinned = pins.n;
         for (int f = 0; f < c.frames; f++) {
             ms1[f] = frame(&one, sc, NULL, &cpu1[f]);
+            /* the same SERIAL device on each CPU alone, then back on all
+             * of them for the 2-thread frame (its worker was never pinned) */
+            for (int i = 0; i < pinned; i++) {
+                if (!pin(&pins, i)) {
+                    pinned = 0;
+                    break;
+                }
+                on[i][f] = frame(&one, sc, NULL, NULL);
+            }
+            if (pins.n && !pin(&pins, -1)) {
+                check_failed("scaling", "could not give the thread back its CPUs");
+                pinned = 0;
+            }
             ms2[f] = frame(&two, sc, NULL, &cpu2[f]);
             ratio[f] = ms1[f] / ms2[f];
+            /* what both CPUs at their pinned rates would take, over what
+             * two threads took */
+            if (pinned)
+                use[f] = 1.0 / (1.0 / on[0][f] + 1.0 / on[1][f]) / ms2[f];
         }
         summary s1 = summarize(ms1, c.frames), s2 = summarize(ms2, c.frames);
         double u1 = summarize(cpu1, c.frames).median, u2 = summarize(cpu2, c.frames).median;
@@ -1587,6 +1659,18 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
                sr.median, sr.min, sr.max, "", "", "", "x", sc == SC_LAYERS ? ">= 1.7" : ">= 1.8",
                sr.median >= (sc == SC_LAYERS ? TARGET_SCALING : 1.8) ? "yes" : "NO",
                scale_ok ? "ok" : "FAILED");
+        if (!pinned)
+            continue;
+        for (int i = 0; i < 2; i++) {
+            summary sk = summarize(on[i], c.frames);
+            snprintf(name, sizeof name, "%s 1 thread on cpu %d alone", tag, pins.id[i]);
+            printf("%-36s %3u %7u %9.2f %9.2f %9.2f\n", name, 1u, (unsigned)items, sk.median,
+                   sk.min, sk.max);
+        }
+        summary su = summarize(use, c.frames);
+        snprintf(name, sizeof name, "%s 2 threads vs both CPUs' rate", tag);
+        printf("%-36s %3s %7s %9.2f %9.2f %9.2f %9s %4s %10s %-8s\n", name, "", "", su.median,
+               su.min, su.max, "", "", "", "of 1");
     }
     if (loadavg() >= 0)
         printf("machine load average (1 min) after the scaling runs: %.2f\n", loadavg());
