@@ -155,31 +155,19 @@ WIDE_INLINE void row_pairs(const uint8_t *const base[4], const uint32_t o[16], _
 }
 
 /* row_pairs' four texels of each pixel (top-left, top-right, bottom-left,
- * bottom-right, a 32-bit word per pixel in pixel order) from one 4x4
- * window of the level, read as four 16-byte rows, when the block's texels
- * all lie in one inside it: its x0 (c16's words 0-3) within 2 of each
- * other, and its y0 (words 4-7) likewise (a texture magnified about 1.5x
- * or more). Four permutes instead of 32 8-byte loads and their shuffles:
- * the same texel bytes, so the same sums. False (nothing read) otherwise. */
-WIDE_INLINE bool window16(const lvk16 *k, __m512i c16, __m512i t[4])
+ * bottom-right, a 32-bit word per pixel in pixel order) from the 4x4
+ * window of the level whose first column is xs and first row ys, read as
+ * four 16-byte rows, when every pixel's x0 (c16's words 0-3) lies in
+ * [xs, xs + 2] and its y0 (words 4-7) in [ys, ys + 2], and the window in
+ * the level (xs <= wx, ys <= wy, the callers' part). Four permutes
+ * instead of 32 8-byte loads and their shuffles: the same texel bytes, so
+ * the same sums. False (nothing read) otherwise. */
+WIDE_INLINE bool window_at(const lvk16 *k, __m512i c16, int32_t xs, int32_t ys, __m512i t[4])
 {
-    /* the least and greatest of each word over the rows, then over the
-     * four x words and the four y words: words 0 and 4 */
-    __m512i sw = _mm512_shuffle_i32x4(c16, c16, _MM_SHUFFLE(1, 0, 3, 2));
-    __m512i mn = _mm512_min_epi16(c16, sw), mx = _mm512_max_epi16(c16, sw);
-    mn = _mm512_min_epi16(mn, _mm512_shuffle_i32x4(mn, mn, _MM_SHUFFLE(2, 3, 0, 1)));
-    mx = _mm512_max_epi16(mx, _mm512_shuffle_i32x4(mx, mx, _MM_SHUFFLE(2, 3, 0, 1)));
-    mn = _mm512_min_epi16(mn, _mm512_shuffle_epi32(mn, _MM_PERM_CDAB));
-    mx = _mm512_max_epi16(mx, _mm512_shuffle_epi32(mx, _MM_PERM_CDAB));
-    mn = _mm512_min_epi16(mn, _mm512_srli_epi32(mn, 16)); /* c16 >= 0 here */
-    mx = _mm512_max_epi16(mx, _mm512_srli_epi32(mx, 16));
-    const __m128i lo = _mm512_castsi512_si128(mn), hi = _mm512_castsi512_si128(mx);
-    const int32_t xmin = _mm_extract_epi16(lo, 0), ymin = _mm_extract_epi16(lo, 4);
-    const int32_t xmax = _mm_extract_epi16(hi, 0), ymax = _mm_extract_epi16(hi, 4);
-    /* the window's first column and row: at the block's least, or back
-     * from the level's last texel (the pairs end there at the most) */
-    const int32_t xs = xmin < k->wx ? xmin : k->wx, ys = ymin < k->wy ? ymin : k->wy;
-    if (xs < 0 || ys < 0 || xmax > xs + 2 || ymax > ys + 2)
+    /* c16 - (xs, ys) as unsigned words: below xs (ys) wraps above 2 */
+    if (xs < 0 || ys < 0 ||
+        _mm512_cmpgt_epu16_mask(_mm512_sub_epi16(c16, xy16((int16_t)xs, (int16_t)ys)),
+                                _mm512_set1_epi16(2)))
         return false;
     const uint8_t *r0 = k->base[0] + (size_t)ys * k->pitch1 + (size_t)xs * 4;
     const size_t pitch = k->pitch1;
@@ -198,6 +186,34 @@ WIDE_INLINE bool window16(const lvk16 *k, __m512i c16, __m512i t[4])
     t[2] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, _mm512_set1_epi32(4)), win);
     t[3] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, _mm512_set1_epi32(5)), win);
     return true;
+}
+
+/* window_at for a block whose texels all lie within one window (a
+ * texture magnified about 1.5x or more), its first column and row pulled
+ * back from the level's last (the pairs end there at the most): first at
+ * the block's first pixel, which holds its least x0 and y0 whenever u
+ * and v do not fall with x and y (no mirroring), read straight from c16;
+ * else at the least over the block, four reductions later (with every
+ * block waiting for them, bench (c/ps) took 1.05-1.14x and (c+) 1.18x
+ * as long). Either way the window is the one at the block's least x0 and
+ * y0, pulled back: the same as the reductions alone would give. */
+WIDE_INLINE bool window16(const lvk16 *k, __m512i c16, __m512i t[4])
+{
+    const __m128i first = _mm512_castsi512_si128(c16);
+    const int32_t x0 = _mm_extract_epi16(first, 0), y0 = _mm_extract_epi16(first, 4);
+    if (window_at(k, c16, x0 < k->wx ? x0 : k->wx, y0 < k->wy ? y0 : k->wy, t))
+        return true;
+    /* the least of each word over the rows, then over the four x words
+     * and the four y words: words 0 and 4 */
+    __m512i mn = _mm512_min_epi16(c16, _mm512_shuffle_i32x4(c16, c16, _MM_SHUFFLE(1, 0, 3, 2)));
+    mn = _mm512_min_epi16(mn, _mm512_shuffle_i32x4(mn, mn, _MM_SHUFFLE(2, 3, 0, 1)));
+    mn = _mm512_min_epi16(mn, _mm512_shuffle_epi32(mn, _MM_PERM_CDAB));
+    mn = _mm512_min_epi16(mn, _mm512_srli_epi32(mn, 16)); /* c16 >= 0 here */
+    const __m128i lo = _mm512_castsi512_si128(mn);
+    const int32_t xmin = _mm_extract_epi16(lo, 0), ymin = _mm_extract_epi16(lo, 4);
+    if (xmin == x0 && ymin == y0) /* the same window: already refused */
+        return false;
+    return window_at(k, c16, xmin < k->wx ? xmin : k->wx, ymin < k->wy ? ymin : k->wy, t);
 }
 
 /* sums8 of fused_avx2.c for the four rows of a block: each texel byte's
