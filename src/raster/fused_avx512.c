@@ -31,20 +31,20 @@
 
 #define WIDE_INLINE static inline __attribute__((always_inline))
 
-/* split8 of fused_avx2.c, sixteen lanes: floor and the fraction in 1/256. */
+/* split8 of fused_avx2.c, sixteen lanes: floor and the fraction in 1/256.
+ * The floor as an integer is one conversion rounding down, beside the
+ * floor as a float for the fraction (split8 converts that one, a step
+ * later): both exact, every x here being within 2^30. */
 WIDE_INLINE __m512i split16(__m512 c, __m512i *frac)
 {
     const __m512 lim = _mm512_set1_ps(1073741824.0f), nlim = _mm512_set1_ps(-1073741824.0f);
     /* max then min as there: a NaN takes the second operand, nlim */
     __m512 x = _mm512_min_ps(_mm512_max_ps(c, nlim), lim);
-    __m512i i = _mm512_cvttps_epi32(x);
-    __mmask16 gt = _mm512_cmp_ps_mask(_mm512_cvtepi32_ps(i), x, _CMP_GT_OQ);
-    i = _mm512_mask_sub_epi32(i, gt, i, _mm512_set1_epi32(1));
-    __m512 f = _mm512_add_ps(
-        _mm512_mul_ps(_mm512_sub_ps(x, _mm512_cvtepi32_ps(i)), _mm512_set1_ps(256.0f)),
-        _mm512_set1_ps(0.5f));
+    __m512 fl = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(x, fl), _mm512_set1_ps(256.0f)),
+                             _mm512_set1_ps(0.5f));
     *frac = _mm512_cvttps_epi32(f);
-    return i;
+    return _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
 }
 
 /* A level's constants per 128-bit lane: every lane alike for the rows
