@@ -30,6 +30,7 @@ typedef struct kr_pool {
     uint32_t nhsr;    /* slots made (at most 32) */
     uint32_t threads; /* the device's execution threads (0: SERIAL) */
     _Atomic uint32_t hsr_busy;
+    bool prefetchw; /* the CPU has PREFETCHW (kr_arena_alloc's write prefetch) */
 } kr_pool;
 
 /* The pool's slots, made on first use; false: none (out of memory). */
