@@ -375,15 +375,18 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
         sub.size = (size_t)sub.row_pitch * h;
         for (size_t i = 0; i < sub.size; i++)
             mem[i] = (uint8_t)th_next(&r);
-        /* the texels placed to end with the last texel (no padding after
-         * it) right before a page that cannot be read: a read past the
-         * level, as a window not kept inside it would make, faults */
+        /* the texels between two pages that cannot be read, placed to end
+         * with the last texel (no padding after it) right before the
+         * second, or (every other case) to start right after the first: a
+         * read past the level, or before it (a window at a negative column
+         * or row: a level under 4 texels wide or high), faults */
         const size_t used = (size_t)sub.row_pitch * (h - 1) + (size_t)w * 4;
-        const size_t page = 4096, span = (used + page - 1) / page * page + page;
+        const size_t page = 4096, span = (used + page - 1) / page * page + 2 * page;
         uint8_t *pages =
             mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        CHECK(pages != MAP_FAILED && mprotect(pages + span - page, page, PROT_NONE) == 0);
-        uint8_t *data = pages + span - page - used;
+        CHECK(pages != MAP_FAILED && mprotect(pages, page, PROT_NONE) == 0 &&
+              mprotect(pages + span - page, page, PROT_NONE) == 0);
+        uint8_t *data = n % 4 < 2 ? pages + span - page - used : pages + page;
         memcpy(data, mem, used);
         struct kiln_ps_textures tx;
         memset(&tx, 0, sizeof tx);
