@@ -1618,7 +1618,9 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
                 on[i][f] = frame(&one, sc, NULL, NULL);
             }
             if (pins.n && !pin(&pins, -1)) {
+                /* once: no more pinning in this run */
                 check_failed("scaling", "could not give the thread back its CPUs");
+                pins.n = 0;
                 pinned = 0;
             }
             ms2[f] = frame(&two, sc, NULL, &cpu2[f]);
@@ -1664,8 +1666,10 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
         for (int i = 0; i < 2; i++) {
             summary sk = summarize(on[i], c.frames);
             snprintf(name, sizeof name, "%s 1 thread on cpu %d alone", tag, pins.id[i]);
-            printf("%-36s %3u %7u %9.2f %9.2f %9.2f\n", name, 1u, (unsigned)items, sk.median,
-                   sk.min, sk.max);
+            printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4s %10.2f %-8s\n", name, 1u,
+                   (unsigned)items, sk.median, sk.min, sk.max, "", "",
+                   (layers ? items * pixels : items) / (sk.median / 1e3) / 1e6,
+                   layers ? "Mpix/s" : "Mtri/s");
         }
         summary su = summarize(use, c.frames);
         snprintf(name, sizeof name, "%s 2 threads vs both CPUs' rate", tag);
