@@ -59,15 +59,17 @@ static void chunk_put(kr_arena *a, kr_chunk *c)
     kb_free(a->env, c, sizeof(kr_chunk) + c->size + 16);
 }
 
-/* prfchw: the write prefetch below as PREFETCHW (without it GCC emits a
- * read prefetch, which brings a line another core holds modified in as
- * shared, and the store still has to take it), run only where the CPU
- * has it (kr_pool.prefetchw: some x86-64 CPUs before Nehalem do not). */
+/* prfchw: kr_arena_alloc's write prefetch as PREFETCHW (without it GCC
+ * emits a read prefetch, which brings a line another core holds modified
+ * in as shared, and the store still has to take it), run only where the
+ * CPU has it (kr_pool.prefetchw: some x86-64 CPUs before Nehalem do not). */
 #if defined(__GNUC__) && defined(__x86_64__)
-__attribute__((target("prfchw")))
+#define KR_PRFCHW __attribute__((target("prfchw")))
+#else
+#define KR_PRFCHW
 #endif
-void *
-kr_arena_alloc(kr_arena *a, size_t size)
+
+KR_PRFCHW void *kr_arena_alloc(kr_arena *a, size_t size)
 {
     size = KB_ALIGN_UP(size, 16);
     kr_chunk *c = a->head;
