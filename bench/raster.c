@@ -1573,6 +1573,20 @@ static bool pin(const cpu_pins *p, int k)
 #endif
 }
 
+/* One timed row of the scaling section: its frames' median, min and max,
+ * the CPU column (cpu < 0: left blank) and the rate. */
+static void scaling_row(const char *name, unsigned thr, double items, summary s, double cpu,
+                        bool layers)
+{
+    char c[8] = "";
+    if (cpu >= 0)
+        snprintf(c, sizeof c, "%4.2f", cpu);
+    printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4s %10.2f %-8s\n", name, thr, (unsigned)items,
+           s.median, s.min, s.max, "", c,
+           (layers ? items * (double)W * H : items) / (s.median / 1e3) / 1e6,
+           layers ? "Mpix/s" : "Mtri/s");
+}
+
 /* Thread scaling on (c), (c/ps) and (e): 1 executing thread vs 2, frames
  * interleaved so drift hits both. The target (>= 1.7 then 1.8) is on (c);
  * issue 11 asks the same of (c/ps) and (e). */
@@ -1580,7 +1594,6 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
                     const uint8_t *texels, uint8_t *img, uint8_t *img_1, size_t img_size)
 {
     config c = *cp;
-    double pixels = (double)W * H;
     rig one, two;
     /* One executing thread: SERIAL (the calling thread runs everything).
      * Two: ASYNC with one worker, and the application's thread helping
@@ -1647,15 +1660,9 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
         bool layers = sc != SC_MESH;
         char name[64];
         snprintf(name, sizeof name, "%s 1 thread (SERIAL)", tag);
-        printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4.2f %10.2f %-8s\n", name, 1u,
-               (unsigned)items, s1.median, s1.min, s1.max, "", u1,
-               (layers ? items * pixels : items) / (s1.median / 1e3) / 1e6,
-               layers ? "Mpix/s" : "Mtri/s");
+        scaling_row(name, 1, items, s1, u1, layers);
         snprintf(name, sizeof name, "%s 2 threads (1 worker + app)", tag);
-        printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4.2f %10.2f %-8s\n", name, 2u,
-               (unsigned)items, s2.median, s2.min, s2.max, "", u2,
-               (layers ? items * pixels : items) / (s2.median / 1e3) / 1e6,
-               layers ? "Mpix/s" : "Mtri/s");
+        scaling_row(name, 2, items, s2, u2, layers);
         snprintf(name, sizeof name, "%s scaling 1->2 threads", tag);
         printf("%-36s %3s %7s %9.2f %9.2f %9.2f %9s %4s %10s %-8s %-7s %-5s %s\n", name, "", "",
                sr.median, sr.min, sr.max, "", "", "", "x", sc == SC_LAYERS ? ">= 1.7" : ">= 1.8",
@@ -1664,12 +1671,8 @@ static void scaling(const config *cp, const tri_set *small, const tri_set *mid,
         if (!pinned)
             continue;
         for (int i = 0; i < 2; i++) {
-            summary sk = summarize(on[i], c.frames);
             snprintf(name, sizeof name, "%s 1 thread on cpu %d alone", tag, pins.id[i]);
-            printf("%-36s %3u %7u %9.2f %9.2f %9.2f %9s %4s %10.2f %-8s\n", name, 1u,
-                   (unsigned)items, sk.median, sk.min, sk.max, "", "",
-                   (layers ? items * pixels : items) / (sk.median / 1e3) / 1e6,
-                   layers ? "Mpix/s" : "Mtri/s");
+            scaling_row(name, 1, items, summarize(on[i], c.frames), -1.0, layers);
         }
         summary su = summarize(use, c.frames);
         snprintf(name, sizeof name, "%s 2 threads vs both CPUs' rate", tag);
