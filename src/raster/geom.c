@@ -129,7 +129,10 @@ kr_pool *kr_pool_create(const kb_env *env)
     p->env = env;
     pthread_mutex_init(&p->mu, NULL);
 #if defined(__GNUC__) && defined(__x86_64__)
-    unsigned int eax, ebx, ecx, edx; /* CPUID 0x80000001: ECX bit 8, PRFCHW */
+    /* CPUID 0x80000001: ECX bit 8, PRFCHW. Read by hand, not through
+     * __builtin_cpu_supports as effects.c does: clang 14 (Debian 12's, the
+     * fuzz build's compiler) rejects the "prfchw" feature name. */
+    unsigned int eax, ebx, ecx, edx;
     p->prefetchw = __get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx) && (ecx >> 8 & 1u);
 #endif
     return p;
