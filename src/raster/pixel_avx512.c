@@ -27,6 +27,7 @@
 #include "blend_avx512.h"
 
 #include <immintrin.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #define B KILN_PS_BLOCK
@@ -198,25 +199,31 @@ BLEND_COPY(blend_rgba_any, 0, 3)
 BLEND_COPY(blend_bgra_any, 1, 3)
 #undef BLEND_COPY
 
-/* No blending, all channels written: output_rgba8's conversion lane by
- * lane, stored without reading the target. */
-BLEND_INLINE void store_block_rgba8(uint8_t *base, uint32_t pitch, const int bgra, int x, int y,
-                                    const float *col, uint32_t mask)
+/* output_rgba8's conversion lane by lane: the channels of bytes 0 to 3,
+ * each clamped to [0, 1], times 255, plus 0.5, truncated. */
+static inline __m512i pack_rgba8(const v16 in[4])
 {
     const v16 zero = v16_set1(0.0f), one = v16_set1(1.0f), k255 = v16_set1(255.0f),
               half = v16_set1(0.5f);
-    /* the channels stored in bytes 0 and 2 */
-    const float *lo = col + (bgra ? 2 : 0) * B, *hi = col + (bgra ? 0 : 2) * B;
-    const v16 in[4] = {load16(lo), load16(col + B), load16(hi), load16(col + 3 * B)};
     __m512i ch[4];
     for (int c = 0; c < 4; c++) {
         v16 v = _mm512_min_ps(_mm512_max_ps(in[c], zero), one);
         ch[c] = _mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(v, k255), half));
     }
-    __m512i px = _mm512_or_si512(
+    return _mm512_or_si512(
         _mm512_or_si512(ch[0], _mm512_slli_epi32(ch[1], 8)),
         _mm512_or_si512(_mm512_slli_epi32(ch[2], 16), _mm512_slli_epi32(ch[3], 24)));
-    kr_store_block16(base + (size_t)y * pitch + (size_t)x * 4, pitch, px, mask);
+}
+
+/* No blending, all channels written: output_rgba8's conversion lane by
+ * lane, stored without reading the target. */
+BLEND_INLINE void store_block_rgba8(uint8_t *base, uint32_t pitch, const int bgra, int x, int y,
+                                    const float *col, uint32_t mask)
+{
+    /* the channels stored in bytes 0 and 2 */
+    const float *lo = col + (bgra ? 2 : 0) * B, *hi = col + (bgra ? 0 : 2) * B;
+    const v16 in[4] = {load16(lo), load16(col + B), load16(hi), load16(col + 3 * B)};
+    kr_store_block16(base + (size_t)y * pitch + (size_t)x * 4, pitch, pack_rgba8(in), mask);
 }
 
 static void store_rgba(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
@@ -308,22 +315,31 @@ void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint3
     interp16(p, x, y, ncomp, mask, vary, true);
 }
 
-void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z)
+/* The block's depths at its pixel centers (fx, fy: centers16's):
+ * (z0 + z1 * fx) + z2 * fy, then z < zmin ? zmin : min(zmax, z). */
+static inline v16 block_z16(const kr_prim *p, v16 fx, v16 fy)
 {
     const kd_state *s = p->dx->s;
-    v16 fx, fy;
-    centers16(p, x, y, &fx, &fy);
     const v16 zmin = v16_set1(s->vp.min_depth), zmax = v16_set1(s->vp.max_depth);
     v16 zr = _mm512_add_ps(_mm512_add_ps(v16_set1(p->z[0]), _mm512_mul_ps(v16_set1(p->z[1]), fx)),
                            _mm512_mul_ps(v16_set1(p->z[2]), fy));
     v16 t = _mm512_min_ps(zmax, zr); /* zmax < zr ? zmax : zr */
-    store16(z, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(zr, zmin, _CMP_LT_OS), t, zmin));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(zr, zmin, _CMP_LT_OS), t, zmin);
+}
+
+void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z)
+{
+    v16 fx, fy;
+    centers16(p, x, y, &fx, &fy);
+    store16(z, block_z16(p, fx, fy));
 }
 
 /* ---- the D32_FLOAT depth test ---- */
 
-uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t pitch, int x, int y,
-                             const float *z, uint32_t mask)
+/* kr_depth_d32_avx512 of the depths zv */
+static inline __attribute__((always_inline)) uint32_t depth_d32_16(kiln_compare func, bool write,
+                                                                   uint8_t *ds, size_t pitch, int x,
+                                                                   int y, __m512 zv, uint32_t mask)
 {
     /* Rows past the target's bottom are uncovered: an uncovered row points
      * at the block's first row (inside the target) and its masked load and
@@ -339,7 +355,6 @@ uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t 
     __m512 dv = _mm512_insertf32x8(
         _mm512_castps256_ps512(_mm256_insertf128_ps(_mm256_castps128_ps256(r[0]), r[1], 1)),
         _mm256_insertf128_ps(_mm256_castps128_ps256(r[2]), r[3], 1), 1);
-    __m512 zv = load16(z);
     __mmask16 m = (__mmask16)mask, pass;
     /* compare_f: C's comparisons, false for NaN except != */
     switch (func) {
@@ -376,6 +391,84 @@ uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t 
     }
     return pass;
 }
+
+uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t pitch, int x, int y,
+                             const float *z, uint32_t mask)
+{
+    return depth_d32_16(func, write, ds, pitch, x, y, load16(z), mask);
+}
+
+/* ---- the vertex color effect behind the D32_FLOAT depth test ---- */
+
+/* tested_shade's calls for KILN_EFFECT_VERTEX_COLOR (kr_block_depth_avx512,
+ * kr_depth_d32_avx512, then kr_shade_color_avx2 into store_rgba or
+ * store_bgra) in one function, the depths and colors in registers rather
+ * than arrays between calls: the same operations lane by lane (interp16's
+ * formula is interp8's), so the same bytes (test_raster_color_d32). */
+static inline __attribute__((always_inline)) bool
+color_d32(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask, const int bgra)
+{
+    if (p->kind != KR_TRI)
+        return false;
+    const kd_state *s = p->dx->s;
+    v16 fx, fy;
+    centers16(p, x, y, &fx, &fy);
+    mask = depth_d32_16(s->depth_func, s->depth_write != 0, fb->ds, fb->ds_pitch, x, y,
+                        block_z16(p, fx, fy), mask);
+    if (!mask)
+        return true;
+    const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
+    v16 w;
+    if (q1 == 0.0f && q2 == 0.0f)
+        w = v16_set1(1.0f / q0);
+    else
+        w = _mm512_div_ps(
+            v16_set1(1.0f),
+            _mm512_add_ps(_mm512_add_ps(v16_set1(q0), _mm512_mul_ps(v16_set1(q1), fx)),
+                          _mm512_mul_ps(v16_set1(q2), fy)));
+    v16 c[4];
+    for (int k = 0; k < 4; k++) {
+        const float *a = p->attr + 3 * k;
+        v16 a01 = _mm512_add_ps(v16_set1(a[0]), _mm512_mul_ps(v16_set1(a[1]), fx));
+        c[k] = _mm512_mul_ps(_mm512_add_ps(a01, _mm512_mul_ps(v16_set1(a[2]), fy)), w);
+    }
+    const v16 in[4] = {c[bgra ? 2 : 0], c[1], c[bgra ? 0 : 2], c[3]};
+    kr_store_block16(fb->rt[0] + (size_t)y * fb->rt_pitch[0] + (size_t)x * 4, fb->rt_pitch[0],
+                     pack_rgba8(in), mask);
+    return true;
+}
+
+static bool color_d32_rgba(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    return color_d32(p, fb, x, y, mask, 0);
+}
+
+static bool color_d32_bgra(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    return color_d32(p, fb, x, y, mask, 1);
+}
+
+/* Set when kr_color_d32_select_avx512 chooses a kernel (read once per
+ * execution context, written only when it changes: no line shared for
+ * writing), for kr_color_d32_chosen. */
+static _Atomic bool color_d32_seen;
+
+kr_block_fn kr_color_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb)
+{
+    const kd_state *s = dx->s;
+    if (!dx->wide16 || dx->shade != kr_shade_color_avx2 || fb->samples != 1 || !fb->ds ||
+        fb->ds_format != KILN_FORMAT_D32_FLOAT || !s->depth_enable || s->stencil_enable ||
+        !fb->rt[0])
+        return NULL;
+    kr_block_fn f = dx->write8 == store_rgba   ? color_d32_rgba
+                    : dx->write8 == store_bgra ? color_d32_bgra
+                                               : NULL;
+    if (f && !atomic_load_explicit(&color_d32_seen, memory_order_relaxed))
+        atomic_store_explicit(&color_d32_seen, true, memory_order_relaxed);
+    return f;
+}
+
+bool kr_color_d32_chosen(void) { return atomic_exchange(&color_d32_seen, false); }
 
 /* ---- the general pixel path over a rect (span_general.h) ---- */
 

@@ -1268,8 +1268,14 @@ kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb)
         return dx->block;
     if (!dx->shade || !s->ps || !dx->early_z || (s->alpha_to_coverage && s->ps_outputs))
         return NULL;
-    if (fb->ds && (s->depth_enable || s->stencil_enable))
+    if (fb->ds && (s->depth_enable || s->stencil_enable)) {
+#if KR_EFFECTS_X86
+        kr_block_fn f = dx->wide16 ? kr_color_d32_select_avx512(dx, fb) : NULL;
+        if (f)
+            return f;
+#endif
         return tested_shade;
+    }
     return dx->shade;
 }
 

@@ -1,0 +1,205 @@
+/*
+ * test_color_d32: the vertex color effect behind the D32_FLOAT depth test
+ * gives the same depth and color bytes at every SIMD level. At the
+ * AVX-512 level such a draw into an RGBA8 or BGRA8 target, unblended,
+ * takes one fused kernel per block (pixel_avx512.c's color_d32: depths,
+ * test, interpolation and store with the values in registers); at the
+ * AVX2 level tested_shade's calls (kr_block_depth_avx2, kr_depth_d32_avx2,
+ * kr_shade_color_avx2 and its store); at SSE2 the general pixel path, the
+ * reference.
+ *
+ * A 37x29 target (partly covered blocks at the right and bottom edges)
+ * of either byte order whose depth starts as random values with special
+ * ones mixed in (NaN, +-0, +-inf, a subnormal, 1 and 0.5), then random
+ * triangles, small (a block or two) and large, some flat at z = 0.5 and
+ * the others sloped from -0.2 to 1.2 with depth clipping off, each vertex
+ * at its own w (perspective: the 1/w plane is not flat) or all at w = 1,
+ * colors from -0.25 to 1.25 (clamped on the way out); every compare
+ * function, writes on and off, the viewport's depth range [0, 1] or
+ * [0.25, 0.75] (both clamps of the interpolated depth). The bytes must
+ * be equal at every level, the fused kernel must have been chosen at the
+ * AVX-512 level (kr_color_d32_chosen), and the test must both pass and
+ * reject pixels.
+ */
+#include "raster/effects.h"
+#include "raster/prim.h"
+#include "raster_util.h"
+
+#include <stdio.h>
+
+enum { W = 37, H = 29, NTRI = 40, ROUNDS = 2 };
+
+static float bits_f(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+static void make_depth(th_rng *r, float *d)
+{
+    static const uint32_t special[] = {0x7fc00000u, 0x80000000u, 0x00000000u, 0x7f800000u,
+                                       0xff800000u, 0x00000001u, 0x3f800000u};
+    for (int i = 0; i < W * H; i++) {
+        uint64_t k = th_below(r, 8);
+        d[i] = k == 0   ? bits_f(special[th_below(r, sizeof special / sizeof special[0])])
+               : k == 1 ? 0.5f
+                        : th_frand(r, 0.0f, 1.0f);
+    }
+}
+
+/* Position (clip space) and color per vertex: a triangle around a random
+ * center, a tenth of them spanning up to most of the target, the rest a
+ * few pixels; with `persp` every vertex at its own w. */
+static void make_tris(th_rng *r, float *v, int persp)
+{
+    for (int t = 0; t < NTRI; t++) {
+        int flat = th_below(r, 3) == 0;
+        float cx = th_frand(r, -1.0f, 1.0f), cy = th_frand(r, -1.0f, 1.0f);
+        float s = th_below(r, 10) == 0 ? th_frand(r, 0.3f, 0.9f) : th_frand(r, 0.05f, 0.3f);
+        for (int j = 0; j < 3; j++) {
+            float *p = v + (size_t)(3 * t + j) * 8;
+            float w = persp ? th_frand(r, 0.5f, 2.0f) : 1.0f;
+            p[0] = (cx + th_frand(r, -s, s)) * w;
+            p[1] = (cy + th_frand(r, -s, s)) * w;
+            p[2] = (flat ? 0.5f : th_frand(r, -0.2f, 1.2f)) * w;
+            p[3] = w;
+            for (int c = 0; c < 4; c++)
+                p[4 + c] = th_frand(r, -0.25f, 1.25f);
+        }
+    }
+}
+
+int main(void)
+{
+#if KR_EFFECTS_X86
+    kr_simd lv[3];
+    int nlv = kr_effects_vector_levels(lv);
+    if (nlv < 2) {
+        printf("one vector level here: nothing to compare\n");
+        return th_exit();
+    }
+    kr_simd initial = kr_effects_active_level();
+    kiln_device *dev = th_device(KILN_EXEC_ASYNC, 2);
+    kiln_context *ctx = kiln_device_immediate_context(dev);
+    /* the pass-through vertex shader, the effect's pixel shader */
+    kiln_vertex_shader vs = ru_make_vs(dev, 2, 1);
+    kiln_input_layout il = ru_make_layout(dev, vs, 2);
+    kiln_pixel_shader_desc pd;
+    CHECK_RESULT(kiln_effect_get(KILN_EFFECT_VERTEX_COLOR, NULL, &pd), KILN_OK);
+    kiln_pixel_shader ps;
+    CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
+    CHECK_RESULT(kiln_vs_set_shader(ctx, vs), KILN_OK);
+    CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
+    CHECK_RESULT(kiln_ia_set_input_layout(ctx, il), KILN_OK);
+    kiln_rasterizer_desc rd;
+    memset(&rd, 0, sizeof rd);
+    rd.cull = KILN_CULL_NONE;
+    rd.depth_clip_disable = 1;
+    kiln_rasterizer_state rs = ru_rs(dev, rd);
+    CHECK_RESULT(kiln_rs_set_state(ctx, rs), KILN_OK);
+    static const kiln_format rt_fmts[2] = {KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_B8G8R8A8_UNORM};
+    static float depth0[W * H], verts[3 * NTRI * 8];
+    static uint8_t zimg[3][W * H * 4], cimg[3][W * H * 4];
+    th_rng r = {0xC0D32ull};
+    uint64_t compared = 0, differ = 0, passed = 0, rejected = 0, nan_kept = 0;
+    int fused_levels = 0, avx512 = 0;
+    for (int l = 0; l < nlv; l++)
+        avx512 |= lv[l] == KR_SIMD_AVX512;
+    for (int fi = 0; fi < 2; fi++) {
+        ru_tex rt = ru_rt(dev, W, H, rt_fmts[fi]);
+        for (int f = KILN_COMPARE_NEVER; f <= KILN_COMPARE_ALWAYS; f++)
+            for (int write = 0; write < 2; write++)
+                for (int round = 0; round < 2 * ROUNDS; round++) {
+                    int persp = round & 1, narrow = (round >> 1) & 1;
+                    make_depth(&r, depth0);
+                    make_tris(&r, verts, persp);
+                    ru_set_viewport(ctx, 0.0f, 0.0f, (float)W, (float)H, narrow ? 0.25f : 0.0f,
+                                    narrow ? 0.75f : 1.0f);
+                    kiln_depth_stencil_desc dd = {0};
+                    dd.depth_func = (kiln_compare)f;
+                    dd.depth_write_disable = !write;
+                    kiln_depth_stencil_state dss = ru_dss(dev, dd);
+                    CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, dss, 0), KILN_OK);
+                    for (int l = 0; l < nlv; l++) {
+                        CHECK_RESULT(kr_effects_force_level(lv[l]), KILN_OK);
+                        kiln_texture2d_desc td = {.width = W,
+                                                  .height = H,
+                                                  .mip_levels = 1,
+                                                  .array_size = 1,
+                                                  .format = KILN_FORMAT_D32_FLOAT,
+                                                  .bind_flags = KILN_BIND_DEPTH_STENCIL};
+                        kiln_subresource_data init = {depth0, W * 4};
+                        ru_tex ds;
+                        memset(&ds, 0, sizeof ds);
+                        ds.w = W;
+                        ds.h = H;
+                        ds.fmt = KILN_FORMAT_D32_FLOAT;
+                        CHECK_RESULT(kiln_create_texture2d(dev, &td, &init, &ds.tex), KILN_OK);
+                        CHECK_RESULT(kiln_create_dsv(dev, ds.tex, NULL, &ds.dsv), KILN_OK);
+                        static const float clear[4] = {0, 0, 0, 0};
+                        CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, clear), KILN_OK);
+                        CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, ds.dsv), KILN_OK);
+                        (void)kr_color_d32_chosen();
+                        ru_draw(dev, ctx, verts, 3 * NTRI, 32, KILN_TOPOLOGY_TRIANGLE_LIST);
+                        CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}),
+                                     KILN_OK);
+                        /* the level is read when the scene executes: ru_read
+                         * finishes it before the next level */
+                        CHECK(ru_read(dev, ds.tex, 0, zimg[l]) != 0);
+                        CHECK(ru_read(dev, rt.tex, 0, cimg[l]) != 0);
+                        bool fused = kr_color_d32_chosen();
+                        if (fused != (lv[l] == KR_SIMD_AVX512) && fused_levels >= 0) {
+                            fprintf(stderr, "    %s: the fused kernel %s\n", kr_simd_name(lv[l]),
+                                    fused ? "ran" : "did not run");
+                            fused_levels = -1;
+                        }
+                        if (fused && fused_levels >= 0)
+                            fused_levels = 1;
+                        ru_free_tex(dev, &ds);
+                    }
+                    kiln_destroy_depth_stencil_state(dev, dss);
+                    for (int l = 1; l < nlv; l++) {
+                        compared += 2;
+                        int dz = memcmp(zimg[0], zimg[l], sizeof zimg[0]) != 0;
+                        int dc = memcmp(cimg[0], cimg[l], sizeof cimg[0]) != 0;
+                        if ((dz || dc) && differ < 4)
+                            fprintf(stderr,
+                                    "    %s func %d write %d round %d: %s differs between %s and "
+                                    "%s\n",
+                                    fi ? "BGRA" : "RGBA", f, write, round, dz ? "depth" : "color",
+                                    kr_simd_name(lv[0]), kr_simd_name(lv[l]));
+                        differ += (uint64_t)(dz + dc);
+                    }
+                    for (int i = 0; i < W * H; i++) {
+                        uint32_t c;
+                        memcpy(&c, cimg[0] + 4 * i, 4);
+                        passed += c != 0;
+                        rejected += c == 0;
+                        float z;
+                        memcpy(&z, zimg[0] + 4 * i, 4);
+                        nan_kept += z != z;
+                    }
+                }
+        ru_free_tex(dev, &rt);
+    }
+    printf("vertex color behind D32 at %d levels (%s): %llu images compared, %llu differ; %llu "
+           "pixels passed, %llu rejected, %llu NaN depths at the end\n",
+           nlv, avx512 ? "the fused kernel at AVX-512" : "no AVX-512 here",
+           (unsigned long long)compared, (unsigned long long)differ, (unsigned long long)passed,
+           (unsigned long long)rejected, (unsigned long long)nan_kept);
+    CHECK(differ == 0);
+    CHECK(passed > 1000 && rejected > 1000 && nan_kept > 0);
+    /* the kernel ran at the AVX-512 level, and only there */
+    CHECK(fused_levels == (avx512 ? 1 : 0));
+    CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
+    kiln_destroy_rasterizer_state(dev, rs);
+    kiln_destroy_pixel_shader(dev, ps);
+    kiln_destroy_input_layout(dev, il);
+    kiln_destroy_vertex_shader(dev, vs);
+    kiln_device_destroy(dev);
+#else
+    printf("not an x86 build: one SIMD level, nothing to compare\n");
+#endif
+    return th_exit();
+}
