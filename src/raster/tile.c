@@ -1847,12 +1847,28 @@ void kr_raster_prim(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, i
  * before it is written, and none is evicted for data read no sooner than
  * the next scene), then a fence, so that the stores are visible before
  * whatever marks the scene done. */
+/* Rows ahead. Bench (d) against none: 8 rows 0.96-1.01 of the frame over
+ * six interleaved sets and this function's perf samples 23% fewer; 2
+ * rows 1.04, 4 0.98, 16 1.00 (one set each). */
+#define CLEAR_AHEAD 8
 static void fill_rows32(uint8_t *plane, size_t pitch, uint32_t v, int x0, int y0, int x1, int y1,
                         bool stream)
 {
     for (int y = y0; y < y1; y++) {
         uint32_t *row = (uint32_t *)(void *)(plane + (size_t)y * pitch) + x0;
         int n = x1 - x0, x = 0;
+#if defined(__GNUC__)
+        /* Cached stores take each line in first, and a tile's rows lie a
+         * pitch apart (a 1080p row is 7,680 bytes): the hardware prefetcher
+         * does not follow them, and the stores waited for every row's lines
+         * in turn (perf on bench (d): 80% of this function on one store).
+         * The row CLEAR_AHEAD rows on is fetched now. */
+        if (!stream && y + CLEAR_AHEAD < y1) {
+            const uint8_t *ahead = plane + (size_t)(y + CLEAR_AHEAD) * pitch + (size_t)x0 * 4;
+            for (int k = 0; k < 4 * n; k += 64)
+                __builtin_prefetch(ahead + k, 0, 3);
+        }
+#endif
 #if defined(__SSE2__)
         const __m128i vv = _mm_set1_epi32((int32_t)v);
         if (stream) {
