@@ -398,19 +398,49 @@ uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t 
     return depth_d32_16(func, write, ds, pitch, x, y, load16(z), mask);
 }
 
-/* ---- the vertex color effect behind the D32_FLOAT depth test ---- */
+/* ---- the vertex color and lit effects behind the D32_FLOAT depth test ---- */
 
-/* tested_shade's calls for KILN_EFFECT_VERTEX_COLOR (kr_block_depth_avx512,
- * kr_depth_d32_avx512, then kr_shade_color_avx2 into store_rgba or
- * store_bgra) in one function, the depths and colors in registers rather
- * than arrays between calls: the same operations lane by lane (interp16's
- * formula is interp8's), so the same bytes (test_raster_color_d32). */
-static inline __attribute__((always_inline)) bool
-color_d32(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask, const int bgra)
+/* One color component's plane at the block's pixel centers, perspective
+ * corrected: ((a0 + a1 * fx) + a2 * fy) * w, interp8_comp's formula. */
+static inline v16 comp16(const kr_prim *p, uint32_t k, v16 fx, v16 fy, v16 w)
+{
+    const float *a = p->attr + 3 * k;
+    v16 a01 = _mm512_add_ps(v16_set1(a[0]), _mm512_mul_ps(v16_set1(a[1]), fx));
+    return _mm512_mul_ps(_mm512_add_ps(a01, _mm512_mul_ps(v16_set1(a[2]), fy)), w);
+}
+
+/* lit_avx2.h's kr_lit8_d on 16 lanes: d = max(((n.x * l.x + n.y * l.y) +
+ * n.z * l.z) * inv, 0), inv = len2 > 0 ? 1 / sqrt(len2) : 0 (+0 where the
+ * compare fails, as AVX2's and with its mask), vmaxps giving its second
+ * operand for NaN, as at 8 lanes. */
+static inline v16 lit16_d(const kr_lit_constants *k, v16 nx, v16 ny, v16 nz)
+{
+    const v16 zero = _mm512_setzero_ps(), one = v16_set1(1.0f);
+    v16 len2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(nx, nx), _mm512_mul_ps(ny, ny)),
+                             _mm512_mul_ps(nz, nz));
+    v16 inv = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(len2, zero, _CMP_GT_OQ),
+                                  _mm512_div_ps(one, _mm512_sqrt_ps(len2)));
+    v16 dot = _mm512_add_ps(
+        _mm512_add_ps(_mm512_mul_ps(nx, v16_set1(k->l[0])), _mm512_mul_ps(ny, v16_set1(k->l[1]))),
+        _mm512_mul_ps(nz, v16_set1(k->l[2])));
+    return _mm512_max_ps(_mm512_mul_ps(dot, inv), zero);
+}
+
+/* tested_shade's calls for KILN_EFFECT_VERTEX_COLOR (`lit` 0) or
+ * KILN_EFFECT_LIT (1): kr_block_depth_avx512, kr_depth_d32_avx512, then
+ * kr_shade_color_avx2 or kr_shade_lit_avx2 into store_rgba or store_bgra,
+ * in one function, the depths and colors in registers rather than arrays
+ * between calls. The same operations lane by lane (interp16's and
+ * comp16's formula is interp8's, lit16_d is kr_lit8_d, the channels
+ * col * (ambient + light * d)), so the same bytes (test_effect_d32). */
+static inline __attribute__((always_inline)) bool effect_d32(const kr_prim *p, const kr_fb *fb,
+                                                             int x, int y, uint32_t mask,
+                                                             const int bgra, const int lit)
 {
     if (p->kind != KR_TRI)
         return false;
-    const kd_state *s = p->dx->s;
+    const kr_drawx *dx = p->dx;
+    const kd_state *s = dx->s;
     v16 fx, fy;
     centers16(p, x, y, &fx, &fy);
     mask = depth_d32_16(s->depth_func, s->depth_write != 0, fb->ds, fb->ds_pitch, x, y,
@@ -427,10 +457,17 @@ color_d32(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask, const 
             _mm512_add_ps(_mm512_add_ps(v16_set1(q0), _mm512_mul_ps(v16_set1(q1), fx)),
                           _mm512_mul_ps(v16_set1(q2), fy)));
     v16 c[4];
-    for (int k = 0; k < 4; k++) {
-        const float *a = p->attr + 3 * k;
-        v16 a01 = _mm512_add_ps(v16_set1(a[0]), _mm512_mul_ps(v16_set1(a[1]), fx));
-        c[k] = _mm512_mul_ps(_mm512_add_ps(a01, _mm512_mul_ps(v16_set1(a[2]), fy)), w);
+    for (uint32_t k = 0; k < 4; k++)
+        c[k] = comp16(p, k, fx, fy, w);
+    if (lit) {
+        /* the constants as the pixel kernel reads them: the draw's cb0 */
+        kr_lit_constants kc;
+        kr_lit_constants_from(dx->ps_cb, dx->ps_cb_size, &kc);
+        v16 d =
+            lit16_d(&kc, comp16(p, 4, fx, fy, w), comp16(p, 5, fx, fy, w), comp16(p, 6, fx, fy, w));
+        for (int k = 0; k < 3; k++)
+            c[k] = _mm512_mul_ps(c[k], _mm512_add_ps(v16_set1(kc.ambient[k]),
+                                                     _mm512_mul_ps(v16_set1(kc.light[k]), d)));
     }
     const v16 in[4] = {c[bgra ? 2 : 0], c[1], c[bgra ? 0 : 2], c[3]};
     kr_store_block16(fb->rt[0] + (size_t)y * fb->rt_pitch[0] + (size_t)x * 4, fb->rt_pitch[0],
@@ -438,37 +475,40 @@ color_d32(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask, const 
     return true;
 }
 
-static bool color_d32_rgba(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
-{
-    return color_d32(p, fb, x, y, mask, 0);
-}
+#define EFFECT_D32_COPY(name, bgra, lit)                                                           \
+    static bool name(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)               \
+    {                                                                                              \
+        return effect_d32(p, fb, x, y, mask, bgra, lit);                                           \
+    }
+EFFECT_D32_COPY(color_d32_rgba, 0, 0)
+EFFECT_D32_COPY(color_d32_bgra, 1, 0)
+EFFECT_D32_COPY(lit_d32_rgba, 0, 1)
+EFFECT_D32_COPY(lit_d32_bgra, 1, 1)
+#undef EFFECT_D32_COPY
 
-static bool color_d32_bgra(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
-{
-    return color_d32(p, fb, x, y, mask, 1);
-}
-
-/* Set when kr_color_d32_select_avx512 chooses a kernel (read once per
+/* Set when kr_effect_d32_select_avx512 chooses a kernel (read once per
  * execution context, written only when it changes: no line shared for
- * writing), for kr_color_d32_chosen. */
-static _Atomic bool color_d32_seen;
+ * writing), for kr_effect_d32_chosen. */
+static _Atomic bool effect_d32_seen;
 
-kr_block_fn kr_color_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb)
+kr_block_fn kr_effect_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb)
 {
     const kd_state *s = dx->s;
-    if (!dx->wide16 || dx->shade != kr_shade_color_avx2 || fb->samples != 1 || !fb->ds ||
-        fb->ds_format != KILN_FORMAT_D32_FLOAT || !s->depth_enable || s->stencil_enable ||
-        !fb->rt[0])
+    if (!dx->wide16 || fb->samples != 1 || !fb->ds || fb->ds_format != KILN_FORMAT_D32_FLOAT ||
+        !s->depth_enable || s->stencil_enable || !fb->rt[0])
         return NULL;
-    kr_block_fn f = dx->write8 == store_rgba   ? color_d32_rgba
-                    : dx->write8 == store_bgra ? color_d32_bgra
+    const int lit = dx->shade == kr_shade_lit_avx2;
+    if (!lit && dx->shade != kr_shade_color_avx2)
+        return NULL;
+    kr_block_fn f = dx->write8 == store_rgba   ? (lit ? lit_d32_rgba : color_d32_rgba)
+                    : dx->write8 == store_bgra ? (lit ? lit_d32_bgra : color_d32_bgra)
                                                : NULL;
-    if (f && !atomic_load_explicit(&color_d32_seen, memory_order_relaxed))
-        atomic_store_explicit(&color_d32_seen, true, memory_order_relaxed);
+    if (f && !atomic_load_explicit(&effect_d32_seen, memory_order_relaxed))
+        atomic_store_explicit(&effect_d32_seen, true, memory_order_relaxed);
     return f;
 }
 
-bool kr_color_d32_chosen(void) { return atomic_exchange(&color_d32_seen, false); }
+bool kr_effect_d32_chosen(void) { return atomic_exchange(&effect_d32_seen, false); }
 
 /* ---- the general pixel path over a rect (span_general.h) ---- */
 

@@ -255,13 +255,14 @@ kr_write8_fn kr_write8_select_avx512(const kd_blend_rt *bl, bool bgra);
 void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary);
 void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z);
 /* tested_shade in one function for a draw whose shading is
- * kr_shade_color_avx2 behind the D32_FLOAT depth test without stencil,
- * written by the AVX-512 level's plain store (no blending, every channel);
- * NULL for any other draw (pixel_avx512.c; the same bytes). */
-kr_block_fn kr_color_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb);
-/* Whether kr_color_d32_select_avx512 chose a kernel since the last call
+ * kr_shade_color_avx2 or kr_shade_lit_avx2 behind the D32_FLOAT depth
+ * test without stencil, written by the AVX-512 level's plain store (no
+ * blending, every channel); NULL for any other draw (pixel_avx512.c; the
+ * same bytes). */
+kr_block_fn kr_effect_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb);
+/* Whether kr_effect_d32_select_avx512 chose a kernel since the last call
  * (tests: the fused kernel ran); clears the flag. */
-bool kr_color_d32_chosen(void);
+bool kr_effect_d32_chosen(void);
 /* tile.c's D32_FLOAT depth test without stencil (depth_d32) on a block's
  * covered pixels at the AVX-512 level: the 16 depths compared in one
  * vector with compare_f's predicate (NaN fails all but NOT_EQUAL and

@@ -1270,7 +1270,7 @@ kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb)
         return NULL;
     if (fb->ds && (s->depth_enable || s->stencil_enable)) {
 #if KR_EFFECTS_X86
-        kr_block_fn f = dx->wide16 ? kr_color_d32_select_avx512(dx, fb) : NULL;
+        kr_block_fn f = dx->wide16 ? kr_effect_d32_select_avx512(dx, fb) : NULL;
         if (f)
             return f;
 #endif

@@ -1,11 +1,12 @@
 /*
- * test_color_d32: the vertex color effect behind the D32_FLOAT depth test
- * gives the same depth and color bytes at every SIMD level. At the
- * AVX-512 level such a draw into an RGBA8 or BGRA8 target, unblended,
- * takes one fused kernel per block (pixel_avx512.c's color_d32: depths,
- * test, interpolation and store with the values in registers); at the
- * AVX2 level tested_shade's calls (kr_block_depth_avx2, kr_depth_d32_avx2,
- * kr_shade_color_avx2 and its store); at SSE2 the general pixel path, the
+ * test_effect_d32: the vertex color and lit effects behind the D32_FLOAT
+ * depth test give the same depth and color bytes at every SIMD level. At
+ * the AVX-512 level such a draw into an RGBA8 or BGRA8 target, unblended,
+ * takes one fused kernel per block (pixel_avx512.c's effect_d32: depths,
+ * test, interpolation, lighting and store with the values in registers);
+ * at the AVX2 level tested_shade's calls (kr_block_depth_avx2,
+ * kr_depth_d32_avx2, kr_shade_color_avx2 or kr_shade_lit_avx2 and the
+ * store); at SSE2 the general pixel path and the effect's SSE2 kernel, the
  * reference.
  *
  * A 37x29 target (partly covered blocks at the right and bottom edges)
@@ -14,12 +15,13 @@
  * triangles, small (a block or two) and large, some flat at z = 0.5 and
  * the others sloped from -0.2 to 1.2 with depth clipping off, each vertex
  * at its own w (perspective: the 1/w plane is not flat) or all at w = 1,
- * colors from -0.25 to 1.25 (clamped on the way out); every compare
- * function, writes on and off, the viewport's depth range [0, 1] or
- * [0.25, 0.75] (both clamps of the interpolated depth). The bytes must
- * be equal at every level, the fused kernel must have been chosen at the
- * AVX-512 level (kr_color_d32_chosen), and the test must both pass and
- * reject pixels.
+ * colors from -0.25 to 1.25 (clamped on the way out), for the lit effect
+ * normals from -1 to 1 with zero, tiny, huge and NaN ones now and then
+ * (1/length 0 for the first three, d 0 for the last) and the light's constants in the pixel stage's
+ * cb0; every compare function, writes on and off, the viewport's depth range [0, 1] or [0.25, 0.75]
+ * (both clamps of the interpolated depth). The bytes must be equal at every level, the fused kernel
+ * must have been chosen at the AVX-512 level (kr_effect_d32_chosen), and the test must both pass
+ * and reject pixels.
  */
 #include "raster/effects.h"
 #include "raster/prim.h"
@@ -27,7 +29,7 @@
 
 #include <stdio.h>
 
-enum { W = 37, H = 29, NTRI = 40, ROUNDS = 2 };
+enum { W = 37, H = 29, NTRI = 40, ROUNDS = 2, VF = 12 /* floats per vertex */ };
 
 static float bits_f(uint32_t b)
 {
@@ -48,9 +50,9 @@ static void make_depth(th_rng *r, float *d)
     }
 }
 
-/* Position (clip space) and color per vertex: a triangle around a random
- * center, a tenth of them spanning up to most of the target, the rest a
- * few pixels; with `persp` every vertex at its own w. */
+/* Position (clip space), color and normal per vertex: a triangle around a
+ * random center, a tenth of them spanning up to most of the target, the
+ * rest a few pixels; with `persp` every vertex at its own w. */
 static void make_tris(th_rng *r, float *v, int persp)
 {
     for (int t = 0; t < NTRI; t++) {
@@ -58,7 +60,7 @@ static void make_tris(th_rng *r, float *v, int persp)
         float cx = th_frand(r, -1.0f, 1.0f), cy = th_frand(r, -1.0f, 1.0f);
         float s = th_below(r, 10) == 0 ? th_frand(r, 0.3f, 0.9f) : th_frand(r, 0.05f, 0.3f);
         for (int j = 0; j < 3; j++) {
-            float *p = v + (size_t)(3 * t + j) * 8;
+            float *p = v + (size_t)(3 * t + j) * VF;
             float w = persp ? th_frand(r, 0.5f, 2.0f) : 1.0f;
             p[0] = (cx + th_frand(r, -s, s)) * w;
             p[1] = (cy + th_frand(r, -s, s)) * w;
@@ -66,6 +68,14 @@ static void make_tris(th_rng *r, float *v, int persp)
             p[3] = w;
             for (int c = 0; c < 4; c++)
                 p[4 + c] = th_frand(r, -0.25f, 1.25f);
+            /* now and then a zero normal, a tiny one (its squares underflow:
+             * length 0, dot not 0), a huge one (length inf) or a NaN */
+            uint64_t kind = th_below(r, 16);
+            float scale = kind == 0 ? 0.0f : kind == 1 ? 1e-25f : kind == 2 ? 1e25f : 1.0f;
+            for (int c = 0; c < 4; c++)
+                p[8 + c] = c == 3 ? 0.0f : th_frand(r, -1.0f, 1.0f) * scale;
+            if (kind == 3)
+                p[8 + th_below(r, 3)] = bits_f(0x7fc00000u);
         }
     }
 }
@@ -82,15 +92,23 @@ int main(void)
     kr_simd initial = kr_effects_active_level();
     kiln_device *dev = th_device(KILN_EXEC_ASYNC, 2);
     kiln_context *ctx = kiln_device_immediate_context(dev);
-    /* the pass-through vertex shader, the effect's pixel shader */
-    kiln_vertex_shader vs = ru_make_vs(dev, 2, 1);
-    kiln_input_layout il = ru_make_layout(dev, vs, 2);
-    kiln_pixel_shader_desc pd;
-    CHECK_RESULT(kiln_effect_get(KILN_EFFECT_VERTEX_COLOR, NULL, &pd), KILN_OK);
-    kiln_pixel_shader ps;
-    CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps), KILN_OK);
+    /* the pass-through vertex shader (position, color, normal), each
+     * effect's pixel shader; the lit one's cb0: the light's direction,
+     * color and the ambient, a float4 each */
+    kiln_vertex_shader vs = ru_make_vs(dev, 3, 2);
+    kiln_input_layout il = ru_make_layout(dev, vs, 3);
+    static const kiln_effect fx[2] = {KILN_EFFECT_VERTEX_COLOR, KILN_EFFECT_LIT};
+    kiln_pixel_shader ps[2];
+    for (int e = 0; e < 2; e++) {
+        kiln_pixel_shader_desc pd;
+        CHECK_RESULT(kiln_effect_get(fx[e], NULL, &pd), KILN_OK);
+        CHECK_RESULT(kiln_create_pixel_shader(dev, &pd, &ps[e]), KILN_OK);
+    }
+    static const float light[12] = {0.3f, -0.8f, -0.5f, 0,    0.9f, 0.7f,
+                                    1.1f, 0,     0.2f,  0.1f, 0.3f, 0};
+    kiln_buffer cb = ru_cbuffer(dev, light, 12);
+    CHECK_RESULT(kiln_ps_set_constant_buffers(ctx, 0, 1, &cb), KILN_OK);
     CHECK_RESULT(kiln_vs_set_shader(ctx, vs), KILN_OK);
-    CHECK_RESULT(kiln_ps_set_shader(ctx, ps), KILN_OK);
     CHECK_RESULT(kiln_ia_set_input_layout(ctx, il), KILN_OK);
     kiln_rasterizer_desc rd;
     memset(&rd, 0, sizeof rd);
@@ -99,14 +117,16 @@ int main(void)
     kiln_rasterizer_state rs = ru_rs(dev, rd);
     CHECK_RESULT(kiln_rs_set_state(ctx, rs), KILN_OK);
     static const kiln_format rt_fmts[2] = {KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_B8G8R8A8_UNORM};
-    static float depth0[W * H], verts[3 * NTRI * 8];
+    static float depth0[W * H], verts[3 * NTRI * VF];
     static uint8_t zimg[3][W * H * 4], cimg[3][W * H * 4];
     th_rng r = {0xC0D32ull};
     uint64_t compared = 0, differ = 0, passed = 0, rejected = 0, nan_kept = 0;
     int fused_levels = 0, avx512 = 0;
     for (int l = 0; l < nlv; l++)
         avx512 |= lv[l] == KR_SIMD_AVX512;
-    for (int fi = 0; fi < 2; fi++) {
+    for (int fe = 0; fe < 4; fe++) {
+        const int fi = fe & 1, e = fe >> 1; /* target byte order, effect */
+        CHECK_RESULT(kiln_ps_set_shader(ctx, ps[e]), KILN_OK);
         ru_tex rt = ru_rt(dev, W, H, rt_fmts[fi]);
         for (int f = KILN_COMPARE_NEVER; f <= KILN_COMPARE_ALWAYS; f++)
             for (int write = 0; write < 2; write++)
@@ -140,15 +160,15 @@ int main(void)
                         static const float clear[4] = {0, 0, 0, 0};
                         CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, clear), KILN_OK);
                         CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, ds.dsv), KILN_OK);
-                        (void)kr_color_d32_chosen();
-                        ru_draw(dev, ctx, verts, 3 * NTRI, 32, KILN_TOPOLOGY_TRIANGLE_LIST);
+                        (void)kr_effect_d32_chosen();
+                        ru_draw(dev, ctx, verts, 3 * NTRI, 4 * VF, KILN_TOPOLOGY_TRIANGLE_LIST);
                         CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}),
                                      KILN_OK);
                         /* the level is read when the scene executes: ru_read
                          * finishes it before the next level */
                         CHECK(ru_read(dev, ds.tex, 0, zimg[l]) != 0);
                         CHECK(ru_read(dev, rt.tex, 0, cimg[l]) != 0);
-                        bool fused = kr_color_d32_chosen();
+                        bool fused = kr_effect_d32_chosen();
                         if (fused != (lv[l] == KR_SIMD_AVX512) && fused_levels >= 0) {
                             fprintf(stderr, "    %s: the fused kernel %s\n", kr_simd_name(lv[l]),
                                     fused ? "ran" : "did not run");
@@ -165,10 +185,11 @@ int main(void)
                         int dc = memcmp(cimg[0], cimg[l], sizeof cimg[0]) != 0;
                         if ((dz || dc) && differ < 4)
                             fprintf(stderr,
-                                    "    %s func %d write %d round %d: %s differs between %s and "
-                                    "%s\n",
-                                    fi ? "BGRA" : "RGBA", f, write, round, dz ? "depth" : "color",
-                                    kr_simd_name(lv[0]), kr_simd_name(lv[l]));
+                                    "    %s %s func %d write %d round %d: %s differs between %s "
+                                    "and %s\n",
+                                    e ? "lit" : "color", fi ? "BGRA" : "RGBA", f, write, round,
+                                    dz ? "depth" : "color", kr_simd_name(lv[0]),
+                                    kr_simd_name(lv[l]));
                         differ += (uint64_t)(dz + dc);
                     }
                     for (int i = 0; i < W * H; i++) {
@@ -183,7 +204,8 @@ int main(void)
                 }
         ru_free_tex(dev, &rt);
     }
-    printf("vertex color behind D32 at %d levels (%s): %llu images compared, %llu differ; %llu "
+    printf("vertex color and lit behind D32 at %d levels (%s): %llu images compared, %llu differ; "
+           "%llu "
            "pixels passed, %llu rejected, %llu NaN depths at the end\n",
            nlv, avx512 ? "the fused kernel at AVX-512" : "no AVX-512 here",
            (unsigned long long)compared, (unsigned long long)differ, (unsigned long long)passed,
@@ -194,7 +216,9 @@ int main(void)
     CHECK(fused_levels == (avx512 ? 1 : 0));
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
     kiln_destroy_rasterizer_state(dev, rs);
-    kiln_destroy_pixel_shader(dev, ps);
+    for (int e = 0; e < 2; e++)
+        kiln_destroy_pixel_shader(dev, ps[e]);
+    kiln_destroy_buffer(dev, cb);
     kiln_destroy_input_layout(dev, il);
     kiln_destroy_vertex_shader(dev, vs);
     kiln_device_destroy(dev);
