@@ -398,6 +398,15 @@ uint32_t kr_depth_d32_avx512(kiln_compare func, bool write, uint8_t *ds, size_t 
     return depth_d32_16(func, write, ds, pitch, x, y, load16(z), mask);
 }
 
+uint32_t kr_block_test_d32_avx512(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
+{
+    const kd_state *s = p->dx->s;
+    v16 fx, fy;
+    centers16(p, x, y, &fx, &fy);
+    return depth_d32_16(s->depth_func, s->depth_write != 0, fb->ds, fb->ds_pitch, x, y,
+                        block_z16(p, fx, fy), mask);
+}
+
 /* ---- the vertex color and lit effects behind the D32_FLOAT depth test ---- */
 
 /* One color component's plane at the block's pixel centers, perspective

@@ -254,6 +254,10 @@ kr_write8_fn kr_write8_select_avx512(const kd_blend_rt *bl, bool bgra);
  * when kr_drawx.wide16). */
 void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint32_t mask, float *vary);
 void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z);
+/* kr_block_depth_avx512 then kr_depth_d32_avx512 on a triangle's block,
+ * the depths in a register between them (pixel_avx512.c): the passing
+ * pixels, the same depths written. */
+uint32_t kr_block_test_d32_avx512(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask);
 /* tested_shade in one function for a draw whose shading is
  * kr_shade_color_avx2 or kr_shade_lit_avx2 behind the D32_FLOAT depth
  * test without stencil, written by the AVX-512 level's plain store (no

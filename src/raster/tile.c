@@ -1236,6 +1236,21 @@ static __attribute__((noinline)) void shade_rest_cold(const kr_prim *p, const kr
     shade_rest(p, fb, x, y, mask, z, true);
 }
 
+/* Whether center_depth and depth_stencil_test both take the AVX-512
+ * kernels for p: then kr_block_test_d32_avx512 does both in one call (a
+ * triangle at the AVX-512 level, D32_FLOAT without stencil). */
+static inline bool test_d32_16(const kr_prim *p, const kr_fb *fb)
+{
+#if KR_EFFECTS_X86
+    return p->dx->wide16 && p->kind == KR_TRI && fb->ds_format == KILN_FORMAT_D32_FLOAT &&
+           !p->dx->s->stencil_enable;
+#else
+    (void)p;
+    (void)fb;
+    return false;
+#endif
+}
+
 /* shade_block's early depth and stencil test, then the draw's
  * specialized shading (kr_direct_select's choice under a depth or
  * stencil test on a bound buffer). Never false: having tested (and
@@ -1243,6 +1258,16 @@ static __attribute__((noinline)) void shade_rest_cold(const kr_prim *p, const kr
 static bool tested_shade(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
     _Alignas(16) float z[B];
+#if KR_EFFECTS_X86
+    if (test_d32_16(p, fb)) {
+        mask = kr_block_test_d32_avx512(p, fb, x, y, mask);
+        if (mask && !p->dx->shade(p, fb, x, y, mask)) {
+            center_depth(p, x, y, z); /* the depths the test took */
+            shade_rest_cold(p, fb, x, y, mask, z);
+        }
+        return true;
+    }
+#endif
     center_depth(p, x, y, z);
     mask = depth_stencil_test(p, fb, x, y, z, mask);
     if (mask && !p->dx->shade(p, fb, x, y, mask))
@@ -1651,6 +1676,14 @@ static inline void hsr_own(kr_hsr *h, uint32_t k, int x, int y, uint32_t mask)
  * tested_shade does it, the passing pixels to the triangle. */
 static bool hsr_block(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask)
 {
+#if KR_EFFECTS_X86
+    if (test_d32_16(p, fb)) {
+        mask = kr_block_test_d32_avx512(p, fb, x, y, mask);
+        if (mask)
+            hsr_own(fb->hsr, 0, x, y, mask);
+        return true;
+    }
+#endif
     _Alignas(16) float z[B];
     center_depth(p, x, y, z);
     mask = depth_stencil_test(p, fb, x, y, z, mask);
