@@ -396,4 +396,27 @@ static inline uint32_t ru_fbits(float f)
     return u;
 }
 
+/* The float with bit pattern b. */
+static inline float ru_bits_f(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+/* n D32_FLOAT depths for the depth-test tests: uniform in [0, 1], 0.5
+ * often (where flat triangles at z = 0.5 meet equal operands), and now
+ * and then a special one (NaN, -0, +0, +inf, -inf, a subnormal, 1). */
+static inline void ru_random_depths(th_rng *r, float *d, int n)
+{
+    static const uint32_t special[] = {0x7fc00000u, 0x80000000u, 0x00000000u, 0x7f800000u,
+                                       0xff800000u, 0x00000001u, 0x3f800000u};
+    for (int i = 0; i < n; i++) {
+        uint64_t k = th_below(r, 8);
+        d[i] = k == 0   ? ru_bits_f(special[th_below(r, sizeof special / sizeof special[0])])
+               : k == 1 ? 0.5f
+                        : th_frand(r, 0.0f, 1.0f);
+    }
+}
+
 #endif

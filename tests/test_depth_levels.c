@@ -29,25 +29,6 @@
 
 enum { W = 37, H = 29, NTRI = 30, ROUNDS = 3 };
 
-static float bits_f(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-
-static void make_depth(th_rng *r, float *d)
-{
-    static const uint32_t special[] = {0x7fc00000u, 0x80000000u, 0x00000000u, 0x7f800000u,
-                                       0xff800000u, 0x00000001u, 0x3f800000u};
-    for (int i = 0; i < W * H; i++) {
-        uint64_t k = th_below(r, 8);
-        d[i] = k == 0   ? bits_f(special[th_below(r, sizeof special / sizeof special[0])])
-               : k == 1 ? 0.5f
-                        : th_frand(r, 0.0f, 1.0f);
-    }
-}
-
 /* D24S8 words: a random stencil byte over a 24-bit depth. */
 static void make_depth24(th_rng *r, uint32_t *d)
 {
@@ -112,7 +93,7 @@ int main(void)
             for (int write = 0; write < 2; write++)
                 for (int round = 0; round < ROUNDS; round++) {
                     if (fi == 0)
-                        make_depth(&r, depth0);
+                        ru_random_depths(&r, depth0, W * H);
                     else
                         make_depth24(&r, (uint32_t *)(void *)depth0);
                     make_tris(&r, verts);

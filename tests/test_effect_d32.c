@@ -31,25 +31,6 @@
 
 enum { W = 37, H = 29, NTRI = 40, ROUNDS = 2, VF = 12 /* floats per vertex */ };
 
-static float bits_f(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-
-static void make_depth(th_rng *r, float *d)
-{
-    static const uint32_t special[] = {0x7fc00000u, 0x80000000u, 0x00000000u, 0x7f800000u,
-                                       0xff800000u, 0x00000001u, 0x3f800000u};
-    for (int i = 0; i < W * H; i++) {
-        uint64_t k = th_below(r, 8);
-        d[i] = k == 0   ? bits_f(special[th_below(r, sizeof special / sizeof special[0])])
-               : k == 1 ? 0.5f
-                        : th_frand(r, 0.0f, 1.0f);
-    }
-}
-
 /* Position (clip space), color and normal per vertex: a triangle around a
  * random center, a tenth of them spanning up to most of the target, the
  * rest a few pixels; with `persp` every vertex at its own w. */
@@ -75,7 +56,7 @@ static void make_tris(th_rng *r, float *v, int persp)
             for (int c = 0; c < 4; c++)
                 p[8 + c] = c == 3 ? 0.0f : th_frand(r, -1.0f, 1.0f) * scale;
             if (kind == 3)
-                p[8 + th_below(r, 3)] = bits_f(0x7fc00000u);
+                p[8 + th_below(r, 3)] = ru_bits_f(0x7fc00000u);
         }
     }
 }
@@ -132,7 +113,7 @@ int main(void)
             for (int write = 0; write < 2; write++)
                 for (int round = 0; round < 2 * ROUNDS; round++) {
                     int persp = round & 1, narrow = (round >> 1) & 1;
-                    make_depth(&r, depth0);
+                    ru_random_depths(&r, depth0, W * H);
                     make_tris(&r, verts, persp);
                     ru_set_viewport(ctx, 0.0f, 0.0f, (float)W, (float)H, narrow ? 0.25f : 0.0f,
                                     narrow ? 0.75f : 1.0f);

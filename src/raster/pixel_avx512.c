@@ -281,31 +281,42 @@ static inline void centers16(const kr_prim *p, int x, int y, v16 *fx, v16 *fy)
                       v16_set1(p->oy));
 }
 
+/* 1/w at the block's pixel centers: 1 / q0 when the 1/w plane is flat,
+ * else 1 / ((q0 + q1 * fx) + q2 * fy) (interp8_init's). */
+static inline v16 persp_w16(const kr_prim *p, v16 fx, v16 fy)
+{
+    const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
+    if (q1 == 0.0f && q2 == 0.0f)
+        return v16_set1(1.0f / q0);
+    return _mm512_div_ps(v16_set1(1.0f),
+                         _mm512_add_ps(_mm512_add_ps(v16_set1(q0), _mm512_mul_ps(v16_set1(q1), fx)),
+                                       _mm512_mul_ps(v16_set1(q2), fy)));
+}
+
+/* Component k's plane at the block's pixel centers, perspective corrected:
+ * ((a0 + a1 * fx) + a2 * fy) * w, interp8_comp's formula. */
+static inline v16 comp16(const kr_prim *p, uint32_t k, v16 fx, v16 fy, v16 w)
+{
+    const float *a = p->attr + 3 * k;
+    v16 a01 = _mm512_add_ps(v16_set1(a[0]), _mm512_mul_ps(v16_set1(a[1]), fx));
+    return _mm512_mul_ps(_mm512_add_ps(a01, _mm512_mul_ps(v16_set1(a[2]), fy)), w);
+}
+
 /* kr_interpolate_avx512, inlined into the general span's loop, which
  * zeroes the unread components once per rect (zero_unread false) */
 static inline __attribute__((always_inline)) void interp16(const kr_prim *p, int x, int y,
                                                            uint32_t ncomp, uint32_t mask,
                                                            float *vary, bool zero_unread)
 {
-    v16 fx, fy, w;
+    v16 fx, fy;
     centers16(p, x, y, &fx, &fy);
-    const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
-    if (q1 == 0.0f && q2 == 0.0f)
-        w = v16_set1(1.0f / q0);
-    else
-        w = _mm512_div_ps(
-            v16_set1(1.0f),
-            _mm512_add_ps(_mm512_add_ps(v16_set1(q0), _mm512_mul_ps(v16_set1(q1), fx)),
-                          _mm512_mul_ps(v16_set1(q2), fy)));
+    const v16 w = persp_w16(p, fx, fy);
     const uint32_t all = ncomp >= 32 ? 0xffffffffu : (1u << ncomp) - 1u;
     for (uint32_t m = zero_unread ? ~mask & all : 0; m; m &= m - 1) /* unread: 0 */
         store16(vary + (uint32_t)__builtin_ctz(m) * B, _mm512_setzero_ps());
     for (uint32_t m = mask & all; m; m &= m - 1) {
         uint32_t k = (uint32_t)__builtin_ctz(m);
-        const float *a = p->attr + 3 * k;
-        v16 a01 = _mm512_add_ps(v16_set1(a[0]), _mm512_mul_ps(v16_set1(a[1]), fx));
-        store16(vary + k * B,
-                _mm512_mul_ps(_mm512_add_ps(a01, _mm512_mul_ps(v16_set1(a[2]), fy)), w));
+        store16(vary + k * B, comp16(p, k, fx, fy, w));
     }
 }
 
@@ -409,15 +420,6 @@ uint32_t kr_block_test_d32_avx512(const kr_prim *p, const kr_fb *fb, int x, int 
 
 /* ---- the vertex color and lit effects behind the D32_FLOAT depth test ---- */
 
-/* One color component's plane at the block's pixel centers, perspective
- * corrected: ((a0 + a1 * fx) + a2 * fy) * w, interp8_comp's formula. */
-static inline v16 comp16(const kr_prim *p, uint32_t k, v16 fx, v16 fy, v16 w)
-{
-    const float *a = p->attr + 3 * k;
-    v16 a01 = _mm512_add_ps(v16_set1(a[0]), _mm512_mul_ps(v16_set1(a[1]), fx));
-    return _mm512_mul_ps(_mm512_add_ps(a01, _mm512_mul_ps(v16_set1(a[2]), fy)), w);
-}
-
 /* lit_avx2.h's kr_lit8_d on 16 lanes: d = max(((n.x * l.x + n.y * l.y) +
  * n.z * l.z) * inv, 0), inv = len2 > 0 ? 1 / sqrt(len2) : 0 (+0 where the
  * compare fails, as AVX2's and with its mask), vmaxps giving its second
@@ -439,8 +441,8 @@ static inline v16 lit16_d(const kr_lit_constants *k, v16 nx, v16 ny, v16 nz)
  * KILN_EFFECT_LIT (1): kr_block_depth_avx512, kr_depth_d32_avx512, then
  * kr_shade_color_avx2 or kr_shade_lit_avx2 into store_rgba or store_bgra,
  * in one function, the depths and colors in registers rather than arrays
- * between calls. The same operations lane by lane (interp16's and
- * comp16's formula is interp8's, lit16_d is kr_lit8_d, the channels
+ * between calls. The same operations lane by lane (persp_w16 and comp16
+ * are interp8's formulas, lit16_d is kr_lit8_d, the channels
  * col * (ambient + light * d)), so the same bytes (test_effect_d32). */
 static inline __attribute__((always_inline)) bool effect_d32(const kr_prim *p, const kr_fb *fb,
                                                              int x, int y, uint32_t mask,
@@ -456,15 +458,7 @@ static inline __attribute__((always_inline)) bool effect_d32(const kr_prim *p, c
                         block_z16(p, fx, fy), mask);
     if (!mask)
         return true;
-    const float q0 = p->q[0], q1 = p->q[1], q2 = p->q[2];
-    v16 w;
-    if (q1 == 0.0f && q2 == 0.0f)
-        w = v16_set1(1.0f / q0);
-    else
-        w = _mm512_div_ps(
-            v16_set1(1.0f),
-            _mm512_add_ps(_mm512_add_ps(v16_set1(q0), _mm512_mul_ps(v16_set1(q1), fx)),
-                          _mm512_mul_ps(v16_set1(q2), fy)));
+    const v16 w = persp_w16(p, fx, fy);
     v16 c[4];
     for (uint32_t k = 0; k < 4; k++)
         c[k] = comp16(p, k, fx, fy, w);
