@@ -38,6 +38,11 @@ static void make_tris(th_rng *r, float *v, int persp)
 {
     for (int t = 0; t < NTRI; t++) {
         int flat = th_below(r, 3) == 0;
+        /* now and then a triangle of zero normals, tiny ones (their squares
+         * underflow: length 0, dot not), huge ones (length inf) or one NaN
+         * component (d 0) */
+        const uint64_t kind = th_below(r, 16);
+        const float scale = kind == 0 ? 0.0f : kind == 1 ? 1e-25f : kind == 2 ? 1e25f : 1.0f;
         float cx = th_frand(r, -1.0f, 1.0f), cy = th_frand(r, -1.0f, 1.0f);
         float s = th_below(r, 10) == 0 ? th_frand(r, 0.3f, 0.9f) : th_frand(r, 0.05f, 0.3f);
         for (int j = 0; j < 3; j++) {
@@ -49,10 +54,6 @@ static void make_tris(th_rng *r, float *v, int persp)
             p[3] = w;
             for (int c = 0; c < 4; c++)
                 p[4 + c] = th_frand(r, -0.25f, 1.25f);
-            /* now and then a zero normal, a tiny one (its squares underflow:
-             * length 0, dot not 0), a huge one (length inf) or a NaN */
-            uint64_t kind = th_below(r, 16);
-            float scale = kind == 0 ? 0.0f : kind == 1 ? 1e-25f : kind == 2 ? 1e25f : 1.0f;
             for (int c = 0; c < 4; c++)
                 p[8 + c] = c == 3 ? 0.0f : th_frand(r, -1.0f, 1.0f) * scale;
             if (kind == 3)
@@ -71,6 +72,9 @@ int main(void)
         return th_exit();
     }
     kr_simd initial = kr_effects_active_level();
+    /* no deferred shading (KILN_HSR=all would take these draws): the
+     * blocks go to the draw's direct function, the kernel chosen */
+    kr_hsr_force(1);
     kiln_device *dev = th_device(KILN_EXEC_ASYNC, 2);
     kiln_context *ctx = kiln_device_immediate_context(dev);
     /* the pass-through vertex shader (position, color, normal), each
@@ -152,7 +156,7 @@ int main(void)
                         bool fused = kr_effect_d32_chosen();
                         if (fused != (lv[l] == KR_SIMD_AVX512) && fused_levels >= 0) {
                             fprintf(stderr, "    %s: the fused kernel %s\n", kr_simd_name(lv[l]),
-                                    fused ? "ran" : "did not run");
+                                    fused ? "was chosen" : "was not chosen");
                             fused_levels = -1;
                         }
                         if (fused && fused_levels >= 0)
@@ -193,8 +197,52 @@ int main(void)
            (unsigned long long)rejected, (unsigned long long)nan_kept);
     CHECK(differ == 0);
     CHECK(passed > 1000 && rejected > 1000 && nan_kept > 0);
-    /* the kernel ran at the AVX-512 level, and only there */
+    /* the kernel was chosen at the AVX-512 level, and only there */
     CHECK(fused_levels == (avx512 ? 1 : 0));
+    if (avx512) {
+        /* and not for what it does not do: blending, a partial write mask,
+         * a D24S8 buffer (against the same draw as a control) */
+        CHECK_RESULT(kr_effects_force_level(KR_SIMD_AVX512), KILN_OK);
+        ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
+        kiln_depth_stencil_desc dd = {0};
+        dd.depth_func = KILN_COMPARE_LESS;
+        kiln_depth_stencil_state dss = ru_dss(dev, dd);
+        CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, dss, 0), KILN_OK);
+        kiln_blend_state add = ru_bs_add(dev);
+        kiln_blend_desc bd;
+        memset(&bd, 0, sizeof bd);
+        bd.rt[0].write_mask = KILN_COLOR_WRITE_R | KILN_COLOR_WRITE_G;
+        kiln_blend_state rg = ru_bs(dev, &bd);
+        static const char *const what[4] = {"the plain draw", "blending", "a write mask", "D24S8"};
+        for (int k = 0; k < 4; k++) {
+            ru_tex ds =
+                ru_ds(dev, W, H, k == 3 ? KILN_FORMAT_D24_UNORM_S8_UINT : KILN_FORMAT_D32_FLOAT);
+            CHECK_RESULT(kiln_om_set_blend_state(ctx,
+                                                 k == 1   ? add
+                                                 : k == 2 ? rg
+                                                          : (kiln_blend_state){0},
+                                                 NULL),
+                         KILN_OK);
+            CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, ds.dsv), KILN_OK);
+            CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, KILN_CLEAR_DEPTH, 1.0f, 0), KILN_OK);
+            (void)kr_effect_d32_chosen();
+            ru_draw(dev, ctx, verts, 3 * NTRI, 4 * VF, KILN_TOPOLOGY_TRIANGLE_LIST);
+            CHECK_RESULT(kiln_finish(ctx), KILN_OK);
+            bool chosen = kr_effect_d32_chosen();
+            if (chosen != (k == 0))
+                fprintf(stderr, "    %s: the kernel %s\n", what[k],
+                        chosen ? "was chosen" : "was not chosen");
+            CHECK(chosen == (k == 0));
+            CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}), KILN_OK);
+            ru_free_tex(dev, &ds);
+        }
+        CHECK_RESULT(kiln_om_set_blend_state(ctx, (kiln_blend_state){0}, NULL), KILN_OK);
+        kiln_destroy_blend_state(dev, add);
+        kiln_destroy_blend_state(dev, rg);
+        kiln_destroy_depth_stencil_state(dev, dss);
+        ru_free_tex(dev, &rt);
+    }
+    kr_hsr_force(0);
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
     kiln_destroy_rasterizer_state(dev, rs);
     for (int e = 0; e < 2; e++)

@@ -256,7 +256,9 @@ void kr_interpolate_avx512(const kr_prim *p, int x, int y, uint32_t ncomp, uint3
 void kr_block_depth_avx512(const kr_prim *p, int x, int y, float *z);
 /* kr_block_depth_avx512 then kr_depth_d32_avx512 on a triangle's block,
  * the depths in a register between them (pixel_avx512.c): the passing
- * pixels, the same depths written. */
+ * pixels, the same depths written. Only where both would run: a triangle
+ * (KR_TRI) of a kr_drawx.wide16 draw, a D32_FLOAT buffer, no stencil
+ * (tile.c's test_d32_16). */
 uint32_t kr_block_test_d32_avx512(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t mask);
 /* tested_shade in one function for a draw whose shading is
  * kr_shade_color_avx2 or kr_shade_lit_avx2 behind the D32_FLOAT depth
@@ -265,7 +267,8 @@ uint32_t kr_block_test_d32_avx512(const kr_prim *p, const kr_fb *fb, int x, int 
  * same bytes). */
 kr_block_fn kr_effect_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb);
 /* Whether kr_effect_d32_select_avx512 chose a kernel since the last call
- * (tests: the fused kernel ran); clears the flag. */
+ * (tests; chosen, not run: a deferred draw's blocks go elsewhere); clears
+ * the flag. */
 bool kr_effect_d32_chosen(void);
 /* tile.c's D32_FLOAT depth test without stencil (depth_d32) on a block's
  * covered pixels at the AVX-512 level: the 16 depths compared in one
