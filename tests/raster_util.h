@@ -206,7 +206,10 @@ static inline ru_tex ru_rt(kiln_device *dev, uint32_t w, uint32_t h, kiln_format
     return t;
 }
 
-static inline ru_tex ru_ds(kiln_device *dev, uint32_t w, uint32_t h, kiln_format fmt)
+/* A depth-stencil texture and its view; `data`, if not NULL, its first
+ * contents (4-byte texels, rows w * 4 bytes apart). */
+static inline ru_tex ru_ds_data(kiln_device *dev, uint32_t w, uint32_t h, kiln_format fmt,
+                                const void *data)
 {
     ru_tex t;
     memset(&t, 0, sizeof t);
@@ -215,9 +218,15 @@ static inline ru_tex ru_ds(kiln_device *dev, uint32_t w, uint32_t h, kiln_format
     t.fmt = fmt;
     kiln_texture2d_desc d = {.width = w, .height = h, .mip_levels = 1, .array_size = 1, .format = fmt,
                              .bind_flags = KILN_BIND_DEPTH_STENCIL};
-    CHECK_RESULT(kiln_create_texture2d(dev, &d, NULL, &t.tex), KILN_OK);
+    kiln_subresource_data init = {data, w * 4};
+    CHECK_RESULT(kiln_create_texture2d(dev, &d, data ? &init : NULL, &t.tex), KILN_OK);
     CHECK_RESULT(kiln_create_dsv(dev, t.tex, NULL, &t.dsv), KILN_OK);
     return t;
+}
+
+static inline ru_tex ru_ds(kiln_device *dev, uint32_t w, uint32_t h, kiln_format fmt)
+{
+    return ru_ds_data(dev, w, h, fmt, NULL);
 }
 
 static inline void ru_free_tex(kiln_device *dev, ru_tex *t)

@@ -128,20 +128,7 @@ int main(void)
                     CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, dss, 0), KILN_OK);
                     for (int l = 0; l < nlv; l++) {
                         CHECK_RESULT(kr_effects_force_level(lv[l]), KILN_OK);
-                        kiln_texture2d_desc td = {.width = W,
-                                                  .height = H,
-                                                  .mip_levels = 1,
-                                                  .array_size = 1,
-                                                  .format = KILN_FORMAT_D32_FLOAT,
-                                                  .bind_flags = KILN_BIND_DEPTH_STENCIL};
-                        kiln_subresource_data init = {depth0, W * 4};
-                        ru_tex ds;
-                        memset(&ds, 0, sizeof ds);
-                        ds.w = W;
-                        ds.h = H;
-                        ds.fmt = KILN_FORMAT_D32_FLOAT;
-                        CHECK_RESULT(kiln_create_texture2d(dev, &td, &init, &ds.tex), KILN_OK);
-                        CHECK_RESULT(kiln_create_dsv(dev, ds.tex, NULL, &ds.dsv), KILN_OK);
+                        ru_tex ds = ru_ds_data(dev, W, H, KILN_FORMAT_D32_FLOAT, depth0);
                         static const float clear[4] = {0, 0, 0, 0};
                         CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, clear), KILN_OK);
                         CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, ds.dsv), KILN_OK);
