@@ -609,12 +609,12 @@ static inline int64_t round_i64(float f)
 #endif
 }
 
-static void to_screen(const kd_state *s, const float *v, svert *o)
+static void to_screen(const kiln_viewport *vp, const float *v, svert *o)
 {
     float q = 1.0f / v[3];
-    o->x = s->vp.x + (v[0] * q + 1.0f) * s->vp.width * 0.5f;
-    o->y = s->vp.y + (1.0f - v[1] * q) * s->vp.height * 0.5f;
-    o->z = s->vp.min_depth + v[2] * q * (s->vp.max_depth - s->vp.min_depth);
+    o->x = vp->x + (v[0] * q + 1.0f) * vp->width * 0.5f;
+    o->y = vp->y + (1.0f - v[1] * q) * vp->height * 0.5f;
+    o->z = vp->min_depth + v[2] * q * (vp->max_depth - vp->min_depth);
     o->q = q;
     o->attr = v + 4;
     /* A vertex left at w = 0 by clipping (t rounds to the far end) or with
@@ -623,6 +623,78 @@ static void to_screen(const kd_state *s, const float *v, svert *o)
     o->bad = !(v[3] > 0.0f) || !(fabsf(o->x) < 1e7f) || !(fabsf(o->y) < 1e7f) || isnan(o->z);
     o->X = o->bad ? 0 : round_i64(o->x * KR_SUBPIXEL);
     o->Y = o->bad ? 0 : round_i64(o->y * KR_SUBPIXEL);
+}
+
+#if defined(__x86_64__)
+/* to_screen for the three vertices of an unclipped triangle, one per SSE
+ * lane (the fourth repeats the third): the same IEEE operations in the
+ * same order on each lane, so the same bits, with one division instead
+ * of three and no calls. */
+static void to_screen3(const kiln_viewport *vp, const float *const *v, svert *o)
+{
+    __m128 a = _mm_loadu_ps(v[0]), b = _mm_loadu_ps(v[1]), c = _mm_loadu_ps(v[2]), d = c;
+    _MM_TRANSPOSE4_PS(a, b, c, d); /* a: the x of each vertex, b: y, c: z, d: w */
+    const __m128 one = _mm_set1_ps(1.0f), half = _mm_set1_ps(0.5f);
+    const __m128 q = _mm_div_ps(one, d);
+    const __m128 x = _mm_add_ps(
+        _mm_set1_ps(vp->x),
+        _mm_mul_ps(_mm_mul_ps(_mm_add_ps(_mm_mul_ps(a, q), one), _mm_set1_ps(vp->width)), half));
+    const __m128 y = _mm_add_ps(
+        _mm_set1_ps(vp->y),
+        _mm_mul_ps(_mm_mul_ps(_mm_sub_ps(one, _mm_mul_ps(b, q)), _mm_set1_ps(vp->height)), half));
+    const __m128 z =
+        _mm_add_ps(_mm_set1_ps(vp->min_depth),
+                   _mm_mul_ps(_mm_mul_ps(c, q), _mm_set1_ps(vp->max_depth - vp->min_depth)));
+    const __m128 abs = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), lim = _mm_set1_ps(1e7f);
+    const __m128 good = _mm_and_ps(
+        _mm_and_ps(_mm_cmpgt_ps(d, _mm_setzero_ps()), _mm_cmpord_ps(z, z)),
+        _mm_and_ps(_mm_cmplt_ps(_mm_and_ps(x, abs), lim), _mm_cmplt_ps(_mm_and_ps(y, abs), lim)));
+    const int ok = _mm_movemask_ps(good);
+    const __m128 sub = _mm_set1_ps((float)KR_SUBPIXEL);
+    /* a bad lane's products may not fit: converted from zero instead */
+    const __m128 xs = _mm_and_ps(good, _mm_mul_ps(x, sub)),
+                 ys = _mm_and_ps(good, _mm_mul_ps(y, sub));
+    _Alignas(16) float fx[4], fy[4], fz[4], fq[4];
+    _mm_store_ps(fx, x);
+    _mm_store_ps(fy, y);
+    _mm_store_ps(fz, z);
+    _mm_store_ps(fq, q);
+    o[0].X = _mm_cvtss_si64(xs);
+    o[0].Y = _mm_cvtss_si64(ys);
+    o[1].X = _mm_cvtss_si64(_mm_shuffle_ps(xs, xs, 1));
+    o[1].Y = _mm_cvtss_si64(_mm_shuffle_ps(ys, ys, 1));
+    o[2].X = _mm_cvtss_si64(_mm_shuffle_ps(xs, xs, 2));
+    o[2].Y = _mm_cvtss_si64(_mm_shuffle_ps(ys, ys, 2));
+    for (int k = 0; k < 3; k++) {
+        o[k].x = fx[k];
+        o[k].y = fy[k];
+        o[k].z = fz[k];
+        o[k].q = fq[k];
+        o[k].attr = v[k] + 4;
+        o[k].bad = !(ok >> k & 1);
+    }
+}
+#endif
+
+bool kr_screen3_same(const kiln_viewport *vp, const float *const v[3])
+{
+#if defined(__x86_64__)
+    svert a[3], b[3];
+    to_screen3(vp, v, a);
+    for (int k = 0; k < 3; k++)
+        to_screen(vp, v[k], &b[k]);
+    for (int k = 0; k < 3; k++) {
+        /* compared as bits (NaN == NaN, -0 != +0) */
+        if (memcmp(&a[k].x, &b[k].x, sizeof(float)) || memcmp(&a[k].y, &b[k].y, sizeof(float)) ||
+            memcmp(&a[k].z, &b[k].z, sizeof(float)) || memcmp(&a[k].q, &b[k].q, sizeof(float)) ||
+            a[k].X != b[k].X || a[k].Y != b[k].Y || a[k].attr != b[k].attr || a[k].bad != b[k].bad)
+            return false;
+    }
+#else
+    (void)vp;
+    (void)v;
+#endif
+    return true;
 }
 
 static void setup_line(setup_ctx *sc, const svert *a, const svert *b, bool front);
@@ -638,7 +710,10 @@ static void setup_tri(setup_ctx *sc, const svert *v0, const svert *v1, const sve
         return;
     bool cw = area > 0; /* y grows downward */
     bool front = cw != (s->front_ccw != 0);
-    if ((s->cull == KILN_CULL_BACK && !front) || (s->cull == KILN_CULL_FRONT && front))
+    /* The cull mode first: a stream of small triangles has both windings
+     * at random, and a test of `front` first mispredicted half of them. */
+    if ((s->cull == KILN_CULL_BACK || s->cull == KILN_CULL_FRONT) &&
+        front == (s->cull == KILN_CULL_FRONT))
         return;
     if (s->fill == KILN_FILL_WIREFRAME) {
         setup_line(sc, v0, v1, front);
@@ -646,10 +721,10 @@ static void setup_tri(setup_ctx *sc, const svert *v0, const svert *v1, const sve
         setup_line(sc, v2, v0, front);
         return;
     }
-    if (area < 0) {
-        const svert *t = v1;
-        v1 = v2;
-        v2 = t;
+    { /* clockwise order, selected rather than branched on (random) */
+        const svert *t1 = area < 0 ? v2 : v1, *t2 = area < 0 ? v1 : v2;
+        v1 = t1;
+        v2 = t2;
     }
     int64_t minX = v0->X < v1->X ? v0->X : v1->X, maxX = v0->X > v1->X ? v0->X : v1->X;
     int64_t minY = v0->Y < v1->Y ? v0->Y : v1->Y, maxY = v0->Y > v1->Y ? v0->Y : v1->Y;
@@ -694,9 +769,10 @@ static void setup_tri(setup_ctx *sc, const svert *v0, const svert *v1, const sve
         p->a[k] = -ddy;
         p->b[k] = ddx;
         p->c[k] = ddy * a->X - ddx * a->Y;
-        bool top_left = ddy < 0 || (ddy == 0 && ddx > 0);
-        if (!top_left)
-            p->c[k] -= 1;
+        /* bitwise, not short-circuit: random per edge, a branch
+         * mispredicted about one edge per triangle */
+        int64_t top_left = (int64_t)(ddy < 0) | ((int64_t)(ddy == 0) & (int64_t)(ddx > 0));
+        p->c[k] -= 1 - top_left;
     }
 
     /* Planes from the snapped positions, relative to vertex 0. */
@@ -962,7 +1038,7 @@ static inline void clip_setup(setup_ctx *sc, const clip_ctx *ccp, const float *c
     if (vpp == 1) {
         sc->job->c_primitives++;
         svert a;
-        to_screen(s, v[0], &a);
+        to_screen(&s->vp, v[0], &a);
         setup_point(sc, &a);
         return;
     }
@@ -970,14 +1046,22 @@ static inline void clip_setup(setup_ctx *sc, const clip_ctx *ccp, const float *c
     uint32_t n = vpp;
     float poly[MAX_POLY][MAX_ATTR];
     if (!codes_or) { /* inside every plane: no copy, no clip */
+#if defined(__x86_64__)
+        if (vpp == 3) {
+            to_screen3(&s->vp, v, sv);
+            setup_tri(sc, &sv[0], &sv[1], &sv[2]);
+            sc->job->c_primitives++;
+            return;
+        }
+#endif
         for (uint32_t k = 0; k < vpp; k++)
-            to_screen(s, v[k], &sv[k]);
+            to_screen(&s->vp, v[k], &sv[k]);
     } else {
         for (uint32_t k = 0; k < vpp; k++)
             memcpy(poly[k], v[k], sizeof(float) * cc.nf);
         n = clip_poly(&cc, codes_or, poly, n, vpp == 3);
         for (uint32_t k = 0; k < n; k++)
-            to_screen(s, poly[k], &sv[k]);
+            to_screen(&s->vp, poly[k], &sv[k]);
     }
     if (vpp == 2) {
         if (n == 2) {

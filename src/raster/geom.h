@@ -137,4 +137,9 @@ void kr_gs_invoke(const kr_drawx *dx, const float *const *v, uint32_t nv, uint32
 /* Shades, clips, sets up and bins the job's primitives. */
 void kr_geom_run(const kr_geom_ctx *g, kr_job *job);
 
+/* Tests: whether the three-lane screen mapping of an unclipped triangle
+ * (x86-64) gives the same bits as the one-vertex mapping for v[0..2]
+ * (positions x y z w) in viewport vp; true elsewhere. */
+bool kr_screen3_same(const kiln_viewport *vp, const float *const v[3]);
+
 #endif
