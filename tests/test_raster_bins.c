@@ -1,9 +1,9 @@
 /*
  * test_raster_bins: per-tile primitive lists keep every primitive, in
- * order, whatever their length (a job's list of a tile grows in chunks of
- * 2, 4, 8, 16, then 32 primitives; a job holds 1,024 primitives), and the
- * per-pixel paths that work on four pixels at a time stay inside the
- * target at its right and bottom edges.
+ * order, whatever their length (a job holds 1,024 primitives and stages
+ * its (tile, primitive) pairs in blocks of 1,024 before sorting them by
+ * tile), and the per-pixel paths that work on four pixels at a time stay
+ * inside the target at its right and bottom edges.
  *
  * - Distinct pixels: N one-pixel triangles, each around its own pixel
  *   center in one 64x64 tile, for N on both sides of every chunk and job
@@ -11,6 +11,11 @@
  *   color.
  * - Order: N triangles over the same pixel, depth test off: the last one
  *   drawn is what the pixel shows.
+ * - Layers: N triangles in one draw, each over the whole target (all 12
+ *   tiles) or, every third one, over its upper left part only (about 9
+ *   tiles), depth test off: a job stages a pair per tile per triangle, so
+ *   N from about 90 on crosses a staging block, and the sort must keep
+ *   each tile's order: every pixel shows the last triangle covering it.
  * - Edges: a target whose width and height are not multiples of 4 (or of
  *   the tile), covered by two triangles with a D32_FLOAT depth test
  *   (LESS, writes on), drawn twice at two depths: every pixel passes the
@@ -102,6 +107,40 @@ static void same_pixel(ru_tex *rt, uint32_t n)
     free(v);
 }
 
+static void layers(ru_tex *rt, uint32_t n)
+{
+    float *v = malloc(sizeof(float) * 24 * n);
+    float *w = v;
+    for (uint32_t i = 0; i < n; i++) {
+        double right =
+            i % 3 == 1 ? 100.0 : W + 1.0; /* the hypotenuse's x at the top: 2 * right + 1 */
+        w = vtx(w, -1, -1, 0.5f, i + 1);
+        w = vtx(w, 2 * right + 1, -1, 0.5f, i + 1);
+        w = vtx(w, -1, 2 * H + 1, 0.5f, i + 1);
+    }
+    clear(rt);
+    ru_draw(dev, ctx, v, 3 * n, pipe1.stride, KILN_TOPOLOGY_TRIANGLE_LIST);
+    uint8_t *img = ru_read_bytes(dev, rt);
+    uint32_t wrong = 0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            /* inside the smaller triangle: u < 1 (pixels near its edge skipped) */
+            double u = (x + 1.5) / (2 * 100.0 + 2) + (y + 1.5) / (2.0 * H + 2);
+            if (u > 0.99 && u < 1.01)
+                continue;
+            uint32_t want = 0;
+            for (uint32_t i = 0; i < n; i++)
+                if (i % 3 != 1 || u < 1.0)
+                    want = i + 1;
+            wrong += pixel(img, x, y) != rgba_of(want);
+        }
+    CHECK_EQ_INT(wrong, 0);
+    if (wrong)
+        fprintf(stderr, "    %u layers\n", n);
+    free(img);
+    free(v);
+}
+
 static void edges(ru_tex *rt)
 {
     ru_tex ds = ru_ds(dev, W, H, KILN_FORMAT_D32_FLOAT);
@@ -152,14 +191,17 @@ int main(void)
         ru_dss(dev, (kiln_depth_stencil_desc){.depth_disable = 1, .depth_write_disable = 1});
     CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, off, 0), KILN_OK);
 
-    /* Around each chunk boundary (2, 6, 14, 30, 62, then every 32) and
-     * each job boundary (1024). */
+    /* Small and large lists of one tile, and around each job boundary
+     * (1024). */
     static const uint32_t counts[] = {1,  2,  3,  6,  7,   14,   15,   30,   31,  62,
                                       63, 94, 95, 1023, 1024, 1025, 2047, 2049, 4096};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         distinct_pixels(&rt, counts[i]);
         same_pixel(&rt, counts[i]);
     }
+    static const uint32_t layer_counts[] = {1, 2, 3, 85, 90, 95, 100, 200, 401};
+    for (size_t i = 0; i < sizeof layer_counts / sizeof layer_counts[0]; i++)
+        layers(&rt, layer_counts[i]);
     edges(&rt);
 
     ru_free_tex(dev, &rt);

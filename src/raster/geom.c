@@ -541,15 +541,56 @@ static int64_t floor_div(int64_t a, int64_t b)
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
+/* While a job bins, its (tile, primitive) pairs go to blocks in the
+ * scratch arena, in order; kr_geom_run sorts them by tile at the end (a
+ * stable counting sort) into the job's bin_start / bin_prims. Appending
+ * to one array costs a store or two; per-tile lists cost a dependent
+ * load of the tile's list and a new chunk for about every other
+ * primitive of a stream of small triangles, whose job puts one or two
+ * of them in each tile. */
+#define STAGE_BLOCK 1024u
+typedef struct kr_binstage {
+    struct kr_binstage *next;
+    uint32_t n;
+    uint32_t tile[STAGE_BLOCK];
+    const kr_prim *p[STAGE_BLOCK];
+} kr_binstage;
+
+typedef struct kr_binstaging {
+    kr_arena *ar; /* the job's scratch arena */
+    kr_binstage *head, *tail;
+} kr_binstaging;
+
+static void stage_put(kr_job *job, uint32_t tile, const kr_prim *p)
+{
+    kr_binstaging *st = job->stage;
+    kr_binstage *b = st->tail;
+    if (b->n == STAGE_BLOCK) {
+        kr_binstage *nb = kr_arena_alloc(st->ar, sizeof *nb);
+        if (!nb)
+            return; /* the scratch arena failed: so does the scene */
+        nb->next = NULL;
+        nb->n = 0;
+        b->next = nb;
+        st->tail = b = nb;
+    }
+    b->tile[b->n] = tile;
+    b->p[b->n++] = p;
+}
+
 static void bin(setup_ctx *sc, const kr_prim *p)
 {
     kr_job *job = sc->job;
     const kr_geom_ctx *g = sc->g;
     int tx0 = p->minx / KR_TILE, ty0 = p->miny / KR_TILE;
     int tx1 = (p->maxx - 1) / KR_TILE, ty1 = (p->maxy - 1) / KR_TILE;
+    if (tx0 == tx1 && ty0 == ty1) { /* most small primitives */
+        stage_put(job, (uint32_t)ty0 * g->tiles_x + (uint32_t)tx0, p);
+        return;
+    }
     /* A box inside one tile skips the edge test: a tile it would reject
      * has no pixel of the primitive, which the rasterizer finds anyway. */
-    bool test = p->kind == KR_TRI && (tx0 != tx1 || ty0 != ty1);
+    bool test = p->kind == KR_TRI;
     const int64_t S = KR_SUBPIXEL;
     for (int ty = ty0; ty <= ty1; ty++) {
         for (int tx = tx0; tx <= tx1; tx++) {
@@ -569,24 +610,7 @@ static void bin(setup_ctx *sc, const kr_prim *p)
                 if (out)
                     continue;
             }
-            kr_bin *b = &job->bins[(uint32_t)ty * g->tiles_x + (uint32_t)tx];
-            if (!b->tail || b->tail->n == b->tail->cap) {
-                uint32_t cap = !b->tail                            ? KR_BIN_CHUNK_MIN
-                               : b->tail->cap < KR_BIN_CHUNK_MAX ? b->tail->cap * 2
-                                                                 : KR_BIN_CHUNK_MAX;
-                kr_binchunk *c = kr_arena_alloc(&job->arena, sizeof *c + sizeof(c->p[0]) * cap);
-                if (!c)
-                    return;
-                c->next = NULL;
-                c->n = 0;
-                c->cap = cap;
-                if (b->tail)
-                    b->tail->next = c;
-                else
-                    b->head = c;
-                b->tail = c;
-            }
-            b->tail->p[b->tail->n++] = p;
+            stage_put(job, (uint32_t)ty * g->tiles_x + (uint32_t)tx, p);
         }
     }
 }
@@ -1237,19 +1261,52 @@ static void run_group(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, cons
     }
 }
 
+/* The staged pairs sorted by tile into the job's bin_start / bin_prims:
+ * counted, summed, then placed in staging order (stable: a tile keeps
+ * the order the job binned its primitives in). */
+static void bins_finish(const kr_geom_ctx *g, kr_job *job, const kr_binstaging *st)
+{
+    const size_t nbins = (size_t)g->tiles_x * g->tiles_y;
+    size_t total = 0;
+    for (const kr_binstage *b = st->head; b; b = b->next)
+        total += b->n;
+    if (!total)
+        return; /* bin_start stays NULL: nothing in any tile */
+    /* start[t + 2] counts tile t; summed, start[t + 1] is where tile t
+     * starts; placing moves it to where tile t ends, which is where
+     * tile t + 1 starts: start[t] then, with start[0] = 0. */
+    uint32_t *start = kr_arena_alloc(&job->arena, sizeof(uint32_t) * (nbins + 2));
+    const kr_prim **prims = kr_arena_alloc(&job->arena, sizeof(*prims) * total);
+    if (!start || !prims)
+        return; /* the arena failed: so does the scene */
+    memset(start, 0, sizeof(uint32_t) * (nbins + 2));
+    for (const kr_binstage *b = st->head; b; b = b->next)
+        for (uint32_t k = 0; k < b->n; k++)
+            start[b->tile[k] + 2]++;
+    for (size_t t = 2; t < nbins + 2; t++)
+        start[t] += start[t - 1];
+    for (const kr_binstage *b = st->head; b; b = b->next)
+        for (uint32_t k = 0; k < b->n; k++)
+            prims[start[b->tile[k] + 1]++] = b->p[k];
+    job->bin_start = start;
+    job->bin_prims = prims;
+}
+
 void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
 {
-    size_t nbins = (size_t)g->tiles_x * g->tiles_y;
-    if (nbins) { /* none: a stream-output scene without targets */
-        job->bins = kr_arena_alloc(&job->arena, sizeof(kr_bin) * nbins);
-        if (!job->bins)
-            return;
-        memset(job->bins, 0, sizeof(kr_bin) * nbins);
-    }
-    /* Shaded vertices are needed only here: their chunks go back to the
-     * pool at once, for the next job, instead of living with the bins
-     * until the wave's tiles are done. */
+    /* Shaded vertices and the staged bins are needed only here: their
+     * chunks go back to the pool at once, for the next job, instead of
+     * living with the bins until the wave's tiles are done. */
     kr_arena scratch = {.env = job->arena.env, .pool = job->arena.pool};
+    kr_binstaging st = {.ar = &scratch, .head = kr_arena_alloc(&scratch, sizeof(kr_binstage))};
+    if (!st.head) {
+        job->arena.failed = true;
+        return;
+    }
+    st.head->next = NULL;
+    st.head->n = 0;
+    st.tail = st.head;
+    job->stage = &st;
     for (uint32_t i = 0; i < job->nsegs && !job->arena.failed && !scratch.failed;) {
         const kr_seg *seg = &job->segs[i];
         uint32_t n = 1, p0, p1;
@@ -1269,5 +1326,9 @@ void kr_geom_run(const kr_geom_ctx *g, kr_job *job)
         i += n;
     }
     job->arena.failed |= scratch.failed;
+    /* nothing staged without targets (a stream-output scene: no tiles) */
+    if (!job->arena.failed)
+        bins_finish(g, job, &st);
+    job->stage = NULL;
     kr_arena_free(&scratch);
 }

@@ -50,25 +50,9 @@ void *kr_arena_alloc(kr_arena *a, size_t size);
 void kr_arena_free(kr_arena *a);
 
 /* Jobs a scene sets up per wave at most (backend.c): every job's arena
- * takes at least 16 KiB, its bins 16 bytes a tile, and a scene alternating
+ * takes at least 16 KiB, its bins 4 bytes a tile, and a scene alternating
  * draws and clears is a job per draw and per clear. */
 #define KR_WAVE_JOBS 1024u
-
-/* A tile's list in a job: chunks of 2, 4, 8, ... KR_BIN_CHUNK_MAX
- * primitives. A job's primitives are spread over the whole target, so
- * most tiles get one or two of them: small first chunks keep the job's
- * memory (and the pages a frame touches) small. */
-#define KR_BIN_CHUNK_MIN 2
-#define KR_BIN_CHUNK_MAX 32
-typedef struct kr_binchunk {
-    struct kr_binchunk *next;
-    uint32_t n, cap;
-    const kr_prim *p[];
-} kr_binchunk;
-
-typedef struct kr_bin {
-    kr_binchunk *head, *tail;
-} kr_bin;
 
 /* A range of one draw's primitives for one instance. */
 typedef struct kr_seg {
@@ -99,7 +83,12 @@ typedef struct kr_job {
     uint32_t nsegs;
     uint32_t prims;
     kr_arena arena;
-    kr_bin *bins;                 /* [tiles_x * tiles_y], NULL if none */
+    /* Its primitives by tile, in the order it binned them: tile t's are
+     * bin_prims[bin_start[t] .. bin_start[t + 1]) (bin_start has
+     * tiles_x * tiles_y + 1 entries; NULL: the job binned nothing). */
+    const uint32_t *bin_start;
+    const kr_prim *const *bin_prims;
+    struct kr_binstaging *stage; /* while it bins (geom.c) */
     /* Pipeline statistics of the job (summed per scene for queries): */
     uint64_t vs_invocations;      /* vertices shaded */
     uint64_t gs_invocations;      /* geometry shader calls */
