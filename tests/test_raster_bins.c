@@ -6,16 +6,21 @@
  * inside the target at its right and bottom edges.
  *
  * - Distinct pixels: N one-pixel triangles, each around its own pixel
- *   center in one 64x64 tile, for N on both sides of every chunk and job
+ *   center in one 64x64 tile, for N small and large and on both sides of each job
  *   boundary: each pixel has its triangle's color, the others the clear
  *   color.
  * - Order: N triangles over the same pixel, depth test off: the last one
  *   drawn is what the pixel shows.
  * - Layers: N triangles in one draw, each over the whole target (all 12
- *   tiles) or, every third one, over its upper left part only (about 9
- *   tiles), depth test off: a job stages a pair per tile per triangle, so
- *   N from about 90 on crosses a staging block, and the sort must keep
- *   each tile's order: every pixel shows the last triangle covering it.
+ *   tiles) or, every third one, over its upper left part only (9 tiles),
+ *   depth test off: a job stages a pair per tile per triangle (33 per
+ *   three), so N from 94 on crosses a staging block, and the sort must
+ *   keep each tile's order: every pixel shows the last triangle covering
+ *   it.
+ * - Straddling: N triangles on distinct pixel pairs across tile column
+ *   boundaries of a 512 x 256 target, two pairs staged each (a second
+ *   block from the 513th on): every primitive must be in both its tiles'
+ *   lists, each pixel showing its own triangle, the others the clear.
  * - Edges: a target whose width and height are not multiples of 4 (or of
  *   the tile), covered by two triangles with a D32_FLOAT depth test
  *   (LESS, writes on), drawn twice at two depths: every pixel passes the
@@ -33,15 +38,20 @@ static kiln_device *dev;
 static kiln_context *ctx;
 static ru_pipe pipe1; /* position + color varying -> one target */
 
-/* One vertex: pixel position, z, color from a 24-bit id. */
-static float *vtx(float *v, double px, double py, float z, uint32_t id)
+/* One vertex: pixel position on a w x h target, z, color from a 24-bit id. */
+static float *vtx_on(float *v, int w, int h, double px, double py, float z, uint32_t id)
 {
-    v = ru_vtx(v, W, H, px, py, z);
+    v = ru_vtx(v, w, h, px, py, z);
     v[0] = (float)(id & 255u) / 255.0f;
     v[1] = (float)(id >> 8 & 255u) / 255.0f;
     v[2] = (float)(id >> 16 & 255u) / 255.0f;
     v[3] = 1.0f;
     return v + 4;
+}
+
+static float *vtx(float *v, double px, double py, float z, uint32_t id)
+{
+    return vtx_on(v, W, H, px, py, z, id);
 }
 
 /* A triangle that covers exactly the center of pixel (x, y). */
@@ -141,6 +151,48 @@ static void layers(ru_tex *rt, uint32_t n)
     free(v);
 }
 
+/* N triangles in one draw, each over two pixel centers on both sides of
+ * a tile column boundary, (64 b - 1, y) and (64 b, y), all on distinct
+ * pixels of a 512 x 256 target: every primitive stages two pairs, so a
+ * job of 1,024 stages 2,048 (two blocks, the second from its 513th
+ * triangle on), and every pixel must show its own triangle or nothing. */
+static void straddle(uint32_t n)
+{
+    enum { SW = 512, SH = 256 };
+    ru_tex rt = ru_rt(dev, SW, SH, KILN_FORMAT_R8G8B8A8_UNORM);
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, (kiln_dsv){0}), KILN_OK);
+    ru_set_viewport(ctx, 0, 0, SW, SH, 0, 1);
+    float *v = malloc(sizeof(float) * 24 * n);
+    float *w = v;
+    uint32_t *want = calloc((size_t)SW * SH, sizeof *want);
+    for (uint32_t i = 0; i < n; i++) {
+        int x = 64 * (int)(1 + i % 7) - 1, y = (int)(i / 7);
+        /* covers the centers (x + 0.5, y + 0.5) and (x + 1.5, y + 0.5) only */
+        w = vtx_on(w, SW, SH, x + 0.2, y + 0.2, 0.5f, i + 1);
+        w = vtx_on(w, SW, SH, x + 2.6, y + 0.2, 0.5f, i + 1);
+        w = vtx_on(w, SW, SH, x + 0.2, y + 0.9, 0.5f, i + 1);
+        want[(size_t)y * SW + (size_t)x] = want[(size_t)y * SW + (size_t)x + 1] = rgba_of(i + 1);
+    }
+    const float black[4] = {0, 0, 0, 0};
+    CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, black), KILN_OK);
+    ru_draw(dev, ctx, v, 3 * n, pipe1.stride, KILN_TOPOLOGY_TRIANGLE_LIST);
+    uint8_t *img = ru_read_bytes(dev, &rt);
+    uint32_t wrong = 0;
+    for (size_t i = 0; i < (size_t)SW * SH; i++) {
+        uint32_t p;
+        memcpy(&p, img + i * 4, 4);
+        wrong += p != want[i];
+    }
+    CHECK_EQ_INT(wrong, 0);
+    if (wrong)
+        fprintf(stderr, "    %u triangles across tile boundaries\n", n);
+    free(img);
+    free(want);
+    free(v);
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}), KILN_OK);
+    ru_free_tex(dev, &rt);
+}
+
 static void edges(ru_tex *rt)
 {
     ru_tex ds = ru_ds(dev, W, H, KILN_FORMAT_D32_FLOAT);
@@ -199,9 +251,14 @@ int main(void)
         distinct_pixels(&rt, counts[i]);
         same_pixel(&rt, counts[i]);
     }
-    static const uint32_t layer_counts[] = {1, 2, 3, 85, 90, 95, 100, 200, 401};
+    static const uint32_t layer_counts[] = {1, 2, 3, 93, 94, 95, 100, 200, 401};
     for (size_t i = 0; i < sizeof layer_counts / sizeof layer_counts[0]; i++)
         layers(&rt, layer_counts[i]);
+    static const uint32_t straddle_counts[] = {1, 511, 512, 513, 1023, 1024, 1025, 1792};
+    for (size_t i = 0; i < sizeof straddle_counts / sizeof straddle_counts[0]; i++)
+        straddle(straddle_counts[i]);
+    CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, (kiln_dsv){0}), KILN_OK);
+    ru_set_viewport(ctx, 0, 0, W, H, 0, 1);
     edges(&rt);
 
     ru_free_tex(dev, &rt);

@@ -4,7 +4,8 @@
  * every field must have the bits of the one-vertex mapping (to_screen) that
  * clipped primitives, lines and points still take: x, y, z, 1/w, the
  * snapped 16.8 fixed-point position, the varyings' pointer and the "no
- * place on screen" flag.
+ * place on screen" flag (a NaN field may differ in sign and payload, as
+ * the compiler orders two NaN operands, and must mark the vertex bad).
  *
  * Positions come from every range a vertex shader can hand over: ordinary
  * clip-space values, w from tiny to huge, zero and negative w, x and y

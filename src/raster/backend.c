@@ -340,8 +340,7 @@ static bool untouched_after(const exec_ctx *e, uint32_t j, uint32_t t)
     if (!e->last_wave)
         return false;
     for (uint32_t k = j + 1; k < e->first + e->count; k++)
-        if (e->jobs[k].clear ||
-            (e->jobs[k].bin_start && e->jobs[k].bin_start[t + 1] > e->jobs[k].bin_start[t]))
+        if (e->jobs[k].clear || (e->jobs[k].bins && e->jobs[k].bins[t].n))
             return false;
     return true;
 }
@@ -380,12 +379,10 @@ static void tile_task(void *arg, uint32_t t)
          * for the tile's offset, then one for the range. Both are fetched
          * ahead (the offset PREFETCH_JOBS jobs ahead, the range half as
          * far), so the walk below finds them in cache. */
-        if (j + PREFETCH_JOBS < end && e->jobs[j + PREFETCH_JOBS].bin_start)
-            prefetch_line(&e->jobs[j + PREFETCH_JOBS].bin_start[t]);
-        if (j + PREFETCH_JOBS / 2 < end && e->jobs[j + PREFETCH_JOBS / 2].bin_start) {
-            const kr_job *ahead = &e->jobs[j + PREFETCH_JOBS / 2];
-            prefetch_line(ahead->bin_prims + ahead->bin_start[t]);
-        }
+        if (j + PREFETCH_JOBS < end && e->jobs[j + PREFETCH_JOBS].bins)
+            prefetch_line(&e->jobs[j + PREFETCH_JOBS].bins[t]);
+        if (j + PREFETCH_JOBS / 2 < end && e->jobs[j + PREFETCH_JOBS / 2].bins)
+            prefetch_line(e->jobs[j + PREFETCH_JOBS / 2].bins[t].p);
         const kd_op *op = job->clear;
         if (op) {
             /* In order: what was gathered before the clear goes first. */
@@ -400,15 +397,16 @@ static void tile_task(void *arg, uint32_t t)
                 kr_clear_rect(fb, -1, op->texel, op->mask, x0, y0, x1, y1, last);
             continue;
         }
-        if (!job->bin_start)
+        if (!job->bins)
             continue;
-        for (uint32_t k = job->bin_start[t], k1 = job->bin_start[t + 1]; k < k1; k++) {
+        const kr_bin *bin = &job->bins[t];
+        for (uint32_t k = 0; k < bin->n; k++) {
             if (n == TILE_BATCH) {
                 raster_batch(e, fb, batch, n, x0, y0, x1, y1);
                 n = 0;
             }
-            prefetch_prim(job->bin_prims[k]);
-            batch[n++] = job->bin_prims[k];
+            prefetch_prim(bin->p[k]);
+            batch[n++] = bin->p[k];
         }
     }
     if (n)

@@ -92,7 +92,7 @@ KR_PRFCHW void *kr_arena_alloc(kr_arena *a, size_t size)
 #if defined(__GNUC__)
     /* The lines from 512 bytes past the bytes handed out before to 512
      * past these (at most 16 of them, inside the chunk), fetched for
-     * writing: the records written here (primitives, bin chunks) land in
+     * writing: the records written here (primitives, bins) land in
      * pool chunks that come back cold, last written by another job's
      * tiles or another thread, and each first store to a line waited for
      * it (perf on bench (a): the hottest instructions of setup_tri). */
@@ -543,7 +543,7 @@ static int64_t floor_div(int64_t a, int64_t b)
 
 /* While a job bins, its (tile, primitive) pairs go to blocks in the
  * scratch arena, in order; kr_geom_run sorts them by tile at the end (a
- * stable counting sort) into the job's bin_start / bin_prims. Appending
+ * stable counting sort) into the job's bins (bins_finish). Appending
  * to one array costs a store or two; per-tile lists cost a dependent
  * load of the tile's list and a new chunk for about every other
  * primitive of a stream of small triangles, whose job puts one or two
@@ -700,6 +700,15 @@ static void to_screen3(const kiln_viewport *vp, const float *const *v, svert *o)
 }
 #endif
 
+/* Equal bits, or both NaN: which of two NaN operands an operation passes
+ * on (its sign and payload) depends on the order the compiler put them
+ * in, and a NaN in any field marks the vertex bad, which drops its
+ * triangle before the field is read. */
+static bool same_float(float a, float b)
+{
+    return !memcmp(&a, &b, sizeof a) || (isnan(a) && isnan(b));
+}
+
 bool kr_screen3_same(const kiln_viewport *vp, const float *const v[3])
 {
 #if defined(__x86_64__)
@@ -708,11 +717,12 @@ bool kr_screen3_same(const kiln_viewport *vp, const float *const v[3])
     for (int k = 0; k < 3; k++)
         to_screen(vp, v[k], &b[k]);
     for (int k = 0; k < 3; k++) {
-        /* compared as bits (NaN == NaN, -0 != +0) */
-        if (memcmp(&a[k].x, &b[k].x, sizeof(float)) || memcmp(&a[k].y, &b[k].y, sizeof(float)) ||
-            memcmp(&a[k].z, &b[k].z, sizeof(float)) || memcmp(&a[k].q, &b[k].q, sizeof(float)) ||
-            a[k].X != b[k].X || a[k].Y != b[k].Y || a[k].attr != b[k].attr || a[k].bad != b[k].bad)
+        if (!same_float(a[k].x, b[k].x) || !same_float(a[k].y, b[k].y) ||
+            !same_float(a[k].z, b[k].z) || !same_float(a[k].q, b[k].q) || a[k].X != b[k].X ||
+            a[k].Y != b[k].Y || a[k].attr != b[k].attr || a[k].bad != b[k].bad)
             return false;
+        if (!a[k].bad && (isnan(a[k].x) || isnan(a[k].y) || isnan(a[k].z) || isnan(a[k].q)))
+            return false; /* a NaN field would be read */
     }
 #else
     (void)vp;
@@ -1261,35 +1271,55 @@ static void run_group(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, cons
     }
 }
 
-/* The staged pairs sorted by tile into the job's bin_start / bin_prims:
- * counted, summed, then placed in staging order (stable: a tile keeps
- * the order the job binned its primitives in). */
+/* The staged pairs sorted by tile into the job's bins: counted, each
+ * tile given its range (tile after tile in pieces of KR_BIN_PIECE
+ * pointers, which the device's pool keeps and hands out again: one array
+ * for a job of many large primitives could pass the pool's 1 MiB chunks
+ * and be allocated and faulted in every frame), then placed in staging
+ * order (stable: a tile keeps the order the job binned its primitives
+ * in). */
 static void bins_finish(const kr_geom_ctx *g, kr_job *job, const kr_binstaging *st)
 {
     const size_t nbins = (size_t)g->tiles_x * g->tiles_y;
-    size_t total = 0;
-    for (const kr_binstage *b = st->head; b; b = b->next)
-        total += b->n;
-    if (!total)
-        return; /* bin_start stays NULL: nothing in any tile */
-    /* start[t + 2] counts tile t; summed, start[t + 1] is where tile t
-     * starts; placing moves it to where tile t ends, which is where
-     * tile t + 1 starts: start[t] then, with start[0] = 0. */
-    uint32_t *start = kr_arena_alloc(&job->arena, sizeof(uint32_t) * (nbins + 2));
-    const kr_prim **prims = kr_arena_alloc(&job->arena, sizeof(*prims) * total);
-    if (!start || !prims)
+    bool any = false;
+    for (const kr_binstage *b = st->head; b && !any; b = b->next)
+        any = b->n != 0;
+    if (!any)
+        return; /* bins stays NULL: nothing in any tile */
+    kr_bin *bins = kr_arena_alloc(&job->arena, sizeof(kr_bin) * nbins);
+    if (!bins)
         return; /* the arena failed: so does the scene */
-    memset(start, 0, sizeof(uint32_t) * (nbins + 2));
+    memset(bins, 0, sizeof(kr_bin) * nbins);
     for (const kr_binstage *b = st->head; b; b = b->next)
         for (uint32_t k = 0; k < b->n; k++)
-            start[b->tile[k] + 2]++;
-    for (size_t t = 2; t < nbins + 2; t++)
-        start[t] += start[t - 1];
+            bins[b->tile[k]].n++;
+    /* Each tile's range, its start the cursor the placing advances. A
+     * tile holds at most a job's primitives (about 1,024), far less than
+     * a piece. */
+    const kr_prim **piece = NULL;
+    size_t left = 0;
+    for (size_t t = 0; t < nbins; t++) {
+        uint32_t n = bins[t].n;
+        if (!n)
+            continue;
+        if (n > left) {
+            left = n > KR_BIN_PIECE ? n : KR_BIN_PIECE;
+            if (!(piece = kr_arena_alloc(&job->arena, sizeof(*piece) * left)))
+                return;
+        }
+        bins[t].p = piece;
+        piece += n;
+        left -= n;
+    }
     for (const kr_binstage *b = st->head; b; b = b->next)
-        for (uint32_t k = 0; k < b->n; k++)
-            prims[start[b->tile[k] + 1]++] = b->p[k];
-    job->bin_start = start;
-    job->bin_prims = prims;
+        for (uint32_t k = 0; k < b->n; k++) {
+            kr_bin *bt = &bins[b->tile[k]];
+            *(const kr_prim **)bt->p = b->p[k];
+            bt->p++;
+        }
+    for (size_t t = 0; t < nbins; t++)
+        bins[t].p -= bins[t].n; /* back to each range's start */
+    job->bins = bins;
 }
 
 void kr_geom_run(const kr_geom_ctx *g, kr_job *job)

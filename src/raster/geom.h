@@ -50,9 +50,17 @@ void *kr_arena_alloc(kr_arena *a, size_t size);
 void kr_arena_free(kr_arena *a);
 
 /* Jobs a scene sets up per wave at most (backend.c): every job's arena
- * takes at least 16 KiB, its bins 4 bytes a tile, and a scene alternating
+ * takes at least 16 KiB, its bins 16 bytes a tile, and a scene alternating
  * draws and clears is a job per draw and per clear. */
 #define KR_WAVE_JOBS 1024u
+
+/* A job's primitives of one tile: n pointers from p (in pieces of
+ * KR_BIN_PIECE pointers or more, filled tile after tile). */
+#define KR_BIN_PIECE 8192u
+typedef struct kr_bin {
+    const struct kr_prim *const *p;
+    uint32_t n;
+} kr_bin;
 
 /* A range of one draw's primitives for one instance. */
 typedef struct kr_seg {
@@ -84,10 +92,9 @@ typedef struct kr_job {
     uint32_t prims;
     kr_arena arena;
     /* Its primitives by tile, in the order it binned them: tile t's are
-     * bin_prims[bin_start[t] .. bin_start[t + 1]) (bin_start has
-     * tiles_x * tiles_y + 1 entries; NULL: the job binned nothing). */
-    const uint32_t *bin_start;
-    const kr_prim *const *bin_prims;
+     * bins[t].p[0 .. bins[t].n) ([tiles_x * tiles_y]; NULL: the job
+     * binned nothing). */
+    const struct kr_bin *bins;
     struct kr_binstaging *stage; /* while it bins (geom.c) */
     /* Pipeline statistics of the job (summed per scene for queries): */
     uint64_t vs_invocations;      /* vertices shaded */
