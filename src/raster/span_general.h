@@ -32,7 +32,14 @@ bool SPAN_NAME(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1
     static _Alignas(64) const float no_z[B];
     _Alignas(64) float z[B];
     _Alignas(64) float vary[KILN_MAX_VARYINGS * 4 * B];
-    _Alignas(64) float color[KILN_MAX_RENDER_TARGETS * 4 * B];
+    /* Two blocks' outputs: a block's write8 runs once the next block's
+     * shader has (its loads then find the outputs in the cache, not in
+     * stores still in flight, and its conversion overlaps that shader);
+     * the blocks are distinct pixels and a shader cannot read the target
+     * it draws into (a draw hazard), so the bytes are the same. */
+    _Alignas(64) float colors[2][KILN_MAX_RENDER_TARGETS * 4 * B];
+    int cur = 0, hx = 0, hy = 0; /* colors[cur ^ 1]: block (hx, hy)'s, pending if hmask */
+    uint32_t hmask = 0;
     const bool read_z = !(s->ps_flags & KILN_PS_NO_Z);
     const bool discard = (s->ps_flags & KILN_PS_MAY_DISCARD) != 0;
     const uint32_t ncomp = dx->nvary * 4, vmask = dx->vmask, nout = s->ps_outputs;
@@ -50,6 +57,7 @@ bool SPAN_NAME(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1
             if (read_z)
                 SPAN_DEPTH(p, bx, by, z);
             SPAN_INTERP(p, bx, by, ncomp, vmask, vary);
+            float *color = colors[cur];
             for (uint32_t r = 0; r < nout; r++)
                 SPAN_ZERO(color + r * 4 * B);
             kiln_ps_args a = {
@@ -67,13 +75,20 @@ bool SPAN_NAME(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1
                 .primitive_id = p->prim_id,
             };
             s->ps(&a);
-            if (discard) {
+            if (discard)
                 mask &= a.mask;
-                if (!mask)
-                    continue;
+            if (hmask)
+                dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], hx, hy,
+                           colors[cur ^ 1], hmask);
+            hmask = mask;
+            if (mask) {
+                hx = bx;
+                hy = by;
+                cur ^= 1;
             }
-            dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], bx, by, color,
-                       mask);
         }
+    if (hmask)
+        dx->write8(&s->blend[0], s->blend_factor, fb->rt[0], fb->rt_pitch[0], hx, hy,
+                   colors[cur ^ 1], hmask);
     return true;
 }
