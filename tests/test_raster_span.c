@@ -207,6 +207,73 @@ static bool block_stub(const kr_prim *p, const kr_fb *fb, int x, int y, uint32_t
     return false;
 }
 
+/* The write8 calls of a span whose shader discards whole blocks: each
+ * block with pixels left must be written once, in block order, with its
+ * own coordinates, mask and outputs (a block's write8 runs after the next
+ * block's shader, from the other of two output buffers). */
+static uint32_t discard_pattern; /* bit b: block b (row-major, 4 a row) discarded */
+static struct {
+    int x, y;
+    uint32_t mask;
+    float tag;
+} write_log[64];
+static uint32_t write_count;
+
+static void ps_block_discard(kiln_ps_args *a)
+{
+    const uint32_t b = (uint32_t)(a->x / 4 + 4 * (a->y / 4));
+    for (int i = 0; i < KILN_PS_BLOCK; i++)
+        for (int c = 0; c < 4; c++)
+            KILN_PS_COLOR(a, 0, c)[i] = (float)(1000 * a->x + a->y); /* the block's tag */
+    if (discard_pattern >> b & 1)
+        a->mask = 0;
+}
+
+static void write8_log(const kd_blend_rt *bl, const float k[4], uint8_t *base, uint32_t pitch,
+                       int x, int y, const float *col, uint32_t mask)
+{
+    (void)bl, (void)k, (void)base, (void)pitch;
+    if (write_count < 64) {
+        write_log[write_count].x = x;
+        write_log[write_count].y = y;
+        write_log[write_count].mask = mask;
+        /* every output float of the block must carry its tag */
+        float tag = col[0];
+        for (int i = 0; i < 4 * KILN_PS_BLOCK; i++)
+            if (col[i] != tag)
+                tag = -1.0f;
+        write_log[write_count].tag = tag;
+    }
+    write_count++;
+}
+
+static void span_discards(kr_simd level, kr_span_fn want)
+{
+    static const uint32_t patterns[] = {0x00, 0xff, 0x81, 0x7e, 0x55, 0xaa, 0x01, 0x80, 0x18};
+    for (size_t i = 0; i < sizeof patterns / sizeof patterns[0]; i++) {
+        unit_init(level);
+        U.s.ps = ps_block_discard;
+        U.s.ps_flags = KILN_PS_NO_Z | KILN_PS_MAY_DISCARD;
+        U.dx.write8 = write8_log;
+        discard_pattern = patterns[i];
+        write_count = 0;
+        const int x0 = 1; /* the first column of blocks partly inside */
+        CHECK(want(&U.p, &U.fb, x0, 0, UW, UH));
+        uint32_t n = 0, wrong = 0;
+        for (uint32_t b = 0; b < 8; b++) {
+            if (discard_pattern >> b & 1)
+                continue;
+            int bx = 4 * (int)(b % 4), by = 4 * (int)(b / 4);
+            wrong += n >= write_count || write_log[n].x != bx || write_log[n].y != by ||
+                     write_log[n].mask != kr_rect_mask(bx, by, x0, 0, UW, UH) ||
+                     write_log[n].tag != (float)(1000 * bx + by);
+            n++;
+        }
+        CHECK_EQ_INT(write_count, n);
+        CHECK_EQ_INT(wrong, 0);
+    }
+}
+
 #define SPAN_CASE(what, change, expect)                                                            \
     do {                                                                                           \
         unit_init(level);                                                                          \
@@ -273,6 +340,8 @@ static void test_unit(void)
         for (int i = 0; i < UW * UH; i++)
             written += U.rt[4 * i] != 0;
         CHECK_EQ_INT(written, (UW - 1) * UH); /* column 0 outside the rect */
+
+        span_discards(level, want);
 
         /* every varying (32 components: the interpolation's mask of all
          * ones), some read */

@@ -2,10 +2,12 @@
  * The general pixel path over a rect inside a triangle (a kr_span_fn, see
  * kr_general_span_select in tile.c): what shade_block does block by block
  * for a draw without a depth or stencil test whose output is one write8
- * call, in one loop per rect. Per block the same steps as there, in the
- * same order, with the same functions: the pixels' depth (only for a
- * shader that reads it), the varyings, the outputs zeroed, the pixel
- * shader, its discards, write8. What the loop saves is shade_block's
+ * call, in one loop per rect. Per block the same steps as there, with the
+ * same functions: the pixels' depth (only for a shader that reads it), the
+ * varyings, the outputs zeroed, the pixel shader, its discards, write8,
+ * which runs after the next block's shader (two output buffers: the
+ * blocks are distinct pixels and no shader can read its target, so the
+ * bytes are the same). What the loop saves is shade_block's
  * per-block dispatch (its checks of the draw's state and the calls between
  * shade_block, shade_unblocked and shade_rest), and the zeros of the
  * varying components the shader does not read, written once per rect.
