@@ -376,9 +376,10 @@ static void tile_task(void *arg, uint32_t t)
     for (uint32_t j = e->first; j < end; j++) {
         const kr_job *job = &e->jobs[j];
         /* Each job's bin of this tile is a range in its own memory: a miss
-         * for the tile's offset, then one for the range. Both are fetched
-         * ahead (the offset PREFETCH_JOBS jobs ahead, the range half as
-         * far), so the walk below finds them in cache. */
+         * for the tile's record (pointer and count), then one for the
+         * range. Both are fetched ahead (the record PREFETCH_JOBS jobs
+         * ahead, the range half as far), so the walk below finds them in
+         * cache. */
         if (j + PREFETCH_JOBS < end && e->jobs[j + PREFETCH_JOBS].bins)
             prefetch_line(&e->jobs[j + PREFETCH_JOBS].bins[t]);
         if (j + PREFETCH_JOBS / 2 < end && e->jobs[j + PREFETCH_JOBS / 2].bins)

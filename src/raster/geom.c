@@ -584,12 +584,13 @@ static void bin(setup_ctx *sc, const kr_prim *p)
     const kr_geom_ctx *g = sc->g;
     int tx0 = p->minx / KR_TILE, ty0 = p->miny / KR_TILE;
     int tx1 = (p->maxx - 1) / KR_TILE, ty1 = (p->maxy - 1) / KR_TILE;
-    if (tx0 == tx1 && ty0 == ty1) { /* most small primitives */
+    /* A box inside one tile (most small primitives) skips the edge test:
+     * a tile it would reject has no pixel of the primitive, which the
+     * rasterizer finds anyway. */
+    if (tx0 == tx1 && ty0 == ty1) {
         stage_put(job, (uint32_t)ty0 * g->tiles_x + (uint32_t)tx0, p);
         return;
     }
-    /* A box inside one tile skips the edge test: a tile it would reject
-     * has no pixel of the primitive, which the rasterizer finds anyway. */
     bool test = p->kind == KR_TRI;
     const int64_t S = KR_SUBPIXEL;
     for (int ty = ty0; ty <= ty1; ty++) {

@@ -134,8 +134,9 @@ void kr_gs_invoke(const kr_drawx *dx, const float *const *v, uint32_t nv, uint32
 void kr_geom_run(const kr_geom_ctx *g, kr_job *job);
 
 /* Tests: whether the three-lane screen mapping of an unclipped triangle
- * (x86-64) gives the same bits as the one-vertex mapping for v[0..2]
- * (positions x y z w) in viewport vp; true elsewhere. */
+ * (x86-64) gives the one-vertex mapping's fields for v[0..2] (positions
+ * x y z w) in viewport vp: the same bits, a NaN only NaN on both sides
+ * and in a vertex marked bad; true elsewhere. */
 bool kr_screen3_same(const kiln_viewport *vp, const float *const v[3]);
 
 #endif
