@@ -1319,7 +1319,8 @@ static void bins_finish(const kr_geom_ctx *g, kr_job *job, const kr_binstaging *
             bt->p++;
         }
     for (size_t t = 0; t < nbins; t++)
-        bins[t].p -= bins[t].n; /* back to each range's start */
+        if (bins[t].n) /* (an empty tile's NULL is left alone: NULL - 0 is undefined) */
+            bins[t].p -= bins[t].n; /* back to each range's start */
     job->bins = bins;
 }
 
