@@ -1294,9 +1294,8 @@ static void bins_finish(const kr_geom_ctx *g, kr_job *job, const kr_binstaging *
     for (const kr_binstage *b = st->head; b; b = b->next)
         for (uint32_t k = 0; k < b->n; k++)
             bins[b->tile[k]].n++;
-    /* Each tile's range, its start the cursor the placing advances. A
-     * tile holds at most a job's primitives (about 1,024), far less than
-     * a piece. */
+    /* Each tile's range. A tile holds at most a job's primitives (about
+     * 1,024), far less than a piece. */
     const kr_prim **piece = NULL;
     size_t left = 0;
     for (size_t t = 0; t < nbins; t++) {
@@ -1309,18 +1308,15 @@ static void bins_finish(const kr_geom_ctx *g, kr_job *job, const kr_binstaging *
                 return;
         }
         bins[t].p = piece;
+        bins[t].n = 0; /* counted again as the placing fills the range */
         piece += n;
         left -= n;
     }
     for (const kr_binstage *b = st->head; b; b = b->next)
         for (uint32_t k = 0; k < b->n; k++) {
             kr_bin *bt = &bins[b->tile[k]];
-            *(const kr_prim **)bt->p = b->p[k];
-            bt->p++;
+            ((const kr_prim **)bt->p)[bt->n++] = b->p[k];
         }
-    for (size_t t = 0; t < nbins; t++)
-        if (bins[t].n) /* (an empty tile's NULL is left alone: NULL - 0 is undefined) */
-            bins[t].p -= bins[t].n; /* back to each range's start */
     job->bins = bins;
 }
 
