@@ -378,11 +378,16 @@ bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v
     return L->clamp2 && L->direct ? rows8(L, u, v, 1, o0, o1, o2, o3) : rows8(L, u, v, 0, o0, o1, o2, o3);
 }
 
+/* kiln_ps_sample's prepared call, the kernel's body in place (no second
+ * call per block). */
 void kr_sample_rows_rgba_avx2(const kr_fused_level *L, const float *u, const float *v, float *rgba,
                               int swap)
 {
-    kr_sample_rows_avx2(L, u, v, rgba + (swap ? 2 : 0) * KILN_PS_BLOCK, rgba + KILN_PS_BLOCK,
-                        rgba + (swap ? 0 : 2) * KILN_PS_BLOCK, rgba + 3 * KILN_PS_BLOCK);
+    float *o0 = rgba + (swap ? 2 : 0) * KILN_PS_BLOCK, *o2 = rgba + (swap ? 0 : 2) * KILN_PS_BLOCK;
+    if (L->clamp2 && L->direct)
+        rows8(L, u, v, 1, o0, rgba + KILN_PS_BLOCK, o2, rgba + 3 * KILN_PS_BLOCK);
+    else
+        rows8(L, u, v, 0, o0, rgba + KILN_PS_BLOCK, o2, rgba + 3 * KILN_PS_BLOCK);
 }
 
 /* Level A's constants in lane 0, B's in lane 1. */
