@@ -5,7 +5,8 @@
  * Sampling follows D3D10:
  * - LOD per 2x2 quad from coarse derivatives (top-left pixel to its right
  *   and lower neighbours), scaled by the size of the view's first mip:
- *   lod = log2(max(|d/dx|, |d/dy|)) + bias, clamped to [min_lod, max_lod].
+ *   lod = log2(max(|d/dx|, |d/dy|)) + bias, clamped to [min_lod, max_lod]
+ *   (log2: kiln's own kr_log2f, log2.h, not libm's).
  *   lod <= 0 magnifies (mag_filter), otherwise minifies (min_filter). The
  *   level is then clamped to the view's mips; mip_filter POINT rounds to
  *   the nearest level, LINEAR blends the two around it.
@@ -31,11 +32,12 @@
  * Sums run in a fixed order, so results depend only on the inputs, never
  * on threads or the kernel taken.
  */
-#include "raster.h"
+#include "../resources/texel.h"
 #include "effects.h"
 #include "fused.h"
+#include "log2.h"
 #include "prim.h"
-#include "../resources/texel.h"
+#include "raster.h"
 
 #include <math.h>
 #include <string.h>
@@ -304,7 +306,7 @@ static void plan_quad(const kd_sampler *s, uint32_t nl, float rho2, int lo_ok, i
         return;
     }
     /* log2(sqrt(rho2)); rho2 == 0 gives -inf, which the clamp catches. */
-    plan_lod(s, nl, 0.5f * log2f(rho2) + s->mip_lod_bias, qp);
+    plan_lod(s, nl, 0.5f * kr_log2f(rho2) + s->mip_lod_bias, qp);
 }
 
 static int same_plan(const kr_lod_plan *a, const kr_lod_plan *b)
@@ -1347,7 +1349,7 @@ static int aniso_pixel(const kd_sampler *s, float fw, float fh, float ux, float 
     an->n[i] = n;
     an->au[i] = x_major ? ux : uy;
     an->av[i] = x_major ? vx : vy;
-    an->lod_adj[i] = n > 1 ? -log2f((float)n) : 0.0f;
+    an->lod_adj[i] = n > 1 ? -kr_log2f((float)n) : 0.0f;
     return n > 1;
 }
 
@@ -1408,7 +1410,7 @@ static int sample_quads_aniso(const kr_texture *t, const kd_sampler *s, const fl
             any |= aniso_pixel(s, fw, fh, u[i0 + 1] - u[i0], v[i0 + 1] - v[i0], u[i0 + 4] - u[i0],
                                v[i0 + 4] - v[i0], &an, i);
             /* Sample's LOD (the same operations), plus -log2(N) */
-            lod[i] = 0.5f * log2f(rho2[q]) + s->mip_lod_bias + an.lod_adj[i];
+            lod[i] = 0.5f * kr_log2f(rho2[q]) + s->mip_lod_bias + an.lod_adj[i];
         }
     }
     if (!any)
@@ -1429,29 +1431,27 @@ static inline __m128 select4(__m128 m, __m128 a, __m128 b)
  * floats), for a sampler that filters LINEAR for min and mag, so every
  * plan's filter is LINEAR. A quad that plan_quad's shortcut sends to level
  * 0 takes lod 0, which plan_lod turns into the same plan (lo_ok: min_lod
- * <= 0). Only log2f stays scalar (libm's bits), and only for the quads
- * that need it. Returns the level when all four quads read that one
+ * <= 0). Returns the level when all four quads read that one
  * level in one pass, else -1 with fq filled. */
 static int plan_prepared(const kd_sampler *s, uint32_t nl, const kr_fused_level *chain, const float *u,
                          const float *v, kr_fused_quad fq[4])
 {
-    float rho2[4], lod[4];
+    float rho2[4];
     quad_rho2(u, v, chain[0].fw, chain[0].fh, rho2);
     __m128 r2 = _mm_loadu_ps(rho2);
-    int shortcut = 0;
+    __m128 cut = _mm_setzero_ps();
     if (s->mip_lod_bias <= 0.0f && s->min_lod <= 0.0f) { /* plan_quad's lo_ok */
-        __m128 c = _mm_cmple_ps(r2, _mm_set1_ps(1.0f));
+        cut = _mm_cmple_ps(r2, _mm_set1_ps(1.0f));
         if (s->mip_filter == KILN_FILTER_POINT) /* pt_ok (min == mag here) */
-            c = _mm_or_ps(c, _mm_cmple_ps(r2, _mm_set1_ps(1.9f)));
-        shortcut = _mm_movemask_ps(c);
+            cut = _mm_or_ps(cut, _mm_cmple_ps(r2, _mm_set1_ps(1.9f)));
     }
-    if (shortcut == 15)
+    if (_mm_movemask_ps(cut) == 15)
         return 0;
-    for (int q = 0; q < 4; q++)
-        lod[q] = shortcut >> q & 1 ? 0.0f : 0.5f * log2f(rho2[q]) + s->mip_lod_bias;
-    /* built in registers: a 16-byte load over the four 4-byte stores would
-     * wait for them to reach the cache (no store forwards to it) */
-    __m128 l = _mm_setr_ps(lod[0], lod[1], lod[2], lod[3]);
+    /* plan_quad's 0.5 * log2(rho2) + bias for the four quads at once
+     * (kr_log2f4: kr_log2f's bits), 0 where the shortcut applies */
+    __m128 l =
+        _mm_add_ps(_mm_mul_ps(_mm_set1_ps(0.5f), kr_log2f4(r2)), _mm_set1_ps(s->mip_lod_bias));
+    l = _mm_andnot_ps(cut, l);
     const __m128 mn = _mm_set1_ps(s->min_lod), mx = _mm_set1_ps(s->max_lod),
                  top = _mm_set1_ps((float)(nl - 1));
     l = select4(_mm_cmpge_ps(l, mn), l, mn); /* !(lod >= min_lod): min_lod, also NaN */
@@ -1709,7 +1709,7 @@ KILN_API void kiln_ps_sample_bias(const kiln_ps_args *a, uint32_t srv_slot, uint
     aniso an;
     int any = 0;
     for (int q = 0; q < 4; q++) {
-        float base = 0.5f * log2f(rho2[q]) + s->mip_lod_bias;
+        float base = 0.5f * kr_log2f(rho2[q]) + s->mip_lod_bias;
         int i0 = quad_px[q][0];
         for (int j = 0; j < 4; j++) {
             int i = quad_px[q][j];
@@ -1757,7 +1757,7 @@ KILN_API void kiln_ps_sample_grad(const kiln_ps_args *a, uint32_t srv_slot, uint
         float ux = dudx[i] * fw, vx = dvdx[i] * fh, uy = dudy[i] * fw, vy = dvdy[i] * fh;
         float lx = ux * ux + vx * vx, ly = uy * uy + vy * vy;
         float rho2 = lx > ly ? lx : ly;
-        l[i] = 0.5f * log2f(rho2) + s->mip_lod_bias;
+        l[i] = 0.5f * kr_log2f(rho2) + s->mip_lod_bias;
         if (s->max_aniso > 1) {
             any |= aniso_pixel(s, fw, fh, dudx[i], dvdx[i], dudy[i], dvdy[i], &an, i);
             l[i] += an.lod_adj[i];

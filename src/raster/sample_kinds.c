@@ -17,6 +17,7 @@
  * comes first.
  */
 #include "../resources/texel.h"
+#include "log2.h"
 #include "raster.h"
 
 #include <math.h>
@@ -236,7 +237,7 @@ static float quad_lod(const kview *k, const kcall *c, int i0)
             dy[a] = coord(c, a, i0 + 4) - coord(c, a, i0);
         }
     }
-    return 0.5f * log2f(rho2_of(k, dx, dy));
+    return 0.5f * kr_log2f(rho2_of(k, dx, dy));
 }
 
 /* SampleGrad's LOD at pixel i (a cube's direction derivatives carried
@@ -266,7 +267,7 @@ static float grad_lod(const kview *k, const kcall *c, int i)
             g[j][2] = 0.0f;
         }
     }
-    return 0.5f * log2f(rho2_of(k, dx, dy));
+    return 0.5f * kr_log2f(rho2_of(k, dx, dy));
 }
 
 /* ---- LOD plan (sample.c's plan_lod, per pixel) ---- */
