@@ -1,16 +1,17 @@
 /*
  * test_log2: the sampler's logarithm (src/raster/log2.h), kiln's own so that
  * a LOD, and so an image, does not depend on the C library.
- * - the four-lane form gives the scalar form's bits in every lane (and
- *   the same double before the rounding to float), for
+ * - the four-lane form (which kr_log2f takes with SSE2) gives the portable
+ *   C form's bits in every lane (and the same double before the rounding
+ *   to float), so targets without SSE2 draw the same images, for
  *   values from every binade (normal and subnormal), around 1 and sqrt(2)
  *   (where the reduction switches), and every special value;
  * - the special values: log2(+-0) = -inf, log2(+inf) = +inf, a negative
  *   value or a NaN gives the quiet NaN 0x7fc00000; log2(2^k) = k exactly;
- * - accuracy: the value is the double logarithm rounded to float, but for
- *   at most a few inputs within 2^-44 of a rounding boundary (one in the
- *   whole float range, 0x3fb4dbe5, checked here), and never more than one
- *   float ulp from it.
+ * - accuracy: the value is the double logarithm (this platform's log2)
+ *   rounded to float, but for a few inputs within 2^-44 of a rounding
+ *   boundary (with glibc one in the whole float range, 0x3fb4dbe5, which
+ *   the dense ranges hold), and never more than one float ulp from it.
  * `test_log2 --all` runs the first and last checks over all 2^32 bit
  * patterns (about a minute; not part of ctest).
  */
@@ -42,8 +43,10 @@ typedef struct tally {
 
 static void check_one(tally *t, uint32_t b, float lane, double lane_d)
 {
-    float x = float_of(b), s = kr_log2f(x);
+    float x = float_of(b), s = kr_log2f_c(x), k = kr_log2f(x);
     t->n++;
+    if (bits_of(k) != bits_of(lane) && t->lanes_differ++ < 5) /* what the sampler calls */
+        fprintf(stderr, "    kr_log2f differs from its lane at %08x\n", b);
     if (bits_of(s) != bits_of(lane)) {
         if (t->lanes_differ++ < 5)
             fprintf(stderr, "    lanes differ at %08x: scalar %08x, lane %08x\n", b, bits_of(s),
@@ -52,7 +55,7 @@ static void check_one(tally *t, uint32_t b, float lane, double lane_d)
     if (!(x > 0.0f) || isinf(x))
         return;
     /* before the rounding to float too: the same double */
-    double d = kr_log2d(x);
+    double d = kr_log2d_c(x);
     if (memcmp(&d, &lane_d, sizeof d) && t->doubles_differ++ < 5)
         fprintf(stderr, "    doubles differ at %08x: scalar %a, lane %a\n", b, d, lane_d);
     float want = (float)log2((double)x);
@@ -83,7 +86,7 @@ static void check4(tally *t, const uint32_t b[4])
 #else
     for (int i = 0; i < 4; i++) {
         r[i] = kr_log2f(x[i]);
-        d[i] = kr_log2d(x[i]);
+        d[i] = kr_log2d_c(x[i]);
     }
 #endif
     for (int i = 0; i < 4; i++)
@@ -121,8 +124,8 @@ int main(int argc, char **argv)
         return th_exit();
     }
 
-    /* every binade, positive and negative, 1,024 mantissas each (a prime
-     * stride, so the low bits vary), subnormals included */
+    /* every binade, positive and negative, about 2,046 mantissas each (a
+     * prime stride, so the low bits vary), subnormals included */
     check_range(&t, 0, 0xffffffffull, 4099);
     /* densely around 1 (both sides), sqrt(2) and sqrt(2) / 2, and the
      * smallest subnormals */
@@ -141,7 +144,10 @@ int main(int argc, char **argv)
     CHECK(t.lanes_differ == 0);
     CHECK(t.doubles_differ == 0);
     CHECK(t.off_more == 0);
-    CHECK(t.off_round == 1); /* 0x3fb4dbe5, in the range around sqrt(2) */
+    /* 0x3fb4dbe5, in the range around sqrt(2), is the one value in the
+     * whole range (--all) one ulp off; the reference is this platform's
+     * double log2, so a few more are allowed, never a steady drift */
+    CHECK(t.off_round <= 4);
 
     /* special values, in every lane position */
     const float inf = INFINITY;
@@ -151,6 +157,7 @@ int main(int argc, char **argv)
                              qnan,          qnan,          qnan,         qnan};
     for (unsigned i = 0; i < sizeof specials / sizeof specials[0]; i++) {
         CHECK_EQ_INT(bits_of(kr_log2f(specials[i])), want[i]);
+        CHECK_EQ_INT(bits_of(kr_log2f_c(specials[i])), want[i]);
 #if defined(__SSE2__)
         for (int lane = 0; lane < 4; lane++) {
             float x[4] = {1.0f, 2.0f, 3.0f, 4.0f}, r[4];
@@ -159,12 +166,12 @@ int main(int argc, char **argv)
             CHECK_EQ_INT(bits_of(r[lane]), want[i]);
             for (int j = 0; j < 4; j++)
                 if (j != lane)
-                    CHECK_EQ_INT(bits_of(r[j]), bits_of(kr_log2f(x[j])));
+                    CHECK_EQ_INT(bits_of(r[j]), bits_of(kr_log2f_c(x[j])));
         }
 #endif
     }
     /* powers of two, from the least subnormal to the largest: exact */
     for (int k = -149; k <= 127; k++)
-        CHECK(kr_log2f(ldexpf(1.0f, k)) == (float)k);
+        CHECK(kr_log2f(ldexpf(1.0f, k)) == (float)k && kr_log2f_c(ldexpf(1.0f, k)) == (float)k);
     return th_exit();
 }

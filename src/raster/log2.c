@@ -6,33 +6,42 @@
  *   log2(m) = 2 / ln 2 * (s + s^3 / 3 + s^5 / 5 + ...),
  * and |s| <= 3 - 2 sqrt(2) = 0.1716, so s^2 <= 0.02944: the eight terms
  * below (a polynomial in s^2 by Estrin's scheme: a short dependency
- * chain) leave out less than 0.02944^8 / 17 = 3.3e-14 of log2(m). e +
+ * chain) leave out about 0.02944^8 / 17 = 3.4e-14 of log2(m). e +
  * log2(m) adds no cancellation (|log2(m)| <= 1/2, so a nonzero e
  * dominates), and the double result is rounded to float once.
  *
- * Compiled without floating-point contraction (effects.cmake): each
- * multiply and add rounds on its own in both forms, in the same order.
+ * Where SSE2 is there, kr_log2f is a lane of kr_log2f4 (one code, so the
+ * same bits whatever the compiler makes of scalar code); kr_log2f_c is the
+ * same operations in portable C, what other targets take, and test_log2
+ * holds it to the lanes' bits, so images agree across targets.
+ * Compiled without floating-point contraction and without fast-math
+ * (effects.cmake): each multiply and add rounds on its own in both forms,
+ * in the same order, and the special values are tested as written.
  */
 #include "log2.h"
 
 #include <stdint.h>
 #include <string.h>
 
-/* 2 / ((2k + 1) ln 2), k = 0..7 */
+#if defined(__FAST_MATH__)
+#error "log2.c must be compiled without -ffast-math (effects.cmake adds -fno-fast-math)"
+#endif
+
+/* 2 / ((2k + 1) ln 2), k = 0..7, each the double nearest it */
 #define K0 2.8853900817779268
-#define K1 0.96179669392597567
-#define K2 0.57707801635558531
-#define K3 0.41219858311113244
+#define K1 0.9617966939259756
+#define K2 0.5770780163555853
+#define K3 0.4121985831111324
 #define K4 0.3205988979753252
-#define K5 0.26230818925253879
-#define K6 0.2219530832136867
+#define K5 0.2623081892525388
+#define K6 0.22195308321368667
 #define K7 0.19235933878519512
 #define SQRT2 1.4142135623730951
 #define MANTISSA 0x000fffffffffffffull
 #define ONE_BITS 0x3ff0000000000000ull /* 1.0: a mantissa's exponent field */
 #define QNAN_BITS 0x7fc00000u
 
-double kr_log2d(float x)
+double kr_log2d_c(float x)
 {
     double d = x, m;
     uint64_t bits;
@@ -52,7 +61,7 @@ double kr_log2d(float x)
     return (double)e + s * p;
 }
 
-float kr_log2f(float x)
+float kr_log2f_c(float x)
 {
     if (!(x > 0.0f)) { /* zero, negative or NaN */
         if (x == 0.0f)
@@ -64,7 +73,7 @@ float kr_log2f(float x)
     }
     if (x == __builtin_inff())
         return x;
-    return (float)kr_log2d(x);
+    return (float)kr_log2d_c(x);
 }
 
 #if defined(__SSE2__)
@@ -118,4 +127,8 @@ __m128 kr_log2f4(__m128 x)
     r = _mm_or_ps(_mm_andnot_ps(bad, r), _mm_and_ps(bad, qnan));
     return r;
 }
+
+float kr_log2f(float x) { return _mm_cvtss_f32(kr_log2f4(_mm_set1_ps(x))); }
+#else
+float kr_log2f(float x) { return kr_log2f_c(x); }
 #endif

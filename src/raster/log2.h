@@ -18,17 +18,21 @@
  * 2^-44 of it (so correctly rounded but for values within that of a
  * rounding boundary). log2(+0) = log2(-0) = -inf, log2(+inf) = +inf, a
  * negative x or a NaN gives the default quiet NaN (0x7fc00000); subnormal
- * x are exact inputs like any other. */
+ * x are exact inputs like any other (unless the thread's MXCSR treats
+ * them as zero: -inf then). */
 float kr_log2f(float x);
 
 #if defined(__SSE2__)
-/* kr_log2f of each of four lanes: the same bits. */
+/* kr_log2f of each of four lanes (kr_log2f is one of them). */
 __m128 kr_log2f4(__m128 x);
 #endif
 
-/* For test_log2: the double that kr_log2f rounds, for a positive finite
- * x, and the four that kr_log2f4 rounds (the same bits, lane by lane). */
-double kr_log2d(float x);
+/* The same operations in portable C (what kr_log2f is on targets without
+ * SSE2), and the double it rounds for a positive finite x; with SSE2, the
+ * four doubles that kr_log2f4 rounds. For test_log2, which holds the
+ * portable form to the lanes' bits. */
+float kr_log2f_c(float x);
+double kr_log2d_c(float x);
 #if defined(__SSE2__)
 void kr_log2d4(__m128 x, double out[4]);
 #endif

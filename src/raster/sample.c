@@ -32,12 +32,13 @@
  * Sums run in a fixed order, so results depend only on the inputs, never
  * on threads or the kernel taken.
  */
+#include "raster.h"
+
 #include "../resources/texel.h"
 #include "effects.h"
 #include "fused.h"
 #include "log2.h"
 #include "prim.h"
-#include "raster.h"
 
 #include <math.h>
 #include <string.h>
