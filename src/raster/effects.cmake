@@ -22,7 +22,7 @@ set_source_files_properties(
   ${KILN_EFFECTS_DIR}/geom.c
   PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 set_source_files_properties(${KILN_EFFECTS_DIR}/log2.c
-  PROPERTIES COMPILE_OPTIONS "-ffp-contract=off;-fno-fast-math")
+  PROPERTIES COMPILE_OPTIONS "-fno-fast-math;-ffp-contract=off")
 
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86|x86)$")
   set_source_files_properties(${KILN_EFFECTS_DIR}/effects_avx2.c
