@@ -13,7 +13,7 @@
  *   boundary (with glibc one in the whole float range, 0x3fb4dbe5, which
  *   the dense ranges hold), and never more than one float ulp from it.
  * `test_log2 --all` runs the first and last checks over all 2^32 bit
- * patterns (about a minute; not part of ctest).
+ * patterns (about three minutes; not part of ctest).
  */
 #include "harness.h"
 #include "raster/log2.h"
