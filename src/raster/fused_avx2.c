@@ -372,10 +372,19 @@ FUSED_INLINE bool rows8(const kr_fused_level *L, const float *u, const float *v,
     return true;
 }
 
+/* rows8 on level L, clamp2 a constant in each copy (both entry points
+ * below expand it). */
+FUSED_INLINE bool rows8_level(const kr_fused_level *L, const float *u, const float *v, float *o0,
+                              float *o1, float *o2, float *o3)
+{
+    return L->clamp2 && L->direct ? rows8(L, u, v, 1, o0, o1, o2, o3)
+                                  : rows8(L, u, v, 0, o0, o1, o2, o3);
+}
+
 bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v, float *o0,
                          float *o1, float *o2, float *o3)
 {
-    return L->clamp2 && L->direct ? rows8(L, u, v, 1, o0, o1, o2, o3) : rows8(L, u, v, 0, o0, o1, o2, o3);
+    return rows8_level(L, u, v, o0, o1, o2, o3);
 }
 
 /* kiln_ps_sample's prepared call, the kernel's body in place (no second
@@ -383,11 +392,8 @@ bool kr_sample_rows_avx2(const kr_fused_level *L, const float *u, const float *v
 void kr_sample_rows_rgba_avx2(const kr_fused_level *L, const float *u, const float *v, float *rgba,
                               int swap)
 {
-    float *o0 = rgba + (swap ? 2 : 0) * KILN_PS_BLOCK, *o2 = rgba + (swap ? 0 : 2) * KILN_PS_BLOCK;
-    if (L->clamp2 && L->direct)
-        rows8(L, u, v, 1, o0, rgba + KILN_PS_BLOCK, o2, rgba + 3 * KILN_PS_BLOCK);
-    else
-        rows8(L, u, v, 0, o0, rgba + KILN_PS_BLOCK, o2, rgba + 3 * KILN_PS_BLOCK);
+    rows8_level(L, u, v, rgba + (swap ? 2 : 0) * KILN_PS_BLOCK, rgba + KILN_PS_BLOCK,
+                rgba + (swap ? 0 : 2) * KILN_PS_BLOCK, rgba + 3 * KILN_PS_BLOCK);
 }
 
 /* Level A's constants in lane 0, B's in lane 1. */

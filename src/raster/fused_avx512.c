@@ -345,14 +345,21 @@ WIDE_INLINE void rows16(const kr_fused_level *L, const float *u, const float *v,
     store16(o3, quot16(_mm512_shuffle_ps(so01, so23, _MM_SHUFFLE(3, 1, 3, 1)), d, rd));
 }
 
-bool kr_sample_rows_avx512(const kr_fused_level *L, const float *u, const float *v, float *o0,
-                           float *o1, float *o2, float *o3)
+/* rows16 on level L, clamp2 a constant in each copy: no masks, no seam
+ * test (both entry points below expand it). */
+WIDE_INLINE void rows16_level(const kr_fused_level *L, const float *u, const float *v, float *o0,
+                              float *o1, float *o2, float *o3)
 {
-    /* clamp2 a constant in each copy: no masks, no seam test */
     if (L->clamp2 && L->direct)
         rows16(L, u, v, 1, o0, o1, o2, o3);
     else
         rows16(L, u, v, 0, o0, o1, o2, o3);
+}
+
+bool kr_sample_rows_avx512(const kr_fused_level *L, const float *u, const float *v, float *o0,
+                           float *o1, float *o2, float *o3)
+{
+    rows16_level(L, u, v, o0, o1, o2, o3);
     return true;
 }
 
@@ -361,11 +368,8 @@ bool kr_sample_rows_avx512(const kr_fused_level *L, const float *u, const float 
 void kr_sample_rows_rgba_avx512(const kr_fused_level *L, const float *u, const float *v,
                                 float *rgba, int swap)
 {
-    float *o0 = rgba + (swap ? 2 : 0) * KILN_PS_BLOCK, *o2 = rgba + (swap ? 0 : 2) * KILN_PS_BLOCK;
-    if (L->clamp2 && L->direct)
-        rows16(L, u, v, 1, o0, rgba + KILN_PS_BLOCK, o2, rgba + 3 * KILN_PS_BLOCK);
-    else
-        rows16(L, u, v, 0, o0, rgba + KILN_PS_BLOCK, o2, rgba + 3 * KILN_PS_BLOCK);
+    rows16_level(L, u, v, rgba + (swap ? 2 : 0) * KILN_PS_BLOCK, rgba + KILN_PS_BLOCK,
+                 rgba + (swap ? 0 : 2) * KILN_PS_BLOCK, rgba + 3 * KILN_PS_BLOCK);
 }
 
 /* ---- kiln_ps_sample's quads (trilinear, or a LOD per quad) ---- */
