@@ -314,6 +314,55 @@ static inline void fetch_element(const kr_drawx *dx, const kd_element *e, uint32
     }
 }
 
+/* fetch_element for one element of vertices vid[0..cnt) (a VS batch),
+ * into out + v * out_stride. When every vertex of the batch is inside
+ * the buffer (most batches), the range check is made once and the
+ * format's case chosen once: the loops below are fetch_element's cases
+ * without its per-vertex checks (the same floats). */
+static void fetch_batch(const kr_drawx *dx, const kd_element *el, uint32_t bpp, const uint32_t *vid,
+                        uint32_t cnt, float *out, uint32_t out_stride)
+{
+    const uint8_t *vb = dx->vb[el->slot];
+    const uint64_t stride = dx->s->vb_stride[el->slot];
+    uint32_t hi = 0;
+    for (uint32_t v = 0; v < cnt; v++)
+        hi = vid[v] > hi ? vid[v] : hi;
+    bool fast = vb && hi * stride + el->offset + bpp <= dx->vb_size[el->slot];
+    if (fast) {
+        vb += el->offset;
+        switch (el->format) {
+        case KILN_FORMAT_R32G32B32_FLOAT:
+            for (uint32_t v = 0; v < cnt; v++, out += out_stride) {
+                memcpy(out, vb + vid[v] * stride, 12);
+                out[3] = 1.0f;
+            }
+            return;
+        case KILN_FORMAT_R32G32B32A32_FLOAT:
+            for (uint32_t v = 0; v < cnt; v++, out += out_stride)
+                memcpy(out, vb + vid[v] * stride, 16);
+            return;
+        case KILN_FORMAT_R32G32_FLOAT:
+            for (uint32_t v = 0; v < cnt; v++, out += out_stride) {
+                memcpy(out, vb + vid[v] * stride, 8);
+                out[2] = 0.0f;
+                out[3] = 1.0f;
+            }
+            return;
+        case KILN_FORMAT_R8G8B8A8_UNORM:
+            for (uint32_t v = 0; v < cnt; v++, out += out_stride) {
+                const uint8_t *p = vb + vid[v] * stride;
+                for (int c = 0; c < 4; c++)
+                    out[c] = kr_unorm8_float[p[c]];
+            }
+            return;
+        default:
+            break; /* the other formats: element by element */
+        }
+    }
+    for (uint32_t v = 0; v < cnt; v++, out += out_stride)
+        fetch_element(dx, el, bpp, vid[v], out);
+}
+
 bool kr_is_cut(const kr_drawx *dx, const kd_draw *d, uint32_t pos)
 {
     const kd_state *s = dx->s;
@@ -371,15 +420,16 @@ static float *shade_vertices(const kr_drawx *dx, const kd_draw *d, uint32_t inst
     for (uint32_t b = 0; b < nuniq; b += KILN_VS_BATCH) {
         uint32_t cnt = nuniq - b < KILN_VS_BATCH ? nuniq - b : KILN_VS_BATCH;
         /* Element by element: the format's case is the same for the whole
-         * batch (the loop over vertices is unswitched on it). */
+         * batch (fetch_batch chooses it once). */
         for (uint32_t e = 0; e < s->nelems; e++) {
             const kd_element *el = &s->elems[e];
-            for (uint32_t v = 0; v < cnt; v++) {
-                uint32_t idx = el->per_instance
-                                   ? d->start_instance + instance / (el->step ? el->step : 1)
-                                   : vid[b + v];
-                fetch_element(dx, el, bpp[e], idx, in + v * in_stride + 4 * e);
+            if (!el->per_instance) {
+                fetch_batch(dx, el, bpp[e], vid + b, cnt, in + 4 * e, in_stride);
+                continue;
             }
+            uint32_t idx = d->start_instance + instance / (el->step ? el->step : 1);
+            for (uint32_t v = 0; v < cnt; v++)
+                fetch_element(dx, el, bpp[e], idx, in + v * in_stride + 4 * e);
         }
         kiln_vs_args a = {
             .count = cnt, .instance_id = instance, .vertex_id = vid + b, /* SV_InstanceID starts at 0 */
