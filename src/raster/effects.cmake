@@ -31,6 +31,7 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86|x86)$")
     PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
   set_source_files_properties(${KILN_EFFECTS_DIR}/fused_avx512.c
     ${KILN_EFFECTS_DIR}/pixel_avx512.c
+    ${KILN_EFFECTS_DIR}/setup_avx512.c
     PROPERTIES COMPILE_OPTIONS "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx2;-mfma;-ffp-contract=off")
 else()
   set_source_files_properties(${KILN_EFFECTS_DIR}/effects_avx2.c
@@ -38,5 +39,6 @@ else()
     ${KILN_EFFECTS_DIR}/pixel_avx2.c
     ${KILN_EFFECTS_DIR}/fused_avx512.c
     ${KILN_EFFECTS_DIR}/pixel_avx512.c
+    ${KILN_EFFECTS_DIR}/setup_avx512.c
     PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 endif()

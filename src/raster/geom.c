@@ -1,6 +1,7 @@
 /* Vertex fetch and shading (with reuse for indexed draws), primitive
  * assembly, clipping, snapping to 16.8 fixed point, setup and binning. */
 #include "geom.h"
+#include "setup8.h"
 
 #include <math.h>
 #include <string.h>
@@ -12,6 +13,9 @@
 #endif
 
 /* ---- arena ---- */
+
+/* Bytes a chunk has past its size: room to start its records on a line. */
+#define CHUNK_SLACK 64
 
 static int size_class(size_t cs)
 {
@@ -35,7 +39,7 @@ static kr_chunk *chunk_get(kr_arena *a, size_t cs)
         if (c)
             return c;
     }
-    kr_chunk *c = kb_alloc(a->env, sizeof(kr_chunk) + cs + 16);
+    kr_chunk *c = kb_alloc(a->env, sizeof(kr_chunk) + cs + CHUNK_SLACK);
     if (c)
         c->size = cs;
     return c;
@@ -56,7 +60,7 @@ static void chunk_put(kr_arena *a, kr_chunk *c)
         if (keep)
             return;
     }
-    kb_free(a->env, c, sizeof(kr_chunk) + c->size + 16);
+    kb_free(a->env, c, sizeof(kr_chunk) + c->size + CHUNK_SLACK);
 }
 
 /* prfchw: kr_arena_alloc's write prefetch as PREFETCHW (without it GCC
@@ -69,10 +73,13 @@ static void chunk_put(kr_arena *a, kr_chunk *c)
 #define KR_PRFCHW
 #endif
 
-KR_PRFCHW void *kr_arena_alloc(kr_arena *a, size_t size)
+static inline __attribute__((always_inline)) void *arena_alloc(kr_arena *a, size_t size,
+                                                               size_t align)
 {
     size = KB_ALIGN_UP(size, 16);
     kr_chunk *c = a->head;
+    if (c) /* the record's start to a multiple of align as an address */
+        c->used = (size_t)(KB_ALIGN_UP((uintptr_t)c->data + c->used, align) - (uintptr_t)c->data);
     if (!c || c->used + size > c->size) {
         /* Chunks grow from 16 KiB to 1 MiB: small jobs stay small. */
         size_t cs = c ? (c->size < (1u << 20) ? c->size * 2 : c->size) : (16u << 10);
@@ -83,7 +90,7 @@ KR_PRFCHW void *kr_arena_alloc(kr_arena *a, size_t size)
             a->failed = true;
             return NULL;
         }
-        c->used = (size_t)(KB_ALIGN_UP((uintptr_t)c->data, 16) - (uintptr_t)c->data);
+        c->used = (size_t)(KB_ALIGN_UP((uintptr_t)c->data, 64) - (uintptr_t)c->data);
         c->next = a->head;
         a->head = c;
     }
@@ -111,6 +118,10 @@ KR_PRFCHW void *kr_arena_alloc(kr_arena *a, size_t size)
     c->used = end;
     return p;
 }
+
+KR_PRFCHW void *kr_arena_alloc(kr_arena *a, size_t size) { return arena_alloc(a, size, 16); }
+
+KR_PRFCHW void *kr_arena_alloc_lines(kr_arena *a, size_t size) { return arena_alloc(a, size, 64); }
 
 void kr_arena_free(kr_arena *a)
 {
@@ -146,7 +157,7 @@ void kr_pool_destroy(kr_pool *p)
         while (p->free[k]) {
             kr_chunk *c = p->free[k];
             p->free[k] = c->next;
-            kb_free(p->env, c, sizeof(kr_chunk) + c->size + 16);
+            kb_free(p->env, c, sizeof(kr_chunk) + c->size + CHUNK_SLACK);
         }
     }
     kb_free(p->env, p->hsr, sizeof(kr_hsr) * p->nhsr);
@@ -832,12 +843,11 @@ static void setup_tri(setup_ctx *sc, const svert *v0, const svert *v1, const sve
     if (minx >= maxx || miny >= maxy)
         return;
     uint32_t ncomp = dx->nvary * 4;
-    kr_prim *p = kr_arena_alloc(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * 3 * ncomp);
+    kr_prim *p = kr_arena_alloc_lines(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * 3 * ncomp);
     if (!p)
         return;
     /* Set up in place: every field is written below (no memset: for a
      * one-pixel triangle, zeroing the record cost as much as its setup). */
-    p->x0 = p->y0 = p->x1 = p->y1 = 0.0f;
     p->kind = KR_TRI;
     p->front = front;
     p->prim_id = sc->prim_id;
@@ -1205,6 +1215,110 @@ static void run_gs(setup_ctx *sc, const clip_ctx *cc, const float *const *v, uin
 
 /* Assembles, clips and sets up a segment's primitives from shaded rows:
  * vertex position p is row slot[p - p0]. */
+#if KR_SETUP8
+/* Lane i of a kr_setup_tri8_avx512 result as setup_tri writes it: the
+ * record, then its tiles. */
+static void emit_tri8(setup_ctx *sc, const kr_tri8 *t, const float *attr, uint32_t i,
+                      uint32_t ncomp)
+{
+    const kr_drawx *dx = sc->dx;
+    kr_prim *p = kr_arena_alloc_lines(&sc->job->arena, sizeof(kr_prim) + sizeof(float) * 3 * ncomp);
+    if (!p)
+        return;
+    p->kind = KR_TRI;
+    p->front = t->front[i];
+    p->prim_id = sc->prim_id;
+    p->slice = sc->slice;
+    p->dx = dx;
+    p->minx = t->minx[i];
+    p->miny = t->miny[i];
+    p->maxx = t->maxx[i];
+    p->maxy = t->maxy[i];
+    for (int k = 0; k < 3; k++) {
+        p->a[k] = t->a[k][i];
+        p->b[k] = t->b[k][i];
+        p->c[k] = t->c[k][i];
+        p->z[k] = t->z[k][i];
+        p->q[k] = t->q[k][i];
+    }
+    p->ox = t->ox[i];
+    p->oy = t->oy[i];
+    p->attr = (float *)(p + 1);
+    for (uint32_t k = 0; k < 3 * ncomp; k++)
+        p->attr[k] = attr[(size_t)8 * k + i];
+    bin(sc, p);
+}
+
+/* `count` triangles of a TRIANGLE_LIST eight at a time (setup8.h), where
+ * the draw needs nothing setup_tri's lanes leave out: solid fill, no
+ * depth bias. Triangle t's vertex m is row slot[3 t + m]; its
+ * SV_PrimitiveID is pid[t] (pid NULL: pid0 + t). Each lane's outcome goes
+ * out in primitive order: its record, nothing, or clip_setup for a
+ * triangle a clip plane cuts. Returns the triangles done (a multiple of
+ * eight; the caller sends the rest one by one). */
+static uint32_t emit_tris8(setup_ctx *sc, const clip_ctx *cc, const float *rows,
+                           const uint32_t *slot, const uint32_t *pid, uint32_t pid0, uint32_t count)
+{
+    const kr_drawx *dx = sc->dx;
+    const kd_state *s = dx->s;
+    if (count < 8 || !dx->wide16 || s->fill == KILN_FILL_WIREFRAME || s->depth_bias ||
+        s->slope_bias != 0.0f || dx->nvary > KILN_MAX_VARYINGS)
+        return 0;
+    const uint32_t os = dx->out_stride, ncomp = dx->nvary * 4;
+    const kr_tri8_consts k = {
+        .vp_x = s->vp.x,
+        .vp_y = s->vp.y,
+        .vp_w = s->vp.width,
+        .vp_h = s->vp.height,
+        .vp_min = s->vp.min_depth,
+        .vp_range = s->vp.max_depth - s->vp.min_depth,
+        .guard = cc->guard,
+        .depth_clip = cc->depth_clip,
+        .rx0 = sc->rx0,
+        .ry0 = sc->ry0,
+        .rx1 = sc->rx1,
+        .ry1 = sc->ry1,
+        .reach = sc->g->fb->samples > 1 ? 6 * (KR_SUBPIXEL / 16) : 0,
+        .cull_front = s->cull == KILN_CULL_FRONT,
+        .cull_back = s->cull == KILN_CULL_BACK,
+        .front_ccw = s->front_ccw != 0,
+        .ncomp = ncomp,
+    };
+    /* the rows' offsets are the gathers' int32 indices */
+    const uint32_t n8 = count - count % 8;
+    uint32_t hi = 0;
+    for (uint32_t m = 0; m < 3 * n8; m++)
+        hi = slot[m] > hi ? slot[m] : hi;
+    if (((uint64_t)hi + 1) * os > INT32_MAX)
+        return 0;
+    kr_tri8 t;
+    float attr[3 * 8 * 4 * KILN_MAX_VARYINGS];
+    const float *v[3];
+    uint32_t done = 0;
+    for (; done < n8; done += 8) {
+        int32_t off[3][8];
+        for (uint32_t i = 0; i < 8; i++)
+            for (uint32_t m = 0; m < 3; m++)
+                off[m][i] = (int32_t)(slot[3 * (done + i) + m] * os);
+        kr_setup_tri8_avx512(&k, rows, (const int32_t(*)[8])off, &t, attr);
+        for (uint32_t i = 0; i < 8; i++) {
+            sc->prim_id = pid ? pid[done + i] : pid0 + done + i;
+            if (t.status[i] == KR_TRI8_CLIP) {
+                for (uint32_t m = 0; m < 3; m++)
+                    v[m] = rows + off[m][i];
+                clip_setup(sc, cc, v, 3);
+                continue;
+            }
+            sc->job->c_invocations++;
+            sc->job->c_primitives++;
+            if (t.status[i] == KR_TRI8_EMIT)
+                emit_tri8(sc, &t, attr, i, ncomp);
+        }
+    }
+    return done;
+}
+#endif
+
 static void emit_prims(setup_ctx *scp, const clip_ctx *ccp, const kr_seg *seg, const float *rows,
                        const uint32_t *slot, uint32_t p0)
 {
@@ -1225,7 +1339,12 @@ static void emit_prims(setup_ctx *scp, const clip_ctx *ccp, const kr_seg *seg, c
                 (topo == KILN_TOPOLOGY_TRIANGLE_STRIP || topo == KILN_TOPOLOGY_LINE_STRIP ||
                  topo == KILN_TOPOLOGY_LINE_STRIP_ADJ || topo == KILN_TOPOLOGY_TRIANGLE_STRIP_ADJ);
     uint32_t strip = seg->strip_start;
-    for (uint32_t j = seg->first; j < seg->first + seg->count; j++) {
+    uint32_t j = seg->first;
+#if KR_SETUP8
+    if (topo == KILN_TOPOLOGY_TRIANGLE_LIST && !s->gs && !s->so.n && sc.raster)
+        j += emit_tris8(&sc, &cc, rows, slot + (3 * j - p0), NULL, j, seg->count);
+#endif
+    for (; j < seg->first + seg->count; j++) {
         prim_positions(topo, j, np, pos);
         if (cuts) {
             bool cut = false;
@@ -1313,6 +1432,31 @@ static void run_group(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, cons
     clip_ctx cc;
     if (!setup_begin(g, job, segs[0].dx, &sc, &cc) && !segs[0].dx->s->so.n)
         return;
+#if KR_SETUP8
+    /* A group of triangle lists is one run of triangles (each segment's
+     * vertices follow the one before): eight at a time across the draws,
+     * each with its own SV_PrimitiveID. */
+    const kd_state *s = segs[0].dx->s;
+    if (s->topology == KILN_TOPOLOGY_TRIANGLE_LIST && !s->gs && !s->so.n && sc.raster &&
+        nverts >= 24) {
+        const uint32_t ntris = nverts / 3, os = segs[0].dx->out_stride;
+        uint32_t *pid = kr_arena_alloc(scratch, sizeof(uint32_t) * ntris);
+        if (!pid)
+            return;
+        for (uint32_t i = 0, t = 0; i < n; i++)
+            for (uint32_t j = 0; j < segs[i].count; j++)
+                pid[t++] = segs[i].first + j;
+        uint32_t t = emit_tris8(&sc, &cc, rows, slot, pid, 0, ntris);
+        for (; t < ntris; t++) {
+            const float *v[3] = {rows + (size_t)slot[3 * t] * os,
+                                 rows + (size_t)slot[3 * t + 1] * os,
+                                 rows + (size_t)slot[3 * t + 2] * os};
+            sc.prim_id = pid[t];
+            clip_setup(&sc, &cc, v, 3);
+        }
+        return;
+    }
+#endif
     k = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t p0, p1;

@@ -47,6 +47,7 @@ typedef struct kr_arena {
 } kr_arena;
 
 void *kr_arena_alloc(kr_arena *a, size_t size);
+void *kr_arena_alloc_lines(kr_arena *a, size_t size);
 void kr_arena_free(kr_arena *a);
 
 /* Jobs a scene sets up per wave at most (backend.c): every job's arena

@@ -100,16 +100,22 @@ typedef struct kr_prim {
     uint32_t prim_id;                 /* SV_PrimitiveID */
     const kr_drawx *dx;
     int32_t minx, miny, maxx, maxy;   /* pixels, [min, max) */
-    /* Triangles: edge i is E = a*px + b*py + c over 16.8 pixel-center
-     * coordinates, inside when E >= 0 (the fill rule's bias is in c). */
-    int64_t a[3], b[3], c[3];
+    union {
+        /* Triangles: edge i is E = a*px + b*py + c over 16.8 pixel-center
+         * coordinates, inside when E >= 0 (the fill rule's bias is in c). */
+        struct {
+            int64_t a[3], b[3], c[3];
+        };
+        /* Lines: endpoints in pixels. */
+        struct {
+            float x0, y0, x1, y1;
+        };
+    };
     /* Planes in pixels relative to (ox, oy): f = f0 + fx * dx + fy * dy.
      * Lines: f along t in [0, 1] (f0 + fx * t). Points: constants. */
     float ox, oy;
     float z[3], q[3];                 /* depth (with bias) and 1/w planes */
     float *attr;                      /* nvary*4 planes of attribute / w */
-    /* Lines: endpoints in pixels. */
-    float x0, y0, x1, y1;
 } kr_prim;
 
 /* Framebuffer of one scene. */
