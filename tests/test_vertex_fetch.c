@@ -35,8 +35,8 @@ static void vs_record(const kiln_vs_args *a)
 }
 
 static const kiln_input_element elems[NIN] = {
-    {KILN_FORMAT_R32G32B32_FLOAT, 0, 0, 0, 0}, {KILN_FORMAT_R8G8B8A8_UNORM, 0, 12, 0, 0},
-    {KILN_FORMAT_R32G32_FLOAT, 0, 16, 0, 0},   {KILN_FORMAT_B8G8R8A8_UNORM, 0, 24, 0, 0},
+    {KILN_FORMAT_R32G32B32_FLOAT, 0, 0, 0, 0}, {KILN_FORMAT_B8G8R8A8_UNORM, 0, 12, 0, 0},
+    {KILN_FORMAT_R32G32_FLOAT, 0, 16, 0, 0},   {KILN_FORMAT_R8G8B8A8_UNORM, 0, 24, 0, 0},
     {KILN_FORMAT_R32_FLOAT, 1, 0, 0, 0},       {KILN_FORMAT_R32G32B32A32_FLOAT, 1, 4, 0, 0},
     {KILN_FORMAT_R32G32_FLOAT, 2, 0, 1, 2}, /* per instance, every 2 */
 };
@@ -136,7 +136,8 @@ int main(void)
 
     th_rng rng = {7};
     /* Draws read vertices 0..148 (batches of 64, 64 and 21): slot 0 ends
-     * exactly at vertex 148's last element. Slot 1 holds vertex 149's R32
+     * exactly at vertex 148's last element (RGBA8: a format fetch_batch
+     * runs whole batches of). Slot 1 holds vertex 149's R32
      * element but not its RGBA32 one (one byte short), which an index of
      * 149 reads as zeros. Slot 2 (per instance) ends exactly at instance 2's element. */
     const uint32_t N = 149;

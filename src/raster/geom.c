@@ -83,7 +83,7 @@ static inline __attribute__((always_inline)) void *arena_alloc(kr_arena *a, size
     if (!c || c->used + size > c->size) {
         /* Chunks grow from 16 KiB to 1 MiB: small jobs stay small. */
         size_t cs = c ? (c->size < (1u << 20) ? c->size * 2 : c->size) : (16u << 10);
-        while (cs < size)
+        while (cs < size) /* the start's alignment takes less than CHUNK_SLACK */
             cs *= 2;
         c = chunk_get(a, cs);
         if (!c) {
@@ -1213,8 +1213,9 @@ static void run_gs(setup_ctx *sc, const clip_ctx *cc, const float *const *v, uin
     }
 }
 
-/* Assembles, clips and sets up a segment's primitives from shaded rows:
- * vertex position p is row slot[p - p0]. */
+/* Triangles set up eight at a time so far (tests: the path ran). */
+static _Atomic uint64_t setup8_tris;
+
 #if KR_SETUP8
 /* Lane i of a kr_setup_tri8_avx512 result as setup_tri writes it: the
  * record, then its tiles. */
@@ -1315,10 +1316,15 @@ static uint32_t emit_tris8(setup_ctx *sc, const clip_ctx *cc, const float *rows,
                 emit_tri8(sc, &t, attr, i, ncomp);
         }
     }
+    atomic_fetch_add_explicit(&setup8_tris, done, memory_order_relaxed);
     return done;
 }
 #endif
 
+uint64_t kr_setup8_count(void) { return atomic_load(&setup8_tris); }
+
+/* Assembles, clips and sets up a segment's primitives from shaded rows:
+ * vertex position p is row slot[p - p0]. */
 static void emit_prims(setup_ctx *scp, const clip_ctx *ccp, const kr_seg *seg, const float *rows,
                        const uint32_t *slot, uint32_t p0)
 {
@@ -1437,8 +1443,8 @@ static void run_group(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, cons
      * vertices follow the one before): eight at a time across the draws,
      * each with its own SV_PrimitiveID. */
     const kd_state *s = segs[0].dx->s;
-    if (s->topology == KILN_TOPOLOGY_TRIANGLE_LIST && !s->gs && !s->so.n && sc.raster &&
-        nverts >= 24) {
+    if (segs[0].dx->wide16 && s->topology == KILN_TOPOLOGY_TRIANGLE_LIST && !s->gs && !s->so.n &&
+        sc.raster && nverts >= 24) {
         const uint32_t ntris = nverts / 3, os = segs[0].dx->out_stride;
         uint32_t *pid = kr_arena_alloc(scratch, sizeof(uint32_t) * ntris);
         if (!pid)

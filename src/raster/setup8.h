@@ -1,11 +1,12 @@
 /*
  * Triangle setup of eight triangles at once (setup_avx512.c), for
  * geom.c's TRIANGLE_LIST draws without a geometry shader or stream
- * output: the outcodes, screen mapping and setup arithmetic of
- * outcode, to_screen3 and setup_tri, one triangle per lane, with the
- * same operations in the same order, so the same bits. geom.c writes
- * the records and bins them in primitive order, and sends a triangle
- * that needs clipping through clip_setup.
+ * output, with solid fill and no depth bias: the outcodes, screen
+ * mapping and setup arithmetic of outcode, to_screen3 and setup_tri, one
+ * triangle per lane, with the same operations in the same order, so the
+ * same bits. geom.c writes the records and bins them in primitive order,
+ * and sends a triangle with a vertex outside a clip plane through
+ * clip_setup (which drops it or clips it).
  */
 #ifndef KILN_RASTER_SETUP8_H
 #define KILN_RASTER_SETUP8_H
@@ -34,7 +35,7 @@ typedef struct kr_tri8_consts {
 } kr_tri8_consts;
 
 enum {
-    KR_TRI8_DROP = 0, /* nothing to draw: outside, culled, no area or no pixel */
+    KR_TRI8_DROP = 0, /* nothing to draw: a bad vertex (NaN), culled, no area, no pixel */
     KR_TRI8_EMIT = 1, /* set up: the fields below are the record's */
     KR_TRI8_CLIP = 2, /* a vertex is outside a clip plane: clip_setup's */
 };

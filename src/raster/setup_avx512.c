@@ -193,4 +193,9 @@ void kr_setup_tri8_avx512(const kr_tri8_consts *k, const float *rows, const int3
     }
 }
 
+#else
+
+/* Other targets never call it (an empty file is not ISO C). */
+typedef int kr_setup_avx512_unused;
+
 #endif
