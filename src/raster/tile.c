@@ -1458,28 +1458,29 @@ raster_window(const kr_prim *p, const kr_fb *fb, kr_block_fn direct, int x0, int
     /* The rect's columns in each half of the window. */
     const uint32_t span = (0xffu >> (8 - (x1 - bx0))) & (0xffu << (x0 - bx0));
     const uint32_t lcols = span & 15u, rcols = span >> 4;
-    uint32_t m[2][2] = {{0, 0}, {0, 0}}; /* [block row][block column] */
+    /* The four blocks' masks in 16 bits each, in shading order: block
+     * row br, column bc at bit 16 (2 br + bc); pixel row r of the window
+     * at 32 (r / 4) + 4 (r % 4) + 16 bc. */
+    uint64_t m = 0;
     for (int y = y0; y < y1; y++) {
-        const uint32_t br = (uint32_t)(y - by0) >> 2, sh = 4u * ((uint32_t)(y - by0) & 3u);
+        const uint32_t r = (uint32_t)(y - by0), sh = 32u * (r >> 2) + 4u * (r & 3u);
         __m128i any = _mm_or_si128(_mm_or_si128(left[0], left[1]), left[2]);
-        m[br][0] |= (~(uint32_t)_mm_movemask_ps(_mm_castsi128_ps(any)) & lcols) << sh;
+        m |= (uint64_t)(~(uint32_t)_mm_movemask_ps(_mm_castsi128_ps(any)) & lcols) << sh;
         if (two) {
             any = _mm_or_si128(_mm_or_si128(right[0], right[1]), right[2]);
-            m[br][1] |= (~(uint32_t)_mm_movemask_ps(_mm_castsi128_ps(any)) & rcols) << sh;
+            m |= (uint64_t)(~(uint32_t)_mm_movemask_ps(_mm_castsi128_ps(any)) & rcols) << (sh + 16);
             for (int k = 0; k < 3; k++)
                 right[k] = _mm_add_epi32(right[k], step[k]);
         }
         for (int k = 0; k < 3; k++)
             left[k] = _mm_add_epi32(left[k], step[k]);
     }
-    for (int br = 0; br < 2; br++)
-        for (int bc = 0; bc < 2; bc++) {
-            uint32_t mask = m[br][bc];
-            if (!mask)
-                continue;
-            int bx = bx0 + 4 * bc, by = by0 + 4 * br;
-            send_block(p, fb, direct, bx, by, mask);
-        }
+    while (m) { /* the covered blocks, in order */
+        const int g = __builtin_ctzll(m) >> 4;
+        const uint32_t mask = (uint32_t)(m >> (16 * g)) & 0xffffu;
+        m &= ~((uint64_t)0xffffu << (16 * g));
+        send_block(p, fb, direct, bx0 + 4 * (g & 1), by0 + 4 * (g >> 1), mask);
+    }
     return true;
 }
 #endif
