@@ -292,21 +292,15 @@ const float kr_unorm8_float[256] = {UNORM64(0), UNORM64(64), UNORM64(128), UNORM
 #undef UNORM16
 #undef UNORM64
 
-/* `bpp`: the element format's size. */
-static inline void fetch_element(const kr_drawx *dx, const kd_element *e, uint32_t bpp, uint32_t index,
-                          float out[4])
+/* One element's bytes at p widened to float4 as D3D10 does (missing y,
+ * z: 0, missing w: 1, UNORM bytes to [0, 1]). Inlined with a constant
+ * format, the switch folds away (fetch_batch). */
+static inline __attribute__((always_inline)) void widen_element(kiln_format f, const uint8_t *p,
+                                                                float out[4])
 {
-    const kd_state *s = dx->s;
     out[0] = out[1] = out[2] = 0.0f;
     out[3] = 1.0f;
-    uint64_t off = (uint64_t)index * s->vb_stride[e->slot] + e->offset;
-    /* Out-of-range reads give zeros, as D3D10 defines. */
-    if (!dx->vb[e->slot] || off + bpp > dx->vb_size[e->slot]) {
-        out[3] = 0.0f;
-        return;
-    }
-    const uint8_t *p = dx->vb[e->slot] + off;
-    switch (e->format) {
+    switch (f) {
     case KILN_FORMAT_R32_FLOAT: memcpy(out, p, 4); break;
     case KILN_FORMAT_R32G32_FLOAT: memcpy(out, p, 8); break;
     case KILN_FORMAT_R32G32B32_FLOAT: memcpy(out, p, 12); break;
@@ -325,11 +319,25 @@ static inline void fetch_element(const kr_drawx *dx, const kd_element *e, uint32
     }
 }
 
+/* `bpp`: the element format's size. */
+static inline void fetch_element(const kr_drawx *dx, const kd_element *e, uint32_t bpp,
+                                 uint32_t index, float out[4])
+{
+    const kd_state *s = dx->s;
+    uint64_t off = (uint64_t)index * s->vb_stride[e->slot] + e->offset;
+    /* Out-of-range reads give zeros, as D3D10 defines. */
+    if (!dx->vb[e->slot] || off + bpp > dx->vb_size[e->slot]) {
+        out[0] = out[1] = out[2] = out[3] = 0.0f;
+        return;
+    }
+    widen_element(e->format, dx->vb[e->slot] + off, out);
+}
+
 /* fetch_element for one element of vertices vid[0..cnt) (a VS batch),
  * into out + v * out_stride. When every vertex of the batch is inside
  * the buffer (most batches), the range check is made once and the
- * format's case chosen once: the loops below are fetch_element's cases
- * without its per-vertex checks (the same floats). */
+ * format's case chosen once: a loop of widen_element with that format,
+ * without per-vertex checks (the same floats). */
 static void fetch_batch(const kr_drawx *dx, const kd_element *el, uint32_t bpp, const uint32_t *vid,
                         uint32_t cnt, float *out, uint32_t out_stride)
 {
@@ -338,40 +346,30 @@ static void fetch_batch(const kr_drawx *dx, const kd_element *el, uint32_t bpp, 
     uint32_t hi = 0;
     for (uint32_t v = 0; v < cnt; v++)
         hi = vid[v] > hi ? vid[v] : hi;
-    bool fast = vb && hi * stride + el->offset + bpp <= dx->vb_size[el->slot];
-    if (fast) {
-        vb += el->offset;
-        switch (el->format) {
-        case KILN_FORMAT_R32G32B32_FLOAT:
-            for (uint32_t v = 0; v < cnt; v++, out += out_stride) {
-                memcpy(out, vb + vid[v] * stride, 12);
-                out[3] = 1.0f;
-            }
-            return;
-        case KILN_FORMAT_R32G32B32A32_FLOAT:
-            for (uint32_t v = 0; v < cnt; v++, out += out_stride)
-                memcpy(out, vb + vid[v] * stride, 16);
-            return;
-        case KILN_FORMAT_R32G32_FLOAT:
-            for (uint32_t v = 0; v < cnt; v++, out += out_stride) {
-                memcpy(out, vb + vid[v] * stride, 8);
-                out[2] = 0.0f;
-                out[3] = 1.0f;
-            }
-            return;
-        case KILN_FORMAT_R8G8B8A8_UNORM:
-            for (uint32_t v = 0; v < cnt; v++, out += out_stride) {
-                const uint8_t *p = vb + vid[v] * stride;
-                for (int c = 0; c < 4; c++)
-                    out[c] = kr_unorm8_float[p[c]];
-            }
-            return;
-        default:
-            break; /* the other formats: element by element */
-        }
+    if (!vb || hi * stride + el->offset + bpp > dx->vb_size[el->slot]) {
+        for (uint32_t v = 0; v < cnt; v++, out += out_stride)
+            fetch_element(dx, el, bpp, vid[v], out);
+        return;
     }
-    for (uint32_t v = 0; v < cnt; v++, out += out_stride)
-        fetch_element(dx, el, bpp, vid[v], out);
+    vb += el->offset;
+#define FETCH_ALL(f)                                                                               \
+    case f:                                                                                        \
+        for (uint32_t v = 0; v < cnt; v++, out += out_stride)                                      \
+            widen_element(f, vb + vid[v] * stride, out);                                           \
+        break
+    switch (el->format) {
+        FETCH_ALL(KILN_FORMAT_R32_FLOAT);
+        FETCH_ALL(KILN_FORMAT_R32G32_FLOAT);
+        FETCH_ALL(KILN_FORMAT_R32G32B32_FLOAT);
+        FETCH_ALL(KILN_FORMAT_R32G32B32A32_FLOAT);
+        FETCH_ALL(KILN_FORMAT_R8G8B8A8_UNORM);
+        FETCH_ALL(KILN_FORMAT_B8G8R8A8_UNORM);
+    default:
+        for (uint32_t v = 0; v < cnt; v++, out += out_stride)
+            widen_element(el->format, vb + vid[v] * stride, out);
+        break;
+    }
+#undef FETCH_ALL
 }
 
 bool kr_is_cut(const kr_drawx *dx, const kd_draw *d, uint32_t pos)
