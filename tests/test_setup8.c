@@ -1,8 +1,9 @@
 /*
- * The eight-lane triangle setup (src/raster/setup_avx512.c, run at the
- * AVX-512 level) against the one-triangle setup (geom.c's outcode,
- * to_screen3 and setup_tri, run below it): the same triangle soups drawn
- * at both levels must give the same bits. Each soup mixes what setup
+ * The eight-lane triangle setup (src/raster/setup_avx512.c at the
+ * AVX-512 level, setup_avx2.c at the AVX2 level) against the one-triangle
+ * setup (geom.c's outcode, to_screen3 and setup_tri, run at the SSE2
+ * level): the same triangle soups drawn at each level must give the same
+ * bits. Each soup mixes what setup
  * decides on: small, mid-size and huge triangles of both windings,
  * perspective (w from 0.3 to 3), vertices behind the eye, past the guard
  * band, in front of or behind the depth range, degenerate and sub-pixel
@@ -17,11 +18,12 @@
  *     an edge or an id that differs shows);
  *   - depth-tested into a D32 target (the z planes);
  *   - with pipeline statistics (clipper invocations and primitives).
- * Without AVX-512 on this CPU there is no eight-lane path to compare: the
+ * Without AVX2 on this CPU there is no eight-lane path to compare: the
  * test says so and passes.
  */
 #include "raster/effects.h"
 #include "raster/geom.h"
+#include "raster/setup8.h"
 #include "raster_util.h"
 
 #include <stdio.h>
@@ -260,7 +262,7 @@ static void render(const config *cf, kiln_buffer vb, kiln_buffer ib, const ru_pi
 }
 
 /* SV_PrimitiveID through a stream of small draws (set up together, eight
- * at a time across draws at AVX-512): twelve draws of three triangles,
+ * at a time across draws at AVX2 and AVX-512): twelve draws of three triangles,
  * one to a cell of a 6 x 6 grid; each cell's pixels hold the index of its
  * triangle within its draw. */
 static void check_group_ids(const ru_pipe *pipe, kiln_blend_state off,
@@ -313,6 +315,69 @@ static void check_group_ids(const ru_pipe *pipe, kiln_blend_state off,
     kiln_destroy_buffer(dev, vb);
 }
 
+/* The AVX2 lanes against the AVX-512 ones, record by record, where the
+ * CPU has both: every field and plane the same bits, under 64 sets of
+ * constants. What the images cannot show (a bounding box larger than
+ * the triangle's pixels, which the edges then reject) differs here. */
+static void check_lanes(th_rng *r)
+{
+    static vtx v[3 * NT];
+    soup(r, v);
+    const float *rows = (const float *)(const void *)v;
+    const int32_t stride = (int32_t)(sizeof(vtx) / sizeof(float));
+    uint32_t sets = 0, bad = 0, live = 0;
+    for (uint32_t bits = 0; bits < 64; bits++) {
+        const bool offset = bits & 1, scissor = bits >> 1 & 1;
+        const kr_tri8_consts k = {
+            .vp_x = offset ? 5.5f : 0.0f,
+            .vp_y = offset ? 3.25f : 0.0f,
+            .vp_w = offset ? 80.0f : (float)W,
+            .vp_h = offset ? 70.0f : (float)H,
+            .vp_min = offset ? 0.25f : 0.0f,
+            .vp_range = offset ? 0.5f : 1.0f,
+            .guard = bits >> 2 & 1 ? 262144.0f / (float)W : 1.0f,
+            .depth_clip = !(bits >> 3 & 1),
+            .rx0 = scissor ? 9 : 0,
+            .ry0 = scissor ? 6 : 0,
+            .rx1 = scissor ? 83 : W,
+            .ry1 = scissor ? 71 : H,
+            .reach = bits >> 4 & 1 ? 96 : 0,
+            .cull_front = (bits >> 5 & 1) && offset,
+            .cull_back = (bits >> 5 & 1) && !offset,
+            .front_ccw = (bits >> 2 & 1) != 0,
+            .ncomp = 8,
+        };
+        for (int t0 = 0; t0 + 8 <= NT; t0 += 8) {
+            int32_t off[3][8];
+            for (int i = 0; i < 8; i++)
+                for (int m = 0; m < 3; m++)
+                    off[m][i] = (3 * (t0 + i) + m) * stride;
+            kr_tri8 a, b;
+            float fa[3 * 8 * 8], fb[3 * 8 * 8];
+            memset(&a, 0x5a, sizeof a);
+            memset(&b, 0x5a, sizeof b);
+            memset(fa, 0x5a, sizeof fa);
+            memset(fb, 0x5a, sizeof fb);
+            kr_setup_tri8_avx2(&k, rows, (const int32_t(*)[8])off, &a, fa);
+            kr_setup_tri8_avx512(&k, rows, (const int32_t(*)[8])off, &b, fb);
+            for (int i = 0; i < 8; i++)
+                live += a.status[i] == KR_TRI8_EMIT;
+            if (memcmp(&a, &b, sizeof a) || memcmp(fa, fb, sizeof fa)) {
+                if (!bad)
+                    fprintf(stderr, "    lanes differ: triangles %d..%d, constants %u\n", t0,
+                            t0 + 7, bits);
+                bad++;
+            }
+            sets++;
+        }
+    }
+    printf("%u of %u batches of eight set up to the same bits by the AVX2 and AVX-512 lanes (%u "
+           "triangles set up)\n",
+           sets - bad, sets, live);
+    th_check(bad == 0 && live > 0, "the AVX2 lanes' records are the AVX-512 lanes' bit for bit",
+             __FILE__, __LINE__);
+}
+
 static bool same(const float *a, const float *b, size_t n, const char *what, const config *cf)
 {
     size_t bad = 0, first = 0;
@@ -334,9 +399,14 @@ int main(void)
 {
     kr_simd lv[3];
     int nl = kr_effects_vector_levels(lv);
-    if (nl < 2 || lv[nl - 1] != KR_SIMD_AVX512) {
-        printf(
-            "no AVX-512 on this CPU: the eight-lane setup does not run here, nothing to compare\n");
+    /* the reference (one triangle at a time), then the eight-lane levels */
+    kr_simd levels[3] = {KR_SIMD_SSE2};
+    int nlev = 1;
+    for (int i = 0; i < nl; i++)
+        if (lv[i] == KR_SIMD_AVX2 || lv[i] == KR_SIMD_AVX512)
+            levels[nlev++] = lv[i];
+    if (nl < 1 || lv[0] != KR_SIMD_SSE2 || nlev < 2) {
+        printf("no AVX2 on this CPU: the eight-lane setup does not run here, nothing to compare\n");
         return 0;
     }
     const kr_simd initial = kr_effects_active_level();
@@ -354,11 +424,13 @@ int main(void)
     kiln_depth_stencil_state ds_less =
         ru_dss(dev, (kiln_depth_stencil_desc){.depth_func = KILN_COMPARE_LESS});
 
-    for (int l = 0; l < 2; l++) {
-        CHECK_RESULT(kr_effects_force_level(l ? lv[nl - 2] : KR_SIMD_AVX512), KILN_OK);
+    for (int l = 0; l < nlev; l++) {
+        CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
         check_group_ids(&pipe, off, ds_off);
     }
     th_rng r = {20261202};
+    if (levels[nlev - 1] == KR_SIMD_AVX512 && levels[1] == KR_SIMD_AVX2)
+        check_lanes(&r);
     uint32_t configs = 0, passed = 0;
     bool lanes_ok = true;
     ru_pipe depth_only = ru_make_pipe(dev, 0, RU_PS_NONE, 0, 0);
@@ -381,45 +453,51 @@ int main(void)
                              .scissor = (bits >> 2 & 1) != (bits >> 3 & 1),
                              .offset_vp = bits >> 2 & 1,
                              .samples = bits >> 3 & 1 ? 4 : 1};
-                images im[2];
-                for (int l = 0; l < 2; l++) {
-                    CHECK_RESULT(kr_effects_force_level(l ? lv[nl - 2] : KR_SIMD_AVX512), KILN_OK);
+                images im[3];
+                for (int l = 0; l < nlev; l++) {
+                    CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
                     uint64_t before = kr_setup8_count();
                     render(&cf, vb, ib, &pipe, &depth_only, add, off, ds_off, ds_less, &im[l]);
-                    /* eight at a time at AVX-512 only */
-                    lanes_ok &= l ? kr_setup8_count() == before : kr_setup8_count() > before;
+                    /* eight at a time at AVX2 and AVX-512, never at SSE2 */
+                    lanes_ok &= l ? kr_setup8_count() > before : kr_setup8_count() == before;
                 }
                 size_t n = (size_t)W * H * 4;
-                bool ok = same(im[0].c[0], im[1].c[0], n, "summed varying 0", &cf) &
-                          same(im[0].c[1], im[1].c[1], n, "summed varying 1", &cf) &
-                          same(im[0].cd, im[1].cd, n, "nearest varying 0", &cf) &
-                          same(im[0].d, im[1].d, (size_t)W * H, "depth", &cf) &
-                          same(im[0].d0, im[1].d0, (size_t)W * H, "depth, no varyings", &cf);
-                if (memcmp(im[0].st, im[1].st, sizeof im[0].st)) {
-                    ok = false;
-                    fprintf(stderr,
-                            "    pipeline statistics differ: c_invocations %llu/%llu, c_primitives "
-                            "%llu/%llu\n",
-                            (unsigned long long)im[0].st[0].c_invocations,
-                            (unsigned long long)im[1].st[0].c_invocations,
-                            (unsigned long long)im[0].st[0].c_primitives,
-                            (unsigned long long)im[1].st[0].c_primitives);
+                for (int l = 1; l < nlev; l++) {
+                    bool ok = same(im[0].c[0], im[l].c[0], n, "summed varying 0", &cf) &
+                              same(im[0].c[1], im[l].c[1], n, "summed varying 1", &cf) &
+                              same(im[0].cd, im[l].cd, n, "nearest varying 0", &cf) &
+                              same(im[0].d, im[l].d, (size_t)W * H, "depth", &cf) &
+                              same(im[0].d0, im[l].d0, (size_t)W * H, "depth, no varyings", &cf);
+                    if (memcmp(im[0].st, im[l].st, sizeof im[0].st)) {
+                        ok = false;
+                        fprintf(stderr,
+                                "    pipeline statistics differ: c_invocations %llu/%llu, "
+                                "c_primitives %llu/%llu\n",
+                                (unsigned long long)im[0].st[0].c_invocations,
+                                (unsigned long long)im[l].st[0].c_invocations,
+                                (unsigned long long)im[0].st[0].c_primitives,
+                                (unsigned long long)im[l].st[0].c_primitives);
+                    }
+                    if (!ok)
+                        fprintf(stderr, "    (at %s)\n", kr_simd_name(levels[l]));
+                    configs++;
+                    passed += ok;
                 }
-                configs++;
-                passed += ok;
-                images_free(&im[0]);
-                images_free(&im[1]);
+                for (int l = 0; l < nlev; l++)
+                    images_free(&im[l]);
             }
         CHECK_RESULT(kiln_ia_set_index_buffer(ctx, (kiln_buffer){0}, KILN_INDEX_UINT32, 0),
                      KILN_OK);
         kiln_destroy_buffer(dev, vb);
         kiln_destroy_buffer(dev, ib);
     }
-    printf("%u of %u soups and states the same at AVX-512 (eight lanes) and %s (one triangle at a "
-           "time)\n",
-           passed, configs, kr_simd_name(lv[nl - 2]));
+    printf("%u of %u soups and states the same at %s%s%s (eight lanes) as at sse2 (one triangle "
+           "at a time)\n",
+           passed, configs, kr_simd_name(levels[1]), nlev > 2 ? " and " : "",
+           nlev > 2 ? kr_simd_name(levels[2]) : "");
     CHECK(configs > 0 && passed == configs);
-    th_check(lanes_ok, "the soups were set up eight at a time at AVX-512 and one at a time below",
+    th_check(lanes_ok,
+             "the soups were set up eight at a time at AVX2 and AVX-512 and one at a time at SSE2",
              __FILE__, __LINE__);
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
     kiln_destroy_blend_state(dev, add);

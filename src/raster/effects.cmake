@@ -4,8 +4,8 @@
 # - No floating-point contraction in any of them: every SIMD level must give
 #   the bit-identical result of the scalar reference, and a fused
 #   multiply-add rounds once where the others round twice.
-# - effects_avx2.c, fused_avx2.c and pixel_avx2.c alone are compiled for
-#   AVX2 + FMA, fused_avx512.c, pixel_avx512.c and setup_avx512.c for
+# - effects_avx2.c, fused_avx2.c, pixel_avx2.c and setup_avx2.c alone are
+#   compiled for AVX2 + FMA, fused_avx512.c, pixel_avx512.c and setup_avx512.c for
 #   AVX-512 F/BW/VL/DQ as well; effects.c, sample.c, tile.c and geom.c run
 #   them only on CPUs that have these. On other targets the files compile
 #   to nothing.
@@ -29,6 +29,7 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86|x86)$")
   set_source_files_properties(${KILN_EFFECTS_DIR}/effects_avx2.c
     ${KILN_EFFECTS_DIR}/fused_avx2.c
     ${KILN_EFFECTS_DIR}/pixel_avx2.c
+    ${KILN_EFFECTS_DIR}/setup_avx2.c
     PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-ffp-contract=off")
   set_source_files_properties(${KILN_EFFECTS_DIR}/fused_avx512.c
     ${KILN_EFFECTS_DIR}/pixel_avx512.c
@@ -40,6 +41,7 @@ else()
     ${KILN_EFFECTS_DIR}/pixel_avx2.c
     ${KILN_EFFECTS_DIR}/fused_avx512.c
     ${KILN_EFFECTS_DIR}/pixel_avx512.c
+    ${KILN_EFFECTS_DIR}/setup_avx2.c
     ${KILN_EFFECTS_DIR}/setup_avx512.c
     PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 endif()

@@ -1215,7 +1215,7 @@ static void run_gs(setup_ctx *sc, const clip_ctx *cc, const float *const *v, uin
 static _Atomic uint64_t setup8_tris;
 
 #if KR_SETUP8
-/* Lane i of a kr_setup_tri8_avx512 result as setup_tri writes it: the
+/* Lane i of a kr_setup_tri8_avx512 or _avx2 result as setup_tri writes it: the
  * record, then its tiles. */
 static void emit_tri8(setup_ctx *sc, const kr_tri8 *t, const float *attr, uint32_t i,
                       uint32_t ncomp)
@@ -1248,19 +1248,20 @@ static void emit_tri8(setup_ctx *sc, const kr_tri8 *t, const float *attr, uint32
     bin(sc, p);
 }
 
-/* `count` triangles of a TRIANGLE_LIST eight at a time (setup8.h), where
- * the draw needs nothing setup_tri's lanes leave out: solid fill, no
- * depth bias. Triangle t's vertex m is row slot[3 t + m]; its
- * SV_PrimitiveID is pid[t] (pid NULL: pid0 + t). Each lane's outcome goes
- * out in primitive order: its record, nothing, or clip_setup for a
- * triangle a clip plane cuts. Returns the triangles done (a multiple of
- * eight; the caller sends the rest one by one). */
+/* `count` triangles of a TRIANGLE_LIST eight at a time (setup8.h) at the
+ * AVX2 and AVX-512 levels (kr_drawx.wide), where the draw needs nothing
+ * setup_tri's lanes leave out: solid fill, no depth bias. Triangle t's
+ * vertex m is row slot[3 t + m]; its SV_PrimitiveID is pid[t] (pid NULL:
+ * pid0 + t). Each lane's outcome goes out in primitive order: its record,
+ * nothing, or clip_setup for a triangle a clip plane cuts. Returns the
+ * triangles done (a multiple of eight; the caller sends the rest one by
+ * one). */
 static uint32_t emit_tris8(setup_ctx *sc, const clip_ctx *cc, const float *rows,
                            const uint32_t *slot, const uint32_t *pid, uint32_t pid0, uint32_t count)
 {
     const kr_drawx *dx = sc->dx;
     const kd_state *s = dx->s;
-    if (count < 8 || !dx->wide16 || s->fill == KILN_FILL_WIREFRAME || s->depth_bias ||
+    if (count < 8 || !dx->wide || s->fill == KILN_FILL_WIREFRAME || s->depth_bias ||
         s->slope_bias != 0.0f || dx->nvary > KILN_MAX_VARYINGS)
         return 0;
     const uint32_t os = dx->out_stride, ncomp = dx->nvary * 4;
@@ -1299,7 +1300,10 @@ static uint32_t emit_tris8(setup_ctx *sc, const clip_ctx *cc, const float *rows,
         for (uint32_t i = 0; i < 8; i++)
             for (uint32_t m = 0; m < 3; m++)
                 off[m][i] = (int32_t)(slot[3 * (done + i) + m] * os);
-        kr_setup_tri8_avx512(&k, rows, (const int32_t(*)[8])off, &t, attr);
+        if (dx->wide16)
+            kr_setup_tri8_avx512(&k, rows, (const int32_t(*)[8])off, &t, attr);
+        else
+            kr_setup_tri8_avx2(&k, rows, (const int32_t(*)[8])off, &t, attr);
         for (uint32_t i = 0; i < 8; i++) {
             sc->prim_id = pid ? pid[done + i] : pid0 + done + i;
             if (t.status[i] == KR_TRI8_CLIP) {
@@ -1441,7 +1445,7 @@ static void run_group(const kr_geom_ctx *g, kr_job *job, kr_arena *scratch, cons
      * vertices follow the one before): eight at a time across the draws,
      * each with its own SV_PrimitiveID. */
     const kd_state *s = segs[0].dx->s;
-    if (segs[0].dx->wide16 && s->topology == KILN_TOPOLOGY_TRIANGLE_LIST && !s->gs && !s->so.n &&
+    if (segs[0].dx->wide && s->topology == KILN_TOPOLOGY_TRIANGLE_LIST && !s->gs && !s->so.n &&
         sc.raster && nverts >= 24) {
         const uint32_t ntris = nverts / 3, os = segs[0].dx->out_stride;
         uint32_t *pid = kr_arena_alloc(scratch, sizeof(uint32_t) * ntris);

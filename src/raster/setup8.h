@@ -1,5 +1,6 @@
 /*
- * Triangle setup of eight triangles at once (setup_avx512.c), for
+ * Triangle setup of eight triangles at once (setup_avx512.c, and
+ * setup_avx2.c where the CPU has AVX2 but not AVX-512), for
  * geom.c's TRIANGLE_LIST draws without a geometry shader or stream
  * output, with solid fill and no depth bias: the outcodes, screen
  * mapping and setup arithmetic of outcode, to_screen3 and setup_tri, one
@@ -14,7 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* x86-64 builds compile it; geom.c runs it at the AVX-512 level only. */
+/* x86-64 builds compile it; geom.c runs it at the AVX2 and AVX-512
+ * levels. */
 #if defined(__x86_64__)
 #define KR_SETUP8 1
 #else
@@ -57,5 +59,8 @@ typedef struct kr_tri8 {
  * lane i at attr[(3 * k + e) * 8 + i]. */
 void kr_setup_tri8_avx512(const kr_tri8_consts *k, const float *rows, const int32_t off[3][8],
                           kr_tri8 *out, float *attr);
+/* The same lanes with AVX2 alone: the same bits. */
+void kr_setup_tri8_avx2(const kr_tri8_consts *k, const float *rows, const int32_t off[3][8],
+                        kr_tri8 *out, float *attr);
 
 #endif
