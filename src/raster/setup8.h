@@ -1,6 +1,7 @@
 /*
- * Triangle setup of eight triangles at once (setup_avx512.c, and
- * setup_avx2.c where the CPU has AVX2 but not AVX-512), for
+ * Triangle setup of eight triangles at once (setup8_lanes.h, built by
+ * setup_avx512.c for the AVX-512 level and setup_avx2.c for the AVX2
+ * level), for
  * geom.c's TRIANGLE_LIST draws without a geometry shader or stream
  * output, with solid fill and no depth bias: the outcodes, screen
  * mapping and setup arithmetic of outcode, to_screen3 and setup_tri, one

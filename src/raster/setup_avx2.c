@@ -1,6 +1,6 @@
 /*
  * Eight triangles' outcodes, screen mapping and setup at the AVX2 level
- * (setup8.h): setup_avx512.c's lanes where the CPU has no AVX-512. The
+ * (setup8.h: a CPU with AVX2 but not AVX-512, or KILN_SIMD=avx2). The
  * floats are the same 8-lane vectors; the 64-bit integers and the
  * doubles are two 4-lane halves, and what AVX2 lacks is built from what
  * it has, exactly:
@@ -8,7 +8,9 @@
  *   cvtps2qq and the scalar llrintf) and int64 to double go through
  *   2^52 + 2^51, whose ulp is 1: x + that rounds x to an integer in the
  *   low 51 bits of the sum's mantissa, for |x| < 2^51 (the snapped
- *   coordinates are under 2^32);
+ *   coordinates are under 2^32); in the default rounding mode, round to
+ *   nearest (the one kiln's images are defined in; under round toward
+ *   zero a negative fraction would round down here);
  * - the 64-bit product is the low 64 bits of lo*lo + (hi*lo + lo*hi)
  *   << 32 (the scalar code's wrapping product);
  * - the 64-bit arithmetic shift, min, max and blends from compares.
