@@ -5,10 +5,10 @@
 #   the bit-identical result of the scalar reference, and a fused
 #   multiply-add rounds once where the others round twice.
 # - effects_avx2.c, fused_avx2.c, pixel_avx2.c and setup_avx2.c alone are
-#   compiled for AVX2 + FMA, fused_avx512.c, pixel_avx512.c and setup_avx512.c for
-#   AVX-512 F/BW/VL/DQ as well; effects.c, sample.c, tile.c and geom.c run
-#   them only on CPUs that have these. On other targets the files compile
-#   to nothing.
+#   compiled for AVX2 + FMA, fused_avx512.c, pixel_avx512.c and
+#   setup_avx512.c for AVX-512 F/BW/VL/DQ as well; effects.c, sample.c,
+#   tile.c and geom.c run them only on CPUs that have these. On other
+#   targets the files compile to nothing.
 
 set(KILN_EFFECTS_DIR ${CMAKE_CURRENT_LIST_DIR})
 

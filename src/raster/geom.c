@@ -1215,8 +1215,8 @@ static void run_gs(setup_ctx *sc, const clip_ctx *cc, const float *const *v, uin
 static _Atomic uint64_t setup8_tris;
 
 #if KR_SETUP8
-/* Lane i of a kr_setup_tri8_avx512 or _avx2 result as setup_tri writes it: the
- * record, then its tiles. */
+/* Lane i of a kr_setup_tri8_avx512 or kr_setup_tri8_avx2 result as
+ * setup_tri writes it: the record, then its tiles. */
 static void emit_tri8(setup_ctx *sc, const kr_tri8 *t, const float *attr, uint32_t i,
                       uint32_t ncomp)
 {

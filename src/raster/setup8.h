@@ -1,9 +1,8 @@
 /*
  * Triangle setup of eight triangles at once (setup8_lanes.h, built by
  * setup_avx512.c for the AVX-512 level and setup_avx2.c for the AVX2
- * level), for
- * geom.c's TRIANGLE_LIST draws without a geometry shader or stream
- * output, with solid fill and no depth bias: the outcodes, screen
+ * level), for geom.c's TRIANGLE_LIST draws without a geometry shader or
+ * stream output, with solid fill and no depth bias: the outcodes, screen
  * mapping and setup arithmetic of outcode, to_screen3 and setup_tri, one
  * triangle per lane, with the same operations in the same order, so the
  * same bits. geom.c writes the records and bins them in primitive order,

@@ -4,12 +4,12 @@
  * floats are the same 8-lane vectors; the 64-bit integers and the
  * doubles are two 4-lane halves, and what AVX2 lacks is built from what
  * it has, exactly:
- * - the float to int64 conversion (round to nearest even, as
- *   cvtps2qq and the scalar llrintf) and int64 to double go through
+ * - the float to int64 conversion and int64 to double go through
  *   2^52 + 2^51, whose ulp is 1: x + that rounds x to an integer in the
  *   low 51 bits of the sum's mantissa, for |x| < 2^51 (the snapped
- *   coordinates are under 2^32); in the default rounding mode, round to
- *   nearest (the one kiln's images are defined in; under round toward
+ *   coordinates are under 2^32). In the default rounding mode, round to
+ *   nearest even, the one kiln's images are defined in, that is
+ *   cvtps2qq's and the scalar llrintf's rounding (under round toward
  *   zero a negative fraction would round down here);
  * - the 64-bit product is the low 64 bits of lo*lo + (hi*lo + lo*hi)
  *   << 32 (the scalar code's wrapping product);
