@@ -30,8 +30,9 @@
 
 #define W 96
 #define H 80
-#define NT 1100 /* triangles per soup: two jobs (1,024 and 76), batches of eight, a tail of four   \
-                 */
+/* Triangles per soup: two jobs (1,024 and 76), batches of eight, a tail
+ * of four. */
+#define NT 1100
 #define NI 192 /* indices of the indexed draw */
 
 typedef struct vtx {

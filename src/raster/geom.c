@@ -1291,6 +1291,7 @@ static uint32_t emit_tris8(setup_ctx *sc, const clip_ctx *cc, const float *rows,
         hi = slot[m] > hi ? slot[m] : hi;
     if (((uint64_t)hi + 1) * os > INT32_MAX)
         return 0;
+    const kr_setup_tri8_fn setup8 = dx->wide16 ? kr_setup_tri8_avx512 : kr_setup_tri8_avx2;
     kr_tri8 t;
     float attr[3 * 8 * 4 * KILN_MAX_VARYINGS];
     const float *v[3];
@@ -1300,10 +1301,7 @@ static uint32_t emit_tris8(setup_ctx *sc, const clip_ctx *cc, const float *rows,
         for (uint32_t i = 0; i < 8; i++)
             for (uint32_t m = 0; m < 3; m++)
                 off[m][i] = (int32_t)(slot[3 * (done + i) + m] * os);
-        if (dx->wide16)
-            kr_setup_tri8_avx512(&k, rows, (const int32_t(*)[8])off, &t, attr);
-        else
-            kr_setup_tri8_avx2(&k, rows, (const int32_t(*)[8])off, &t, attr);
+        setup8(&k, rows, (const int32_t(*)[8])off, &t, attr);
         for (uint32_t i = 0; i < 8; i++) {
             sc->prim_id = pid ? pid[done + i] : pid0 + done + i;
             if (t.status[i] == KR_TRI8_CLIP) {

@@ -48,10 +48,10 @@ typedef struct kr_arena {
 
 void *kr_arena_alloc(kr_arena *a, size_t size);
 void *kr_arena_alloc_lines(kr_arena *a, size_t size);
+void kr_arena_free(kr_arena *a);
 
 /* Triangles set up eight at a time so far (setup8.h), for tests. */
 uint64_t kr_setup8_count(void);
-void kr_arena_free(kr_arena *a);
 
 /* Jobs a scene sets up per wave at most (backend.c): every job's arena
  * takes at least 16 KiB, its bins 16 bytes a tile, and a scene alternating

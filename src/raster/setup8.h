@@ -62,5 +62,8 @@ void kr_setup_tri8_avx512(const kr_tri8_consts *k, const float *rows, const int3
 /* The same lanes with AVX2 alone: the same bits. */
 void kr_setup_tri8_avx2(const kr_tri8_consts *k, const float *rows, const int32_t off[3][8],
                         kr_tri8 *out, float *attr);
+/* Either of them (geom.c picks one per draw's level). */
+typedef void (*kr_setup_tri8_fn)(const kr_tri8_consts *k, const float *rows,
+                                 const int32_t off[3][8], kr_tri8 *out, float *attr);
 
 #endif
