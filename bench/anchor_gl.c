@@ -25,7 +25,7 @@ struct anchor_gl {
     uint32_t width, height;
     float clear_color[4];
     uint32_t small_tris, mid_tris, quad_vertices, layers, mesh_vertices;
-    GLuint fbo, color, depth, tex, tex_bc1, tex_mips, sampler, sampler_tri;
+    GLuint fbo, color, depth, tex, tex_bc1, tex_mips, sampler, sampler_tri, sampler_point;
     GLuint ms_fbo, ms_color, ms_depth; /* 0 without the multisampled framebuffer */
     const char *ms_missing;            /* why not, or NULL */
     GLuint vb[VAO_COUNT], vao[VAO_COUNT];
@@ -231,6 +231,11 @@ kiln_result anchor_gl_create(const anchor_gl_desc *d, anchor_gl **out, char *err
     gl->SamplerParameteri(a->sampler, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
     gl->SamplerParameteri(a->sampler, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     gl->SamplerParameteri(a->sampler, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    gl->CreateSamplers(1, &a->sampler_point);
+    gl->SamplerParameteri(a->sampler_point, GL_TEXTURE_MIN_FILTER, GL_NEAREST_MIPMAP_NEAREST);
+    gl->SamplerParameteri(a->sampler_point, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    gl->SamplerParameteri(a->sampler_point, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    gl->SamplerParameteri(a->sampler_point, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     gl->BindTextureUnit(0, a->tex);
     gl->BindSampler(0, a->sampler);
     if (d->mesh) { /* (e): the caller's mip chain, trilinear, REPEAT */
@@ -304,8 +309,8 @@ void anchor_gl_destroy(anchor_gl *a)
             gl->DeleteProgram(a->prog[i]);
     gl->DeleteVertexArrays(VAO_COUNT, a->vao);
     gl->DeleteBuffers(VAO_COUNT, a->vb);
-    GLuint samplers[2] = {a->sampler, a->sampler_tri};
-    gl->DeleteSamplers(2, samplers); /* 0 names are ignored */
+    GLuint samplers[3] = {a->sampler, a->sampler_tri, a->sampler_point};
+    gl->DeleteSamplers(3, samplers); /* 0 names are ignored */
     GLuint tex[5] = {a->color, a->depth, a->tex, a->tex_bc1, a->tex_mips};
     gl->DeleteTextures(5, tex);
     gl->DeleteFramebuffers(1, &a->fbo);
@@ -317,7 +322,7 @@ void anchor_gl_destroy(anchor_gl *a)
 static bool is_layers(anchor_gl_scene sc)
 {
     return sc == ANCHOR_GL_LAYERS || sc == ANCHOR_GL_LAYERS_BLEND || sc == ANCHOR_GL_LAYERS_ALPHA ||
-           sc == ANCHOR_GL_LAYERS_BC1;
+           sc == ANCHOR_GL_LAYERS_BC1 || sc == ANCHOR_GL_LAYERS_POINT;
 }
 
 bool anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc, uint32_t samples)
@@ -333,7 +338,9 @@ bool anchor_gl_bind(anchor_gl *a, anchor_gl_scene sc, uint32_t samples)
     gl->BindTextureUnit(0, sc == ANCHOR_GL_LAYERS_BC1 ? a->tex_bc1
                            : sc == ANCHOR_GL_MESH     ? a->tex_mips
                                                       : a->tex);
-    gl->BindSampler(0, sc == ANCHOR_GL_MESH ? a->sampler_tri : a->sampler);
+    gl->BindSampler(0, sc == ANCHOR_GL_MESH           ? a->sampler_tri
+                       : sc == ANCHOR_GL_LAYERS_POINT ? a->sampler_point
+                                                      : a->sampler);
     if (is_layers(sc)) {
         gl->UseProgram(a->prog[PROG_TEX]);
         gl->BindVertexArray(a->vao[VAO_QUAD]);
@@ -385,6 +392,7 @@ void anchor_gl_draw_frame(anchor_gl *a)
         gl->DrawArrays(GL_TRIANGLES, 0, (GLsizei)(3 * a->mid_tris));
         break;
     case ANCHOR_GL_LAYERS:
+    case ANCHOR_GL_LAYERS_POINT:
     case ANCHOR_GL_LAYERS_BC1:
     case ANCHOR_GL_LAYERS_BLEND:
     case ANCHOR_GL_LAYERS_ALPHA:

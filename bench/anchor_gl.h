@@ -19,7 +19,8 @@
  * u_tex0 = unit 0; culling off; depth LESS + write for the triangle scenes
  * and the mesh, depth off for the layer scenes, blending ONE + ONE for
  * LAYERS_BLEND; the layers' sampler: LINEAR / LINEAR with the nearest mip
- * (of one level), CLAMP. The mesh (e): u_cb0 = the caller's perspective
+ * (of one level), CLAMP; LAYERS_POINT's: NEAREST / NEAREST (the nearest
+ * mip), CLAMP. The mesh (e): u_cb0 = the caller's perspective
  * matrix rows (a program of its own), a texture with the caller's mip
  * chain (the bytes kiln_generate_mips made), sampled LINEAR_MIPMAP_LINEAR
  * with REPEAT (kiln's trilinear WRAP sampler as src/gl/draw.c maps it).
@@ -63,6 +64,7 @@ typedef enum anchor_gl_scene {
     ANCHOR_GL_DRAWS,        /* (d): the small triangles, one draw each */
     ANCHOR_GL_LAYERS_BC1,   /* (c/bc1): (c) with the BC1 texture (S3TC DXT1, RGBA) */
     ANCHOR_GL_MESH,         /* (e): the perspective mesh, trilinear, one draw */
+    ANCHOR_GL_LAYERS_POINT, /* (c/pt): (c) with the NEAREST sampler */
     ANCHOR_GL_SCENE_COUNT
 } anchor_gl_scene;
 

@@ -21,6 +21,8 @@
  *  (c/ps) as (c) with the pixel shader an application would write for it
  *       (kiln_ps_sample into the color): the general pixel pipeline, which
  *       (c)'s built-in effect skips (its fused path, docs/raster.md).
+ *  (c/pt) as (c/ps) with a POINT sampler (min and mag; CLAMP): nearest
+ *       texels, as pixel art, a UI or an emulator's screen is drawn.
  *  (c+) as (c) with blending ON (additive ONE/ONE), for the cost of blending.
  *  (c/bc1) as (c) with a 512x512 BC1 texture (8x8 flat cells of their own
  *       colors, every block in 4-color mode): the cost of decoding a block
@@ -74,6 +76,7 @@
  *  (c)          the center pixel of each of the texture's 8x8 flat-colored
  *               cells reads back exactly that cell's texel;
  *  (c/ps)       the same, and the image is bit-identical to (c)'s;
+ *  (c/pt)       as (c): a cell's center is its texel under POINT too;
  *  (c+)         ... exactly the clear color + 16 x the texel (all 16
  *               layers were blended); (c+a) as (c);
  *  (c/bc1)      each cell's center reads its BC1 color exactly (D3D10's
@@ -145,7 +148,7 @@
  *
  * Usage: bench_raster [--quick] [--threads N] [--size WxH] [--frames N] [--soft-only]
  *                     [--scenes LIST]
- * LIST is a comma-separated subset of a,b,c,c/ps,c+,c+a,d,e,f,g,g/sb,c/bc1,a/4x,e/4x,scaling
+ * LIST is a comma-separated subset of a,b,c,c/ps,c/pt,c+,c+a,d,e,f,g,g/sb,c/bc1,a/4x,e/4x,scaling
  * (default: all), e.g. to profile one scene with perf.
  *
  * What a run costs (1920x1080, the 2-core development machine shared with
@@ -528,7 +531,7 @@ typedef struct rig {
     kiln_rasterizer_state rs;
     kiln_depth_stencil_state dss_less, dss_off, dss_test_only;
     kiln_blend_state blend_off, blend_add, blend_alpha;
-    kiln_sampler sampler, sampler_tri, sampler_part;
+    kiln_sampler sampler, sampler_tri, sampler_part, sampler_point;
     /* (f) */
     kiln_vertex_shader vs_lit;
     kiln_pixel_shader ps_lit;
@@ -774,6 +777,9 @@ static void rig_init_backend(rig *r, kiln_backend backend, kiln_exec_mode mode, 
                              .address_v = KILN_ADDRESS_WRAP};
     CHECK(kiln_create_sampler(dev, &tri, &r->sampler_tri));
     CHECK(kiln_create_sampler(dev, &sd, &r->sampler_part));
+    kiln_sampler_desc pt = sd;
+    pt.min_filter = pt.mag_filter = KILN_FILTER_POINT;
+    CHECK(kiln_create_sampler(dev, &pt, &r->sampler_point));
 
     /* Pipeline state common to all scenes. */
     kiln_context *ctx = r->ctx;
@@ -808,6 +814,7 @@ typedef enum scene_id {
     SC_MID,
     SC_LAYERS,
     SC_LAYERS_PS,
+    SC_LAYERS_POINT,
     SC_LAYERS_BLEND,
     SC_LAYERS_ALPHA,
     SC_DRAWS,
@@ -824,11 +831,12 @@ typedef enum scene_id {
 static const char *const scene_names[SC_COUNT] = {
     "(a) 100k small tris, 1 draw",          "(b) 10k mid tris (20-40px), 1 draw",
     "(c) 16 textured layers, blend off",    "(c/ps) as (c), user pixel shader",
-    "(c+) 16 textured layers, blend add",   "(c+a) 16 layers, SRC_ALPHA/INV_SRC_A",
-    "(d) 100k draw calls, 1 tri each",      "(e) 3k tris, persp, depth, trilinear",
-    "(g) 50k particles, alpha, depth test", "(f) 1k lit cubes, 1 map+draw each",
-    "(c/bc1) as (c), BC1 texture",          "(a/4x) as (a), 4x MSAA + resolve",
-    "(e/4x) as (e), 4x MSAA + resolve",     "(g/sb) as (g), NO_OVERWRITE batches",
+    "(c/pt) as (c/ps), POINT sampler",      "(c+) 16 textured layers, blend add",
+    "(c+a) 16 layers, SRC_ALPHA/INV_SRC_A", "(d) 100k draw calls, 1 tri each",
+    "(e) 3k tris, persp, depth, trilinear", "(g) 50k particles, alpha, depth test",
+    "(f) 1k lit cubes, 1 map+draw each",    "(c/bc1) as (c), BC1 texture",
+    "(a/4x) as (a), 4x MSAA + resolve",     "(e/4x) as (e), 4x MSAA + resolve",
+    "(g/sb) as (g), NO_OVERWRITE batches",
 };
 
 /* (a/4x) and (e/4x) are (a) and (e) drawn into the 4x target. */
@@ -883,17 +891,19 @@ static void scene_bind(rig *r, scene_id sc)
         return;
     }
     CHECK(kiln_vs_set_constant_buffers(ctx, 0, 1, &r->identity));
-    bool tex = sc == SC_LAYERS || sc == SC_LAYERS_PS || sc == SC_LAYERS_BLEND || sc == SC_LAYERS_ALPHA ||
-               sc == SC_LAYERS_BC1;
+    bool tex = sc == SC_LAYERS || sc == SC_LAYERS_PS || sc == SC_LAYERS_POINT ||
+               sc == SC_LAYERS_BLEND || sc == SC_LAYERS_ALPHA || sc == SC_LAYERS_BC1;
     uint32_t zero = 0;
     if (tex) {
         uint32_t stride = sizeof(vtx_tex);
         CHECK(kiln_ia_set_input_layout(ctx, r->layout_tex));
         CHECK(kiln_ia_set_vertex_buffers(ctx, 0, 1, &r->vb_quad, &stride, &zero));
         CHECK(kiln_vs_set_shader(ctx, r->vs_tex));
-        CHECK(kiln_ps_set_shader(ctx, sc == SC_LAYERS_PS ? r->ps_user : r->ps_tex));
+        CHECK(kiln_ps_set_shader(ctx, sc == SC_LAYERS_PS || sc == SC_LAYERS_POINT ? r->ps_user
+                                                                                  : r->ps_tex));
         CHECK(kiln_ps_set_shader_resources(ctx, 0, 1, sc == SC_LAYERS_BC1 ? &r->srv_bc1 : &r->srv));
-        CHECK(kiln_ps_set_samplers(ctx, 0, 1, &r->sampler));
+        CHECK(kiln_ps_set_samplers(ctx, 0, 1,
+                                   sc == SC_LAYERS_POINT ? &r->sampler_point : &r->sampler));
         CHECK(kiln_om_set_depth_stencil_state(ctx, r->dss_off, 0));
         CHECK(kiln_om_set_blend_state(ctx,
                                       sc == SC_LAYERS_BLEND   ? r->blend_add
@@ -945,6 +955,7 @@ static double frame(rig *r, scene_id sc, double *issue_ms, double *cpu)
     case SC_MID: CHECK(kiln_draw(ctx, 3 * N_MID, 0)); break;
     case SC_LAYERS:
     case SC_LAYERS_PS:
+    case SC_LAYERS_POINT:
     case SC_LAYERS_BLEND:
     case SC_LAYERS_ALPHA:
     case SC_LAYERS_BC1:
@@ -1245,14 +1256,14 @@ static int usage(FILE *f)
                "  --size WxH     target size (64..8192 each; default 1920x1080)\n"
                "  --frames N     measured frames per scene (default 10; --quick: 3)\n"
                "  --scenes LIST  comma-separated subset of "
-               "a,b,c,c/ps,c+,c+a,d,e,f,g,g/sb,c/bc1,a/4x,e/4x,scaling (default: all)\n"
+               "a,b,c,c/ps,c/pt,c+,c+a,d,e,f,g,g/sb,c/bc1,a/4x,e/4x,scaling (default: all)\n"
                "  --soft-only    skip the llvmpipe comparison (for profiling kiln alone)\n");
     return f == stdout ? 0 : 2;
 }
 
 static bool parse_scenes(const char *list, config *c)
 {
-    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps",  "c+",   "c+a",  "d",
+    static const char *const keys[SC_COUNT] = {"a", "b", "c", "c/ps",  "c/pt", "c+",   "c+a", "d",
                                                "e", "g", "f", "c/bc1", "a/4x", "e/4x", "g/sb"};
     memset(c->scene, 0, sizeof c->scene);
     c->scaling = false;
@@ -1316,7 +1327,7 @@ int main(int argc, char **argv)
             if (!parse_scenes(argv[++i], &c)) {
                 fprintf(stderr,
                         "bench_raster: --scenes wants a list of "
-                        "a,b,c,c/ps,c+,c+a,d,e,f,g,g/sb,c/bc1,a/4x,e/4x,scaling, "
+                        "a,b,c,c/ps,c/pt,c+,c+a,d,e,f,g,g/sb,c/bc1,a/4x,e/4x,scaling, "
                         "not '%s'\n",
                         argv[i]);
                 return 2;
@@ -1401,6 +1412,7 @@ int main(int argc, char **argv)
             break;
         case SC_LAYERS:
         case SC_LAYERS_PS:
+        case SC_LAYERS_POINT:
         case SC_LAYERS_BLEND:
         case SC_LAYERS_ALPHA:
             r->rate = N_LAYERS * pixels / sec / 1e6;
@@ -1787,6 +1799,9 @@ static bool raw_bind(anchor_gl *a, scene_id sc)
     case SC_LAYERS:
     case SC_LAYERS_PS: /* raw GL has one shader for both */
         as = ANCHOR_GL_LAYERS;
+        break;
+    case SC_LAYERS_POINT:
+        as = ANCHOR_GL_LAYERS_POINT;
         break;
     case SC_LAYERS_BLEND:
         as = ANCHOR_GL_LAYERS_BLEND;

@@ -5,8 +5,9 @@
  * (rows padded past their width, so row_pitch is honoured).
  */
 #include "harness.h"
-#include "raster/raster.h"
 #include "raster/effects.h"
+#include "raster/fused.h"
+#include "raster/raster.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -435,9 +436,9 @@ static void test_rgba8_kernel_matches_general_path(void)
  * shortcut) gives the bits of the same set never prepared, for every
  * view slot and sampler slot pair: views of one to eight RGBA8 / BGRA8
  * levels, 1 to 64 texels a side, under samplers of every address mode
- * (anisotropic and POINT ones too, POINT and LINEAR mips, LOD biases and
- * clamps), coordinates across WRAP seams and past the edges, steps from
- * magnification to minification past the last level; at each SIMD level,
+ * (anisotropic and POINT ones too, min and mag POINT for the POINT
+ * shortcut, POINT and LINEAR mips, LOD biases and clamps), coordinates across WRAP seams and past
+ * the edges, steps from magnification to minification past the last level; at each SIMD level,
  * where only AVX2 prepares. */
 static void test_prepared_slots_match_unprepared(void)
 {
@@ -451,7 +452,7 @@ static void test_prepared_slots_match_unprepared(void)
         if (!kr_effects_kernels(levels[l]))
             continue;
         CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
-        int differ = 0, engaged = 0, chains = 0, calls = 0, cleared = 1;
+        int differ = 0, engaged = 0, chains = 0, points = 0, calls = 0, cleared = 1;
         for (int round = 0; round < 150; round++) {
             tex x[KR_PREPARED];
             kd_sampler sm[KR_PREPARED + 1];
@@ -472,8 +473,11 @@ static void test_prepared_slots_match_unprepared(void)
             }
             for (int j = 0; j <= KR_PREPARED; j++) {
                 uint32_t k = th_below(&rng, 8);
-                kiln_filter mag = k == 0 ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
-                sm[j] = make_sampler(KILN_FILTER_LINEAR, mag, th_below(&rng, 3) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
+                kiln_filter mag = k == 0 || k == 2 ? KILN_FILTER_POINT : KILN_FILTER_LINEAR;
+                kiln_filter min =
+                    k == 2 ? KILN_FILTER_POINT : KILN_FILTER_LINEAR; /* 2: the POINT shortcut's */
+                sm[j] = make_sampler(min, mag,
+                                     th_below(&rng, 3) ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
                                      modes[th_below(&rng, 6)], modes[th_below(&rng, 6)]);
                 if (th_below(&rng, 2)) { /* LOD bias and clamps */
                     sm[j].mip_lod_bias = -2.0f + (float)th_below(&rng, 17) * 0.25f;
@@ -512,6 +516,7 @@ static void test_prepared_slots_match_unprepared(void)
                     differ += memcmp(a, b, sizeof a) != 0;
                     engaged += pp.prep_sampler[i] == j + 1;
                     chains += pp.prep_sampler[i] == j + 1 && pp.prep_levels[i] > 1;
+                    points += pp.point_sampler[i] == j + 1;
                     calls++;
                 }
             }
@@ -524,11 +529,281 @@ static void test_prepared_slots_match_unprepared(void)
          * (at most one sampler slot in five is the one prepared) */
         CHECK(levels[l] < KR_SIMD_AVX2 || engaged > calls / 20);
         CHECK(levels[l] < KR_SIMD_AVX2 || chains > calls / 40);
-        if (differ || (levels[l] >= KR_SIMD_AVX2 && (engaged <= calls / 20 || chains <= calls / 40)))
-            fprintf(stderr, "    %s: %d of %d calls differ, %d took prepared levels (%d a chain)\n",
-                    kr_simd_name(levels[l]), differ, calls, engaged, chains);
+        CHECK(points > calls / 150); /* the POINT shortcut, at every level */
+        if (differ || points <= calls / 150 ||
+            (levels[l] >= KR_SIMD_AVX2 && (engaged <= calls / 20 || chains <= calls / 40)))
+            fprintf(stderr,
+                    "    %s: %d of %d calls differ, %d took prepared levels (%d a chain), %d the "
+                    "POINT shortcut\n",
+                    kr_simd_name(levels[l]), differ, calls, engaged, chains, points);
     }
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
+}
+
+/* ---- the POINT shortcut (raster.h, kr_point_level) ---- */
+
+/* The general path's POINT index along an axis of n texels, worked out
+ * here: floor of c * n clamped to +-2^30 (NaN: -2^30), then the mode. */
+static int64_t point_ref_axis(float c, uint32_t n, kiln_address mode)
+{
+    float x = c * (float)n;
+    double d = x != x               ? -1073741824.0
+               : x < -1073741824.0f ? -1073741824.0
+               : x > 1073741824.0f  ? 1073741824.0
+                                    : (double)x;
+    int64_t i = (int64_t)floor(d), N = n;
+    switch (mode) {
+    case KILN_ADDRESS_WRAP:
+        i %= N;
+        return i < 0 ? i + N : i;
+    case KILN_ADDRESS_MIRROR:
+        i %= 2 * N;
+        i = i < 0 ? i + 2 * N : i;
+        return i >= N ? 2 * N - 1 - i : i;
+    case KILN_ADDRESS_MIRROR_ONCE:
+        i = i < 0 ? -1 - i : i;
+        return i >= N ? N - 1 : i;
+    default: /* CLAMP */
+        return i < 0 ? 0 : i >= N ? N - 1 : i;
+    }
+}
+
+/* The block as the general path reads it under POINT from level 0 of x:
+ * each channel's byte / 255 (BGRA8: bytes 2 and 0 to R and B). */
+static void point_ref(tex *x, const kd_sampler *s, const float *u, const float *v, float *out)
+{
+    const int swap = x->t.format == KILN_FORMAT_B8G8R8A8_UNORM;
+    for (int i = 0; i < 16; i++) {
+        const uint8_t *p =
+            texel(x, 0, 0, (uint32_t)point_ref_axis(u[i], x->subs[0].width, s->address_u),
+                  (uint32_t)point_ref_axis(v[i], x->subs[0].height, s->address_v));
+        for (int c = 0; c < 4; c++)
+            out[c * 16 + i] = (float)p[swap && c != 1 && c != 3 ? 2 - c : c] / 255.0f;
+    }
+}
+
+static const float point_specials[] = {
+    NAN,   INFINITY,    -INFINITY,   1e10f,        -1e10f,       3e38f, -3e38f,
+    -0.0f, 0.0f,        1.0f,        0.5f,         0.25f,        0.75f, -1.0f,
+    2.0f,  1e-30f,      -1e-30f,     0.99999994f,  1.0000001f,   -0.5f, 4.0f,
+    -4.0f, 1.0f / 3.0f, 2.0f / 3.0f, 7.0f / 31.0f, -7.0f / 31.0f};
+
+/* kiln_ps_sample under min and mag POINT on a view of one RGBA8 / BGRA8
+ * level, with no BORDER axis: prepared (the AVX2 and AVX-512 kernels where
+ * both axes are CLAMP, MIRROR_ONCE, or WRAP or MIRROR over a power of two;
+ * the portable one otherwise and at SSE2) and never prepared, each equal
+ * bit for bit to the formula above, and for magnified blocks to the
+ * general path (the same level 0 in a view of two levels, which the
+ * shortcut leaves to it). Blocks magnified (the SIMD kernels' window of
+ * texels, increasing and mirrored), across WRAP and MIRROR seams, spread
+ * (their gather), and special coordinates (NaN, infinities, huge, -0,
+ * texel edges); sizes 1 to 64 each way, every non-BORDER mode each way,
+ * at each SIMD level. */
+static void test_point_shortcut(void)
+{
+    static const uint32_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 64};
+    static const kiln_address modes[] = {KILN_ADDRESS_WRAP, KILN_ADDRESS_MIRROR, KILN_ADDRESS_CLAMP,
+                                         KILN_ADDRESS_MIRROR_ONCE};
+    const kr_simd initial = kr_effects_active_level();
+    const kr_simd levels[] = {KR_SIMD_SSE2, KR_SIMD_AVX2, KR_SIMD_AVX512};
+    th_rng rng = {0x243F6A8885A308D3ull};
+    for (int l = 0; l < 3; l++) {
+        if (!kr_effects_kernels(levels[l]))
+            continue;
+        CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
+        int bad_ref = 0, bad_unprep = 0, bad_gen = 0, gen = 0, calls = 0, simd = 0, unset = 0;
+        for (int round = 0; round < 400; round++) {
+            kiln_format f =
+                th_below(&rng, 2) ? KILN_FORMAT_B8G8R8A8_UNORM : KILN_FORMAT_R8G8B8A8_UNORM;
+            uint32_t w = sizes[th_below(&rng, 11)], h = sizes[th_below(&rng, 11)];
+            tex x;
+            tex_init(&x, f, w, h, 2, 1);
+            for (uint32_t m = 0; m < 2; m++)
+                for (uint32_t py = 0; py < x.subs[m].height; py++)
+                    for (uint32_t px = 0; px < x.subs[m].width; px++)
+                        for (int c = 0; c < 4; c++)
+                            texel(&x, m, 0, px, py)[c] = (uint8_t)th_below(&rng, 256);
+            x.t.dim = KILN_SRV_DIMENSION_TEXTURE2D;
+            kr_texture two = x.t; /* both levels: the general path's */
+            x.t.num_mips = 1;
+            x.t.quick = kr_texture_quick(&x.t);
+            two.quick = kr_texture_quick(&two);
+            kd_sampler s = make_sampler(KILN_FILTER_POINT, KILN_FILTER_POINT,
+                                        th_below(&rng, 2) ? KILN_FILTER_POINT : KILN_FILTER_LINEAR,
+                                        modes[th_below(&rng, 4)], modes[th_below(&rng, 4)]);
+            struct kiln_ps_textures pp;
+            memset(&pp, 0, sizeof pp);
+            pp.tex[0] = x.t;
+            pp.samp[0] = &s;
+            kr_textures_prepare(&pp);
+            unset += pp.point_sampler[0] != 1;
+            simd +=
+                pp.point_fn[0] == kr_sample_point_avx2 || pp.point_fn[0] == kr_sample_point_avx512;
+            for (int k = 0; k < 12; k++) {
+                float u[16], v[16], a[64], b[64], r[64];
+                const uint32_t kind = th_below(&rng, 4); /* 0, 1 magnified; 2 spread; 3 specials */
+                const float u0 = th_frand(&rng, -2.5f, 3.5f), v0 = th_frand(&rng, -2.5f, 3.5f);
+                /* under a texel per pixel (the LOD magnifies), a quarter mirrored */
+                float du = th_frand(&rng, 0.0f, 0.9f) / (float)w,
+                      dv = th_frand(&rng, 0.0f, 0.9f) / (float)h;
+                if (th_below(&rng, 4) == 0)
+                    du = -du;
+                for (int p = 0; p < 16; p++) {
+                    if (kind < 2) {
+                        u[p] = u0 + (float)(p % 4) * du;
+                        v[p] = v0 + (float)(p / 4) * dv;
+                    } else if (kind == 2) {
+                        u[p] = th_frand(&rng, -3.0f, 4.0f);
+                        v[p] = th_frand(&rng, -3.0f, 4.0f);
+                    } else {
+                        const uint32_t n = sizeof point_specials / sizeof point_specials[0];
+                        u[p] = th_below(&rng, 3)
+                                   ? point_specials[th_below(&rng, n)]
+                                   : (float)th_below(&rng, 2 * w + 1) / (float)w - 0.5f;
+                        v[p] = th_below(&rng, 3)
+                                   ? point_specials[th_below(&rng, n)]
+                                   : (float)th_below(&rng, 2 * h + 1) / (float)h - 0.5f;
+                    }
+                }
+                kiln_ps_args pa;
+                memset(&pa, 0, sizeof pa);
+                pa.mask = 0xffffu;
+                pa.textures = &pp;
+                kiln_ps_sample(&pa, 0, 0, u, v, a);
+                sample(&x, &s, u, v, b);
+                point_ref(&x, &s, u, v, r);
+                bad_ref += memcmp(a, r, sizeof a) != 0;
+                bad_unprep += memcmp(b, r, sizeof b) != 0;
+                if (kind < 2) {
+                    tex y = x;
+                    y.t = two;
+                    sample(&y, &s, u, v, b);
+                    bad_gen += memcmp(b, r, sizeof b) != 0;
+                    gen++;
+                }
+                calls++;
+            }
+            tex_free(&x);
+        }
+        CHECK(bad_ref == 0 && bad_unprep == 0 && bad_gen == 0 && unset == 0);
+        /* at AVX2 and up, the vector kernels read most views (the sizes
+         * are mostly powers of two, half the modes need none) */
+        CHECK(levels[l] < KR_SIMD_AVX2 ? simd == 0 : simd > 400 / 3);
+        CHECK(gen > calls / 3);
+        if (bad_ref || bad_unprep || bad_gen || unset ||
+            (levels[l] >= KR_SIMD_AVX2 && simd <= 400 / 3))
+            fprintf(
+                stderr,
+                "    %s: of %d calls, prepared %d and unprepared %d differ from the formula, %d "
+                "of %d from the general path; %d views not set up, %d on a vector kernel\n",
+                kr_simd_name(levels[l]), calls, bad_ref, bad_unprep, bad_gen, gen, unset, simd);
+    }
+    CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
+}
+
+/* Every byte value in every channel reads back as exactly byte / 255
+ * through the POINT shortcut at each SIMD level: a 16 x 16 view whose 256
+ * texels hold every value in each channel, read a 4 x 4 group of texels
+ * per block (magnified by one: the vector kernels' window). */
+static void test_point_every_byte(void)
+{
+    const kr_simd initial = kr_effects_active_level();
+    const kr_simd levels[] = {KR_SIMD_SSE2, KR_SIMD_AVX2, KR_SIMD_AVX512};
+    tex x;
+    tex_init(&x, KILN_FORMAT_R8G8B8A8_UNORM, 16, 16, 1, 1);
+    for (uint32_t k = 0; k < 256; k++) {
+        uint8_t *p = texel(&x, 0, 0, k % 16, k / 16);
+        p[0] = (uint8_t)k;
+        p[1] = (uint8_t)(k ^ 0x55u);
+        p[2] = (uint8_t)(255 - k);
+        p[3] = (uint8_t)(k * 7);
+    }
+    x.t.dim = KILN_SRV_DIMENSION_TEXTURE2D;
+    x.t.quick = kr_texture_quick(&x.t);
+    kd_sampler s = make_sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_FILTER_POINT,
+                                KILN_ADDRESS_CLAMP, KILN_ADDRESS_WRAP);
+    for (int l = 0; l < 3; l++) {
+        if (!kr_effects_kernels(levels[l]))
+            continue;
+        CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
+        struct kiln_ps_textures pp;
+        memset(&pp, 0, sizeof pp);
+        pp.tex[0] = x.t;
+        pp.samp[0] = &s;
+        kr_textures_prepare(&pp);
+        CHECK(pp.point_sampler[0] == 1);
+        int bad = 0;
+        for (uint32_t by = 0; by < 16; by += 4)
+            for (uint32_t bx = 0; bx < 16; bx += 4) {
+                float u[16], v[16], o[64];
+                for (uint32_t p = 0; p < 16; p++) {
+                    u[p] = ((float)(bx + p % 4) + 0.5f) / 16.0f;
+                    v[p] = ((float)(by + p / 4) + 0.5f) / 16.0f;
+                }
+                kiln_ps_args pa;
+                memset(&pa, 0, sizeof pa);
+                pa.textures = &pp;
+                kiln_ps_sample(&pa, 0, 0, u, v, o);
+                for (uint32_t p = 0; p < 16; p++) {
+                    const uint8_t *t = texel(&x, 0, 0, bx + p % 4, by + p / 4);
+                    for (int c = 0; c < 4; c++)
+                        bad += o[c * 16 + (int)p] != (float)t[c] / 255.0f;
+                }
+            }
+        CHECK(bad == 0);
+        if (bad)
+            fprintf(stderr, "    %s: %d of 1024 channels differ from byte / 255\n",
+                    kr_simd_name(levels[l]), bad);
+    }
+    CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
+    tex_free(&x);
+}
+
+/* A sampler slot past the last one: UINT32_MAX, whose + 1 wraps to 0,
+ * the mark of a slot never prepared, once sent a prepared set's call
+ * to an unprepared slot's levels and to samp[UINT32_MAX]. Now every slot
+ * reads as the never-prepared set does (under the default sampler). */
+static void test_sampler_slot_past_the_last(void)
+{
+    const kr_simd initial = kr_effects_active_level();
+    const kr_simd levels[] = {KR_SIMD_SSE2, KR_SIMD_AVX2, KR_SIMD_AVX512};
+    tex x;
+    tex_init(&x, KILN_FORMAT_R32_FLOAT, 8, 8, 1, 1); /* a slot neither shortcut takes */
+    fill_level_f(&x, 0, 0.75f);
+    x.t.dim = KILN_SRV_DIMENSION_TEXTURE2D;
+    x.t.quick = kr_texture_quick(&x.t);
+    kd_sampler s = make_sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_FILTER_POINT,
+                                KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
+    for (int l = 0; l < 3; l++) {
+        if (!kr_effects_kernels(levels[l]))
+            continue;
+        CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
+        struct kiln_ps_textures pt, pp;
+        memset(&pt, 0, sizeof pt);
+        pt.tex[0] = x.t;
+        pt.samp[0] = &s;
+        pp = pt;
+        kr_textures_prepare(&pp);
+        const uint32_t slots[] = {UINT32_MAX, KILN_MAX_SAMPLERS, 0};
+        for (int k = 0; k < 3; k++) {
+            float u[16], v[16], a[64], b[64];
+            for (int p = 0; p < 16; p++) {
+                u[p] = 0.1f + 0.05f * (float)p;
+                v[p] = 0.3f;
+            }
+            kiln_ps_args a0, a1;
+            memset(&a0, 0, sizeof a0);
+            a1 = a0;
+            a0.textures = &pt;
+            a1.textures = &pp;
+            kiln_ps_sample(&a0, 0, slots[k], u, v, a);
+            kiln_ps_sample(&a1, 0, slots[k], u, v, b);
+            CHECK(memcmp(a, b, sizeof a) == 0);
+            CHECK(a[0] == 0.75f && a[16] == 0.0f && a[48] == 1.0f);
+        }
+    }
+    CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
+    tex_free(&x);
 }
 
 /* ---- mip selection ---- */
@@ -1426,6 +1701,9 @@ int main(void)
     test_rgba8_kernel_address_modes();
     test_rgba8_kernel_matches_general_path();
     test_prepared_slots_match_unprepared();
+    test_point_shortcut();
+    test_point_every_byte();
+    test_sampler_slot_past_the_last();
     test_trilinear_blends_by_lod_fraction();
     test_mip_point_rounds();
     test_lod_bias_and_clamp();

@@ -90,6 +90,17 @@ void kr_sample_rows_rgba_avx2(const kr_fused_level *L, const float *u, const flo
 void kr_sample_rows_rgba_avx512(const kr_fused_level *L, const float *u, const float *v,
                                 float *rgba, int swap);
 
+/* kiln_ps_sample's POINT shortcut (raster.h, kr_point_fn) at AVX2 and
+ * AVX-512: each axis CLAMP, MIRROR_ONCE, or WRAP or MIRROR over a
+ * power-of-two size (kr_textures_prepare chooses; sample.c's portable
+ * kernel takes the other levels). The texels by one gather per 8 or 16
+ * pixels, each byte divided by 255 (correctly rounded, as the general
+ * path's division). */
+void kr_sample_point_avx2(const kr_point_level *L, const float *u, const float *v, float *rgba,
+                          int swap);
+void kr_sample_point_avx512(const kr_point_level *L, const float *u, const float *v, float *rgba,
+                            int swap);
+
 #if KR_EFFECTS_X86
 /* The rows kernel of the active level (AVX2 or above: its callers have
  * checked that level). */

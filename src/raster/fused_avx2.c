@@ -396,6 +396,88 @@ void kr_sample_rows_rgba_avx2(const kr_fused_level *L, const float *u, const flo
                 rgba + (swap ? 0 : 2) * KILN_PS_BLOCK, rgba + 3 * KILN_PS_BLOCK);
 }
 
+/* ---- kiln_ps_sample's POINT shortcut (kr_point_fn) ---- */
+
+/* The texel index along one axis of 8 coordinates c on a level of n
+ * texels: floor(c * n) of c * n clamped to +-2^30 (a NaN to -2^30:
+ * _mm256_max_ps gives its second operand then, as the general path's
+ * split4 does), then the axis's address mode (WRAP and MIRROR here only
+ * for a power-of-two n). MIRROR: t = i mod 2n, then min(t, 2n - 1 - t);
+ * MIRROR_ONCE: -1 - i (i XOR its sign) for a negative i, then CLAMP. */
+static inline __m256i point_axis8(__m256 c, float fn, int32_t n, kiln_address mode)
+{
+    const __m256 lim = _mm256_set1_ps(1073741824.0f), nlim = _mm256_set1_ps(-1073741824.0f);
+    const __m256 x = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(c, _mm256_set1_ps(fn)), nlim), lim);
+    const __m256i i = _mm256_cvttps_epi32(_mm256_floor_ps(x)), last = _mm256_set1_epi32(n - 1);
+    switch (mode) {
+    case KILN_ADDRESS_WRAP:
+        return _mm256_and_si256(i, last);
+    case KILN_ADDRESS_MIRROR: {
+        const __m256i p = _mm256_set1_epi32(2 * n - 1);
+        const __m256i t = _mm256_and_si256(i, p);
+        return _mm256_min_epi32(t, _mm256_sub_epi32(p, t));
+    }
+    case KILN_ADDRESS_MIRROR_ONCE:
+        return _mm256_min_epi32(_mm256_xor_si256(i, _mm256_srai_epi32(i, 31)), last);
+    default: /* CLAMP */
+        return _mm256_min_epi32(_mm256_max_epi32(i, _mm256_setzero_si256()), last);
+    }
+}
+
+/* A byte of each texel (in the low 8 bits of b's lanes) as a float,
+ * divided by 255 (quot8: the divide's bits for every byte). */
+static inline __m256 point_byte8(__m256i b)
+{
+    b = _mm256_and_si256(b, _mm256_set1_epi32(0xff));
+    return quot8(_mm256_cvtepi32_ps(b), _mm256_set1_ps(255.0f), _mm256_set1_ps(1.0f / 255.0f));
+}
+
+/* Half a block's texels (two rows of 4 pixels) from the level's window of
+ * 4 x 2 texels at lane 0's, pulled back inside the level, when every
+ * index falls in it (magnified, away from a WRAP seam): two 16-byte row
+ * loads and a permute in place of a gather. */
+static inline bool point_window8(const kr_point_level *L, __m256i x, __m256i y, __m256i *t)
+{
+    if (L->w < 4 || L->h < 2)
+        return false;
+    const int32_t x0 = _mm256_cvtsi256_si32(x), y0 = _mm256_cvtsi256_si32(y);
+    const int32_t wx = x0 < L->w - 4 ? x0 : L->w - 4, wy = y0 < L->h - 2 ? y0 : L->h - 2;
+    const __m256i dx = _mm256_sub_epi32(x, _mm256_set1_epi32(wx));
+    const __m256i dy = _mm256_sub_epi32(y, _mm256_set1_epi32(wy));
+    /* dx in [0, 3] and dy in [0, 1] (a negative one is huge unsigned) */
+    const __m256i in = _mm256_or_si256(dx, _mm256_slli_epi32(dy, 1));
+    const __m256i ok = _mm256_cmpeq_epi32(_mm256_min_epu32(in, _mm256_set1_epi32(3)), in);
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(ok)) != 0xff)
+        return false;
+    const uint8_t *r = L->base + (size_t)wy * (size_t)L->pitch + (size_t)wx * 4;
+    const __m256i win = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)r)),
+        _mm_loadu_si128((const __m128i *)(const void *)(r + L->pitch)), 1);
+    *t = _mm256_permutevar8x32_epi32(win, _mm256_add_epi32(_mm256_slli_epi32(dy, 2), dx));
+    return true;
+}
+
+void kr_sample_point_avx2(const kr_point_level *L, const float *u, const float *v, float *rgba,
+                          int swap)
+{
+    float *const o0 = rgba + (swap ? 2 : 0) * KILN_PS_BLOCK, *const o2 = rgba + (swap ? 0 : 2) *
+                                                                                    KILN_PS_BLOCK;
+    for (int h = 0; h < KILN_PS_BLOCK; h += 8) {
+        const __m256i x = point_axis8(_mm256_loadu_ps(u + h), L->fw, L->w, L->au);
+        const __m256i y = point_axis8(_mm256_loadu_ps(v + h), L->fh, L->h, L->av);
+        __m256i t;
+        if (!point_window8(L, x, y, &t)) {
+            const __m256i off = _mm256_add_epi32(_mm256_mullo_epi32(y, _mm256_set1_epi32(L->pitch)),
+                                                 _mm256_slli_epi32(x, 2));
+            t = _mm256_i32gather_epi32((const int *)(const void *)L->base, off, 1);
+        }
+        _mm256_storeu_ps(o0 + h, point_byte8(t));
+        _mm256_storeu_ps(rgba + KILN_PS_BLOCK + h, point_byte8(_mm256_srli_epi32(t, 8)));
+        _mm256_storeu_ps(o2 + h, point_byte8(_mm256_srli_epi32(t, 16)));
+        _mm256_storeu_ps(rgba + 3 * KILN_PS_BLOCK + h, point_byte8(_mm256_srli_epi32(t, 24)));
+    }
+}
+
 /* Level A's constants in lane 0, B's in lane 1. */
 static inline void lvk8_pair(lvk8 *k, const kr_fused_level *A, const kr_fused_level *B)
 {

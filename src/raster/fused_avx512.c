@@ -372,6 +372,92 @@ void kr_sample_rows_rgba_avx512(const kr_fused_level *L, const float *u, const f
                  rgba + (swap ? 0 : 2) * KILN_PS_BLOCK, rgba + 3 * KILN_PS_BLOCK);
 }
 
+/* ---- kiln_ps_sample's POINT shortcut (kr_point_fn) ---- */
+
+/* point_axis8 of fused_avx2.c, sixteen lanes (_mm512_max_ps also gives
+ * its second operand for a NaN). */
+WIDE_INLINE __m512i point_axis16(__m512 c, float fn, int32_t n, kiln_address mode)
+{
+    const __m512 lim = _mm512_set1_ps(1073741824.0f), nlim = _mm512_set1_ps(-1073741824.0f);
+    const __m512 x = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(c, _mm512_set1_ps(fn)), nlim), lim);
+    const __m512i i = _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m512i last = _mm512_set1_epi32(n - 1);
+    switch (mode) {
+    case KILN_ADDRESS_WRAP:
+        return _mm512_and_si512(i, last);
+    case KILN_ADDRESS_MIRROR: {
+        const __m512i p = _mm512_set1_epi32(2 * n - 1);
+        const __m512i t = _mm512_and_si512(i, p);
+        return _mm512_min_epi32(t, _mm512_sub_epi32(p, t));
+    }
+    case KILN_ADDRESS_MIRROR_ONCE:
+        return _mm512_min_epi32(_mm512_xor_si512(i, _mm512_srai_epi32(i, 31)), last);
+    default: /* CLAMP */
+        return _mm512_min_epi32(_mm512_max_epi32(i, _mm512_setzero_si512()), last);
+    }
+}
+
+/* point_window8 of fused_avx2.c for the whole block: a window of 4 x 4
+ * texels at (x0, y0), pulled back inside the level, four 16-byte row
+ * loads and a permute in place of a 16-lane gather, when every index
+ * falls in it (magnified, away from a WRAP seam). */
+WIDE_INLINE bool point_window_at(const kr_point_level *L, __m512i x, __m512i y, int32_t x0,
+                                 int32_t y0, __m512i *t)
+{
+    const int32_t wx = x0 < L->w - 4 ? x0 : L->w - 4, wy = y0 < L->h - 4 ? y0 : L->h - 4;
+    const __m512i dx = _mm512_sub_epi32(x, _mm512_set1_epi32(wx));
+    const __m512i dy = _mm512_sub_epi32(y, _mm512_set1_epi32(wy));
+    /* both in [0, 3] (a negative one is huge unsigned) */
+    if (_mm512_cmpgt_epu32_mask(_mm512_or_si512(dx, dy), _mm512_set1_epi32(3)))
+        return false;
+    const uint8_t *r = L->base + (size_t)wy * (size_t)L->pitch + (size_t)wx * 4;
+    const size_t p = (size_t)L->pitch;
+    __m512i win = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)r));
+    win = _mm512_inserti32x4(win, _mm_loadu_si128((const __m128i *)(const void *)(r + p)), 1);
+    win = _mm512_inserti32x4(win, _mm_loadu_si128((const __m128i *)(const void *)(r + 2 * p)), 2);
+    win = _mm512_inserti32x4(win, _mm_loadu_si128((const __m128i *)(const void *)(r + 3 * p)), 3);
+    *t = _mm512_permutexvar_epi32(_mm512_add_epi32(_mm512_slli_epi32(dy, 2), dx), win);
+    return true;
+}
+
+/* The window at lane 0's indices, else at the least ones (a mirrored
+ * block, as window16 tries). */
+WIDE_INLINE bool point_window16(const kr_point_level *L, __m512i x, __m512i y, __m512i *t)
+{
+    if (L->w < 4 || L->h < 4)
+        return false;
+    const int32_t x0 = _mm_cvtsi128_si32(_mm512_castsi512_si128(x));
+    const int32_t y0 = _mm_cvtsi128_si32(_mm512_castsi512_si128(y));
+    if (point_window_at(L, x, y, x0, y0, t))
+        return true;
+    const int32_t xmin = _mm512_reduce_min_epi32(x), ymin = _mm512_reduce_min_epi32(y);
+    return (xmin != x0 || ymin != y0) && point_window_at(L, x, y, xmin, ymin, t);
+}
+
+void kr_sample_point_avx512(const kr_point_level *L, const float *u, const float *v, float *rgba,
+                            int swap)
+{
+    const __m512i x = point_axis16(load16(u), L->fw, L->w, L->au);
+    const __m512i y = point_axis16(load16(v), L->fh, L->h, L->av);
+    __m512i t;
+    if (!point_window16(L, x, y, &t)) {
+        const __m512i off = _mm512_add_epi32(_mm512_mullo_epi32(y, _mm512_set1_epi32(L->pitch)),
+                                             _mm512_slli_epi32(x, 2));
+        t = _mm512_i32gather_epi32(off, (const void *)L->base, 1);
+    }
+    const __m512i byte = _mm512_set1_epi32(0xff);
+    const __m512 k = _mm512_set1_ps(255.0f), r = _mm512_set1_ps(1.0f / 255.0f);
+    /* byte n of each texel, as a float, divided by 255 (quot16: the
+     * divide's bits for every byte) */
+#define KR_POINT_BYTE(n)                                                                           \
+    quot16(_mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(t, 8 * (n)), byte)), k, r)
+    store16(rgba + (swap ? 2 : 0) * KILN_PS_BLOCK, KR_POINT_BYTE(0));
+    store16(rgba + KILN_PS_BLOCK, KR_POINT_BYTE(1));
+    store16(rgba + (swap ? 0 : 2) * KILN_PS_BLOCK, KR_POINT_BYTE(2));
+    store16(rgba + 3 * KILN_PS_BLOCK, KR_POINT_BYTE(3));
+#undef KR_POINT_BYTE
+}
+
 /* ---- kiln_ps_sample's quads (trilinear, or a LOD per quad) ---- */
 
 /* [a a a a | b b b b | c c c c | d d d d] from [a b c d], and the 16-bit

@@ -121,6 +121,24 @@ typedef struct kr_fused_level {
 typedef void (*kr_rows_fn)(const kr_fused_level *L, const float *u, const float *v, float *rgba,
                            int swap);
 
+/* kiln_ps_sample's POINT shortcut: a view of one RGBA8 / BGRA8 level
+ * under a sampler whose min and mag filters are POINT, with no BORDER
+ * axis, read as the general path does (texel floor(u w), floor(v h) of
+ * the coordinates clamped to +-2^30, NaN to -2^30, each axis's address
+ * mode on the index, each byte b read as b / 255.0f). */
+typedef struct kr_point_level {
+    const uint8_t *base; /* row 0 */
+    int32_t pitch;       /* bytes per row */
+    int32_t w, h;        /* texels */
+    float fw, fh;        /* w and h as floats */
+    uint8_t au, av;      /* kiln_address of each axis (never BORDER) */
+} kr_point_level;
+
+/* A POINT kernel: the block's 16 pixels from L to rgba + 16 * c, bytes 0
+ * and 2 exchanged when swap (a BGRA8 view). */
+typedef void (*kr_point_fn)(const kr_point_level *L, const float *u, const float *v, float *rgba,
+                            int swap);
+
 struct kiln_ps_textures {
     kr_texture tex[KILN_MAX_SHADER_RESOURCES];
     const kd_sampler *samp[KILN_MAX_SAMPLERS]; /* NULL: the default sampler */
@@ -128,12 +146,19 @@ struct kiln_ps_textures {
     uint8_t prep_levels[KR_PREPARED];          /* levels prepared: the view's, at most KR_PREP_LEVELS */
     kr_fused_level prep[KR_PREPARED][KR_PREP_LEVELS];
     kr_rows_fn rows; /* set with prep_sampler: the kernel for one-level slots */
+    /* The POINT shortcut of each slot below KR_PREPARED, at every SIMD
+     * level: the sampler slot + 1 it was set up for (0: none), the level,
+     * and the kernel that reads it. */
+    uint8_t point_sampler[KR_PREPARED];
+    kr_point_level point[KR_PREPARED];
+    kr_point_fn point_fn[KR_PREPARED];
 };
 
 /* Fills prep_sampler, prep_levels and prep of a set whose tex and samp
  * are filled in, when the chosen SIMD level is AVX2 (else clears
- * prep_sampler). A set zeroed and never prepared takes kiln_ps_sample's
- * other paths, with the same results. */
+ * prep_sampler), and point_sampler, point and point_fn at every level. A
+ * set zeroed and never prepared takes kiln_ps_sample's other paths, with
+ * the same results. */
 void kr_textures_prepare(struct kiln_ps_textures *t);
 
 /* Reads texel (x, y) of mip `level` (absolute) as RGBA float. */

@@ -1506,6 +1506,109 @@ KR_NOINLINE void sample_prepared(const kd_sampler *s, uint32_t nl, const kr_fuse
 }
 #endif
 
+/* ---- the POINT shortcut (raster.h, kr_point_level) ----
+ *
+ * One RGBA8 / BGRA8 level under min and mag POINT filters and no BORDER
+ * axis: the general path's taps are one texel of weight 1 per pixel, so
+ * its result is the texel's bytes divided by 255. The kernels compute
+ * that directly: the same product u w, the same clamp and floor
+ * (split16), the same address modes, the same division. */
+
+static void point_level_set(kr_point_level *P, const level *L, kiln_address au, kiln_address av)
+{
+    P->base = L->base;
+    P->pitch = (int32_t)L->pitch;
+    P->w = L->w;
+    P->h = L->h;
+    P->fw = L->fw;
+    P->fh = L->fh;
+    P->au = (uint8_t)au;
+    P->av = (uint8_t)av;
+}
+
+/* The portable kernel (kr_point_fn): any address mode but BORDER. */
+static void sample_point(const kr_point_level *P, const float *u, const float *v, float *rgba,
+                         int swap)
+{
+    float cx[BLOCK], cy[BLOCK];
+    int32_t x[BLOCK], y[BLOCK], frac[BLOCK];
+    for (int i = 0; i < BLOCK; i++) {
+        cx[i] = u[i] * P->fw;
+        cy[i] = v[i] * P->fh;
+    }
+    split16(cx, x, frac);
+    split16(cy, y, frac);
+    const int c0 = swap ? 2 : 0, c2 = swap ? 0 : 2;
+    for (int i = 0; i < BLOCK; i++) {
+        const uint8_t *t = P->base +
+                           (size_t)address(y[i], P->h, (kiln_address)P->av) * (size_t)P->pitch +
+                           (size_t)address(x[i], P->w, (kiln_address)P->au) * 4;
+        rgba[i] = (float)t[c0] / 255.0f;
+        rgba[BLOCK + i] = (float)t[1] / 255.0f;
+        rgba[2 * BLOCK + i] = (float)t[c2] / 255.0f;
+        rgba[3 * BLOCK + i] = (float)t[3] / 255.0f;
+    }
+}
+
+/* Whether view t under sampler s (NULL: the default, LINEAR) takes the
+ * POINT shortcut; its level in *P. */
+static bool point_view(const kr_texture *t, const kd_sampler *s, kr_point_level *P)
+{
+    if (!t || !s || !t->data || !t->subs || t->num_mips != 1 || kr_kind_view(t) ||
+        (t->format != KILN_FORMAT_R8G8B8A8_UNORM && t->format != KILN_FORMAT_B8G8R8A8_UNORM) ||
+        s->min_filter != KILN_FILTER_POINT || s->mag_filter != KILN_FILTER_POINT ||
+        s->max_aniso > 1 || s->address_u == KILN_ADDRESS_BORDER ||
+        s->address_v == KILN_ADDRESS_BORDER)
+        return false;
+    level L;
+    set_level(&L, t->data, &t->subs[t->first_mip + t->slice * t->res_mip_levels]);
+    point_level_set(P, &L, s->address_u, s->address_v);
+    return true;
+}
+
+#if KR_EFFECTS_X86
+/* Whether the SIMD point kernels read an axis of n texels under mode
+ * (point_axis8 of fused_avx2.c): WRAP and MIRROR only over a power of
+ * two, whose remainder is a mask. */
+static bool point_axis_simd(int32_t n, kiln_address mode)
+{
+    if (mode == KILN_ADDRESS_WRAP || mode == KILN_ADDRESS_MIRROR)
+        return (n & (n - 1)) == 0;
+    return mode == KILN_ADDRESS_CLAMP || mode == KILN_ADDRESS_MIRROR_ONCE;
+}
+#endif
+
+/* kr_textures_prepare's POINT part, at every SIMD level: each slot below
+ * KR_PREPARED whose view takes the shortcut under its own sampler, else
+ * slot 0's, with the widest kernel that reads both its axes. */
+static void prepare_points(struct kiln_ps_textures *t)
+{
+    memset(t->point_sampler, 0, sizeof t->point_sampler);
+#if KR_EFFECTS_X86
+    const kr_simd simd = kr_effects_active_level();
+#endif
+    for (uint32_t i = 0; i < KR_PREPARED; i++) {
+        for (uint32_t j = i;; j = 0) {
+            if (point_view(&t->tex[i], t->samp[j], &t->point[i])) {
+                const kr_point_level *P = &t->point[i];
+                t->point_sampler[i] = (uint8_t)(j + 1);
+                t->point_fn[i] = sample_point;
+#if KR_EFFECTS_X86
+                if (simd >= KR_SIMD_AVX2 && point_axis_simd(P->w, (kiln_address)P->au) &&
+                    point_axis_simd(P->h, (kiln_address)P->av))
+                    t->point_fn[i] =
+                        simd >= KR_SIMD_AVX512 ? kr_sample_point_avx512 : kr_sample_point_avx2;
+#else
+                (void)P;
+#endif
+                break;
+            }
+            if (j == 0)
+                break;
+        }
+    }
+}
+
 /* kiln_ps_sample but for prepared levels (kr_textures_prepare); on its
  * own so that the prepared call does not pay this one's frame. */
 KR_NOINLINE void sample_block(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
@@ -1549,6 +1652,13 @@ KR_NOINLINE void sample_block(const kiln_ps_args *a, uint32_t srv_slot, uint32_t
     level lv[MAX_LEVELS];
     set_level(&lv[0], t->data, &subs[0]);
 
+    if (rgba8 && nl == 1 && s->min_filter == KILN_FILTER_POINT &&
+        s->mag_filter == KILN_FILTER_POINT) { /* the POINT shortcut's bits */
+        kr_point_level P;
+        point_level_set(&P, &lv[0], au, av);
+        sample_point(&P, u, v, rgba, swap);
+        return;
+    }
     kr_lod_plan qp[4];
     const kr_lod_plan *pp[BLOCK];
     if (nl == 1 && s->min_filter == s->mag_filter) {
@@ -1589,19 +1699,27 @@ KR_NOINLINE void sample_block(const kiln_ps_args *a, uint32_t srv_slot, uint32_t
 KILN_API void kiln_ps_sample(const kiln_ps_args *a, uint32_t srv_slot, uint32_t sampler_slot,
                              const float *u, const float *v, float *rgba)
 {
-#if KR_EFFECTS_X86
     const struct kiln_ps_textures *ts = a ? a->textures : NULL;
-    if (ts && srv_slot < KR_PREPARED && ts->prep_sampler[srv_slot] == sampler_slot + 1) {
-        /* the levels set up by kr_textures_prepare for this sampler */
-        int swap = ts->tex[srv_slot].format == KILN_FORMAT_B8G8R8A8_UNORM;
-        if (ts->prep_levels[srv_slot] == 1)
-            ts->rows(&ts->prep[srv_slot][0], u, v, rgba, swap);
-        else
-            sample_prepared(ts->samp[sampler_slot], ts->prep_levels[srv_slot], ts->prep[srv_slot], u, v, swap,
-                            rgba);
-        return;
-    }
+    /* (sampler_slot + 1 in 32 bits is 0, a slot never prepared, for
+     * UINT32_MAX: hence the bound first) */
+    if (ts && srv_slot < KR_PREPARED && sampler_slot < KILN_MAX_SAMPLERS) {
+        const int swap = ts->tex[srv_slot].format == KILN_FORMAT_B8G8R8A8_UNORM;
+#if KR_EFFECTS_X86
+        if (ts->prep_sampler[srv_slot] == sampler_slot + 1) {
+            /* the levels set up by kr_textures_prepare for this sampler */
+            if (ts->prep_levels[srv_slot] == 1)
+                ts->rows(&ts->prep[srv_slot][0], u, v, rgba, swap);
+            else
+                sample_prepared(ts->samp[sampler_slot], ts->prep_levels[srv_slot],
+                                ts->prep[srv_slot], u, v, swap, rgba);
+            return;
+        }
 #endif
+        if (ts->point_sampler[srv_slot] == sampler_slot + 1) {
+            ts->point_fn[srv_slot](&ts->point[srv_slot], u, v, rgba, swap);
+            return;
+        }
+    }
     sample_block(a, srv_slot, sampler_slot, u, v, rgba);
 }
 
@@ -2295,6 +2413,7 @@ static uint32_t prepare_chain(const kr_texture *t, const kd_sampler *s, kr_fused
 void kr_textures_prepare(struct kiln_ps_textures *t)
 {
     memset(t->prep_sampler, 0, sizeof t->prep_sampler);
+    prepare_points(t);
     kr_simd simd = kr_effects_active_level();
     if (simd < KR_SIMD_AVX2)
         return;
@@ -2398,6 +2517,7 @@ kr_span_fn kr_span_select(const kr_drawx *dx)
 void kr_textures_prepare(struct kiln_ps_textures *t)
 {
     memset(t->prep_sampler, 0, sizeof t->prep_sampler); /* no AVX2 kernel here */
+    prepare_points(t);
 }
 
 kr_block_fn kr_block_select(kr_drawx *dx, const kr_fb *fb)
