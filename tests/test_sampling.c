@@ -433,13 +433,15 @@ static void test_rgba8_kernel_matches_general_path(void)
 }
 
 /* kr_textures_prepare (the levels a draw sets up once for kiln_ps_sample's
- * shortcut) gives the bits of the same set never prepared, for every
+ * shortcuts) gives the bits of the same set never prepared, for every
  * view slot and sampler slot pair: views of one to eight RGBA8 / BGRA8
  * levels, 1 to 64 texels a side, under samplers of every address mode
  * (anisotropic and POINT ones too, min and mag POINT for the POINT
- * shortcut, POINT and LINEAR mips, LOD biases and clamps), coordinates across WRAP seams and past
- * the edges, steps from magnification to minification past the last level; at each SIMD level,
- * where only AVX2 prepares. */
+ * shortcut, POINT and LINEAR mips, LOD biases and clamps), coordinates
+ * across WRAP seams and past the edges, steps from magnification to
+ * minification past the last level; at each SIMD level (the LINEAR
+ * levels are prepared at AVX2 and above, the POINT shortcut at every
+ * level). */
 static void test_prepared_slots_match_unprepared(void)
 {
     static const uint32_t sizes[] = {1, 2, 3, 4, 7, 8, 16, 31, 32, 64};
@@ -757,6 +759,47 @@ static void test_point_every_byte(void)
     }
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
     tex_free(&x);
+}
+
+/* A view whose texel offsets y pitch + 4 x pass int32 (rows of 300,000
+ * bytes, 8,192 of them: memory a caller's view might describe, never a
+ * kiln resource's) keeps the POINT shortcut but not the vector kernels,
+ * whose gathers take signed 32-bit offsets; 8,191 rows of 262,144 bytes
+ * (the last offset just within) keeps them. The decision only: the
+ * memory is not there to read. */
+static void test_point_offsets_past_int32(void)
+{
+    const kr_simd initial = kr_effects_active_level();
+    static uint8_t one_texel[4];
+    kd_sampler s = make_sampler(KILN_FILTER_POINT, KILN_FILTER_POINT, KILN_FILTER_POINT,
+                                KILN_ADDRESS_CLAMP, KILN_ADDRESS_CLAMP);
+    const kr_simd levels[] = {KR_SIMD_AVX2, KR_SIMD_AVX512};
+    for (int l = 0; l < 2; l++) {
+        if (!kr_effects_kernels(levels[l]))
+            continue;
+        CHECK_RESULT(kr_effects_force_level(levels[l]), KILN_OK);
+        for (int k = 0; k < 2; k++) {
+            kres_subresource sub = {0};
+            sub.width = 4;
+            sub.height = k ? 8192 : 8191;
+            sub.row_pitch = k ? 300000 : 262144;
+            sub.size = (size_t)sub.row_pitch * sub.height;
+            struct kiln_ps_textures pp;
+            memset(&pp, 0, sizeof pp);
+            pp.tex[0].data = one_texel;
+            pp.tex[0].subs = &sub;
+            pp.tex[0].format = KILN_FORMAT_R8G8B8A8_UNORM;
+            pp.tex[0].res_mip_levels = pp.tex[0].num_mips = pp.tex[0].num_slices = 1;
+            pp.tex[0].dim = KILN_SRV_DIMENSION_TEXTURE2D;
+            pp.samp[0] = &s;
+            kr_textures_prepare(&pp);
+            const bool vec =
+                pp.point_fn[0] == kr_sample_point_avx2 || pp.point_fn[0] == kr_sample_point_avx512;
+            CHECK(pp.point_sampler[0] == 1);
+            CHECK(vec == (k == 0));
+        }
+    }
+    CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
 }
 
 /* A sampler slot past the last one: UINT32_MAX, whose + 1 wraps to 0,
@@ -1703,6 +1746,7 @@ int main(void)
     test_prepared_slots_match_unprepared();
     test_point_shortcut();
     test_point_every_byte();
+    test_point_offsets_past_int32();
     test_sampler_slot_past_the_last();
     test_trilinear_blends_by_lod_fraction();
     test_mip_point_rounds();

@@ -92,10 +92,13 @@ void kr_sample_rows_rgba_avx512(const kr_fused_level *L, const float *u, const f
 
 /* kiln_ps_sample's POINT shortcut (raster.h, kr_point_fn) at AVX2 and
  * AVX-512: each axis CLAMP, MIRROR_ONCE, or WRAP or MIRROR over a
- * power-of-two size (kr_textures_prepare chooses; sample.c's portable
- * kernel takes the other levels). The texels by one gather per 8 or 16
- * pixels, each byte divided by 255 (correctly rounded, as the general
- * path's division). */
+ * power-of-two size, and every texel's offset y pitch + 4 x within int32
+ * (kr_textures_prepare chooses; sample.c's portable kernel takes the
+ * other levels). A magnified block's texels from a window of rows and a
+ * permute, any other block's by a gather; each byte over 255 by quot8 /
+ * quot16, the divide's bits in the default rounding mode (as kiln's
+ * other kernels assume: under FE_DOWNWARD byte 255 reads one ulp under
+ * 1). */
 void kr_sample_point_avx2(const kr_point_level *L, const float *u, const float *v, float *rgba,
                           int swap);
 void kr_sample_point_avx512(const kr_point_level *L, const float *u, const float *v, float *rgba,

@@ -155,7 +155,7 @@ struct kiln_ps_textures {
 };
 
 /* Fills prep_sampler, prep_levels and prep of a set whose tex and samp
- * are filled in, when the chosen SIMD level is AVX2 (else clears
+ * are filled in, when the chosen SIMD level is AVX2 or above (else clears
  * prep_sampler), and point_sampler, point and point_fn at every level. A
  * set zeroed and never prepared takes kiln_ps_sample's other paths, with
  * the same results. */

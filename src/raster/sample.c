@@ -1562,6 +1562,8 @@ static bool point_view(const kr_texture *t, const kd_sampler *s, kr_point_level 
         return false;
     level L;
     set_level(&L, t->data, &t->subs[t->first_mip + t->slice * t->res_mip_levels]);
+    if (L.pitch > INT32_MAX) /* kr_point_level's pitch (kiln's own rows are far shorter) */
+        return false;
     point_level_set(P, &L, s->address_u, s->address_v);
     return true;
 }
@@ -1594,8 +1596,10 @@ static void prepare_points(struct kiln_ps_textures *t)
                 t->point_sampler[i] = (uint8_t)(j + 1);
                 t->point_fn[i] = sample_point;
 #if KR_EFFECTS_X86
+                /* the vector kernels' offsets y pitch + 4 x are int32 */
+                const int64_t last = (int64_t)(P->h - 1) * P->pitch + 4 * (int64_t)P->w;
                 if (simd >= KR_SIMD_AVX2 && point_axis_simd(P->w, (kiln_address)P->au) &&
-                    point_axis_simd(P->h, (kiln_address)P->av))
+                    point_axis_simd(P->h, (kiln_address)P->av) && last <= INT32_MAX)
                     t->point_fn[i] =
                         simd >= KR_SIMD_AVX512 ? kr_sample_point_avx512 : kr_sample_point_avx2;
 #else
