@@ -1656,11 +1656,8 @@ KR_NOINLINE void sample_block(const kiln_ps_args *a, uint32_t srv_slot, uint32_t
     level lv[MAX_LEVELS];
     set_level(&lv[0], t->data, &subs[0]);
 
-    if (rgba8 && nl == 1 && s->min_filter == KILN_FILTER_POINT &&
-        s->mag_filter == KILN_FILTER_POINT &&
-        lv[0].pitch <= INT32_MAX) { /* the POINT shortcut's bits */
-        kr_point_level P;
-        point_level_set(&P, &lv[0], au, av);
+    kr_point_level P; /* the POINT shortcut's view, as a prepared set takes it */
+    if (point_view(t, s, &P)) {
         sample_point(&P, u, v, rgba, swap);
         return;
     }
