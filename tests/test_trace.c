@@ -242,6 +242,26 @@ static void check_trace(const char *path, kiln_exec_mode mode, uint64_t executed
     size_t waves = count(&e, "X", "work", "raster wave");
     CHECK(waves >= 1);
     CHECK_EQ_INT(count(&e, "X", "work", "tile"), 16 * waves);
+    /* Every work slice says which CPU it ended on: one this process may
+     * run on (Linux), or -1 where the system cannot say. */
+    {
+        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+        size_t bad = 0, tiles = 0;
+        for (size_t i = 0; i < e.n; i++) {
+            const ju_value *v = ev(&e, i);
+            if (!is(v, "X", "work"))
+                continue;
+            double cpu = ju_num(ju_get(v, "args"), "cpu", -2);
+#if defined(__linux__)
+            bad += !(cpu >= 0 && cpu < (double)ncpu);
+#else
+            bad += !(cpu >= -1 && cpu < (double)ncpu);
+#endif
+            tiles += named(v, "tile");
+        }
+        CHECK(tiles > 0);
+        CHECK_EQ_INT(bad, 0);
+    }
     size_t scenes = 0;
     for (size_t i = 0; i < e.n; i++) {
         const char *n = ju_str(ev(&e, i), "name");

@@ -3,6 +3,7 @@
  * is, so producers claim cells with one compare-and-swap and never wait
  * for each other), drained by one writer thread into Chrome trace-event
  * JSON. */
+#define _GNU_SOURCE /* sched_getcpu, where the C library has it */
 #include "trace.h"
 
 #include <errno.h>
@@ -10,6 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #define RING_CELLS (1u << 15)  /* ~3.5 MiB of events in flight at most */
 #define MAX_NAMED 256u         /* threads whose names the trace keeps */
@@ -24,6 +28,7 @@ typedef struct kt_event {
     atomic_uint_fast64_t turn; /* == position: free to fill; position + 1: filled */
     uint8_t kind;
     uint8_t cause;
+    int16_t cpu; /* a slice's CPU when it ended, -1 unknown */
     uint32_t tid;
     union {
         kt_cmd_times cmd;
@@ -155,6 +160,18 @@ void kt_cmd(kt_tracer *t, const kt_cmd_times *c)
     publish(e, pos);
 }
 
+/* The CPU the calling thread runs on, -1 where the system does not say
+ * (a thread that moved during a slice is shown on the CPU it ended on). */
+static int16_t current_cpu(void)
+{
+#if defined(__linux__)
+    int c = sched_getcpu();
+    return c >= 0 && c <= INT16_MAX ? (int16_t)c : -1;
+#else
+    return -1;
+#endif
+}
+
 void kt_slice(kt_tracer *t, const char *name, uint64_t t0, uint64_t t1, const char *arg_name,
               uint64_t arg)
 {
@@ -163,6 +180,7 @@ void kt_slice(kt_tracer *t, const char *name, uint64_t t0, uint64_t t1, const ch
     if (!e)
         return;
     e->kind = EV_SLICE;
+    e->cpu = current_cpu();
     e->tid = kt_tid(t);
     e->u.slice.name = name;
     e->u.slice.arg_name = arg_name;
@@ -284,6 +302,13 @@ static void out(kt_tracer *t, const char *fmt, ...)
         case 'U':
             put_u64(t, va_arg(ap, uint64_t));
             break;
+        case 'd': {
+            int v = va_arg(ap, int);
+            if (v < 0)
+                put(t, "-", 1);
+            put_u64(t, v < 0 ? 0u - (uint64_t)(int64_t)v : (uint64_t)v);
+            break;
+        }
         case 'T': {
             uint64_t ns = va_arg(ap, uint64_t);
             put_us(t, ns > t->t_open ? ns - t->t_open : 0);
@@ -363,10 +388,11 @@ static void write_event(kt_tracer *t, const kt_event *e)
         write_cmd(t, e->tid, &e->u.cmd);
         break;
     case EV_SLICE:
-        out(t, ",\n{\"name\":\"%s\",\"cat\":\"work\",\"ph\":\"X\",\"ts\":%T,\"dur\":%D,\"pid\":1,"
-               "\"tid\":%u,\"args\":{\"%s\":%U}}",
+        out(t,
+            ",\n{\"name\":\"%s\",\"cat\":\"work\",\"ph\":\"X\",\"ts\":%T,\"dur\":%D,\"pid\":1,"
+            "\"tid\":%u,\"args\":{\"%s\":%U,\"cpu\":%d}}",
             e->u.slice.name, e->u.slice.t0, span(e->u.slice.t0, e->u.slice.t1), e->tid,
-            e->u.slice.arg_name ? e->u.slice.arg_name : "n", e->u.slice.arg);
+            e->u.slice.arg_name ? e->u.slice.arg_name : "n", e->u.slice.arg, (int)e->cpu);
         break;
     case EV_WAIT: {
         const char *why = e->cause < KT_WAIT_COUNT ? wait_names[e->cause] : "?";

@@ -6,9 +6,17 @@ execute_process(COMMAND ${DEMO} --scene cube --size 256x256 --frames 2 --trace $
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "kiln_demo --trace failed: ${rc}")
 endif()
-execute_process(COMMAND ${TOOL} ${DIR}/t.json ${DIR}/t.png RESULT_VARIABLE rc)
+execute_process(COMMAND ${TOOL} ${DIR}/t.json ${DIR}/t.png RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT EXISTS ${DIR}/t.png)
   message(FATAL_ERROR "kiln_trace_png failed on a good trace: ${rc}")
+endif()
+# The scenes' tiles summed by thread and by CPU (Linux names the CPU).
+if(NOT out MATCHES "tiles: [1-9][0-9]*, mean [0-9.]+ us\n  by thread: [^\n]*[0-9] \\([0-9.]+ us\\)")
+  message(FATAL_ERROR "kiln_trace_png printed no tile summary: ${out}")
+endif()
+if(CMAKE_HOST_SYSTEM_NAME STREQUAL "Linux" AND NOT out MATCHES "by CPU: cpu [0-9]+ [1-9]")
+  message(FATAL_ERROR "kiln_trace_png's tiles name no CPU: ${out}")
 endif()
 file(SIZE ${DIR}/t.png size)
 if(size LESS 1000)

@@ -11,7 +11,8 @@
  * Below them one band per context shows how many commands were queued
  * (light: ready; dark: waiting for a lock) over time. Lines join fence
  * signals to the waits they ended, and calls to the executions of
- * commands long enough to see.
+ * commands long enough to see. On stdout: the tiles in the window, their
+ * count and mean time by thread and by CPU.
  */
 #include "font5x7.h"
 #include "json_read.h"
@@ -30,6 +31,7 @@
 #define AXIS_H 34
 #define MAX_THREADS 64
 #define MAX_CONTEXTS 16
+#define MAX_CPUS 256
 
 typedef enum kind { K_API, K_EXEC, K_WORK, K_WAIT, K_SIGNAL, K_OTHER } kind;
 
@@ -38,6 +40,7 @@ typedef struct slice {
     uint32_t tid;
     kind k;
     int depth;
+    int cpu; /* a work slice's args.cpu, -1 none */
     char name[40];
 } slice;
 
@@ -188,6 +191,8 @@ static void take_event(model *m, const ju_value *e)
         s->tid = tid;
         s->k = kind_of(cat);
         s->depth = 0;
+        double cpu = ju_num(ju_get(e, "args"), "cpu", -1);
+        s->cpu = cpu >= 0 && cpu < MAX_CPUS ? (int)cpu : -1;
         snprintf(s->name, sizeof s->name, "%s", name);
         thread_of(m, tid);
         see_time(m, ts);
@@ -476,6 +481,45 @@ static double nice_step(double span_ms, int max_ticks)
     return 10 * p;
 }
 
+/* The tiles that started in [t0, t1): how many and their mean time, by
+ * thread and by CPU. Threads that render a scene's tiles at different
+ * rates (a slower core, another process on it) show here: the tiles are
+ * handed out one at a time, so the faster thread takes more of them. */
+static void print_tiles(const model *m, double t0, double t1)
+{
+    static double cpu_us[MAX_CPUS];
+    static size_t cpu_n[MAX_CPUS];
+    double th_us[MAX_THREADS] = {0}, all_us = 0;
+    size_t th_n[MAX_THREADS] = {0}, all_n = 0;
+    for (size_t i = 0; i < m->ns; i++) {
+        const slice *s = &m->s[i];
+        if (s->k != K_WORK || strcmp(s->name, "tile") || s->ts < t0 || s->ts >= t1)
+            continue;
+        for (int k = 0; k < m->nth; k++)
+            if (m->th[k].tid == s->tid) {
+                th_us[k] += s->dur;
+                th_n[k]++;
+            }
+        if (s->cpu >= 0) {
+            cpu_us[s->cpu] += s->dur;
+            cpu_n[s->cpu]++;
+        }
+        all_us += s->dur;
+        all_n++;
+    }
+    if (!all_n)
+        return;
+    printf("tiles: %zu, mean %.1f us\n  by thread:", all_n, all_us / (double)all_n);
+    for (int k = 0; k < m->nth; k++)
+        if (th_n[k])
+            printf(" %s %zu (%.1f us)", m->th[k].name, th_n[k], th_us[k] / (double)th_n[k]);
+    printf("\n  by CPU:");
+    for (int c = 0; c < MAX_CPUS; c++)
+        if (cpu_n[c])
+            printf(" cpu %d %zu (%.1f us)", c, cpu_n[c], cpu_us[c] / (double)cpu_n[c]);
+    printf("\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
@@ -634,12 +678,14 @@ int main(int argc, char **argv)
 
     int ok = stbi_write_png(out, c.w, c.h, 3, c.px, c.w * 3);
     free(c.px);
-    model_free(&m);
     if (!ok) {
+        model_free(&m);
         fprintf(stderr, "kiln_trace_png: cannot write %s\n", out);
         return 1;
     }
     printf("kiln_trace_png: %s: %zu slices on %d threads, %.3f ms -> %s (%dx%d)\n", in, m.ns, m.nth,
            (t1 - t0) / 1000, out, c.w, c.h);
+    print_tiles(&m, t0, t1);
+    model_free(&m);
     return 0;
 }
