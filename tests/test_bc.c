@@ -33,6 +33,7 @@
  * applied to that float, so sRGB texels agree within 4e-6.
  */
 #include "capture_util.h"
+#include "raster/effects.h"
 #include "raster/raster.h"
 #include "raster_util.h"
 #include "resources/texel.h"
@@ -566,12 +567,13 @@ static kiln_format decoded_format(kiln_format f, int *nch)
                        : KILN_FORMAT_R32G32B32A32_FLOAT;
 }
 
-static void sample_matches_decoded(uint32_t w, uint32_t h)
+static void sample_matches_decoded(uint32_t w, uint32_t h, uint32_t mips)
 {
     for (size_t k = 0; k < NBC; k++) {
         const bc_case *fc = &BC[k];
         chain c;
         chain_init(&c, fc, w, h);
+        c.t.num_mips = mips; /* 1: a view of level 0 alone */
         int nch;
         kr_texture ft = c.t;
         ft.format = decoded_format(fc->f, &nch);
@@ -671,11 +673,29 @@ static void sample_matches_decoded(uint32_t w, uint32_t h)
 
 static void test_sample_matches_decoded(void)
 {
-    sample_matches_decoded(10, 6);
+    /* BC1's magnified blocks go to the AVX-512 kernel where the CPU has
+     * it (sample.c's sample_bc1_wide): counted here, so that this test
+     * checks that kernel's bits as well as sample_bc's */
+    kr_bc1_wide_force(2);
+    uint64_t wide0 = kr_bc1_wide_count();
+    sample_matches_decoded(10, 6, 4);
     /* 16x12 blocks on mip 0, 256 in the chain: a call's taps fall in more
      * blocks than the sampler keeps decoded, so entries are replaced while
      * a block's pixels are read */
-    sample_matches_decoded(64, 48);
+    sample_matches_decoded(64, 48, 4);
+    /* powers of two: WRAP and MIRROR in the AVX-512 kernel too; and views
+     * of one level (sample_block's one-level way to it) */
+    sample_matches_decoded(32, 16, 4);
+    sample_matches_decoded(32, 16, 1);
+    sample_matches_decoded(10, 6, 1);
+    uint64_t wide = kr_bc1_wide_count() - wide0;
+    kr_bc1_wide_force(0);
+    if (kr_effects_active_level() >= KR_SIMD_AVX512)
+        CHECK(wide > 100);
+    else
+        CHECK_EQ_INT(wide, 0);
+    fprintf(stderr, "    BC1 blocks sampled by the AVX-512 kernel: %llu\n",
+            (unsigned long long)wide);
 }
 
 /* ---- D3D10's rules on a device ---- */

@@ -104,6 +104,25 @@ void kr_sample_point_avx2(const kr_point_level *L, const float *u, const float *
 void kr_sample_point_avx512(const kr_point_level *L, const float *u, const float *v, float *rgba,
                             int swap);
 
+/* kiln_ps_sample's BC1 block (BC1_UNORM and BC1_UNORM_SRGB, sample.c's
+ * sample_bc) at the AVX-512 level, for a block whose 16 pixels are LINEAR
+ * on one level (lw: each pixel's level weight) and whose taps all fall in
+ * a window of 2 x 2 blocks, each axis CLAMP, MIRROR_ONCE, or WRAP or
+ * MIRROR over a power-of-two size: the window's blocks decoded once
+ * (kres_bc_block_decode), every tap's palette entry taken by a permute,
+ * and per channel the products and sums of sample_bc in its order, so the
+ * same bits. rgba: 4 channels of 16 floats. False (nothing written) for
+ * any other block: the caller samples it as before. */
+typedef struct kr_bc1_level {
+    const uint8_t *base; /* the level's first block */
+    size_t pitch;        /* bytes from one row of blocks to the next */
+    int32_t w, h;        /* texels */
+    float fw, fh;
+    kiln_address au, av;
+} kr_bc1_level;
+bool kr_sample_bc1_avx512(kiln_format f, const kr_bc1_level *L, const float *u, const float *v,
+                          const float *lw, float *rgba);
+
 #if KR_EFFECTS_X86
 /* The rows kernel of the active level (AVX2 or above: its callers have
  * checked that level). */

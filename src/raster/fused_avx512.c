@@ -12,6 +12,7 @@
  * No contraction into fused multiply-adds (off here and in effects.cmake):
  * the only FMAs are quot16's, written out.
  */
+#include "../resources/texel.h"
 #include "effects.h"
 #include "fused.h"
 #include "prim.h"
@@ -374,13 +375,10 @@ void kr_sample_rows_rgba_avx512(const kr_fused_level *L, const float *u, const f
 
 /* ---- kiln_ps_sample's POINT shortcut (kr_point_fn) ---- */
 
-/* point_axis8 of fused_avx2.c, sixteen lanes (_mm512_max_ps also gives
- * its second operand for a NaN). */
-WIDE_INLINE __m512i point_axis16(__m512 c, float fn, int32_t n, kiln_address mode)
+/* sample.c's address() on 16 texel indices, for CLAMP, MIRROR_ONCE, and
+ * WRAP and MIRROR over a power-of-two size n: the same index. */
+WIDE_INLINE __m512i axis16(__m512i i, int32_t n, kiln_address mode)
 {
-    const __m512 lim = _mm512_set1_ps(1073741824.0f), nlim = _mm512_set1_ps(-1073741824.0f);
-    const __m512 x = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(c, _mm512_set1_ps(fn)), nlim), lim);
-    const __m512i i = _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     const __m512i last = _mm512_set1_epi32(n - 1);
     switch (mode) {
     case KILN_ADDRESS_WRAP:
@@ -388,13 +386,22 @@ WIDE_INLINE __m512i point_axis16(__m512 c, float fn, int32_t n, kiln_address mod
     case KILN_ADDRESS_MIRROR: {
         const __m512i p = _mm512_set1_epi32(2 * n - 1);
         const __m512i t = _mm512_and_si512(i, p);
-        return _mm512_min_epi32(t, _mm512_sub_epi32(p, t));
+        return _mm512_min_epi32(t, _mm512_sub_epi32(p, t)); /* t >= n: 2n - 1 - t */
     }
-    case KILN_ADDRESS_MIRROR_ONCE:
+    case KILN_ADDRESS_MIRROR_ONCE: /* i < 0: -1 - i = ~i; then CLAMP's top */
         return _mm512_min_epi32(_mm512_xor_si512(i, _mm512_srai_epi32(i, 31)), last);
     default: /* CLAMP */
         return _mm512_min_epi32(_mm512_max_epi32(i, _mm512_setzero_si512()), last);
     }
+}
+
+/* point_axis8 of fused_avx2.c, sixteen lanes (_mm512_max_ps also gives
+ * its second operand for a NaN). */
+WIDE_INLINE __m512i point_axis16(__m512 c, float fn, int32_t n, kiln_address mode)
+{
+    const __m512 lim = _mm512_set1_ps(1073741824.0f), nlim = _mm512_set1_ps(-1073741824.0f);
+    const __m512 x = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(c, _mm512_set1_ps(fn)), nlim), lim);
+    return axis16(_mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC), n, mode);
 }
 
 /* point_window8 of fused_avx2.c for the whole block: a window of 4 x 4
@@ -456,6 +463,161 @@ void kr_sample_point_avx512(const kr_point_level *L, const float *u, const float
     store16(rgba + (swap ? 0 : 2) * KILN_PS_BLOCK, KR_POINT_BYTE(2));
     store16(rgba + 3 * KILN_PS_BLOCK, KR_POINT_BYTE(3));
 #undef KR_POINT_BYTE
+}
+
+/* ---- kiln_ps_sample's BC1 block (kr_sample_bc1_avx512) ---- */
+
+static bool bc_axis_ok(int32_t n, kiln_address mode)
+{
+    if (n < 1 || n > (1 << 28))
+        return false;
+    switch (mode) {
+    case KILN_ADDRESS_WRAP:
+    case KILN_ADDRESS_MIRROR:
+        return (n & (n - 1)) == 0;
+    case KILN_ADDRESS_CLAMP:
+    case KILN_ADDRESS_MIRROR_ONCE:
+        return true;
+    default: /* BORDER */
+        return false;
+    }
+}
+
+/* bc.c's color_palette (BC1: c0 <= c1 makes code 3 transparent black) for
+ * four blocks at once, ends[id] = c0 | c1 << 16 in lane id: pv[c] lane
+ * id * 4 + code is channel c of block id's code. Worked out with lane id * 4
+ * + c holding block id's channel c (its 5:6:5 field over 31, 63 or 31, then
+ * (2 e0 + e1) / 3, (e0 + 2 e1) / 3 or (e0 + e1) / 2 and 0), the same
+ * IEEE operations as there, then each 128-bit lane transposed. */
+WIDE_INLINE void bc1_palettes16(__m512i ends, __m512 pv[4])
+{
+    const __m512i e = _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), ends);
+    const __m512i c0 = _mm512_and_si512(e, _mm512_set1_epi32(0xffff)),
+                  c1 = _mm512_srli_epi32(e, 16);
+    const __m512i sh = _mm512_setr_epi32(11, 5, 0, 0, 11, 5, 0, 0, 11, 5, 0, 0, 11, 5, 0, 0);
+    const __m512i m = _mm512_setr_epi32(31, 63, 31, 0, 31, 63, 31, 0, 31, 63, 31, 0, 31, 63, 31, 0);
+    const __m512 d = _mm512_setr_ps(31.0f, 63.0f, 31.0f, 1.0f, 31.0f, 63.0f, 31.0f, 1.0f, 31.0f,
+                                    63.0f, 31.0f, 1.0f, 31.0f, 63.0f, 31.0f, 1.0f);
+    const __m512 e0 =
+        _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srlv_epi32(c0, sh), m)), d);
+    const __m512 e1 =
+        _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srlv_epi32(c1, sh), m)), d);
+    const __m512 two = _mm512_set1_ps(2.0f), three = _mm512_set1_ps(3.0f),
+                 one = _mm512_set1_ps(1.0f);
+    const __m512 t2 = _mm512_div_ps(_mm512_add_ps(_mm512_mul_ps(two, e0), e1), three);
+    const __m512 t3 = _mm512_div_ps(_mm512_add_ps(e0, _mm512_mul_ps(two, e1)), three);
+    const __m512 h = _mm512_mul_ps(_mm512_add_ps(e0, e1), _mm512_set1_ps(0.5f));
+    const __mmask16 four = _mm512_cmpgt_epu32_mask(c0, c1), alpha = 0x8888;
+    /* codes 0..3 of each (block, channel); alpha 1, code 3's 0 where not four */
+    const __m512 v0 = _mm512_mask_mov_ps(e0, alpha, one), v1 = _mm512_mask_mov_ps(e1, alpha, one);
+    const __m512 v2 = _mm512_mask_mov_ps(_mm512_mask_mov_ps(h, four, t2), alpha, one);
+    const __m512 v3 = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(four, t3), alpha & four, one);
+    const __m512 lo01 = _mm512_unpacklo_ps(v0, v1), lo23 = _mm512_unpacklo_ps(v2, v3);
+    const __m512 hi01 = _mm512_unpackhi_ps(v0, v1), hi23 = _mm512_unpackhi_ps(v2, v3);
+    pv[0] = _mm512_shuffle_ps(lo01, lo23, _MM_SHUFFLE(1, 0, 1, 0));
+    pv[1] = _mm512_shuffle_ps(lo01, lo23, _MM_SHUFFLE(3, 2, 3, 2));
+    pv[2] = _mm512_shuffle_ps(hi01, hi23, _MM_SHUFFLE(1, 0, 1, 0));
+    pv[3] = _mm512_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2));
+}
+
+bool kr_sample_bc1_avx512(kiln_format f, const kr_bc1_level *L, const float *u, const float *v,
+                          const float *lw, float *rgba)
+{
+    if ((f != KILN_FORMAT_BC1_UNORM && f != KILN_FORMAT_BC1_UNORM_SRGB) ||
+        !bc_axis_ok(L->w, L->au) || !bc_axis_ok(L->h, L->av))
+        return false;
+    /* split_block's coordinates for LINEAR: (u w - 0.5, v h - 0.5) */
+    const __m512 half = _mm512_set1_ps(0.5f);
+    __m512i ax, ay;
+    const __m512i x0 =
+        split16(_mm512_sub_ps(_mm512_mul_ps(load16(u), _mm512_set1_ps(L->fw)), half), &ax);
+    const __m512i y0 =
+        split16(_mm512_sub_ps(_mm512_mul_ps(load16(v), _mm512_set1_ps(L->fh)), half), &ay);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i xs[2] = {axis16(x0, L->w, L->au), axis16(_mm512_add_epi32(x0, one), L->w, L->au)};
+    const __m512i ys[2] = {axis16(y0, L->h, L->av), axis16(_mm512_add_epi32(y0, one), L->h, L->av)};
+    /* the window: 2 x 2 blocks from the least block column and row */
+    const __m512i bx[2] = {_mm512_srai_epi32(xs[0], 2), _mm512_srai_epi32(xs[1], 2)};
+    const __m512i by[2] = {_mm512_srai_epi32(ys[0], 2), _mm512_srai_epi32(ys[1], 2)};
+    const int32_t bx0 = _mm512_reduce_min_epi32(_mm512_min_epi32(bx[0], bx[1]));
+    const int32_t by0 = _mm512_reduce_min_epi32(_mm512_min_epi32(by[0], by[1]));
+    __m512i dx[2], dy[2];
+    for (int k = 0; k < 2; k++) {
+        dx[k] = _mm512_sub_epi32(bx[k], _mm512_set1_epi32(bx0));
+        dy[k] = _mm512_sub_epi32(by[k], _mm512_set1_epi32(by0));
+    }
+    /* every tap's block within one of the window's (0 or 1 on each axis;
+     * a WRAP seam spans the level and declines) */
+    if (_mm512_cmpgt_epu32_mask(
+            _mm512_or_si512(_mm512_or_si512(dx[0], dx[1]), _mm512_or_si512(dy[0], dy[1])), one))
+        return false;
+    /* the window's blocks the taps use, decoded once */
+    uint32_t used = 0;
+    __m512i wb[2][2]; /* [b][a]: the tap's window block, dy * 2 + dx */
+    for (int b = 0; b < 2; b++)
+        for (int a = 0; a < 2; a++) {
+            wb[b][a] = _mm512_add_epi32(_mm512_slli_epi32(dy[b], 1), dx[a]);
+            for (uint32_t id = 0; id < 4; id++)
+                if (_mm512_cmpeq_epi32_mask(wb[b][a], _mm512_set1_epi32((int32_t)id)))
+                    used |= 1u << id;
+        }
+    /* The used blocks' endpoints and codes (a block no tap reads: zeros). */
+    _Alignas(64) uint32_t codes[16] = {0}, ends[16] = {0};
+    for (uint32_t id = 0; id < 4; id++) {
+        if (!(used >> id & 1u))
+            continue;
+        const uint8_t *blk = L->base + (size_t)(by0 + (int32_t)(id >> 1)) * L->pitch +
+                             (size_t)(bx0 + (int32_t)(id & 1u)) * 8u;
+        memcpy(&ends[id], blk, 4); /* c0 | c1 << 16, little-endian */
+        memcpy(&codes[id], blk + 4, 4);
+    }
+    __m512 pv[4];
+    bc1_palettes16(_mm512_load_si512((const void *)ends), pv);
+    if (f == KILN_FORMAT_BC1_UNORM_SRGB) {
+        /* kres_bc_block_decode's curve on each color channel, after the
+         * interpolation (alpha stays linear) */
+        _Alignas(64) float pal[4][16];
+        for (int c = 0; c < 4; c++)
+            _mm512_store_ps(pal[c], pv[c]);
+        for (int c = 0; c < 3; c++) {
+            for (uint32_t e = 0; e < 16; e++)
+                if (used >> (e / 4) & 1u)
+                    pal[c][e] = kres_srgb_to_linear(pal[c][e]);
+            pv[c] = _mm512_load_ps(pal[c]);
+        }
+    }
+    const __m512i cv = _mm512_load_si512((const void *)codes), three = _mm512_set1_epi32(3);
+    /* sample_bc's sums: ls = 0, then + w * texel for (b, a) = (0, 0),
+     * (0, 1), (1, 0), (1, 1), w = (float)(wx[a] * wy[b]) / 65536 */
+    const __m512i k256 = _mm512_set1_epi32(256);
+    const __m512i wx[2] = {_mm512_sub_epi32(k256, ax), ax},
+                  wy[2] = {_mm512_sub_epi32(k256, ay), ay};
+    const __m512 inv = _mm512_set1_ps(1.0f / 65536.0f);
+    __m512 ls[4];
+    for (int c = 0; c < 4; c++)
+        ls[c] = _mm512_setzero_ps();
+    for (int b = 0; b < 2; b++)
+        for (int a = 0; a < 2; a++) {
+            /* texel (x, y)'s code: 2 bits at 2 ((y & 3) 4 + (x & 3)) */
+            const __m512i ti =
+                _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(ys[b], three), 2),
+                                 _mm512_and_si512(xs[a], three));
+            const __m512i code = _mm512_and_si512(
+                _mm512_srlv_epi32(_mm512_permutexvar_epi32(wb[b][a], cv), _mm512_slli_epi32(ti, 1)),
+                three);
+            const __m512i pi = _mm512_add_epi32(_mm512_slli_epi32(wb[b][a], 2), code);
+            const __m512 w =
+                _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_mullo_epi32(wx[a], wy[b])), inv);
+            for (int c = 0; c < 4; c++)
+                ls[c] = _mm512_add_ps(ls[c], _mm512_mul_ps(w, _mm512_permutexvar_ps(pi, pv[c])));
+        }
+    /* one level: acc = 0 + lw * ls */
+    const __m512 lwv = load16(lw);
+    for (int c = 0; c < 4; c++)
+        store16(rgba + c * KILN_PS_BLOCK,
+                _mm512_add_ps(_mm512_setzero_ps(), _mm512_mul_ps(lwv, ls[c])));
+    return true;
 }
 
 /* ---- kiln_ps_sample's quads (trilinear, or a LOD per quad) ---- */

@@ -732,12 +732,74 @@ KR_INLINE void sample_bc(kiln_format f, int nch, const kd_sampler *s, const kr_l
     }
 }
 
+/* kr_sample_bc1_avx512 (fused.h) for a BC1 block whose 16 pixels are
+ * LINEAR on one level: sample_bc's bits, the window's blocks decoded once
+ * and the taps read by permutes (docs/raster.md, "Block-compressed
+ * formats"). Tests turn it off to compare, or count its blocks
+ * (kr_bc1_wide_force: the count is a shared line, so only then). */
+static _Atomic int bc1_wide_mode; /* 0 on, 1 off, 2 on and counted */
+static _Atomic uint64_t bc1_wide_blocks;
+
+void kr_bc1_wide_force(int mode) { atomic_store(&bc1_wide_mode, mode); }
+uint64_t kr_bc1_wide_count(void) { return atomic_load(&bc1_wide_blocks); }
+
+/* The kernel on level L for 16 pixels of level weights lw, where it
+ * applies (BC1, the AVX-512 level, not turned off); false: not sampled. */
+static bool bc1_wide(kiln_format f, const kd_sampler *s, const level *L, const float *u,
+                     const float *v, const float *lw, float *out)
+{
+#if KR_EFFECTS_X86
+    if ((f != KILN_FORMAT_BC1_UNORM && f != KILN_FORMAT_BC1_UNORM_SRGB) ||
+        atomic_load_explicit(&bc1_wide_mode, memory_order_relaxed) == 1 ||
+        kr_effects_active_level() < KR_SIMD_AVX512)
+        return false;
+    const kr_bc1_level b = {L->base, L->pitch, L->w,         L->h,
+                            L->fw,   L->fh,    s->address_u, s->address_v};
+    if (!kr_sample_bc1_avx512(f, &b, u, v, lw, out))
+        return false;
+    if (atomic_load_explicit(&bc1_wide_mode, memory_order_relaxed) == 2)
+        atomic_fetch_add_explicit(&bc1_wide_blocks, 1, memory_order_relaxed);
+    return true;
+#else
+    (void)f, (void)s, (void)L, (void)u, (void)v, (void)lw, (void)out;
+    return false;
+#endif
+}
+
+/* bc1_wide for pixels of any plans: each LINEAR in one pass on one level
+ * (the pixels of a quad share a plan: each is checked once). */
+static bool sample_bc1_wide(kiln_format f, const kd_sampler *s, const kr_lod_plan *const *pp,
+                            const level *lv, const float *u, const float *v, float *out)
+{
+    if (f != KILN_FORMAT_BC1_UNORM && f != KILN_FORMAT_BC1_UNORM_SRGB)
+        return false;
+    const uint32_t l = pp[0]->level[0];
+    float lw[BLOCK];
+    const kr_lod_plan *seen = NULL;
+    for (int i = 0; i < BLOCK; i++) {
+        const kr_lod_plan *p = pp[i];
+        if (p != seen) {
+            if (p->passes != 1 || p->filter == KILN_FILTER_POINT || p->level[0] != l)
+                return false;
+            seen = p;
+        }
+        lw[i] = p->lw[0];
+    }
+    return bc1_wide(f, s, &lv[l], u, v, lw, out);
+}
+
+/* 16 level weights of 1: one level. */
+static const float bc1_one_level[BLOCK] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+                                           1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+
 /* sample_bc for the view's format, or false (a BORDER axis, or not BC). */
 static bool sample_bc_any(kiln_format f, const kd_sampler *s, const kr_lod_plan *const *pp,
                           const level *lv, const float *u, const float *v, float *out)
 {
     if (s->address_u == KILN_ADDRESS_BORDER || s->address_v == KILN_ADDRESS_BORDER)
         return false;
+    if (sample_bc1_wide(f, s, pp, lv, u, v, out))
+        return true;
     switch (f) {
 #define BC_CASE(fmt, nch)                                                                          \
     case fmt:                                                                                      \
@@ -1670,6 +1732,12 @@ KR_NOINLINE void sample_block(const kiln_ps_args *a, uint32_t srv_slot, uint32_t
             rgba8_level(&lv[0], u, v, au, av, swap, rgba);
             return;
         }
+#if defined(__SSE2__)
+        /* BC1 on its one level: the plans sample_general would make */
+        if (s->min_filter == KILN_FILTER_LINEAR && au != KILN_ADDRESS_BORDER &&
+            av != KILN_ADDRESS_BORDER && bc1_wide(t->format, s, &lv[0], u, v, bc1_one_level, rgba))
+            return;
+#endif
         for (int q = 0; q < 4; q++) {
             qp[q].filter = s->min_filter;
             qp[q].passes = 1;
