@@ -673,29 +673,38 @@ static void sample_matches_decoded(uint32_t w, uint32_t h, uint32_t mips)
 
 static void test_sample_matches_decoded(void)
 {
-    /* BC1's magnified blocks go to the AVX-512 kernel where the CPU has
-     * it (sample.c's sample_bc1_wide): counted here, so that this test
-     * checks that kernel's bits as well as sample_bc's */
+    /* BC1's magnified blocks go to the AVX-512 or AVX2 kernel where the
+     * CPU has it (sample.c's bc1_wide): the comparison runs at every
+     * level the CPU has, counting the kernel's blocks, so that it checks
+     * each kernel's bits as well as sample_bc's */
+    const kr_simd initial = kr_effects_active_level();
+    static const kr_simd levels[3] = {KR_SIMD_SSE2, KR_SIMD_AVX2, KR_SIMD_AVX512};
+    static const char *const names[3] = {"SSE2 (no kernel)", "AVX2", "AVX-512"};
     kr_bc1_wide_force(2);
-    uint64_t wide0 = kr_bc1_wide_count();
-    sample_matches_decoded(10, 6, 4);
-    /* 16x12 blocks on mip 0, 256 in the chain: a call's taps fall in more
-     * blocks than the sampler keeps decoded, so entries are replaced while
-     * a block's pixels are read */
-    sample_matches_decoded(64, 48, 4);
-    /* powers of two: WRAP and MIRROR in the AVX-512 kernel too; and views
-     * of one level (sample_block's one-level way to it) */
-    sample_matches_decoded(32, 16, 4);
-    sample_matches_decoded(32, 16, 1);
-    sample_matches_decoded(10, 6, 1);
-    uint64_t wide = kr_bc1_wide_count() - wide0;
+    for (int l = 0; l < 3; l++) {
+        if (kr_effects_force_level(levels[l]) != KILN_OK)
+            continue; /* not on this CPU */
+        uint64_t wide0 = kr_bc1_wide_count();
+        sample_matches_decoded(10, 6, 4);
+        /* 16x12 blocks on mip 0, 256 in the chain: a call's taps fall in
+         * more blocks than the sampler keeps decoded, so entries are
+         * replaced while a block's pixels are read */
+        sample_matches_decoded(64, 48, 4);
+        /* powers of two: WRAP and MIRROR in the kernels too; and views of
+         * one level (sample_block's one-level way to them) */
+        sample_matches_decoded(32, 16, 4);
+        sample_matches_decoded(32, 16, 1);
+        sample_matches_decoded(10, 6, 1);
+        uint64_t wide = kr_bc1_wide_count() - wide0;
+        if (levels[l] >= KR_SIMD_AVX2)
+            CHECK(wide > 100);
+        else
+            CHECK_EQ_INT(wide, 0);
+        fprintf(stderr, "    %s: BC1 blocks sampled by the kernel: %llu\n", names[l],
+                (unsigned long long)wide);
+    }
     kr_bc1_wide_force(0);
-    if (kr_effects_active_level() >= KR_SIMD_AVX512)
-        CHECK(wide > 100);
-    else
-        CHECK_EQ_INT(wide, 0);
-    fprintf(stderr, "    BC1 blocks sampled by the AVX-512 kernel: %llu\n",
-            (unsigned long long)wide);
+    CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
 }
 
 /* ---- D3D10's rules on a device ---- */

@@ -122,6 +122,9 @@ typedef struct kr_bc1_level {
 } kr_bc1_level;
 bool kr_sample_bc1_avx512(kiln_format f, const kr_bc1_level *L, const float *u, const float *v,
                           const float *lw, float *rgba);
+/* The same at the AVX2 level (fused_avx2.c), eight pixels per vector. */
+bool kr_sample_bc1_avx2(kiln_format f, const kr_bc1_level *L, const float *u, const float *v,
+                        const float *lw, float *rgba);
 
 #if KR_EFFECTS_X86
 /* The rows kernel of the active level (AVX2 or above: its callers have

@@ -14,6 +14,7 @@
  * level under additive or alpha blending with the blend in registers
  * (kr_fused_shade_add_avx2 in bytes, kr_fused_shade_alpha_avx2).
  */
+#include "../resources/texel.h"
 #include "effects.h"
 #include "fused.h"
 #include "prim.h"
@@ -398,17 +399,13 @@ void kr_sample_rows_rgba_avx2(const kr_fused_level *L, const float *u, const flo
 
 /* ---- kiln_ps_sample's POINT shortcut (kr_point_fn) ---- */
 
-/* The texel index along one axis of 8 coordinates c on a level of n
- * texels: floor(c * n) of c * n clamped to +-2^30 (a NaN to -2^30:
- * _mm256_max_ps gives its second operand then, as the general path's
- * split4 does), then the axis's address mode (WRAP and MIRROR here only
- * for a power-of-two n). MIRROR: t = i mod 2n, then min(t, 2n - 1 - t);
- * MIRROR_ONCE: -1 - i (i XOR its sign) for a negative i, then CLAMP. */
-static inline __m256i point_axis8(__m256 c, float fn, int32_t n, kiln_address mode)
+/* sample.c's address() on 8 texel indices i on an axis of n texels, for
+ * CLAMP, MIRROR_ONCE, and WRAP and MIRROR over a power-of-two n: MIRROR
+ * t = i mod 2n, then min(t, 2n - 1 - t); MIRROR_ONCE -1 - i (i XOR its
+ * sign) for a negative i, then CLAMP. */
+static inline __m256i axis8(__m256i i, int32_t n, kiln_address mode)
 {
-    const __m256 lim = _mm256_set1_ps(1073741824.0f), nlim = _mm256_set1_ps(-1073741824.0f);
-    const __m256 x = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(c, _mm256_set1_ps(fn)), nlim), lim);
-    const __m256i i = _mm256_cvttps_epi32(_mm256_floor_ps(x)), last = _mm256_set1_epi32(n - 1);
+    const __m256i last = _mm256_set1_epi32(n - 1);
     switch (mode) {
     case KILN_ADDRESS_WRAP:
         return _mm256_and_si256(i, last);
@@ -422,6 +419,17 @@ static inline __m256i point_axis8(__m256 c, float fn, int32_t n, kiln_address mo
     default: /* CLAMP */
         return _mm256_min_epi32(_mm256_max_epi32(i, _mm256_setzero_si256()), last);
     }
+}
+
+/* The texel index along one axis of 8 coordinates c on a level of n
+ * texels: floor(c * n) of c * n clamped to +-2^30 (a NaN to -2^30:
+ * _mm256_max_ps gives its second operand then, as the general path's
+ * split4 does), then the axis's address mode (axis8). */
+static inline __m256i point_axis8(__m256 c, float fn, int32_t n, kiln_address mode)
+{
+    const __m256 lim = _mm256_set1_ps(1073741824.0f), nlim = _mm256_set1_ps(-1073741824.0f);
+    const __m256 x = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(c, _mm256_set1_ps(fn)), nlim), lim);
+    return axis8(_mm256_cvttps_epi32(_mm256_floor_ps(x)), n, mode);
 }
 
 /* A byte of each texel (in the low 8 bits of b's lanes) as a float,
@@ -476,6 +484,175 @@ void kr_sample_point_avx2(const kr_point_level *L, const float *u, const float *
         _mm256_storeu_ps(o2 + h, point_byte8(_mm256_srli_epi32(t, 16)));
         _mm256_storeu_ps(rgba + 3 * KILN_PS_BLOCK + h, point_byte8(_mm256_srli_epi32(t, 24)));
     }
+}
+
+/* ---- kiln_ps_sample's BC1 block (kr_sample_bc1_avx2) ---- */
+
+/* fused_avx512.c's bc1_palettes16 on two halves: pv[c][0] holds blocks 0
+ * and 1 (entries 0..7), pv[c][1] blocks 2 and 3 (entries 8..15). The same
+ * operations lane for lane, so the same values. */
+static inline void bc1_palettes8(const uint32_t ends[4], __m256 pv[4][2])
+{
+    const __m256i sh = _mm256_setr_epi32(11, 5, 0, 0, 11, 5, 0, 0);
+    const __m256i m = _mm256_setr_epi32(31, 63, 31, 0, 31, 63, 31, 0);
+    const __m256 d = _mm256_setr_ps(31.0f, 63.0f, 31.0f, 1.0f, 31.0f, 63.0f, 31.0f, 1.0f);
+    const __m256 two = _mm256_set1_ps(2.0f), three = _mm256_set1_ps(3.0f),
+                 one = _mm256_set1_ps(1.0f);
+    const __m256 alpha = _mm256_castsi256_ps(_mm256_setr_epi32(0, 0, 0, -1, 0, 0, 0, -1));
+    for (int h = 0; h < 2; h++) {
+        const __m256i e = _mm256_setr_epi32((int32_t)ends[2 * h], (int32_t)ends[2 * h],
+                                            (int32_t)ends[2 * h], (int32_t)ends[2 * h],
+                                            (int32_t)ends[2 * h + 1], (int32_t)ends[2 * h + 1],
+                                            (int32_t)ends[2 * h + 1], (int32_t)ends[2 * h + 1]);
+        const __m256i c0 = _mm256_and_si256(e, _mm256_set1_epi32(0xffff));
+        const __m256i c1 = _mm256_srli_epi32(e, 16);
+        const __m256 e0 =
+            _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(c0, sh), m)), d);
+        const __m256 e1 =
+            _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(c1, sh), m)), d);
+        const __m256 t2 = _mm256_div_ps(_mm256_add_ps(_mm256_mul_ps(two, e0), e1), three);
+        const __m256 t3 = _mm256_div_ps(_mm256_add_ps(e0, _mm256_mul_ps(two, e1)), three);
+        const __m256 hf = _mm256_mul_ps(_mm256_add_ps(e0, e1), _mm256_set1_ps(0.5f));
+        const __m256 four = _mm256_castsi256_ps(_mm256_cmpgt_epi32(c0, c1)); /* 16-bit values */
+        const __m256 v0 = _mm256_blendv_ps(e0, one, alpha), v1 = _mm256_blendv_ps(e1, one, alpha);
+        const __m256 v2 = _mm256_blendv_ps(_mm256_blendv_ps(hf, t2, four), one, alpha);
+        const __m256 v3 =
+            _mm256_blendv_ps(_mm256_and_ps(four, t3), _mm256_and_ps(four, one), alpha);
+        const __m256 lo01 = _mm256_unpacklo_ps(v0, v1), lo23 = _mm256_unpacklo_ps(v2, v3);
+        const __m256 hi01 = _mm256_unpackhi_ps(v0, v1), hi23 = _mm256_unpackhi_ps(v2, v3);
+        pv[0][h] = _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(1, 0, 1, 0));
+        pv[1][h] = _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(3, 2, 3, 2));
+        pv[2][h] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(1, 0, 1, 0));
+        pv[3][h] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2));
+    }
+}
+
+/* The least of 8 lanes. */
+static inline int32_t hmin8(__m256i x)
+{
+    __m128i m = _mm_min_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+    m = _mm_min_epi32(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = _mm_min_epi32(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(m);
+}
+
+static bool bc_axis_ok8(int32_t n, kiln_address mode)
+{
+    if (n < 1 || n > (1 << 28))
+        return false;
+    if (mode == KILN_ADDRESS_WRAP || mode == KILN_ADDRESS_MIRROR)
+        return (n & (n - 1)) == 0;
+    return mode == KILN_ADDRESS_CLAMP || mode == KILN_ADDRESS_MIRROR_ONCE;
+}
+
+/* kr_sample_bc1_avx512's block (fused.h) in two halves of eight pixels
+ * (rows 0-1, rows 2-3), one window for both: the same operations per
+ * pixel, so the same bits. */
+bool kr_sample_bc1_avx2(kiln_format f, const kr_bc1_level *L, const float *u, const float *v,
+                        const float *lw, float *rgba)
+{
+    if ((f != KILN_FORMAT_BC1_UNORM && f != KILN_FORMAT_BC1_UNORM_SRGB) ||
+        !bc_axis_ok8(L->w, L->au) || !bc_axis_ok8(L->h, L->av))
+        return false;
+    const __m256 half = _mm256_set1_ps(0.5f), fw = _mm256_set1_ps(L->fw),
+                 fh = _mm256_set1_ps(L->fh);
+    const __m256i one = _mm256_set1_epi32(1), three = _mm256_set1_epi32(3);
+    __m256i ax[2], ay[2], xs[2][2], ys[2][2]; /* [half][tap column / row] */
+    int32_t bx0 = INT32_MAX, by0 = INT32_MAX;
+    for (int h = 0; h < 2; h++) {
+        const __m256i x0 =
+            split8(_mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(u + 8 * h), fw), half), &ax[h]);
+        const __m256i y0 =
+            split8(_mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(v + 8 * h), fh), half), &ay[h]);
+        xs[h][0] = axis8(x0, L->w, L->au);
+        xs[h][1] = axis8(_mm256_add_epi32(x0, one), L->w, L->au);
+        ys[h][0] = axis8(y0, L->h, L->av);
+        ys[h][1] = axis8(_mm256_add_epi32(y0, one), L->h, L->av);
+        const int32_t bx = hmin8(_mm256_srai_epi32(_mm256_min_epi32(xs[h][0], xs[h][1]), 2));
+        const int32_t by = hmin8(_mm256_srai_epi32(_mm256_min_epi32(ys[h][0], ys[h][1]), 2));
+        bx0 = bx < bx0 ? bx : bx0;
+        by0 = by < by0 ? by : by0;
+    }
+    const __m256i vbx0 = _mm256_set1_epi32(bx0), vby0 = _mm256_set1_epi32(by0);
+    __m256i wb[2][2][2]; /* [half][b][a]: the tap's window block, dy * 2 + dx */
+    uint32_t used = 0;
+    __m256i far = _mm256_setzero_si256();
+    for (int h = 0; h < 2; h++)
+        for (int b = 0; b < 2; b++) {
+            const __m256i dy = _mm256_sub_epi32(_mm256_srai_epi32(ys[h][b], 2), vby0);
+            for (int a = 0; a < 2; a++) {
+                const __m256i dx = _mm256_sub_epi32(_mm256_srai_epi32(xs[h][a], 2), vbx0);
+                far = _mm256_or_si256(far, _mm256_or_si256(dx, dy));
+                wb[h][b][a] = _mm256_add_epi32(_mm256_slli_epi32(dy, 1), dx);
+            }
+        }
+    /* every block within the window: each difference 0 or 1 */
+    if (!_mm256_testz_si256(far, _mm256_set1_epi32(~1)))
+        return false;
+    for (int h = 0; h < 2; h++)
+        for (int b = 0; b < 2; b++)
+            for (int a = 0; a < 2; a++)
+                for (uint32_t id = 0; id < 4; id++)
+                    if (_mm256_movemask_ps(_mm256_castsi256_ps(
+                            _mm256_cmpeq_epi32(wb[h][b][a], _mm256_set1_epi32((int32_t)id)))))
+                        used |= 1u << id;
+    uint32_t ends[4] = {0, 0, 0, 0}, codes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (uint32_t id = 0; id < 4; id++) {
+        if (!(used >> id & 1u))
+            continue;
+        const uint8_t *blk = L->base + (size_t)(by0 + (int32_t)(id >> 1)) * L->pitch +
+                             (size_t)(bx0 + (int32_t)(id & 1u)) * 8u;
+        memcpy(&ends[id], blk, 4);
+        memcpy(&codes[id], blk + 4, 4);
+    }
+    __m256 pv[4][2];
+    bc1_palettes8(ends, pv);
+    if (f == KILN_FORMAT_BC1_UNORM_SRGB) { /* the curve after the interpolation */
+        float pal[16];
+        for (int c = 0; c < 3; c++) {
+            _mm256_storeu_ps(pal, pv[c][0]);
+            _mm256_storeu_ps(pal + 8, pv[c][1]);
+            for (uint32_t e = 0; e < 16; e++)
+                if (used >> (e / 4) & 1u)
+                    pal[e] = kres_srgb_to_linear(pal[e]);
+            pv[c][0] = _mm256_loadu_ps(pal);
+            pv[c][1] = _mm256_loadu_ps(pal + 8);
+        }
+    }
+    const __m256i cv = _mm256_loadu_si256((const __m256i *)(const void *)codes);
+    const __m256i k256 = _mm256_set1_epi32(256);
+    const __m256 inv = _mm256_set1_ps(1.0f / 65536.0f);
+    for (int h = 0; h < 2; h++) {
+        const __m256i wx[2] = {_mm256_sub_epi32(k256, ax[h]), ax[h]};
+        const __m256i wy[2] = {_mm256_sub_epi32(k256, ay[h]), ay[h]};
+        __m256 ls[4];
+        for (int c = 0; c < 4; c++)
+            ls[c] = _mm256_setzero_ps();
+        for (int b = 0; b < 2; b++)
+            for (int a = 0; a < 2; a++) {
+                const __m256i ti =
+                    _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(ys[h][b], three), 2),
+                                     _mm256_and_si256(xs[h][a], three));
+                const __m256i code =
+                    _mm256_and_si256(_mm256_srlv_epi32(_mm256_permutevar8x32_epi32(cv, wb[h][b][a]),
+                                                       _mm256_slli_epi32(ti, 1)),
+                                     three);
+                const __m256i pi = _mm256_add_epi32(_mm256_slli_epi32(wb[h][b][a], 2), code);
+                const __m256 hi = _mm256_castsi256_ps(_mm256_slli_epi32(pi, 28)); /* pi >= 8 */
+                const __m256 w =
+                    _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(wx[a], wy[b])), inv);
+                for (int c = 0; c < 4; c++) {
+                    const __m256 t = _mm256_blendv_ps(_mm256_permutevar8x32_ps(pv[c][0], pi),
+                                                      _mm256_permutevar8x32_ps(pv[c][1], pi), hi);
+                    ls[c] = _mm256_add_ps(ls[c], _mm256_mul_ps(w, t));
+                }
+            }
+        const __m256 lwv = _mm256_loadu_ps(lw + 8 * h);
+        for (int c = 0; c < 4; c++)
+            _mm256_storeu_ps(rgba + c * KILN_PS_BLOCK + 8 * h,
+                             _mm256_add_ps(_mm256_setzero_ps(), _mm256_mul_ps(lwv, ls[c])));
+    }
+    return true;
 }
 
 /* Level A's constants in lane 0, B's in lane 1. */

@@ -732,9 +732,9 @@ KR_INLINE void sample_bc(kiln_format f, int nch, const kd_sampler *s, const kr_l
     }
 }
 
-/* kr_sample_bc1_avx512 (fused.h) for a BC1 block whose 16 pixels are
- * LINEAR on one level: sample_bc's bits, the window's blocks decoded once
- * and the taps read by permutes (docs/raster.md, "Block-compressed
+/* kr_sample_bc1_avx512 or _avx2 (fused.h) for a BC1 block whose 16
+ * pixels are LINEAR on one level: sample_bc's bits, the window's blocks
+ * decoded once and the taps read by permutes (docs/raster.md, "Block-compressed
  * formats"). Tests turn it off to compare, or count its blocks
  * (kr_bc1_wide_force: the count is a shared line, so only then). */
 static _Atomic int bc1_wide_mode; /* 0 on, 1 off, 2 on and counted */
@@ -743,19 +743,30 @@ static _Atomic uint64_t bc1_wide_blocks;
 void kr_bc1_wide_force(int mode) { atomic_store(&bc1_wide_mode, mode); }
 uint64_t kr_bc1_wide_count(void) { return atomic_load(&bc1_wide_blocks); }
 
-/* The kernel on level L for 16 pixels of level weights lw, where it
- * applies (BC1, the AVX-512 level, not turned off); false: not sampled. */
+/* The kernel of the active level (AVX-512 or AVX2) on level L for 16
+ * pixels of level weights lw, where it applies (BC1, not turned off);
+ * false: not sampled. */
 static bool bc1_wide(kiln_format f, const kd_sampler *s, const level *L, const float *u,
                      const float *v, const float *lw, float *out)
 {
 #if KR_EFFECTS_X86
     if ((f != KILN_FORMAT_BC1_UNORM && f != KILN_FORMAT_BC1_UNORM_SRGB) ||
-        atomic_load_explicit(&bc1_wide_mode, memory_order_relaxed) == 1 ||
-        kr_effects_active_level() < KR_SIMD_AVX512)
+        atomic_load_explicit(&bc1_wide_mode, memory_order_relaxed) == 1)
         return false;
-    const kr_bc1_level b = {L->base, L->pitch, L->w,         L->h,
-                            L->fw,   L->fh,    s->address_u, s->address_v};
-    if (!kr_sample_bc1_avx512(f, &b, u, v, lw, out))
+    const kr_simd simd = kr_effects_active_level();
+    if (simd < KR_SIMD_AVX2)
+        return false;
+    const kr_bc1_level b = {
+        .base = L->base,
+        .pitch = L->pitch,
+        .w = L->w,
+        .h = L->h,
+        .fw = L->fw,
+        .fh = L->fh,
+        .au = s->address_u,
+        .av = s->address_v,
+    };
+    if (!(simd >= KR_SIMD_AVX512 ? kr_sample_bc1_avx512 : kr_sample_bc1_avx2)(f, &b, u, v, lw, out))
         return false;
     if (atomic_load_explicit(&bc1_wide_mode, memory_order_relaxed) == 2)
         atomic_fetch_add_explicit(&bc1_wide_blocks, 1, memory_order_relaxed);
