@@ -567,7 +567,9 @@ static kiln_format decoded_format(kiln_format f, int *nch)
                        : KILN_FORMAT_R32G32B32A32_FLOAT;
 }
 
-static void sample_matches_decoded(uint32_t w, uint32_t h, uint32_t mips)
+/* reach (NULL: not kept): per format k and address pair ai, the blocks
+ * the BC kernels sampled (kr_bc_wide_force(2) counts them). */
+static void sample_matches_decoded(uint32_t w, uint32_t h, uint32_t mips, uint64_t reach[][10])
 {
     for (size_t k = 0; k < NBC; k++) {
         const bc_case *fc = &BC[k];
@@ -604,6 +606,7 @@ static void sample_matches_decoded(uint32_t w, uint32_t h, uint32_t mips)
                                               KILN_ADDRESS_MIRROR_ONCE};
         for (int fi = 0; fi < 8; fi++)
             for (int ai = 0; ai < 10; ai++) { /* u's mode, v's the same or the next */
+                const uint64_t reach0 = kr_bc_wide_count();
                 kiln_sampler_desc d = {
                     .min_filter = fi & 1 ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
                     .mag_filter = fi & 2 ? KILN_FILTER_LINEAR : KILN_FILTER_POINT,
@@ -664,6 +667,8 @@ static void sample_matches_decoded(uint32_t w, uint32_t h, uint32_t mips)
                                 }
                     }
                 }
+                if (reach)
+                    reach[k][ai] += kr_bc_wide_count() - reach0;
             }
         th_check(bad == 0, fc->name, __FILE__, __LINE__);
         free(fmem);
@@ -673,37 +678,53 @@ static void sample_matches_decoded(uint32_t w, uint32_t h, uint32_t mips)
 
 static void test_sample_matches_decoded(void)
 {
-    /* BC1's magnified blocks go to the AVX-512 or AVX2 kernel where the
-     * CPU has it (sample.c's bc1_wide): the comparison runs at every
-     * level the CPU has, counting the kernel's blocks, so that it checks
-     * each kernel's bits as well as sample_bc's */
+    /* Magnified blocks go to the AVX-512 kernel (BC1, BC2, BC3) or the
+     * AVX2 one (BC1) where the CPU has them (sample.c's bc_wide): the
+     * comparison runs at every level the CPU has, counting the kernel's
+     * blocks, so that it checks each kernel's bits as well as
+     * sample_bc's */
     const kr_simd initial = kr_effects_active_level();
     static const kr_simd levels[3] = {KR_SIMD_SSE2, KR_SIMD_AVX2, KR_SIMD_AVX512};
     static const char *const names[3] = {"SSE2 (no kernel)", "AVX2", "AVX-512"};
-    kr_bc1_wide_force(2);
+    kr_bc_wide_force(2);
     for (int l = 0; l < 3; l++) {
         if (kr_effects_force_level(levels[l]) != KILN_OK)
             continue; /* not on this CPU */
-        uint64_t wide0 = kr_bc1_wide_count();
-        sample_matches_decoded(10, 6, 4);
+        uint64_t wide0 = kr_bc_wide_count();
+        sample_matches_decoded(10, 6, 4, NULL);
         /* 16x12 blocks on mip 0, 256 in the chain: a call's taps fall in
          * more blocks than the sampler keeps decoded, so entries are
          * replaced while a block's pixels are read */
-        sample_matches_decoded(64, 48, 4);
+        sample_matches_decoded(64, 48, 4, NULL);
         /* powers of two: WRAP and MIRROR in the kernels too; and views of
          * one level (sample_block's one-level way to them) */
-        sample_matches_decoded(32, 16, 4);
-        sample_matches_decoded(32, 16, 1);
-        sample_matches_decoded(10, 6, 1);
-        uint64_t wide = kr_bc1_wide_count() - wide0;
-        if (levels[l] >= KR_SIMD_AVX2)
+        uint64_t reach[NBC][10];
+        memset(reach, 0, sizeof reach);
+        sample_matches_decoded(32, 16, 4, reach);
+        sample_matches_decoded(32, 16, 1, NULL);
+        sample_matches_decoded(10, 6, 1, NULL);
+        uint64_t wide = kr_bc_wide_count() - wide0;
+        if (levels[l] >= KR_SIMD_AVX2) {
             CHECK(wide > 100);
-        else
+            /* on 32x16, every BC1..BC3 format (sRGB too) under every pair
+             * of address modes without BORDER reached the kernel */
+            int missed = 0;
+            for (size_t k = 0; k < NBC; k++) {
+                if (BC[k].f > KILN_FORMAT_BC3_UNORM_SRGB)
+                    continue;
+                for (int ai = 0; ai < 10; ai++)
+                    if (ai / 2 != 3 && (ai / 2 + ai % 2) % 5 != 3 && !reach[k][ai] && missed++ < 3)
+                        fprintf(stderr, "    %s address pair %d: no block in the kernel\n",
+                                BC[k].name, ai);
+            }
+            CHECK_EQ_INT(missed, 0);
+        } else {
             CHECK_EQ_INT(wide, 0);
-        fprintf(stderr, "    %s: BC1 blocks sampled by the kernel: %llu\n", names[l],
+        }
+        fprintf(stderr, "    %s: BC blocks sampled by the kernel: %llu\n", names[l],
                 (unsigned long long)wide);
     }
-    kr_bc1_wide_force(0);
+    kr_bc_wide_force(0);
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
 }
 

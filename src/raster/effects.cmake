@@ -16,11 +16,15 @@ set(KILN_EFFECTS_DIR ${CMAKE_CURRENT_LIST_DIR})
 # must give the bits of the scalar one (to_screen) under any compiler and
 # CFLAGS (clang contracts by default where FMA is available); and log2.c,
 # whose portable and four-lane logarithms must agree the same way, its
-# special values tested as written (no fast-math).
+# special values tested as written (no fast-math); and sample.c and
+# resources/bc.c, whose coordinates and BC palettes the BC kernels
+# (fused_avx2.c, fused_avx512.c) compute again, bit for bit.
 set_source_files_properties(
   ${KILN_EFFECTS_DIR}/effects.c
   ${KILN_EFFECTS_DIR}/effects_sse2.c
   ${KILN_EFFECTS_DIR}/geom.c
+  ${KILN_EFFECTS_DIR}/sample.c
+  ${KILN_EFFECTS_DIR}/../resources/bc.c
   PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 set_source_files_properties(${KILN_EFFECTS_DIR}/log2.c
   PROPERTIES COMPILE_OPTIONS "-fno-fast-math;-ffp-contract=off")

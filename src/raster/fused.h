@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* kr_fused_level (a level as the AVX2 kernels read it) is in raster.h:
  * kiln_ps_textures keeps prepared ones. */
@@ -104,27 +105,87 @@ void kr_sample_point_avx2(const kr_point_level *L, const float *u, const float *
 void kr_sample_point_avx512(const kr_point_level *L, const float *u, const float *v, float *rgba,
                             int swap);
 
-/* kiln_ps_sample's BC1 block (BC1_UNORM and BC1_UNORM_SRGB, sample.c's
- * sample_bc) at the AVX-512 level, for a block whose 16 pixels are LINEAR
- * on one level (lw: each pixel's level weight) and whose taps all fall in
- * a window of 2 x 2 blocks, each axis CLAMP, MIRROR_ONCE, or WRAP or
- * MIRROR over a power-of-two size: the window's blocks decoded once
- * (kres_bc_block_decode), every tap's palette entry taken by a permute,
- * and per channel the products and sums of sample_bc in its order, so the
- * same bits. rgba: 4 channels of 16 floats. False (nothing written) for
- * any other block: the caller samples it as before. */
-typedef struct kr_bc1_level {
+/* kiln_ps_sample's BC block (sample.c's sample_bc) at the AVX-512 level
+ * for BC1, BC2 and BC3 (UNORM and UNORM_SRGB), for a block whose 16 pixels
+ * are LINEAR on one level (lw: each pixel's level weight, 1 for every
+ * one-pass plan kiln makes today) and whose taps
+ * all fall in a window of 2 x 2 blocks, each axis CLAMP, MIRROR_ONCE, or
+ * WRAP or MIRROR over a power-of-two size: the window's blocks decoded
+ * once (bc.c's palettes, the same operations), every tap's palette entry
+ * taken by a permute, and per channel the products and sums of sample_bc
+ * in its order, so the same bits. rgba: 4 channels of 16 floats. False
+ * (nothing written) for any other block: the caller samples it as before. */
+typedef struct kr_bc_level {
     const uint8_t *base; /* the level's first block */
     size_t pitch;        /* bytes from one row of blocks to the next */
     int32_t w, h;        /* texels */
     float fw, fh;
     kiln_address au, av;
-} kr_bc1_level;
-bool kr_sample_bc1_avx512(kiln_format f, const kr_bc1_level *L, const float *u, const float *v,
-                          const float *lw, float *rgba);
+} kr_bc_level;
+
+/* The two kernels' scalar parts. kr_bc_kind: 1, 2 or 3 for BC1, BC2 or
+ * BC3 (*srgb set for their _SRGB formats), 0 for any other format. */
+static inline int kr_bc_kind(kiln_format f, int *srgb)
+{
+    *srgb = f == KILN_FORMAT_BC1_UNORM_SRGB || f == KILN_FORMAT_BC2_UNORM_SRGB ||
+            f == KILN_FORMAT_BC3_UNORM_SRGB;
+    return f == KILN_FORMAT_BC1_UNORM || f == KILN_FORMAT_BC1_UNORM_SRGB   ? 1
+           : f == KILN_FORMAT_BC2_UNORM || f == KILN_FORMAT_BC2_UNORM_SRGB ? 2
+           : f == KILN_FORMAT_BC3_UNORM || f == KILN_FORMAT_BC3_UNORM_SRGB ? 3
+                                                                           : 0;
+}
+
+/* Whether the kernels address an axis of n texels under `mode`: CLAMP,
+ * MIRROR_ONCE, or WRAP and MIRROR over a power of two (masks). */
+static inline bool kr_bc_axis_ok(int32_t n, kiln_address mode)
+{
+    if (n < 1 || n > (1 << 28))
+        return false;
+    if (mode == KILN_ADDRESS_WRAP || mode == KILN_ADDRESS_MIRROR)
+        return (n & (n - 1)) == 0;
+    return mode == KILN_ADDRESS_CLAMP || mode == KILN_ADDRESS_MIRROR_ONCE;
+}
+
+/* The fields of the window's blocks the taps use (bit id of `used`; the
+ * others stay 0), little-endian: the color endpoints c0 | c1 << 16 and
+ * 2-bit codes; BC2's 4-bit alphas (alo: texels 0-7, ahi: 8-15); BC3's
+ * alpha endpoints e0 | e1 << 8 (alo) and 3-bit codes (acodes: bits 0-31,
+ * ahi: bits 32-47). Block id of the window is at column bx0 + (id & 1),
+ * row by0 + (id >> 1). */
+typedef struct kr_bc_fields {
+    uint32_t ends[4], codes[4], alo[4], ahi[4], acodes[4];
+} kr_bc_fields;
+
+static inline void kr_bc_read(const kr_bc_level *L, int kind, int32_t bx0, int32_t by0,
+                              uint32_t used, kr_bc_fields *o)
+{
+    const size_t size = kind == 1 ? 8u : 16u, color = kind == 1 ? 0u : 8u;
+    memset(o, 0, sizeof *o);
+    for (uint32_t id = 0; id < 4; id++) {
+        if (!(used >> id & 1u))
+            continue;
+        const uint8_t *blk = L->base + (size_t)(by0 + (int32_t)(id >> 1)) * L->pitch +
+                             (size_t)(bx0 + (int32_t)(id & 1u)) * size;
+        memcpy(&o->ends[id], blk + color, 4);
+        memcpy(&o->codes[id], blk + color + 4, 4);
+        if (kind == 2) {
+            memcpy(&o->alo[id], blk, 4);
+            memcpy(&o->ahi[id], blk + 4, 4);
+        } else if (kind == 3) {
+            uint16_t hi;
+            o->alo[id] = (uint32_t)blk[0] | (uint32_t)blk[1] << 8;
+            memcpy(&o->acodes[id], blk + 2, 4);
+            memcpy(&hi, blk + 6, 2);
+            o->ahi[id] = hi;
+        }
+    }
+}
+
+bool kr_sample_bc_avx512(kiln_format f, const kr_bc_level *L, const float *u, const float *v,
+                         const float *lw, float *rgba);
 /* The same at the AVX2 level (fused_avx2.c), eight pixels per vector. */
-bool kr_sample_bc1_avx2(kiln_format f, const kr_bc1_level *L, const float *u, const float *v,
-                        const float *lw, float *rgba);
+bool kr_sample_bc_avx2(kiln_format f, const kr_bc_level *L, const float *u, const float *v,
+                       const float *lw, float *rgba);
 
 #if KR_EFFECTS_X86
 /* The rows kernel of the active level (AVX2 or above: its callers have

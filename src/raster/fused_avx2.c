@@ -486,12 +486,18 @@ void kr_sample_point_avx2(const kr_point_level *L, const float *u, const float *
     }
 }
 
-/* ---- kiln_ps_sample's BC1 block (kr_sample_bc1_avx2) ---- */
+/* ---- kiln_ps_sample's BC1, BC2 and BC3 blocks (kr_sample_bc_avx2) ---- */
+
+/* Four 32-bit values in lanes 0-3, zeros above. */
+static inline __m256i load4x(const uint32_t v[4])
+{
+    return _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)v));
+}
 
 /* fused_avx512.c's bc1_palettes16 on two halves: pv[c][0] holds blocks 0
  * and 1 (entries 0..7), pv[c][1] blocks 2 and 3 (entries 8..15). The same
  * operations lane for lane, so the same values. */
-static inline void bc1_palettes8(const uint32_t ends[4], __m256 pv[4][2])
+static inline void bc1_palettes8(const uint32_t ends[4], int four_always, __m256 pv[4][2])
 {
     const __m256i sh = _mm256_setr_epi32(11, 5, 0, 0, 11, 5, 0, 0);
     const __m256i m = _mm256_setr_epi32(31, 63, 31, 0, 31, 63, 31, 0);
@@ -500,10 +506,9 @@ static inline void bc1_palettes8(const uint32_t ends[4], __m256 pv[4][2])
                  one = _mm256_set1_ps(1.0f);
     const __m256 alpha = _mm256_castsi256_ps(_mm256_setr_epi32(0, 0, 0, -1, 0, 0, 0, -1));
     for (int h = 0; h < 2; h++) {
-        const __m256i e = _mm256_setr_epi32((int32_t)ends[2 * h], (int32_t)ends[2 * h],
-                                            (int32_t)ends[2 * h], (int32_t)ends[2 * h],
-                                            (int32_t)ends[2 * h + 1], (int32_t)ends[2 * h + 1],
-                                            (int32_t)ends[2 * h + 1], (int32_t)ends[2 * h + 1]);
+        const __m256i e = _mm256_permutevar8x32_epi32(
+            load4x(ends), _mm256_setr_epi32(2 * h, 2 * h, 2 * h, 2 * h, 2 * h + 1, 2 * h + 1,
+                                            2 * h + 1, 2 * h + 1));
         const __m256i c0 = _mm256_and_si256(e, _mm256_set1_epi32(0xffff));
         const __m256i c1 = _mm256_srli_epi32(e, 16);
         const __m256 e0 =
@@ -513,7 +518,9 @@ static inline void bc1_palettes8(const uint32_t ends[4], __m256 pv[4][2])
         const __m256 t2 = _mm256_div_ps(_mm256_add_ps(_mm256_mul_ps(two, e0), e1), three);
         const __m256 t3 = _mm256_div_ps(_mm256_add_ps(e0, _mm256_mul_ps(two, e1)), three);
         const __m256 hf = _mm256_mul_ps(_mm256_add_ps(e0, e1), _mm256_set1_ps(0.5f));
-        const __m256 four = _mm256_castsi256_ps(_mm256_cmpgt_epi32(c0, c1)); /* 16-bit values */
+        const __m256 four = four_always
+                                ? _mm256_castsi256_ps(_mm256_set1_epi32(-1))
+                                : _mm256_castsi256_ps(_mm256_cmpgt_epi32(c0, c1)); /* 16-bit */
         const __m256 v0 = _mm256_blendv_ps(e0, one, alpha), v1 = _mm256_blendv_ps(e1, one, alpha);
         const __m256 v2 = _mm256_blendv_ps(_mm256_blendv_ps(hf, t2, four), one, alpha);
         const __m256 v3 =
@@ -536,23 +543,38 @@ static inline int32_t hmin8(__m256i x)
     return _mm_cvtsi128_si32(m);
 }
 
-static bool bc_axis_ok8(int32_t n, kiln_address mode)
+/* fused_avx512.c's bc3_ramps16 for one block (e01 = e0 | e1 << 8): lane
+ * code of the result is the block's value of the code. */
+static inline __m256 bc3_ramp8(uint32_t e01)
 {
-    if (n < 1 || n > (1 << 28))
-        return false;
-    if (mode == KILN_ADDRESS_WRAP || mode == KILN_ADDRESS_MIRROR)
-        return (n & (n - 1)) == 0;
-    return mode == KILN_ADDRESS_CLAMP || mode == KILN_ADDRESS_MIRROR_ONCE;
+    const __m256 c = _mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f);
+    const __m256 k8 = _mm256_sub_ps(_mm256_set1_ps(8.0f), c),
+                 k6 = _mm256_sub_ps(_mm256_set1_ps(6.0f), c);
+    const __m256 k1 = _mm256_sub_ps(c, _mm256_set1_ps(1.0f));
+    const __m256 k255 = _mm256_set1_ps(255.0f);
+    const __m256 a = _mm256_div_ps(_mm256_set1_ps((float)(e01 & 255u)), k255);
+    const __m256 z = _mm256_div_ps(_mm256_set1_ps((float)(e01 >> 8 & 255u)), k255);
+    const __m256 six = _mm256_div_ps(_mm256_add_ps(_mm256_mul_ps(k8, a), _mm256_mul_ps(k1, z)),
+                                     _mm256_set1_ps(7.0f));
+    const __m256 four = _mm256_div_ps(_mm256_add_ps(_mm256_mul_ps(k6, a), _mm256_mul_ps(k1, z)),
+                                      _mm256_set1_ps(5.0f));
+    /* e0 <= e1: codes 2..5 interpolate, 6 reads 0, 7 reads 1 */
+    __m256 v = _mm256_blend_ps(_mm256_blend_ps(four, _mm256_setzero_ps(), 0x40),
+                               _mm256_set1_ps(1.0f), 0x80);
+    if ((e01 & 255u) > (e01 >> 8 & 255u))
+        v = six;
+    return _mm256_blend_ps(v, _mm256_blend_ps(a, z, 0x02), 0x03); /* codes 0 and 1 */
 }
 
-/* kr_sample_bc1_avx512's block (fused.h) in two halves of eight pixels
+/* kr_sample_bc_avx512's block (fused.h) in two halves of eight pixels
  * (rows 0-1, rows 2-3), one window for both: the same operations per
  * pixel, so the same bits. */
-bool kr_sample_bc1_avx2(kiln_format f, const kr_bc1_level *L, const float *u, const float *v,
-                        const float *lw, float *rgba)
+bool kr_sample_bc_avx2(kiln_format f, const kr_bc_level *L, const float *u, const float *v,
+                       const float *lw, float *rgba)
 {
-    if ((f != KILN_FORMAT_BC1_UNORM && f != KILN_FORMAT_BC1_UNORM_SRGB) ||
-        !bc_axis_ok8(L->w, L->au) || !bc_axis_ok8(L->h, L->av))
+    int srgb;
+    const int kind = kr_bc_kind(f, &srgb);
+    if (!kind || !kr_bc_axis_ok(L->w, L->au) || !kr_bc_axis_ok(L->h, L->av))
         return false;
     const __m256 half = _mm256_set1_ps(0.5f), fw = _mm256_set1_ps(L->fw),
                  fh = _mm256_set1_ps(L->fh);
@@ -596,18 +618,17 @@ bool kr_sample_bc1_avx2(kiln_format f, const kr_bc1_level *L, const float *u, co
                     if (_mm256_movemask_ps(_mm256_castsi256_ps(
                             _mm256_cmpeq_epi32(wb[h][b][a], _mm256_set1_epi32((int32_t)id)))))
                         used |= 1u << id;
-    uint32_t ends[4] = {0, 0, 0, 0}, codes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (uint32_t id = 0; id < 4; id++) {
-        if (!(used >> id & 1u))
-            continue;
-        const uint8_t *blk = L->base + (size_t)(by0 + (int32_t)(id >> 1)) * L->pitch +
-                             (size_t)(bx0 + (int32_t)(id & 1u)) * 8u;
-        memcpy(&ends[id], blk, 4);
-        memcpy(&codes[id], blk + 4, 4);
-    }
+    kr_bc_fields fd;
+    kr_bc_read(L, kind, bx0, by0, used, &fd);
+    __m256 ramp[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                      _mm256_setzero_ps()};
+    if (kind == 3)
+        for (uint32_t id = 0; id < 4; id++)
+            if (used >> id & 1u)
+                ramp[id] = bc3_ramp8(fd.alo[id]);
     __m256 pv[4][2];
-    bc1_palettes8(ends, pv);
-    if (f == KILN_FORMAT_BC1_UNORM_SRGB) { /* the curve after the interpolation */
+    bc1_palettes8(fd.ends, kind != 1, pv);
+    if (srgb) { /* the curve after the interpolation */
         float pal[16];
         for (int c = 0; c < 3; c++) {
             _mm256_storeu_ps(pal, pv[c][0]);
@@ -619,7 +640,12 @@ bool kr_sample_bc1_avx2(kiln_format f, const kr_bc1_level *L, const float *u, co
             pv[c][1] = _mm256_loadu_ps(pal + 8);
         }
     }
-    const __m256i cv = _mm256_loadu_si256((const __m256i *)(const void *)codes);
+    const __m256i cv = load4x(fd.codes), acv = load4x(fd.acodes);
+    const __m256i alov = load4x(fd.alo), ahiv = load4x(fd.ahi);
+    /* BC2: nibble k reads k / 15 (kres_bc2_alpha), entries 0-7 and 8-15 */
+    const __m256 tab15[2] = {
+        _mm256_div_ps(_mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_ps(15.0f)),
+        _mm256_div_ps(_mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15), _mm256_set1_ps(15.0f))};
     const __m256i k256 = _mm256_set1_epi32(256);
     const __m256 inv = _mm256_set1_ps(1.0f / 65536.0f);
     for (int h = 0; h < 2; h++) {
@@ -639,13 +665,48 @@ bool kr_sample_bc1_avx2(kiln_format f, const kr_bc1_level *L, const float *u, co
                                      three);
                 const __m256i pi = _mm256_add_epi32(_mm256_slli_epi32(wb[h][b][a], 2), code);
                 const __m256 hi = _mm256_castsi256_ps(_mm256_slli_epi32(pi, 28)); /* pi >= 8 */
+                __m256 t[4];
+                for (int c = 0; c < 4; c++)
+                    t[c] = _mm256_blendv_ps(_mm256_permutevar8x32_ps(pv[c][0], pi),
+                                            _mm256_permutevar8x32_ps(pv[c][1], pi), hi);
+                const __m256i wbv = wb[h][b][a];
+                if (kind == 2) {
+                    /* the nibble at 4 ti of the 64 bits (a shift by 32 or
+                     * more, or by a negative count, gives 0) */
+                    const __m256i sft = _mm256_slli_epi32(ti, 2);
+                    const __m256i nib = _mm256_and_si256(
+                        _mm256_or_si256(
+                            _mm256_srlv_epi32(_mm256_permutevar8x32_epi32(alov, wbv), sft),
+                            _mm256_srlv_epi32(_mm256_permutevar8x32_epi32(ahiv, wbv),
+                                              _mm256_sub_epi32(sft, _mm256_set1_epi32(32)))),
+                        _mm256_set1_epi32(15));
+                    t[3] = _mm256_blendv_ps(_mm256_permutevar8x32_ps(tab15[0], nib),
+                                            _mm256_permutevar8x32_ps(tab15[1], nib),
+                                            _mm256_castsi256_ps(_mm256_slli_epi32(nib, 28)));
+                } else if (kind == 3) {
+                    /* the 3 bits at 3 ti of the 48, then block wb's ramp */
+                    const __m256i sft = _mm256_add_epi32(ti, _mm256_slli_epi32(ti, 1));
+                    const __m256i k32 = _mm256_set1_epi32(32);
+                    const __m256i lo = _mm256_permutevar8x32_epi32(acv, wbv);
+                    const __m256i hw = _mm256_permutevar8x32_epi32(ahiv, wbv);
+                    const __m256i c3 = _mm256_and_si256(
+                        _mm256_or_si256(
+                            _mm256_or_si256(_mm256_srlv_epi32(lo, sft),
+                                            _mm256_sllv_epi32(hw, _mm256_sub_epi32(k32, sft))),
+                            _mm256_srlv_epi32(hw, _mm256_sub_epi32(sft, k32))),
+                        _mm256_set1_epi32(7));
+                    const __m256 b0 = _mm256_castsi256_ps(_mm256_slli_epi32(wbv, 31));
+                    const __m256 b1 = _mm256_castsi256_ps(_mm256_slli_epi32(wbv, 30));
+                    const __m256 r01 = _mm256_blendv_ps(_mm256_permutevar8x32_ps(ramp[0], c3),
+                                                        _mm256_permutevar8x32_ps(ramp[1], c3), b0);
+                    const __m256 r23 = _mm256_blendv_ps(_mm256_permutevar8x32_ps(ramp[2], c3),
+                                                        _mm256_permutevar8x32_ps(ramp[3], c3), b0);
+                    t[3] = _mm256_blendv_ps(r01, r23, b1);
+                }
                 const __m256 w =
                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(wx[a], wy[b])), inv);
-                for (int c = 0; c < 4; c++) {
-                    const __m256 t = _mm256_blendv_ps(_mm256_permutevar8x32_ps(pv[c][0], pi),
-                                                      _mm256_permutevar8x32_ps(pv[c][1], pi), hi);
-                    ls[c] = _mm256_add_ps(ls[c], _mm256_mul_ps(w, t));
-                }
+                for (int c = 0; c < 4; c++)
+                    ls[c] = _mm256_add_ps(ls[c], _mm256_mul_ps(w, t[c]));
             }
         const __m256 lwv = _mm256_loadu_ps(lw + 8 * h);
         for (int c = 0; c < 4; c++)

@@ -465,31 +465,22 @@ void kr_sample_point_avx512(const kr_point_level *L, const float *u, const float
 #undef KR_POINT_BYTE
 }
 
-/* ---- kiln_ps_sample's BC1 block (kr_sample_bc1_avx512) ---- */
+/* ---- kiln_ps_sample's BC1, BC2 and BC3 blocks (kr_sample_bc_avx512) ---- */
 
-static bool bc_axis_ok(int32_t n, kiln_address mode)
+/* Four 32-bit values in lanes 0-3, zeros above. */
+static inline __m512i load4(const uint32_t v[4])
 {
-    if (n < 1 || n > (1 << 28))
-        return false;
-    switch (mode) {
-    case KILN_ADDRESS_WRAP:
-    case KILN_ADDRESS_MIRROR:
-        return (n & (n - 1)) == 0;
-    case KILN_ADDRESS_CLAMP:
-    case KILN_ADDRESS_MIRROR_ONCE:
-        return true;
-    default: /* BORDER */
-        return false;
-    }
+    return _mm512_maskz_loadu_epi32(0xf, (const void *)v);
 }
 
-/* bc.c's color_palette (BC1: c0 <= c1 makes code 3 transparent black) for
- * four blocks at once, ends[id] = c0 | c1 << 16 in lane id: pv[c] lane
+/* bc.c's color_palette (BC1: c0 <= c1 makes code 3 transparent black;
+ * `four_always` for BC2 and BC3, whose alpha is their own) for four blocks
+ * at once, ends[id] = c0 | c1 << 16 in lane id: pv[c] lane
  * id * 4 + code is channel c of block id's code. Worked out with lane id * 4
  * + c holding block id's channel c (its 5:6:5 field over 31, 63 or 31, then
  * (2 e0 + e1) / 3, (e0 + 2 e1) / 3 or (e0 + e1) / 2 and 0), the same
  * IEEE operations as there, then each 128-bit lane transposed. */
-WIDE_INLINE void bc1_palettes16(__m512i ends, __m512 pv[4])
+WIDE_INLINE void bc1_palettes16(__m512i ends, int four_always, __m512 pv[4])
 {
     const __m512i e = _mm512_permutexvar_epi32(
         _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), ends);
@@ -508,7 +499,7 @@ WIDE_INLINE void bc1_palettes16(__m512i ends, __m512 pv[4])
     const __m512 t2 = _mm512_div_ps(_mm512_add_ps(_mm512_mul_ps(two, e0), e1), three);
     const __m512 t3 = _mm512_div_ps(_mm512_add_ps(e0, _mm512_mul_ps(two, e1)), three);
     const __m512 h = _mm512_mul_ps(_mm512_add_ps(e0, e1), _mm512_set1_ps(0.5f));
-    const __mmask16 four = _mm512_cmpgt_epu32_mask(c0, c1), alpha = 0x8888;
+    const __mmask16 four = four_always ? 0xffff : _mm512_cmpgt_epu32_mask(c0, c1), alpha = 0x8888;
     /* codes 0..3 of each (block, channel); alpha 1, code 3's 0 where not four */
     const __m512 v0 = _mm512_mask_mov_ps(e0, alpha, one), v1 = _mm512_mask_mov_ps(e1, alpha, one);
     const __m512 v2 = _mm512_mask_mov_ps(_mm512_mask_mov_ps(h, four, t2), alpha, one);
@@ -521,11 +512,47 @@ WIDE_INLINE void bc1_palettes16(__m512i ends, __m512 pv[4])
     pv[3] = _mm512_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
-bool kr_sample_bc1_avx512(kiln_format f, const kr_bc1_level *L, const float *u, const float *v,
-                          const float *lw, float *rgba)
+/* bc.c's ramp_palette (BC3's alpha) for four blocks, e01[id] = e0 | e1 << 8
+ * in lane id: lane id * 8 + code of r[id / 2] (blocks 0 and 1 in r[0], 2
+ * and 3 in r[1]) is block id's value of the code; the same IEEE
+ * operations as there. */
+WIDE_INLINE void bc3_ramps16(__m512i e01, __m512 r[2])
 {
-    if ((f != KILN_FORMAT_BC1_UNORM && f != KILN_FORMAT_BC1_UNORM_SRGB) ||
-        !bc_axis_ok(L->w, L->au) || !bc_axis_ok(L->h, L->av))
+    const __m512 c =
+        _mm512_cvtepi32_ps(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7));
+    const __m512 k8 = _mm512_sub_ps(_mm512_set1_ps(8.0f), c),
+                 k6 = _mm512_sub_ps(_mm512_set1_ps(6.0f), c);
+    const __m512 k1 = _mm512_sub_ps(c, _mm512_set1_ps(1.0f));
+    const __mmask16 c0 = 0x0101, c1 = 0x0202, c7 = 0x8080, low = 0x3f3f; /* low: codes < 6 */
+    for (int h = 0; h < 2; h++) {
+        const __m512i e = _mm512_permutexvar_epi32(
+            _mm512_setr_epi32(2 * h, 2 * h, 2 * h, 2 * h, 2 * h, 2 * h, 2 * h, 2 * h, 2 * h + 1,
+                              2 * h + 1, 2 * h + 1, 2 * h + 1, 2 * h + 1, 2 * h + 1, 2 * h + 1,
+                              2 * h + 1),
+            e01);
+        const __m512i e0 = _mm512_and_si512(e, _mm512_set1_epi32(255));
+        const __m512i e1 = _mm512_and_si512(_mm512_srli_epi32(e, 8), _mm512_set1_epi32(255));
+        const __m512 k255 = _mm512_set1_ps(255.0f);
+        const __m512 a = _mm512_div_ps(_mm512_cvtepi32_ps(e0), k255);
+        const __m512 z = _mm512_div_ps(_mm512_cvtepi32_ps(e1), k255);
+        const __m512 six = _mm512_div_ps(_mm512_add_ps(_mm512_mul_ps(k8, a), _mm512_mul_ps(k1, z)),
+                                         _mm512_set1_ps(7.0f));
+        const __m512 four = _mm512_div_ps(_mm512_add_ps(_mm512_mul_ps(k6, a), _mm512_mul_ps(k1, z)),
+                                          _mm512_set1_ps(5.0f));
+        /* e0 <= e1: codes 2..5 interpolate, 6 reads 0, 7 reads 1 */
+        __m512 v = _mm512_mask_mov_ps(_mm512_maskz_mov_ps(low, four), c7, _mm512_set1_ps(1.0f));
+        v = _mm512_mask_mov_ps(v, _mm512_cmpgt_epi32_mask(e0, e1), six); /* codes 2..7 */
+        v = _mm512_mask_mov_ps(_mm512_mask_mov_ps(v, c0, a), c1, z);
+        r[h] = v;
+    }
+}
+
+bool kr_sample_bc_avx512(kiln_format f, const kr_bc_level *L, const float *u, const float *v,
+                         const float *lw, float *rgba)
+{
+    int srgb;
+    const int kind = kr_bc_kind(f, &srgb);
+    if (!kind || !kr_bc_axis_ok(L->w, L->au) || !kr_bc_axis_ok(L->h, L->av))
         return false;
     /* split_block's coordinates for LINEAR: (u w - 0.5, v h - 0.5) */
     const __m512 half = _mm512_set1_ps(0.5f);
@@ -562,19 +589,11 @@ bool kr_sample_bc1_avx512(kiln_format f, const kr_bc1_level *L, const float *u, 
                 if (_mm512_cmpeq_epi32_mask(wb[b][a], _mm512_set1_epi32((int32_t)id)))
                     used |= 1u << id;
         }
-    /* The used blocks' endpoints and codes (a block no tap reads: zeros). */
-    _Alignas(64) uint32_t codes[16] = {0}, ends[16] = {0};
-    for (uint32_t id = 0; id < 4; id++) {
-        if (!(used >> id & 1u))
-            continue;
-        const uint8_t *blk = L->base + (size_t)(by0 + (int32_t)(id >> 1)) * L->pitch +
-                             (size_t)(bx0 + (int32_t)(id & 1u)) * 8u;
-        memcpy(&ends[id], blk, 4); /* c0 | c1 << 16, little-endian */
-        memcpy(&codes[id], blk + 4, 4);
-    }
+    kr_bc_fields fd;
+    kr_bc_read(L, kind, bx0, by0, used, &fd);
     __m512 pv[4];
-    bc1_palettes16(_mm512_load_si512((const void *)ends), pv);
-    if (f == KILN_FORMAT_BC1_UNORM_SRGB) {
+    bc1_palettes16(load4(fd.ends), kind != 1, pv);
+    if (srgb) {
         /* kres_bc_block_decode's curve on each color channel, after the
          * interpolation (alpha stays linear) */
         _Alignas(64) float pal[4][16];
@@ -587,7 +606,15 @@ bool kr_sample_bc1_avx512(kiln_format f, const kr_bc1_level *L, const float *u, 
             pv[c] = _mm512_load_ps(pal[c]);
         }
     }
-    const __m512i cv = _mm512_load_si512((const void *)codes), three = _mm512_set1_epi32(3);
+    const __m512i cv = load4(fd.codes), alov = load4(fd.alo), ahiv = load4(fd.ahi);
+    const __m512i acv = load4(fd.acodes), three = _mm512_set1_epi32(3);
+    /* BC2: nibble k reads k / 15 (kres_bc2_alpha); BC3: the ramps */
+    const __m512 tab15 = _mm512_div_ps(
+        _mm512_cvtepi32_ps(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
+        _mm512_set1_ps(15.0f));
+    __m512 ramp[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    if (kind == 3)
+        bc3_ramps16(alov, ramp);
     /* sample_bc's sums: ls = 0, then + w * texel for (b, a) = (0, 0),
      * (0, 1), (1, 0), (1, 1), w = (float)(wx[a] * wy[b]) / 65536 */
     const __m512i k256 = _mm512_set1_epi32(256);
@@ -599,7 +626,8 @@ bool kr_sample_bc1_avx512(kiln_format f, const kr_bc1_level *L, const float *u, 
         ls[c] = _mm512_setzero_ps();
     for (int b = 0; b < 2; b++)
         for (int a = 0; a < 2; a++) {
-            /* texel (x, y)'s code: 2 bits at 2 ((y & 3) 4 + (x & 3)) */
+            /* texel (x, y)'s index in its block, (y & 3) 4 + (x & 3), and
+             * its 2-bit color code */
             const __m512i ti =
                 _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(ys[b], three), 2),
                                  _mm512_and_si512(xs[a], three));
@@ -607,10 +635,38 @@ bool kr_sample_bc1_avx512(kiln_format f, const kr_bc1_level *L, const float *u, 
                 _mm512_srlv_epi32(_mm512_permutexvar_epi32(wb[b][a], cv), _mm512_slli_epi32(ti, 1)),
                 three);
             const __m512i pi = _mm512_add_epi32(_mm512_slli_epi32(wb[b][a], 2), code);
+            __m512 t[4];
+            for (int c = 0; c < 4; c++)
+                t[c] = _mm512_permutexvar_ps(pi, pv[c]);
+            if (kind == 2) {
+                /* the nibble at 4 ti of the 64 bits (a shift by 32 or more,
+                 * or by a negative count, gives 0) */
+                const __m512i s = _mm512_slli_epi32(ti, 2);
+                const __m512i nib = _mm512_and_si512(
+                    _mm512_or_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi32(wb[b][a], alov), s),
+                                    _mm512_srlv_epi32(_mm512_permutexvar_epi32(wb[b][a], ahiv),
+                                                      _mm512_sub_epi32(s, _mm512_set1_epi32(32)))),
+                    _mm512_set1_epi32(15));
+                t[3] = _mm512_permutexvar_ps(nib, tab15);
+            } else if (kind == 3) {
+                /* the 3 bits at 3 ti of the 48 */
+                const __m512i s = _mm512_add_epi32(ti, _mm512_slli_epi32(ti, 1));
+                const __m512i lo = _mm512_permutexvar_epi32(wb[b][a], acv);
+                const __m512i hi = _mm512_permutexvar_epi32(wb[b][a], ahiv);
+                const __m512i k32 = _mm512_set1_epi32(32);
+                const __m512i c3 = _mm512_and_si512(
+                    _mm512_or_si512(
+                        _mm512_or_si512(_mm512_srlv_epi32(lo, s),
+                                        _mm512_sllv_epi32(hi, _mm512_sub_epi32(k32, s))),
+                        _mm512_srlv_epi32(hi, _mm512_sub_epi32(s, k32))),
+                    _mm512_set1_epi32(7));
+                t[3] = _mm512_permutex2var_ps(
+                    ramp[0], _mm512_add_epi32(_mm512_slli_epi32(wb[b][a], 3), c3), ramp[1]);
+            }
             const __m512 w =
                 _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_mullo_epi32(wx[a], wy[b])), inv);
             for (int c = 0; c < 4; c++)
-                ls[c] = _mm512_add_ps(ls[c], _mm512_mul_ps(w, _mm512_permutexvar_ps(pi, pv[c])));
+                ls[c] = _mm512_add_ps(ls[c], _mm512_mul_ps(w, t[c]));
         }
     /* one level: acc = 0 + lw * ls */
     const __m512 lwv = load16(lw);

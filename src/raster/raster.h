@@ -77,11 +77,11 @@ typedef struct kr_lod_plan {
  * level(s) among the view's nl. */
 void kr_plan_lod(const kd_sampler *s, uint32_t nl, float lod, kr_lod_plan *p);
 int32_t kr_address(int32_t i, int32_t size, kiln_address mode);
-/* Tests: kiln_ps_sample's wide BC1 block (sample.c, kr_sample_bc1_avx512)
+/* Tests: kiln_ps_sample's wide BC blocks (sample.c, kr_sample_bc_avx512)
  * on (0, the default), off (1), or on and counting the blocks it sampled
- * (2: kr_bc1_wide_count). */
-void kr_bc1_wide_force(int mode);
-uint64_t kr_bc1_wide_count(void);
+ * (2: kr_bc_wide_count). */
+void kr_bc_wide_force(int mode);
+uint64_t kr_bc_wide_count(void);
 int32_t kr_split_coord(float x, int32_t *frac256);
 int32_t kr_floor_coord(float x);
 void kr_decode_texel(kiln_format f, const uint8_t *p, float o[4]);

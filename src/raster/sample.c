@@ -732,31 +732,32 @@ KR_INLINE void sample_bc(kiln_format f, int nch, const kd_sampler *s, const kr_l
     }
 }
 
-/* kr_sample_bc1_avx512 or _avx2 (fused.h) for a BC1 block whose 16
- * pixels are LINEAR on one level: sample_bc's bits, the window's blocks
- * decoded once and the taps read by permutes (docs/raster.md, "Block-compressed
- * formats"). Tests turn it off to compare, or count its blocks
- * (kr_bc1_wide_force: the count is a shared line, so only then). */
-static _Atomic int bc1_wide_mode; /* 0 on, 1 off, 2 on and counted */
-static _Atomic uint64_t bc1_wide_blocks;
+/* kr_sample_bc_avx512 (BC1, BC2, BC3) or kr_sample_bc_avx2 (BC1) for a
+ * block whose 16 pixels are LINEAR on one level: sample_bc's bits, the
+ * window's blocks decoded once and the taps read by permutes
+ * (docs/raster.md, "Block-compressed formats"). Tests turn them off to
+ * compare, or count their blocks (kr_bc_wide_force: the count is a
+ * shared line, so only then). */
+static _Atomic int bc_wide_mode; /* 0 on, 1 off, 2 on and counted */
+static _Atomic uint64_t bc_wide_blocks;
 
-void kr_bc1_wide_force(int mode) { atomic_store(&bc1_wide_mode, mode); }
-uint64_t kr_bc1_wide_count(void) { return atomic_load(&bc1_wide_blocks); }
+void kr_bc_wide_force(int mode) { atomic_store(&bc_wide_mode, mode); }
+uint64_t kr_bc_wide_count(void) { return atomic_load(&bc_wide_blocks); }
 
 /* The kernel of the active level (AVX-512 or AVX2) on level L for 16
- * pixels of level weights lw, where it applies (BC1, not turned off);
+ * pixels of level weights lw, where it applies (BC1 to BC3, not turned off);
  * false: not sampled. */
-static bool bc1_wide(kiln_format f, const kd_sampler *s, const level *L, const float *u,
-                     const float *v, const float *lw, float *out)
+static bool bc_wide(kiln_format f, const kd_sampler *s, const level *L, const float *u,
+                    const float *v, const float *lw, float *out)
 {
 #if KR_EFFECTS_X86
-    if ((f != KILN_FORMAT_BC1_UNORM && f != KILN_FORMAT_BC1_UNORM_SRGB) ||
-        atomic_load_explicit(&bc1_wide_mode, memory_order_relaxed) == 1)
+    if (f < KILN_FORMAT_BC1_UNORM || f > KILN_FORMAT_BC3_UNORM_SRGB ||
+        atomic_load_explicit(&bc_wide_mode, memory_order_relaxed) == 1)
         return false;
     const kr_simd simd = kr_effects_active_level();
     if (simd < KR_SIMD_AVX2)
         return false;
-    const kr_bc1_level b = {
+    const kr_bc_level b = {
         .base = L->base,
         .pitch = L->pitch,
         .w = L->w,
@@ -766,10 +767,10 @@ static bool bc1_wide(kiln_format f, const kd_sampler *s, const level *L, const f
         .au = s->address_u,
         .av = s->address_v,
     };
-    if (!(simd >= KR_SIMD_AVX512 ? kr_sample_bc1_avx512 : kr_sample_bc1_avx2)(f, &b, u, v, lw, out))
+    if (!(simd >= KR_SIMD_AVX512 ? kr_sample_bc_avx512 : kr_sample_bc_avx2)(f, &b, u, v, lw, out))
         return false;
-    if (atomic_load_explicit(&bc1_wide_mode, memory_order_relaxed) == 2)
-        atomic_fetch_add_explicit(&bc1_wide_blocks, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&bc_wide_mode, memory_order_relaxed) == 2)
+        atomic_fetch_add_explicit(&bc_wide_blocks, 1, memory_order_relaxed);
     return true;
 #else
     (void)f, (void)s, (void)L, (void)u, (void)v, (void)lw, (void)out;
@@ -777,12 +778,12 @@ static bool bc1_wide(kiln_format f, const kd_sampler *s, const level *L, const f
 #endif
 }
 
-/* bc1_wide for pixels of any plans: each LINEAR in one pass on one level
+/* bc_wide for pixels of any plans: each LINEAR in one pass on one level
  * (the pixels of a quad share a plan: each is checked once). */
-static bool sample_bc1_wide(kiln_format f, const kd_sampler *s, const kr_lod_plan *const *pp,
-                            const level *lv, const float *u, const float *v, float *out)
+static bool sample_bc_wide(kiln_format f, const kd_sampler *s, const kr_lod_plan *const *pp,
+                           const level *lv, const float *u, const float *v, float *out)
 {
-    if (f != KILN_FORMAT_BC1_UNORM && f != KILN_FORMAT_BC1_UNORM_SRGB)
+    if (f < KILN_FORMAT_BC1_UNORM || f > KILN_FORMAT_BC3_UNORM_SRGB)
         return false;
     const uint32_t l = pp[0]->level[0];
     float lw[BLOCK];
@@ -796,12 +797,12 @@ static bool sample_bc1_wide(kiln_format f, const kd_sampler *s, const kr_lod_pla
         }
         lw[i] = p->lw[0];
     }
-    return bc1_wide(f, s, &lv[l], u, v, lw, out);
+    return bc_wide(f, s, &lv[l], u, v, lw, out);
 }
 
 /* 16 level weights of 1: one level. */
-static const float bc1_one_level[BLOCK] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
-                                           1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+static const float bc_one_level[BLOCK] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+                                          1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
 
 /* sample_bc for the view's format, or false (a BORDER axis, or not BC). */
 static bool sample_bc_any(kiln_format f, const kd_sampler *s, const kr_lod_plan *const *pp,
@@ -809,7 +810,7 @@ static bool sample_bc_any(kiln_format f, const kd_sampler *s, const kr_lod_plan 
 {
     if (s->address_u == KILN_ADDRESS_BORDER || s->address_v == KILN_ADDRESS_BORDER)
         return false;
-    if (sample_bc1_wide(f, s, pp, lv, u, v, out))
+    if (sample_bc_wide(f, s, pp, lv, u, v, out))
         return true;
     switch (f) {
 #define BC_CASE(fmt, nch)                                                                          \
@@ -1744,9 +1745,9 @@ KR_NOINLINE void sample_block(const kiln_ps_args *a, uint32_t srv_slot, uint32_t
             return;
         }
 #if defined(__SSE2__)
-        /* BC1 on its one level: the plans sample_general would make */
+        /* BC1 to BC3 on its one level: the plans sample_general would make */
         if (s->min_filter == KILN_FILTER_LINEAR && au != KILN_ADDRESS_BORDER &&
-            av != KILN_ADDRESS_BORDER && bc1_wide(t->format, s, &lv[0], u, v, bc1_one_level, rgba))
+            av != KILN_ADDRESS_BORDER && bc_wide(t->format, s, &lv[0], u, v, bc_one_level, rgba))
             return;
 #endif
         for (int q = 0; q < 4; q++) {

@@ -192,7 +192,7 @@ static void take_event(model *m, const ju_value *e)
         s->k = kind_of(cat);
         s->depth = 0;
         double cpu = ju_num(ju_get(e, "args"), "cpu", -1);
-        s->cpu = cpu >= 0 && cpu < MAX_CPUS ? (int)cpu : -1;
+        s->cpu = cpu >= 0 && cpu < MAX_CPUS ? (int)cpu : -1; /* -1: "unknown" */
         snprintf(s->name, sizeof s->name, "%s", name);
         thread_of(m, tid);
         see_time(m, ts);
@@ -489,8 +489,8 @@ static void print_tiles(const model *m, double t0, double t1)
 {
     static double cpu_us[MAX_CPUS];
     static size_t cpu_n[MAX_CPUS];
-    double th_us[MAX_THREADS] = {0}, all_us = 0;
-    size_t th_n[MAX_THREADS] = {0}, all_n = 0;
+    double th_us[MAX_THREADS] = {0}, all_us = 0, unknown_us = 0;
+    size_t th_n[MAX_THREADS] = {0}, all_n = 0, unknown_n = 0;
     for (size_t i = 0; i < m->ns; i++) {
         const slice *s = &m->s[i];
         if (s->k != K_WORK || strcmp(s->name, "tile") || s->ts < t0 || s->ts >= t1)
@@ -503,6 +503,9 @@ static void print_tiles(const model *m, double t0, double t1)
         if (s->cpu >= 0) {
             cpu_us[s->cpu] += s->dur;
             cpu_n[s->cpu]++;
+        } else { /* not said, or past MAX_CPUS */
+            unknown_us += s->dur;
+            unknown_n++;
         }
         all_us += s->dur;
         all_n++;
@@ -517,6 +520,8 @@ static void print_tiles(const model *m, double t0, double t1)
     for (int c = 0; c < MAX_CPUS; c++)
         if (cpu_n[c])
             printf(" cpu %d %zu (%.1f us)", c, cpu_n[c], cpu_us[c] / (double)cpu_n[c]);
+    if (unknown_n)
+        printf(" unknown %zu (%.1f us)", unknown_n, unknown_us / (double)unknown_n);
     printf("\n");
 }
 
