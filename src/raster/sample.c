@@ -732,8 +732,8 @@ KR_INLINE void sample_bc(kiln_format f, int nch, const kd_sampler *s, const kr_l
     }
 }
 
-/* kr_sample_bc_avx512 (BC1, BC2, BC3) or kr_sample_bc_avx2 (BC1) for a
- * block whose 16 pixels are LINEAR on one level: sample_bc's bits, the
+/* kr_sample_bc_avx512 or kr_sample_bc_avx2 (BC1, BC2, BC3) for a block
+ * whose 16 pixels are LINEAR on one level: sample_bc's bits, the
  * window's blocks decoded once and the taps read by permutes
  * (docs/raster.md, "Block-compressed formats"). Tests turn them off to
  * compare, or count their blocks (kr_bc_wide_force: the count is a
