@@ -106,7 +106,7 @@ void kr_sample_point_avx512(const kr_point_level *L, const float *u, const float
                             int swap);
 
 /* kiln_ps_sample's BC block (sample.c's sample_bc) at the AVX-512 level
- * for BC1, BC2 and BC3 (UNORM and UNORM_SRGB), for a block whose 16 pixels
+ * for BC1 to BC5 (and the _SRGB formats), for a block whose 16 pixels
  * are LINEAR on one level (lw: each pixel's level weight, 1 for every
  * one-pass plan kiln makes today) and whose taps
  * all fall in a window of 2 x 2 blocks, each axis CLAMP, MIRROR_ONCE, or
@@ -123,8 +123,9 @@ typedef struct kr_bc_level {
     kiln_address au, av;
 } kr_bc_level;
 
-/* The two kernels' scalar parts. kr_bc_kind: 1, 2 or 3 for BC1, BC2 or
- * BC3 (*srgb set for their _SRGB formats), 0 for any other format. */
+/* The two kernels' scalar parts. kr_bc_kind: 1 to 5 for BC1 to BC5
+ * (*srgb set for the _SRGB formats of BC1 to BC3), 0 for any other
+ * format. */
 static inline int kr_bc_kind(kiln_format f, int *srgb)
 {
     *srgb = f == KILN_FORMAT_BC1_UNORM_SRGB || f == KILN_FORMAT_BC2_UNORM_SRGB ||
@@ -132,8 +133,13 @@ static inline int kr_bc_kind(kiln_format f, int *srgb)
     return f == KILN_FORMAT_BC1_UNORM || f == KILN_FORMAT_BC1_UNORM_SRGB   ? 1
            : f == KILN_FORMAT_BC2_UNORM || f == KILN_FORMAT_BC2_UNORM_SRGB ? 2
            : f == KILN_FORMAT_BC3_UNORM || f == KILN_FORMAT_BC3_UNORM_SRGB ? 3
+           : f == KILN_FORMAT_BC4_UNORM                                    ? 4
+           : f == KILN_FORMAT_BC5_UNORM                                    ? 5
                                                                            : 0;
 }
+
+/* The channels a kind samples (the others read 0, alpha 1). */
+static inline int kr_bc_channels(int kind) { return kind == 4 ? 1 : kind == 5 ? 2 : 4; }
 
 /* Whether the kernels address an axis of n texels under `mode`: CLAMP,
  * MIRROR_ONCE, or WRAP and MIRROR over a power of two (masks). */
@@ -148,35 +154,47 @@ static inline bool kr_bc_axis_ok(int32_t n, kiln_address mode)
 
 /* The fields of the window's blocks the taps use (bit id of `used`; the
  * others stay 0), little-endian: the color endpoints c0 | c1 << 16 and
- * 2-bit codes; BC2's 4-bit alphas (alo: texels 0-7, ahi: 8-15); BC3's
- * alpha endpoints e0 | e1 << 8 (alo) and 3-bit codes (acodes: bits 0-31,
- * ahi: bits 32-47). Block id of the window is at column bx0 + (id & 1),
- * row by0 + (id >> 1). */
+ * 2-bit codes (BC1-BC3); BC2's 4-bit alphas (lo: texels 0-7, hi: 8-15);
+ * a ramp's endpoints e0 | e1 << 8 (e01) and 3-bit codes (lo: bits 0-31,
+ * hi: bits 32-47), ramp 0 BC3's alpha, BC4's red and BC5's red, ramp 1
+ * BC5's green. Block id of the window is at column bx0 + (id & 1), row
+ * by0 + (id >> 1). */
 typedef struct kr_bc_fields {
-    uint32_t ends[4], codes[4], alo[4], ahi[4], acodes[4];
+    uint32_t ends[4], codes[4];
+    uint32_t e01[2][4], lo[2][4], hi[2][4];
 } kr_bc_fields;
+
+/* A ramp block's (8 bytes at b) fields into ramp r, block id. */
+static inline void kr_bc_ramp_fields(const uint8_t *b, kr_bc_fields *o, int r, uint32_t id)
+{
+    uint16_t hi;
+    o->e01[r][id] = (uint32_t)b[0] | (uint32_t)b[1] << 8;
+    memcpy(&o->lo[r][id], b + 2, 4);
+    memcpy(&hi, b + 6, 2);
+    o->hi[r][id] = hi;
+}
 
 static inline void kr_bc_read(const kr_bc_level *L, int kind, int32_t bx0, int32_t by0,
                               uint32_t used, kr_bc_fields *o)
 {
-    const size_t size = kind == 1 ? 8u : 16u, color = kind == 1 ? 0u : 8u;
+    const size_t size = kind == 1 || kind == 4 ? 8u : 16u, color = kind == 1 ? 0u : 8u;
     memset(o, 0, sizeof *o);
     for (uint32_t id = 0; id < 4; id++) {
         if (!(used >> id & 1u))
             continue;
         const uint8_t *blk = L->base + (size_t)(by0 + (int32_t)(id >> 1)) * L->pitch +
                              (size_t)(bx0 + (int32_t)(id & 1u)) * size;
-        memcpy(&o->ends[id], blk + color, 4);
-        memcpy(&o->codes[id], blk + color + 4, 4);
+        if (kind <= 3) {
+            memcpy(&o->ends[id], blk + color, 4);
+            memcpy(&o->codes[id], blk + color + 4, 4);
+        }
         if (kind == 2) {
-            memcpy(&o->alo[id], blk, 4);
-            memcpy(&o->ahi[id], blk + 4, 4);
-        } else if (kind == 3) {
-            uint16_t hi;
-            o->alo[id] = (uint32_t)blk[0] | (uint32_t)blk[1] << 8;
-            memcpy(&o->acodes[id], blk + 2, 4);
-            memcpy(&hi, blk + 6, 2);
-            o->ahi[id] = hi;
+            memcpy(&o->lo[0][id], blk, 4);
+            memcpy(&o->hi[0][id], blk + 4, 4);
+        } else if (kind >= 3) {
+            kr_bc_ramp_fields(blk, o, 0, id);
+            if (kind == 5)
+                kr_bc_ramp_fields(blk + 8, o, 1, id);
         }
     }
 }

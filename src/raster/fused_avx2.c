@@ -486,7 +486,7 @@ void kr_sample_point_avx2(const kr_point_level *L, const float *u, const float *
     }
 }
 
-/* ---- kiln_ps_sample's BC1, BC2 and BC3 blocks (kr_sample_bc_avx2) ---- */
+/* ---- kiln_ps_sample's BC blocks (kr_sample_bc_avx2) ---- */
 
 /* Four 32-bit values in lanes 0-3, zeros above. */
 static inline __m256i load4x(const uint32_t v[4])
@@ -543,9 +543,9 @@ static inline int32_t hmin8(__m256i x)
     return _mm_cvtsi128_si32(m);
 }
 
-/* fused_avx512.c's bc3_ramps16 for one block (e01 = e0 | e1 << 8): lane
+/* fused_avx512.c's bc_ramps16 for one block (e01 = e0 | e1 << 8): lane
  * code of the result is the block's value of the code. */
-static inline __m256 bc3_ramp8(uint32_t e01)
+static inline __m256 bc_ramp8(uint32_t e01)
 {
     const __m256 c = _mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f);
     const __m256 k8 = _mm256_sub_ps(_mm256_set1_ps(8.0f), c),
@@ -564,6 +564,27 @@ static inline __m256 bc3_ramp8(uint32_t e01)
     if ((e01 & 255u) > (e01 >> 8 & 255u))
         v = six;
     return _mm256_blend_ps(v, _mm256_blend_ps(a, z, 0x02), 0x03); /* codes 0 and 1 */
+}
+
+/* fused_avx512.c's ramp_tap16, eight lanes: the value of each lane's
+ * texel ti in the ramp of its block wb (r: a vector a block). */
+static inline __m256 ramp_tap8(__m256i ti, __m256i wb, __m256i lo, __m256i hi, const __m256 r[4])
+{
+    const __m256i s = _mm256_add_epi32(ti, _mm256_slli_epi32(ti, 1));
+    const __m256i k32 = _mm256_set1_epi32(32);
+    const __m256i l = _mm256_permutevar8x32_epi32(lo, wb), h = _mm256_permutevar8x32_epi32(hi, wb);
+    const __m256i code = _mm256_and_si256(
+        _mm256_or_si256(_mm256_or_si256(_mm256_srlv_epi32(l, s),
+                                        _mm256_sllv_epi32(h, _mm256_sub_epi32(k32, s))),
+                        _mm256_srlv_epi32(h, _mm256_sub_epi32(s, k32))),
+        _mm256_set1_epi32(7));
+    const __m256 b0 = _mm256_castsi256_ps(_mm256_slli_epi32(wb, 31));
+    const __m256 b1 = _mm256_castsi256_ps(_mm256_slli_epi32(wb, 30));
+    const __m256 r01 = _mm256_blendv_ps(_mm256_permutevar8x32_ps(r[0], code),
+                                        _mm256_permutevar8x32_ps(r[1], code), b0);
+    const __m256 r23 = _mm256_blendv_ps(_mm256_permutevar8x32_ps(r[2], code),
+                                        _mm256_permutevar8x32_ps(r[3], code), b0);
+    return _mm256_blendv_ps(r01, r23, b1);
 }
 
 /* kr_sample_bc_avx512's block (fused.h) in two halves of eight pixels
@@ -620,14 +641,20 @@ bool kr_sample_bc_avx2(kiln_format f, const kr_bc_level *L, const float *u, cons
                         used |= 1u << id;
     kr_bc_fields fd;
     kr_bc_read(L, kind, bx0, by0, used, &fd);
-    __m256 ramp[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                      _mm256_setzero_ps()};
-    if (kind == 3)
+    const int nch = kr_bc_channels(kind);
+    /* the ramps' values (BC3's alpha, BC4's red, BC5's red and green), a
+     * vector a block */
+    __m256 ramp[2][4];
+    for (int r = 0; r < 2; r++)
         for (uint32_t id = 0; id < 4; id++)
-            if (used >> id & 1u)
-                ramp[id] = bc3_ramp8(fd.alo[id]);
+            ramp[r][id] = (kind >= 3 && (r == 0 || kind == 5) && (used >> id & 1u))
+                              ? bc_ramp8(fd.e01[r][id])
+                              : _mm256_setzero_ps();
     __m256 pv[4][2];
-    bc1_palettes8(fd.ends, kind != 1, pv);
+    for (int c = 0; c < 4; c++)
+        pv[c][0] = pv[c][1] = _mm256_setzero_ps();
+    if (kind <= 3)
+        bc1_palettes8(fd.ends, kind != 1, pv);
     if (srgb) { /* the curve after the interpolation */
         float pal[16];
         for (int c = 0; c < 3; c++) {
@@ -640,8 +667,10 @@ bool kr_sample_bc_avx2(kiln_format f, const kr_bc_level *L, const float *u, cons
             pv[c][1] = _mm256_loadu_ps(pal + 8);
         }
     }
-    const __m256i cv = load4x(fd.codes), acv = load4x(fd.acodes);
-    const __m256i alov = load4x(fd.alo), ahiv = load4x(fd.ahi);
+    const __m256i cv = load4x(fd.codes);
+    /* the ramps' fields (BC2: ramp 0's lo and hi are its 64 alpha bits) */
+    const __m256i rlo[2] = {load4x(fd.lo[0]), load4x(fd.lo[1])};
+    const __m256i rhi[2] = {load4x(fd.hi[0]), load4x(fd.hi[1])};
     /* BC2: nibble k reads k / 15 (kres_bc2_alpha), entries 0-7 and 8-15 */
     const __m256 tab15[2] = {
         _mm256_div_ps(_mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_ps(15.0f)),
@@ -659,59 +688,48 @@ bool kr_sample_bc_avx2(kiln_format f, const kr_bc_level *L, const float *u, cons
                 const __m256i ti =
                     _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(ys[h][b], three), 2),
                                      _mm256_and_si256(xs[h][a], three));
-                const __m256i code =
-                    _mm256_and_si256(_mm256_srlv_epi32(_mm256_permutevar8x32_epi32(cv, wb[h][b][a]),
-                                                       _mm256_slli_epi32(ti, 1)),
-                                     three);
-                const __m256i pi = _mm256_add_epi32(_mm256_slli_epi32(wb[h][b][a], 2), code);
-                const __m256 hi = _mm256_castsi256_ps(_mm256_slli_epi32(pi, 28)); /* pi >= 8 */
-                __m256 t[4];
-                for (int c = 0; c < 4; c++)
-                    t[c] = _mm256_blendv_ps(_mm256_permutevar8x32_ps(pv[c][0], pi),
-                                            _mm256_permutevar8x32_ps(pv[c][1], pi), hi);
                 const __m256i wbv = wb[h][b][a];
+                __m256 t[4];
+                if (kind <= 3) { /* the 2-bit color code's palette entry */
+                    const __m256i code =
+                        _mm256_and_si256(_mm256_srlv_epi32(_mm256_permutevar8x32_epi32(cv, wbv),
+                                                           _mm256_slli_epi32(ti, 1)),
+                                         three);
+                    const __m256i pi = _mm256_add_epi32(_mm256_slli_epi32(wbv, 2), code);
+                    const __m256 hi = _mm256_castsi256_ps(_mm256_slli_epi32(pi, 28)); /* pi >= 8 */
+                    for (int c = 0; c < 4; c++)
+                        t[c] = _mm256_blendv_ps(_mm256_permutevar8x32_ps(pv[c][0], pi),
+                                                _mm256_permutevar8x32_ps(pv[c][1], pi), hi);
+                }
                 if (kind == 2) {
                     /* the nibble at 4 ti of the 64 bits (a shift by 32 or
                      * more, or by a negative count, gives 0) */
                     const __m256i sft = _mm256_slli_epi32(ti, 2);
                     const __m256i nib = _mm256_and_si256(
                         _mm256_or_si256(
-                            _mm256_srlv_epi32(_mm256_permutevar8x32_epi32(alov, wbv), sft),
-                            _mm256_srlv_epi32(_mm256_permutevar8x32_epi32(ahiv, wbv),
+                            _mm256_srlv_epi32(_mm256_permutevar8x32_epi32(rlo[0], wbv), sft),
+                            _mm256_srlv_epi32(_mm256_permutevar8x32_epi32(rhi[0], wbv),
                                               _mm256_sub_epi32(sft, _mm256_set1_epi32(32)))),
                         _mm256_set1_epi32(15));
                     t[3] = _mm256_blendv_ps(_mm256_permutevar8x32_ps(tab15[0], nib),
                                             _mm256_permutevar8x32_ps(tab15[1], nib),
                                             _mm256_castsi256_ps(_mm256_slli_epi32(nib, 28)));
                 } else if (kind == 3) {
-                    /* the 3 bits at 3 ti of the 48, then block wb's ramp */
-                    const __m256i sft = _mm256_add_epi32(ti, _mm256_slli_epi32(ti, 1));
-                    const __m256i k32 = _mm256_set1_epi32(32);
-                    const __m256i lo = _mm256_permutevar8x32_epi32(acv, wbv);
-                    const __m256i hw = _mm256_permutevar8x32_epi32(ahiv, wbv);
-                    const __m256i c3 = _mm256_and_si256(
-                        _mm256_or_si256(
-                            _mm256_or_si256(_mm256_srlv_epi32(lo, sft),
-                                            _mm256_sllv_epi32(hw, _mm256_sub_epi32(k32, sft))),
-                            _mm256_srlv_epi32(hw, _mm256_sub_epi32(sft, k32))),
-                        _mm256_set1_epi32(7));
-                    const __m256 b0 = _mm256_castsi256_ps(_mm256_slli_epi32(wbv, 31));
-                    const __m256 b1 = _mm256_castsi256_ps(_mm256_slli_epi32(wbv, 30));
-                    const __m256 r01 = _mm256_blendv_ps(_mm256_permutevar8x32_ps(ramp[0], c3),
-                                                        _mm256_permutevar8x32_ps(ramp[1], c3), b0);
-                    const __m256 r23 = _mm256_blendv_ps(_mm256_permutevar8x32_ps(ramp[2], c3),
-                                                        _mm256_permutevar8x32_ps(ramp[3], c3), b0);
-                    t[3] = _mm256_blendv_ps(r01, r23, b1);
+                    t[3] = ramp_tap8(ti, wbv, rlo[0], rhi[0], ramp[0]);
+                } else if (kind >= 4) { /* BC4, BC5: the ramps' channels; the rest not summed */
+                    t[0] = ramp_tap8(ti, wbv, rlo[0], rhi[0], ramp[0]);
+                    t[1] = kind == 5 ? ramp_tap8(ti, wbv, rlo[1], rhi[1], ramp[1]) : t[0];
                 }
                 const __m256 w =
                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(wx[a], wy[b])), inv);
-                for (int c = 0; c < 4; c++)
+                for (int c = 0; c < nch; c++)
                     ls[c] = _mm256_add_ps(ls[c], _mm256_mul_ps(w, t[c]));
             }
         const __m256 lwv = _mm256_loadu_ps(lw + 8 * h);
         for (int c = 0; c < 4; c++)
             _mm256_storeu_ps(rgba + c * KILN_PS_BLOCK + 8 * h,
-                             _mm256_add_ps(_mm256_setzero_ps(), _mm256_mul_ps(lwv, ls[c])));
+                             c < nch ? _mm256_add_ps(_mm256_setzero_ps(), _mm256_mul_ps(lwv, ls[c]))
+                                     : _mm256_set1_ps(c == 3 ? 1.0f : 0.0f));
     }
     return true;
 }

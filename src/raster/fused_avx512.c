@@ -465,7 +465,7 @@ void kr_sample_point_avx512(const kr_point_level *L, const float *u, const float
 #undef KR_POINT_BYTE
 }
 
-/* ---- kiln_ps_sample's BC1, BC2 and BC3 blocks (kr_sample_bc_avx512) ---- */
+/* ---- kiln_ps_sample's BC blocks (kr_sample_bc_avx512) ---- */
 
 /* Four 32-bit values in lanes 0-3, zeros above. */
 static inline __m512i load4(const uint32_t v[4])
@@ -512,11 +512,11 @@ WIDE_INLINE void bc1_palettes16(__m512i ends, int four_always, __m512 pv[4])
     pv[3] = _mm512_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
-/* bc.c's ramp_palette (BC3's alpha) for four blocks, e01[id] = e0 | e1 << 8
+/* bc.c's ramp_palette (BC3's alpha, BC4, BC5) for four blocks, e01[id] = e0 | e1 << 8
  * in lane id: lane id * 8 + code of r[id / 2] (blocks 0 and 1 in r[0], 2
  * and 3 in r[1]) is block id's value of the code; the same IEEE
  * operations as there. */
-WIDE_INLINE void bc3_ramps16(__m512i e01, __m512 r[2])
+WIDE_INLINE void bc_ramps16(__m512i e01, __m512 r[2])
 {
     const __m512 c =
         _mm512_cvtepi32_ps(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7));
@@ -545,6 +545,23 @@ WIDE_INLINE void bc3_ramps16(__m512i e01, __m512 r[2])
         v = _mm512_mask_mov_ps(_mm512_mask_mov_ps(v, c0, a), c1, z);
         r[h] = v;
     }
+}
+
+/* The ramp value of each lane's tap: texel ti's 3-bit code, the 3 bits at
+ * 3 ti of its block's 48 (lo: bits 0-31, hi: 32-47; a shift by 32 or
+ * more, or by a negative count, gives 0), in block wb's ramp (bc_ramps16's
+ * lanes). */
+WIDE_INLINE __m512 ramp_tap16(__m512i ti, __m512i wb, __m512i lo, __m512i hi, const __m512 r[2])
+{
+    const __m512i s = _mm512_add_epi32(ti, _mm512_slli_epi32(ti, 1));
+    const __m512i l = _mm512_permutexvar_epi32(wb, lo), h = _mm512_permutexvar_epi32(wb, hi);
+    const __m512i k32 = _mm512_set1_epi32(32);
+    const __m512i code = _mm512_and_si512(
+        _mm512_or_si512(_mm512_or_si512(_mm512_srlv_epi32(l, s),
+                                        _mm512_sllv_epi32(h, _mm512_sub_epi32(k32, s))),
+                        _mm512_srlv_epi32(h, _mm512_sub_epi32(s, k32))),
+        _mm512_set1_epi32(7));
+    return _mm512_permutex2var_ps(r[0], _mm512_add_epi32(_mm512_slli_epi32(wb, 3), code), r[1]);
 }
 
 bool kr_sample_bc_avx512(kiln_format f, const kr_bc_level *L, const float *u, const float *v,
@@ -591,8 +608,11 @@ bool kr_sample_bc_avx512(kiln_format f, const kr_bc_level *L, const float *u, co
         }
     kr_bc_fields fd;
     kr_bc_read(L, kind, bx0, by0, used, &fd);
-    __m512 pv[4];
-    bc1_palettes16(load4(fd.ends), kind != 1, pv);
+    const int nch = kr_bc_channels(kind);
+    __m512 pv[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                    _mm512_setzero_ps()};
+    if (kind <= 3)
+        bc1_palettes16(load4(fd.ends), kind != 1, pv);
     if (srgb) {
         /* kres_bc_block_decode's curve on each color channel, after the
          * interpolation (alpha stays linear) */
@@ -606,15 +626,21 @@ bool kr_sample_bc_avx512(kiln_format f, const kr_bc_level *L, const float *u, co
             pv[c] = _mm512_load_ps(pal[c]);
         }
     }
-    const __m512i cv = load4(fd.codes), alov = load4(fd.alo), ahiv = load4(fd.ahi);
-    const __m512i acv = load4(fd.acodes), three = _mm512_set1_epi32(3);
-    /* BC2: nibble k reads k / 15 (kres_bc2_alpha); BC3: the ramps */
+    const __m512i cv = load4(fd.codes), three = _mm512_set1_epi32(3);
+    /* the ramps' fields (BC2: ramp 0's lo and hi are its 64 alpha bits) */
+    const __m512i rlo[2] = {load4(fd.lo[0]), load4(fd.lo[1])};
+    const __m512i rhi[2] = {load4(fd.hi[0]), load4(fd.hi[1])};
+    /* BC2: nibble k reads k / 15 (kres_bc2_alpha) */
     const __m512 tab15 = _mm512_div_ps(
         _mm512_cvtepi32_ps(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
         _mm512_set1_ps(15.0f));
-    __m512 ramp[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-    if (kind == 3)
-        bc3_ramps16(alov, ramp);
+    /* the ramps' values (BC3's alpha, BC4's red, BC5's red and green) */
+    __m512 ramp[2][2] = {{_mm512_setzero_ps(), _mm512_setzero_ps()},
+                         {_mm512_setzero_ps(), _mm512_setzero_ps()}};
+    if (kind >= 3)
+        bc_ramps16(load4(fd.e01[0]), ramp[0]);
+    if (kind == 5)
+        bc_ramps16(load4(fd.e01[1]), ramp[1]);
     /* sample_bc's sums: ls = 0, then + w * texel for (b, a) = (0, 0),
      * (0, 1), (1, 0), (1, 1), w = (float)(wx[a] * wy[b]) / 65536 */
     const __m512i k256 = _mm512_set1_epi32(256);
@@ -626,53 +652,48 @@ bool kr_sample_bc_avx512(kiln_format f, const kr_bc_level *L, const float *u, co
         ls[c] = _mm512_setzero_ps();
     for (int b = 0; b < 2; b++)
         for (int a = 0; a < 2; a++) {
-            /* texel (x, y)'s index in its block, (y & 3) 4 + (x & 3), and
-             * its 2-bit color code */
+            /* texel (x, y)'s index in its block, (y & 3) 4 + (x & 3) */
             const __m512i ti =
                 _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(ys[b], three), 2),
                                  _mm512_and_si512(xs[a], three));
-            const __m512i code = _mm512_and_si512(
-                _mm512_srlv_epi32(_mm512_permutexvar_epi32(wb[b][a], cv), _mm512_slli_epi32(ti, 1)),
-                three);
-            const __m512i pi = _mm512_add_epi32(_mm512_slli_epi32(wb[b][a], 2), code);
+            const __m512i wbv = wb[b][a];
             __m512 t[4];
-            for (int c = 0; c < 4; c++)
-                t[c] = _mm512_permutexvar_ps(pi, pv[c]);
+            if (kind <= 3) { /* its 2-bit color code's palette entry */
+                const __m512i code = _mm512_and_si512(
+                    _mm512_srlv_epi32(_mm512_permutexvar_epi32(wbv, cv), _mm512_slli_epi32(ti, 1)),
+                    three);
+                const __m512i pi = _mm512_add_epi32(_mm512_slli_epi32(wbv, 2), code);
+                for (int c = 0; c < 4; c++)
+                    t[c] = _mm512_permutexvar_ps(pi, pv[c]);
+            }
             if (kind == 2) {
                 /* the nibble at 4 ti of the 64 bits (a shift by 32 or more,
                  * or by a negative count, gives 0) */
                 const __m512i s = _mm512_slli_epi32(ti, 2);
                 const __m512i nib = _mm512_and_si512(
-                    _mm512_or_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi32(wb[b][a], alov), s),
-                                    _mm512_srlv_epi32(_mm512_permutexvar_epi32(wb[b][a], ahiv),
+                    _mm512_or_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi32(wbv, rlo[0]), s),
+                                    _mm512_srlv_epi32(_mm512_permutexvar_epi32(wbv, rhi[0]),
                                                       _mm512_sub_epi32(s, _mm512_set1_epi32(32)))),
                     _mm512_set1_epi32(15));
                 t[3] = _mm512_permutexvar_ps(nib, tab15);
             } else if (kind == 3) {
-                /* the 3 bits at 3 ti of the 48 */
-                const __m512i s = _mm512_add_epi32(ti, _mm512_slli_epi32(ti, 1));
-                const __m512i lo = _mm512_permutexvar_epi32(wb[b][a], acv);
-                const __m512i hi = _mm512_permutexvar_epi32(wb[b][a], ahiv);
-                const __m512i k32 = _mm512_set1_epi32(32);
-                const __m512i c3 = _mm512_and_si512(
-                    _mm512_or_si512(
-                        _mm512_or_si512(_mm512_srlv_epi32(lo, s),
-                                        _mm512_sllv_epi32(hi, _mm512_sub_epi32(k32, s))),
-                        _mm512_srlv_epi32(hi, _mm512_sub_epi32(s, k32))),
-                    _mm512_set1_epi32(7));
-                t[3] = _mm512_permutex2var_ps(
-                    ramp[0], _mm512_add_epi32(_mm512_slli_epi32(wb[b][a], 3), c3), ramp[1]);
+                t[3] = ramp_tap16(ti, wbv, rlo[0], rhi[0], ramp[0]);
+            } else if (kind >= 4) { /* BC4, BC5: the ramps' channels; the rest not summed */
+                t[0] = ramp_tap16(ti, wbv, rlo[0], rhi[0], ramp[0]);
+                t[1] = kind == 5 ? ramp_tap16(ti, wbv, rlo[1], rhi[1], ramp[1]) : t[0];
             }
             const __m512 w =
                 _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_mullo_epi32(wx[a], wy[b])), inv);
-            for (int c = 0; c < 4; c++)
+            for (int c = 0; c < nch; c++)
                 ls[c] = _mm512_add_ps(ls[c], _mm512_mul_ps(w, t[c]));
         }
-    /* one level: acc = 0 + lw * ls */
+    /* one level: acc = 0 + lw * ls; the channels a format lacks read 0,
+     * alpha 1 (sample_bc's finish) */
     const __m512 lwv = load16(lw);
     for (int c = 0; c < 4; c++)
         store16(rgba + c * KILN_PS_BLOCK,
-                _mm512_add_ps(_mm512_setzero_ps(), _mm512_mul_ps(lwv, ls[c])));
+                c < nch ? _mm512_add_ps(_mm512_setzero_ps(), _mm512_mul_ps(lwv, ls[c]))
+                        : _mm512_set1_ps(c == 3 ? 1.0f : 0.0f));
     return true;
 }
 

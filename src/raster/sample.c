@@ -732,7 +732,7 @@ KR_INLINE void sample_bc(kiln_format f, int nch, const kd_sampler *s, const kr_l
     }
 }
 
-/* kr_sample_bc_avx512 or kr_sample_bc_avx2 (BC1, BC2, BC3) for a block
+/* kr_sample_bc_avx512 or kr_sample_bc_avx2 (BC1 to BC5) for a block
  * whose 16 pixels are LINEAR on one level: sample_bc's bits, the
  * window's blocks decoded once and the taps read by permutes
  * (docs/raster.md, "Block-compressed formats"). Tests turn them off to
@@ -745,14 +745,13 @@ void kr_bc_wide_force(int mode) { atomic_store(&bc_wide_mode, mode); }
 uint64_t kr_bc_wide_count(void) { return atomic_load(&bc_wide_blocks); }
 
 /* The kernel of the active level (AVX-512 or AVX2) on level L for 16
- * pixels of level weights lw, where it applies (BC1 to BC3, not turned off);
+ * pixels of level weights lw, where it applies (BC1 to BC5, not turned off);
  * false: not sampled. */
 static bool bc_wide(kiln_format f, const kd_sampler *s, const level *L, const float *u,
                     const float *v, const float *lw, float *out)
 {
 #if KR_EFFECTS_X86
-    if (f < KILN_FORMAT_BC1_UNORM || f > KILN_FORMAT_BC3_UNORM_SRGB ||
-        atomic_load_explicit(&bc_wide_mode, memory_order_relaxed) == 1)
+    if (!kres_format_bc(f) || atomic_load_explicit(&bc_wide_mode, memory_order_relaxed) == 1)
         return false;
     const kr_simd simd = kr_effects_active_level();
     if (simd < KR_SIMD_AVX2)
@@ -783,7 +782,7 @@ static bool bc_wide(kiln_format f, const kd_sampler *s, const level *L, const fl
 static bool sample_bc_wide(kiln_format f, const kd_sampler *s, const kr_lod_plan *const *pp,
                            const level *lv, const float *u, const float *v, float *out)
 {
-    if (f < KILN_FORMAT_BC1_UNORM || f > KILN_FORMAT_BC3_UNORM_SRGB)
+    if (!kres_format_bc(f))
         return false;
     const uint32_t l = pp[0]->level[0];
     float lw[BLOCK];
@@ -1745,7 +1744,7 @@ KR_NOINLINE void sample_block(const kiln_ps_args *a, uint32_t srv_slot, uint32_t
             return;
         }
 #if defined(__SSE2__)
-        /* BC1 to BC3 on its one level: the plans sample_general would make */
+        /* BC on its one level: the plans sample_general would make */
         if (s->min_filter == KILN_FILTER_LINEAR && au != KILN_ADDRESS_BORDER &&
             av != KILN_ADDRESS_BORDER && bc_wide(t->format, s, &lv[0], u, v, bc_one_level, rgba))
             return;
