@@ -123,13 +123,20 @@ typedef struct kr_bc_level {
     kiln_address au, av;
 } kr_bc_level;
 
-/* The two kernels' scalar parts. kr_bc_kind: 1 to 5 for BC1 to BC5
- * (*srgb set for the _SRGB formats of BC1 to BC3), 0 for any other
- * format. */
-static inline int kr_bc_kind(kiln_format f, int *srgb)
+/* Whether axis8 / axis16 (the POINT and BC kernels' addressing) give
+ * sample.c's address() for an axis of n texels under `mode`: CLAMP,
+ * MIRROR_ONCE, or WRAP and MIRROR over a power of two (masks). */
+static inline bool kr_simd_axis(int32_t n, kiln_address mode)
 {
-    *srgb = f == KILN_FORMAT_BC1_UNORM_SRGB || f == KILN_FORMAT_BC2_UNORM_SRGB ||
-            f == KILN_FORMAT_BC3_UNORM_SRGB;
+    if (mode == KILN_ADDRESS_WRAP || mode == KILN_ADDRESS_MIRROR)
+        return (n & (n - 1)) == 0;
+    return mode == KILN_ADDRESS_CLAMP || mode == KILN_ADDRESS_MIRROR_ONCE;
+}
+
+/* The two BC kernels' scalar parts. kr_bc_kind: 1 to 5 for BC1 to BC5
+ * (either sRGB or not), 0 for any other format. */
+static inline int kr_bc_kind(kiln_format f)
+{
     return f == KILN_FORMAT_BC1_UNORM || f == KILN_FORMAT_BC1_UNORM_SRGB   ? 1
            : f == KILN_FORMAT_BC2_UNORM || f == KILN_FORMAT_BC2_UNORM_SRGB ? 2
            : f == KILN_FORMAT_BC3_UNORM || f == KILN_FORMAT_BC3_UNORM_SRGB ? 3
@@ -141,15 +148,11 @@ static inline int kr_bc_kind(kiln_format f, int *srgb)
 /* The channels a kind samples (the others read 0, alpha 1). */
 static inline int kr_bc_channels(int kind) { return kind == 4 ? 1 : kind == 5 ? 2 : 4; }
 
-/* Whether the kernels address an axis of n texels under `mode`: CLAMP,
- * MIRROR_ONCE, or WRAP and MIRROR over a power of two (masks). */
+/* Whether the BC kernels address an axis of n texels under `mode`
+ * (kr_simd_axis, with n's bound for their 32-bit lanes). */
 static inline bool kr_bc_axis_ok(int32_t n, kiln_address mode)
 {
-    if (n < 1 || n > (1 << 28))
-        return false;
-    if (mode == KILN_ADDRESS_WRAP || mode == KILN_ADDRESS_MIRROR)
-        return (n & (n - 1)) == 0;
-    return mode == KILN_ADDRESS_CLAMP || mode == KILN_ADDRESS_MIRROR_ONCE;
+    return n >= 1 && n <= (1 << 28) && kr_simd_axis(n, mode);
 }
 
 /* The fields of the window's blocks the taps use (bit id of `used`; the

@@ -593,8 +593,7 @@ static inline __m256 ramp_tap8(__m256i ti, __m256i wb, __m256i lo, __m256i hi, c
 bool kr_sample_bc_avx2(kiln_format f, const kr_bc_level *L, const float *u, const float *v,
                        const float *lw, float *rgba)
 {
-    int srgb;
-    const int kind = kr_bc_kind(f, &srgb);
+    const int kind = kr_bc_kind(f), srgb = kres_format_srgb(f);
     if (!kind || !kr_bc_axis_ok(L->w, L->au) || !kr_bc_axis_ok(L->h, L->av))
         return false;
     const __m256 half = _mm256_set1_ps(0.5f), fw = _mm256_set1_ps(L->fw),

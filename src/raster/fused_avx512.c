@@ -567,8 +567,7 @@ WIDE_INLINE __m512 ramp_tap16(__m512i ti, __m512i wb, __m512i lo, __m512i hi, co
 bool kr_sample_bc_avx512(kiln_format f, const kr_bc_level *L, const float *u, const float *v,
                          const float *lw, float *rgba)
 {
-    int srgb;
-    const int kind = kr_bc_kind(f, &srgb);
+    const int kind = kr_bc_kind(f), srgb = kres_format_srgb(f);
     if (!kind || !kr_bc_axis_ok(L->w, L->au) || !kr_bc_axis_ok(L->h, L->av))
         return false;
     /* split_block's coordinates for LINEAR: (u w - 0.5, v h - 0.5) */

@@ -751,7 +751,8 @@ static bool bc_wide(kiln_format f, const kd_sampler *s, const level *L, const fl
                     const float *v, const float *lw, float *out)
 {
 #if KR_EFFECTS_X86
-    if (!kres_format_bc(f) || atomic_load_explicit(&bc_wide_mode, memory_order_relaxed) == 1)
+    const int mode = atomic_load_explicit(&bc_wide_mode, memory_order_relaxed);
+    if (!kres_format_bc(f) || mode == 1)
         return false;
     const kr_simd simd = kr_effects_active_level();
     if (simd < KR_SIMD_AVX2)
@@ -768,7 +769,7 @@ static bool bc_wide(kiln_format f, const kd_sampler *s, const level *L, const fl
     };
     if (!(simd >= KR_SIMD_AVX512 ? kr_sample_bc_avx512 : kr_sample_bc_avx2)(f, &b, u, v, lw, out))
         return false;
-    if (atomic_load_explicit(&bc_wide_mode, memory_order_relaxed) == 2)
+    if (mode == 2)
         atomic_fetch_add_explicit(&bc_wide_blocks, 1, memory_order_relaxed);
     return true;
 #else
@@ -1641,18 +1642,6 @@ static bool point_view(const kr_texture *t, const kd_sampler *s, kr_point_level 
     return true;
 }
 
-#if KR_EFFECTS_X86
-/* Whether the SIMD point kernels read an axis of n texels under mode
- * (point_axis8 of fused_avx2.c): WRAP and MIRROR only over a power of
- * two, whose remainder is a mask. */
-static bool point_axis_simd(int32_t n, kiln_address mode)
-{
-    if (mode == KILN_ADDRESS_WRAP || mode == KILN_ADDRESS_MIRROR)
-        return (n & (n - 1)) == 0;
-    return mode == KILN_ADDRESS_CLAMP || mode == KILN_ADDRESS_MIRROR_ONCE;
-}
-#endif
-
 /* kr_textures_prepare's POINT part, at every SIMD level: each slot below
  * KR_PREPARED whose view takes the shortcut under its own sampler, else
  * slot 0's, with the widest kernel that reads both its axes. */
@@ -1671,8 +1660,8 @@ static void prepare_points(struct kiln_ps_textures *t)
 #if KR_EFFECTS_X86
                 /* the vector kernels' offsets y pitch + 4 x are int32 */
                 const int64_t last = (int64_t)(P->h - 1) * P->pitch + 4 * (int64_t)P->w;
-                if (simd >= KR_SIMD_AVX2 && point_axis_simd(P->w, (kiln_address)P->au) &&
-                    point_axis_simd(P->h, (kiln_address)P->av) && last <= INT32_MAX)
+                if (simd >= KR_SIMD_AVX2 && kr_simd_axis(P->w, (kiln_address)P->au) &&
+                    kr_simd_axis(P->h, (kiln_address)P->av) && last <= INT32_MAX)
                     t->point_fn[i] =
                         simd >= KR_SIMD_AVX512 ? kr_sample_point_avx512 : kr_sample_point_avx2;
 #else
