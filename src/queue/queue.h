@@ -265,6 +265,9 @@ typedef struct kq_device {
     bool stopping;
     uint32_t nworkers, workers_cap;
     pthread_t *workers;
+    /* Whether a producer out of command slots first waits for them without
+     * the mutex (kq_begin): the workers leave it a core of its own. */
+    bool slot_spin;
     kt_tracer *trace;           /* the timeline (KILN_TRACE), NULL: off */
     atomic_uint trace_contexts, trace_workers; /* numbered for the trace */
     size_t scene_budget;        /* kq_scene_admit's bound (KQ_SCENE_BUDGET unless set) */
@@ -310,12 +313,15 @@ typedef struct kq_context {
     uint64_t tl_next;           /* last value handed out on tl */
     struct kq_context *next_flush;
     bool in_flush_list;
-    /* Slots completed since (under the mutex), taken back in one batch
-     * when free_slots runs out, at a finish or a synchronous flush. The
-     * producer then drops the references their inline nodes still hold on
-     * their resources. */
+    /* Completed slots, a ring of `capacity` entries: the thread that
+     * completes a command (under the mutex) writes it at ret_widx and then
+     * counts it in ret_put (release); the producer takes every one counted
+     * since ret_take back onto free_slots without the mutex (kq_take_back)
+     * when free_slots runs out, at a finish or a flush, and then drops the
+     * references their inline nodes still hold on their resources. */
     kq_cmd **returned;
-    uint32_t nreturned;
+    uint32_t ret_widx;          /* the next entry written (mutex) */
+    _Atomic uint32_t ret_put;   /* slots returned in all, wrapping */
     uint32_t in_flight;         /* submitted, not completed (mutex) */
     size_t scene_bytes;         /* recorded scenes submitted, not completed (mutex) */
     uint32_t cpu_maps;          /* resources this context keeps mapped */
@@ -335,6 +341,7 @@ typedef struct kq_context {
      * written to learn where the next one is. */
     kq_cmd **free_slots;
     uint32_t nfree;
+    uint32_t ret_take, ret_ridx; /* returned slots taken back, the next entry read */
     /* Submitted commands not yet handed to the scheduler
      * (u_threaded_context's batch). Handed over in submission order when
      * KQ_BATCH are gathered (kq_context.handed), when a command is large

@@ -241,7 +241,11 @@ void kq_complete_locked(kq_device *q, kq_cmd *cmd)
     } else if (q->trace) {
         trace_cmd(q, cmd, cmd->tr_grant); /* held its context from submit to here */
     }
-    c->returned[c->nreturned++] = cmd;
+    c->returned[c->ret_widx] = cmd;
+    if (++c->ret_widx == c->capacity)
+        c->ret_widx = 0;
+    atomic_store_explicit(&c->ret_put, atomic_load_explicit(&c->ret_put, memory_order_relaxed) + 1,
+                          memory_order_release);
     c->in_flight--;
     if (oldest)
         kq_fire_records_locked(c);
@@ -475,6 +479,7 @@ kiln_result kq_device_init(kq_device *q, const kb_env *env, ks_domain *dom, bool
     pthread_cond_init(&q->work_cv, NULL);
     if (serial)
         return KILN_OK;
+    q->slot_spin = nworkers >= 1 && nworkers < kb_cpu_count();
     q->workers_cap = nworkers;
     q->workers = kb_calloc(env, sizeof(pthread_t) * nworkers);
     if (!q->workers) {
@@ -548,22 +553,67 @@ static void free_slot_arrays(kq_context *c)
     c->free_slots = c->returned = NULL;
 }
 
-/* Moves the slots completed since the last time onto the free stack
- * (mutex held); returns how many. The producer then drops their
- * references with drop_refs before it takes any of them. */
-static uint32_t take_back_locked(kq_context *c)
+/* How many completed slots end a wait for one: a quarter of the ring. */
+static uint32_t slots_wanted(const kq_context *c) { return c->capacity / 4 ? c->capacity / 4 : 1; }
+
+/* Completed slots the producer has not taken back yet. */
+static uint32_t slots_returned(const kq_context *c)
 {
-    uint32_t n = c->nreturned;
-    memcpy(c->free_slots + c->nfree, c->returned, sizeof(kq_cmd *) * n);
-    c->nfree += n;
-    c->nreturned = 0;
+    return atomic_load_explicit(&c->ret_put, memory_order_relaxed) - c->ret_take;
+}
+
+/* A producer whose ring is full (no slot free, none come back) and whose
+ * device leaves it a core of its own (kq_device.slot_spin) hands its open
+ * batch over and waits, without the mutex, until a quarter of the ring
+ * has come back, as long as every SLOT_SPIN_NS brings SLOT_SPIN_MIN more
+ * (commands of at most ~625 ns each). Helping instead (kq_help_locked)
+ * would run such commands beside the worker: the two threads then take
+ * turns on the mutex and on the lock lists' lines, and both together
+ * complete fewer commands than the worker alone (docs/queue.md, "Waiting
+ * for a command slot"). Longer commands, or ones that cannot run, send it
+ * on to kq_begin's locked wait, which helps. */
+#define SLOT_SPIN_NS 20000u
+#define SLOT_SPIN_MIN 32u
+static void spin_for_slots(kq_context *c)
+{
+    if (!c->dev->slot_spin)
+        return;
+    if (c->batch_head)
+        kq_hand_over(c);
+    const uint32_t want = slots_wanted(c);
+    uint32_t seen = slots_returned(c);
+    uint64_t window_end = kt_now() + SLOT_SPIN_NS;
+    for (uint32_t i = 1; slots_returned(c) < want; i++) {
+        CPU_RELAX();
+        if (!(i & 31u) && kt_now() >= window_end) {
+            const uint32_t back = slots_returned(c);
+            if (back - seen < SLOT_SPIN_MIN)
+                break;
+            seen = back;
+            window_end += SLOT_SPIN_NS;
+        }
+    }
+}
+
+/* Moves the slots completed since the last time onto the free stack
+ * (the producer's thread, no lock); returns how many. The producer then
+ * drops their references with drop_refs before it takes any of them. */
+static uint32_t take_back(kq_context *c)
+{
+    const uint32_t put = atomic_load_explicit(&c->ret_put, memory_order_acquire);
+    const uint32_t n = put - c->ret_take;
+    for (uint32_t k = 0; k < n; k++) {
+        c->free_slots[c->nfree++] = c->returned[c->ret_ridx];
+        if (++c->ret_ridx == c->capacity)
+            c->ret_ridx = 0;
+    }
+    c->ret_take = put;
     return n;
 }
 
 /* Drops the resource references that the inline nodes of the `n` slots
- * on top of the free stack still hold (the producer's thread, with or
- * without the mutex: a last reference frees the resource, which may
- * happen under it). The slots are about to be written again, so their
+ * on top of the free stack still hold (the producer's thread, without the
+ * mutex: a last reference frees the resource). The slots are about to be written again, so their
  * lines are fetched for writing, all at once. */
 static void drop_refs(kq_context *c, uint32_t n)
 {
@@ -600,6 +650,7 @@ kiln_result kq_context_init(kq_context *c, kq_device *q, uint32_t capacity,
     for (uint32_t i = capacity; i-- > 0;)
         c->free_slots[c->nfree++] = &c->slots[i];
     atomic_init(&c->handed, NULL);
+    atomic_init(&c->ret_put, 0);
     atomic_init(&c->n_queued, 0);
     atomic_init(&c->n_bytes_uploaded, 0);
     atomic_init(&c->n_upload_chunks, 0);
@@ -651,28 +702,34 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
 {
     kq_device *q = c->dev;
     if (!c->nfree) {
-        /* Take back every slot completed since the last time; wait only if
-         * there is none (the ring is full). */
-        pthread_mutex_lock(MU(q));
-        kq_flush_locked(c); /* the batch's slots come back only once it runs */
-        bool counted = false;
-        uint64_t t0 = 0;
-        while (!c->nreturned) {
-            if (!counted) {
-                STAT_INC(q, waits_ring);
-                counted = true;
-                t0 = q->trace ? kt_now() : 0;
+        /* Take back every slot completed since the last time, without the
+         * mutex. Wait only if there is none (the ring is full), and then
+         * until a quarter of the ring is back: spinning (spin_for_slots),
+         * then helping while commands are ready, then as long as none is
+         * back. */
+        uint32_t n = take_back(c);
+        if (!n) {
+            STAT_INC(q, waits_ring);
+            const uint64_t t0 = q->trace ? kt_now() : 0;
+            spin_for_slots(c);
+            pthread_mutex_lock(MU(q));
+            kq_flush_locked(c); /* the batch's slots come back only once it runs */
+            /* Still short of a quarter: the commands are long (or there is
+             * no core to spin on), and running them beside the worker pays. */
+            while (slots_returned(c) < slots_wanted(c) &&
+                   (q->ready_head || atomic_load_explicit(&q->handed_any, memory_order_relaxed)))
+                kq_help_locked(q);
+            while (!slots_returned(c)) {
+                kiln_result r = kq_wait_progress(q, c);
+                if (r != KILN_OK) {
+                    ks_unlock(q->dom);
+                    return r;
+                }
             }
-            kiln_result r = kq_wait_progress(q, c);
-            if (r != KILN_OK) {
-                ks_unlock(q->dom);
-                return r;
-            }
-        }
-        if (counted)
+            ks_unlock(q->dom);
             kq_trace_wait(q, KT_WAIT_RING_FULL, t0, 0);
-        uint32_t n = take_back_locked(c);
-        ks_unlock(q->dom);
+            n = take_back(c);
+        }
         drop_refs(c, n);
     }
     kq_cmd *cmd = c->free_slots[--c->nfree];
@@ -981,9 +1038,8 @@ void kq_flush(kq_context *c)
     kq_device *q = c->dev;
     pthread_mutex_lock(MU(q));
     kq_flush_locked(c);
-    uint32_t n = take_back_locked(c); /* the lock is held anyway */
     ks_unlock(q->dom);
-    drop_refs(c, n);
+    drop_refs(c, take_back(c));
 }
 
 /* Bytes a byte operation touches, roughly: large ones go to the scheduler
@@ -1031,9 +1087,8 @@ void kq_submit(kq_context *c, kq_cmd *cmd)
     kq_flush_locked(c);
     schedule_one_locked(c, cmd);
     kq_drain_serial(q);
-    uint32_t n = take_back_locked(c); /* SERIAL: what just ran lets go at once */
     ks_unlock(q->dom);
-    drop_refs(c, n);
+    drop_refs(c, take_back(c)); /* SERIAL: what just ran lets go at once */
 }
 
 void kq_scene_admit(kq_context *c, kq_cmd *cmd, size_t bytes)
@@ -1092,8 +1147,7 @@ kiln_result kq_finish(kq_context *c)
         r = kq_wait_progress(q, c);
     if (t0)
         kq_trace_wait(q, KT_WAIT_FINISH, t0, 0);
-    uint32_t n = take_back_locked(c); /* completed work lets go of its resources */
     ks_unlock(q->dom);
-    drop_refs(c, n);
+    drop_refs(c, take_back(c)); /* completed work lets go of its resources */
     return r;
 }
