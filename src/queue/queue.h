@@ -316,7 +316,7 @@ typedef struct kq_context {
     /* Completed slots, a ring of `capacity` entries: the thread that
      * completes a command (under the mutex) writes it at ret_widx and then
      * counts it in ret_put (release); the producer takes every one counted
-     * since ret_take back onto free_slots without the mutex (kq_take_back)
+     * since ret_take back onto free_slots without the mutex (take_back)
      * when free_slots runs out, at a finish or a flush, and then drops the
      * references their inline nodes still hold on their resources. */
     kq_cmd **returned;

@@ -715,10 +715,17 @@ kiln_result kq_begin(kq_context *c, const char *api, kq_cmd **out)
             pthread_mutex_lock(MU(q));
             kq_flush_locked(c); /* the batch's slots come back only once it runs */
             /* Still short of a quarter: the commands are long (or there is
-             * no core to spin on), and running them beside the worker pays. */
+             * no core to spin on), and running them beside the worker pays.
+             * Once a slot is back, only this context's own commands are
+             * worth waiting for: others' could keep coming while some of
+             * this one's cannot complete (behind a server wait this thread
+             * will signal, say). */
             while (slots_returned(c) < slots_wanted(c) &&
-                   (q->ready_head || atomic_load_explicit(&q->handed_any, memory_order_relaxed)))
+                   (q->ready_head || atomic_load_explicit(&q->handed_any, memory_order_relaxed))) {
+                if (slots_returned(c) && (!q->ready_head || q->ready_head->ctx != c))
+                    break;
                 kq_help_locked(q);
+            }
             while (!slots_returned(c)) {
                 kiln_result r = kq_wait_progress(q, c);
                 if (r != KILN_OK) {
