@@ -613,8 +613,8 @@ static uint32_t take_back(kq_context *c)
 
 /* Drops the resource references that the inline nodes of the `n` slots
  * on top of the free stack still hold (the producer's thread, without the
- * mutex: a last reference frees the resource). The slots are about to be written again, so their
- * lines are fetched for writing, all at once. */
+ * mutex: a last reference frees the resource). The slots are about to be
+ * written again, so their lines are fetched for writing, all at once. */
 static void drop_refs(kq_context *c, uint32_t n)
 {
     kq_cmd **top = c->free_slots + c->nfree - n;
