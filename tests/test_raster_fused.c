@@ -48,6 +48,7 @@
 #include "raster/prim.h"
 #include "raster/raster.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -349,10 +350,13 @@ static bool sample_differs(const kr_simd *lv, int nlv, const kiln_ps_args *a, co
  * level: random textures (power-of-two and other sizes, 1..64 texels:
  * the AVX2 kernels read levels under 2 texels, and pairs at WRAP seams,
  * texel by texel; padded rows), CLAMP / WRAP / MIRROR per axis, u and v
- * over [-2.5, 3.5] with exact texel edges and WRAP seams mixed in, or
+ * over [-2.5, 3.5] with exact texel edges, WRAP seams and far coordinates
+ * (NaN, infinite, at the int32 and int16 limits, about 2^30) mixed in, or
  * (a third of the cases) a magnified block's, whose texels AVX-512 reads
- * as one window; half the cases through kiln_ps_sample's shortcut for
- * such views. */
+ * as one window, a quarter of those with one special coordinate (NaN,
+ * infinite, huge), often the first pixel's, from which AVX-512 places the
+ * window; half the cases through kiln_ps_sample's shortcut for such
+ * views. */
 static void test_sample_levels(const kr_simd *lv, int nlv)
 {
     enum { NCASE = 1200 };
@@ -424,16 +428,58 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
                 u[i] = u0 + su * (float)(i % 4) + tu * (float)(i / 4);
                 v[i] = v0 + sv * (float)(i % 4) + tv * (float)(i / 4);
             }
+            /* a quarter of them with one special u or v (not texel
+             * units), at the first pixel (where AVX-512 works out the
+             * window's place on its own) or another: NaN, infinities,
+             * huge, 2^30, past 2^31 */
+            if (th_below(&r, 4) == 0) {
+                static const float special[] = {
+                    NAN,    INFINITY,      -INFINITY,      1e10f, -1e10f, 3e38f,
+                    -3e38f, 1073741824.0f, -1073741824.0f, 4e9f,  -0.0f};
+                const int at = th_below(&r, 2) ? 0 : (int)th_below(&r, 16);
+                const float x = special[th_below(&r, sizeof special / sizeof special[0])];
+                if (th_below(&r, 2))
+                    u[at] = x;
+                else
+                    v[at] = x;
+            }
         }
+        /* texel coordinates (u * size) where the kernels' conversions
+         * change behaviour: NaN, infinities, the int32 limits (2^31 and
+         * the float under it), 2^30 (to which the portable path clamps)
+         * and the floats either side of it, past 2^24 and 2^23 (whole
+         * numbers from there), and the int16 limits */
+        static const float far[] = {NAN,
+                                    INFINITY,
+                                    -INFINITY,
+                                    3e38f,
+                                    -3e38f,
+                                    2147483648.0f,
+                                    -2147483648.0f,
+                                    2147483520.0f,
+                                    -2147483520.0f,
+                                    1073741824.0f,
+                                    -1073741824.0f,
+                                    1073741952.0f,
+                                    1073741760.0f,
+                                    16777218.0f,
+                                    8388609.0f,
+                                    1e10f,
+                                    -1e10f,
+                                    32767.5f,
+                                    32768.5f,
+                                    -32768.5f};
         for (int i = 0; i < 16 && n % 3 != 2; i++) {
-            uint64_t k = th_below(&r, 4);
-            /* texel edges and centers exactly, seams of WRAP, or anywhere */
+            uint64_t k = th_below(&r, 5);
+            /* texel edges and centers exactly, seams of WRAP, far, or anywhere */
             u[i] = k == 0   ? (float)th_below(&r, 2 * w + 1) / (float)(2 * w)
                    : k == 1 ? (float)(w - 1) / (float)w + (float)th_below(&r, 64) / (64.0f * w)
+                   : k == 2 ? far[th_below(&r, sizeof far / sizeof far[0])] / (float)w
                             : th_frand(&r, -2.5f, 3.5f);
-            k = th_below(&r, 4);
+            k = th_below(&r, 5);
             v[i] = k == 0   ? (float)th_below(&r, 2 * h + 1) / (float)(2 * h)
                    : k == 1 ? (float)(h - 1) / (float)h + (float)th_below(&r, 64) / (64.0f * h)
+                   : k == 2 ? far[th_below(&r, sizeof far / sizeof far[0])] / (float)h
                             : th_frand(&r, -2.5f, 3.5f);
         }
         char what[96];

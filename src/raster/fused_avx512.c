@@ -10,7 +10,8 @@
  * fused_avx2.c call it only when the chosen SIMD level is AVX512.
  *
  * No contraction into fused multiply-adds (off here and in effects.cmake):
- * the only FMAs are quot16's, written out.
+ * the only FMAs are quot16's, written out, and first16's, which only
+ * chooses a window to try.
  */
 #include "../resources/texel.h"
 #include "effects.h"
@@ -32,6 +33,38 @@
 
 #define WIDE_INLINE static inline __attribute__((always_inline))
 
+/* The kernels' integer constants as memory operands. Written as
+ * _mm512_set1_*, GCC builds each in every call from an immediate moved
+ * to a general register and broadcast from there: two instructions, one
+ * of them on the vector units, ahead of its first use. Read from here,
+ * each is an operand of the instruction that uses it, read by a load
+ * unit. Neither const nor static, so that GCC cannot fold them back into
+ * immediates (it does so with a static object it sees is never written);
+ * never written. */
+#define KR_X16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+#define KR_W2(v) ((uint32_t)(uint16_t)(v)*0x10001u) /* a word twice */
+typedef struct kr_k512_consts {
+    _Alignas(64) uint32_t two16[16];
+    _Alignas(64) uint32_t k256_16[16];
+    _Alignas(64) uint32_t lo16[16];
+    _Alignas(64) uint32_t bias16[16];
+    _Alignas(64) uint32_t one32[16];
+    _Alignas(64) uint32_t four32[16];
+    _Alignas(64) uint32_t five32[16];
+    _Alignas(64) uint32_t unbias32[16];
+} kr_k512_consts;
+kr_k512_consts kr_k512 = {
+    {KR_X16(KR_W2(2))},
+    {KR_X16(KR_W2(256))},
+    {KR_X16(KR_W2(0x00FF))},
+    {KR_X16(KR_W2(0x8000))},
+    {KR_X16(1)},
+    {KR_X16(4)},
+    {KR_X16(5)},
+    {KR_X16(32768 * 256)},
+};
+#define KR_K(name) _mm512_load_si512((const void *)kr_k512.name)
+
 /* split8 of fused_avx2.c, sixteen lanes: floor and the fraction in 1/256.
  * The floor as an integer is one conversion rounding down, beside the
  * floor as a float for the fraction (split8 converts that one, a step
@@ -48,6 +81,33 @@ WIDE_INLINE __m512i split16(__m512 c, __m512i *frac)
     return _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
 }
 
+/* split16 for sums16_uv under CLAMP on both axes, whose start indices are
+ * packed to 16 bits with saturation and clamped to [0, hi] after: with x
+ * not clamped to 2^30 first, the same words and fractions. A NaN or an x
+ * at or under -2^31 converts to INT_MIN (the word -32768, as -2^30's),
+ * one at or over 2^31 to INT_MAX (32767, as 2^30's): the compare is
+ * beside the conversion. Between 2^23 and 2^31 x is a whole number, its
+ * fraction 0, as 2^30's; an infinite x's fraction is NaN, converted to
+ * INT_MIN, which sums16_uv replaces (lt: 0, gt: 256) as it does 2^30's 0
+ * (the masks depend on the word alone; gt holds for 32767 because hi is
+ * at most 8190, a level being at most 8192 texels wide). Not under WRAP:
+ * x & mx differs from 2^30 & mx between 2^30 and 2^31. No exception
+ * flags beyond split16's (the subtraction and the truncation of an
+ * infinite x's NaN would raise FE_INVALID). */
+WIDE_INLINE __m512i split16_clamp2(__m512 x, __m512i *frac)
+{
+    __m512 fl = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_add_ps(
+        _mm512_mul_ps(_mm512_sub_round_ps(x, fl, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                      _mm512_set1_ps(256.0f)),
+        _mm512_set1_ps(0.5f));
+    *frac = _mm512_cvtt_roundps_epi32(f, _MM_FROUND_NO_EXC);
+    const __mmask16 big = _mm512_cmp_ps_mask(x, _mm512_set1_ps(2147483648.0f), _CMP_GE_OQ);
+    return _mm512_mask_mov_epi32(
+        _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC), big,
+        _mm512_set1_epi32(INT32_MAX));
+}
+
 /* A level's constants per 128-bit lane: every lane alike for the rows
  * kernels (lvk8's, one level), a quad's level per lane for the quads
  * kernel (lvk8_pair's, four levels). */
@@ -60,6 +120,7 @@ typedef struct lvk16 {
      * the level can have (negative: none fits), the row pitch; set for
      * one level (lvk16_init) */
     int32_t wx, wy;
+    int32_t mx1, my1; /* mx, my as scalars (first16) */
     uint32_t pitch1;
     bool direct;
 } lvk16;
@@ -91,6 +152,8 @@ WIDE_INLINE void lvk16_init(lvk16 *k, const kr_fused_level *L)
     k->lx = _mm512_set1_epi32(L->lx);
     k->ly = _mm512_set1_epi32(L->ly);
     k->pitch = _mm512_set1_epi32((int32_t)L->pitch);
+    k->mx1 = L->mx;
+    k->my1 = L->my;
     k->wx = L->lx - 3;
     k->wy = L->ly - 3;
     k->pitch1 = L->pitch;
@@ -103,12 +166,11 @@ WIDE_INLINE void lvk16_init(lvk16 *k, const kr_fused_level *L)
 WIDE_INLINE void weigh16(__m512i t0, __m512i t1, __m512i t2, __m512i t3, __m512i f16,
                          __m512i sum[4])
 {
-    const __m512i k256 = _mm512_set1_epi16(256);
-    __m512i g16 = _mm512_sub_epi16(k256, f16);
+    __m512i g16 = _mm512_sub_epi16(KR_K(k256_16), f16);
     __m512i fy = _mm512_unpackhi_epi16(f16, f16), gy = _mm512_unpackhi_epi16(g16, g16);
     __m512i wx = _mm512_unpacklo_epi16(g16, f16);
     __m512i wx01 = _mm512_unpacklo_epi32(wx, wx), wx23 = _mm512_unpackhi_epi32(wx, wx);
-    const __m512i lo = _mm512_set1_epi16(0x00FF), bias = _mm512_set1_epi16(-32768);
+    const __m512i lo = KR_K(lo16), bias = KR_K(bias16);
     __m512i le = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_and_si512(t0, lo), gy),
                                   _mm512_mullo_epi16(_mm512_and_si512(t2, lo), fy));
     __m512i re = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_and_si512(t1, lo), gy),
@@ -170,10 +232,11 @@ WIDE_INLINE void row_pairs(const uint8_t *const base[4], const uint32_t o[16], _
  * the same sums. False (nothing read) otherwise. */
 WIDE_INLINE bool window_at(const lvk16 *k, __m512i c16, int32_t xs, int32_t ys, __m512i t[4])
 {
-    /* c16 - (xs, ys) as unsigned words: below xs (ys) wraps above 2 */
-    if (xs < 0 || ys < 0 ||
-        _mm512_cmpgt_epu16_mask(_mm512_sub_epi16(c16, xy16((int16_t)xs, (int16_t)ys)),
-                                _mm512_set1_epi16(2)))
+    /* the window inside the level (its callers pull xs and ys back to wx
+     * and wy already: checked here all the same, off the vector chain),
+     * and c16 - (xs, ys) as unsigned words: below xs (ys) wraps above 2 */
+    if (xs < 0 || ys < 0 || xs > k->wx || ys > k->wy ||
+        _mm512_cmpgt_epu16_mask(_mm512_sub_epi16(c16, xy16((int16_t)xs, (int16_t)ys)), KR_K(two16)))
         return false;
     const uint8_t *r0 = k->base[0] + (size_t)ys * k->pitch1 + (size_t)xs * 4;
     const size_t pitch = k->pitch1;
@@ -188,26 +251,25 @@ WIDE_INLINE bool window_at(const lvk16 *k, __m512i c16, int32_t xs, int32_t ys, 
                                           _mm512_unpacklo_epi16(c16, zero)),
                          _mm512_set1_epi32(ys * 4 + xs));
     t[0] = _mm512_permutexvar_epi32(idx, win);
-    t[1] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, _mm512_set1_epi32(1)), win);
-    t[2] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, _mm512_set1_epi32(4)), win);
-    t[3] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, _mm512_set1_epi32(5)), win);
+    t[1] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, KR_K(one32)), win);
+    t[2] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, KR_K(four32)), win);
+    t[3] = _mm512_permutexvar_epi32(_mm512_add_epi32(idx, KR_K(five32)), win);
     return true;
 }
 
 /* window_at for a block whose texels all lie within one window (a
  * texture magnified about 1.5x or more), its first column and row pulled
  * back from the level's last (the pairs end there at the most): first at
- * the block's first pixel, which holds its least x0 and y0 whenever u
- * and v do not fall with x and y (no mirroring), read straight from c16;
- * else at the least over the block, four reductions later (with every
- * block waiting for them, bench (c/ps) took 1.05-1.14x and (c+) 1.18x
- * as long). Either way the window is the one at the block's least x0 and
- * y0, pulled back: the same as the reductions alone would give. */
-WIDE_INLINE bool window16(const lvk16 *k, __m512i c16, __m512i t[4])
+ * (xs, ys), first16's place from the block's first pixel, which holds its
+ * least x0 and y0 whenever u and v do not fall with x and y (no
+ * mirroring); else at the least over the block from c16, four reductions
+ * later (with every block waiting for them, bench (c/ps) took 1.05-1.14x
+ * and (c+) 1.18x as long). The texels come from each pixel's own c16
+ * words, checked against the window loaded, so any window that passes
+ * gives the pairs' sums. */
+WIDE_INLINE bool window16(const lvk16 *k, __m512i c16, int32_t xs, int32_t ys, __m512i t[4])
 {
-    const __m128i first = _mm512_castsi512_si128(c16);
-    const int32_t x0 = _mm_extract_epi16(first, 0), y0 = _mm_extract_epi16(first, 4);
-    if (window_at(k, c16, x0 < k->wx ? x0 : k->wx, y0 < k->wy ? y0 : k->wy, t))
+    if (window_at(k, c16, xs, ys, t))
         return true;
     /* the least of each word over the rows, then over the four x words
      * and the four y words: words 0 and 4 */
@@ -217,22 +279,55 @@ WIDE_INLINE bool window16(const lvk16 *k, __m512i c16, __m512i t[4])
     mn = _mm512_min_epi16(mn, _mm512_srli_epi32(mn, 16)); /* c16 >= 0 here */
     const __m128i lo = _mm512_castsi512_si128(mn);
     const int32_t xmin = _mm_extract_epi16(lo, 0), ymin = _mm_extract_epi16(lo, 4);
-    if (xmin == x0 && ymin == y0) /* the same window: already refused */
+    const int32_t xm = xmin < k->wx ? xmin : k->wx, ym = ymin < k->wy ? ymin : k->wy;
+    if (xm == xs && ym == ys) /* the same window: already refused */
         return false;
-    return window_at(k, c16, xmin < k->wx ? xmin : k->wx, ymin < k->wy ? ymin : k->wy, t);
+    return window_at(k, c16, xm, ym, t);
+}
+
+/* The window's first column (row) for window16 to try, a scalar: the
+ * first pixel's start index on one axis (cv: the coordinates, lane 0 the
+ * first pixel's, or c, when not NULL, that coordinate in memory, read on
+ * its own so as not to wait for cv's two halves; scale: the level's
+ * size), masked with m as c16's (WRAP: size - 1; CLAMP: -1, no change,
+ * and left out where clamp2 says both axes are CLAMP) and pulled back to `last` (wx or wy), but not
+ * raised to 0: a negative one (a block at the level's left or top edge under CLAMP, a NaN or an
+ * infinity) fails window_at's first test, and window16's reductions
+ * place the window. Worked out in scalar registers beside the vector
+ * chain, so that the window's rows load while c16 is still being worked
+ * out, instead of after its first words were extracted (docs/raster.md,
+ * stop 49), and with one rounding (a fused multiply-add) where c16's
+ * product and difference have two. So it may differ from c16's first
+ * pixel by one where the two roundings part, and wherever c16 saturates
+ * or clamps (outside [0, hi], NaN, infinities): that only moves the
+ * window tried first, window_at checking every pixel against the window
+ * it loads. */
+WIDE_INLINE int32_t first16(__m512 cv, const float *c, __m512 scale, int32_t m, int32_t last,
+                            int clamp2)
+{
+    const __m128 c0 = c ? _mm_load_ss(c) : _mm512_castps512_ps128(cv);
+    __m128 x = _mm_fmadd_ss(c0, _mm512_castps512_ps128(scale), _mm_set_ss(-0.5f));
+    int32_t i = _mm_cvt_roundss_si32(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    if (!clamp2)
+        i &= m;
+    return i < last ? i : last;
 }
 
 /* sums8 of fused_avx2.c for the four rows of a block: each texel byte's
  * integer sum S minus 32768 * 256, sum[0] = [b0 p0, b2 p0, b0 p1, b2 p1],
  * sum[1] the same for p2, p3, sum[2] and sum[3] bytes 1 and 3 likewise, in
- * each row's lane. False at a WRAP seam. */
-WIDE_INLINE bool sums16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, int win, __m512i sum[4])
+ * each row's lane. False at a WRAP seam. pu and pv: the first pixel's u
+ * and v in memory, for first16, or NULL (sums16: lane 0 of us and vs). */
+WIDE_INLINE bool sums16_uv(const lvk16 *k, __m512 us, __m512 vs, const float *pu, const float *pv,
+                           int clamp2, int win, __m512i sum[4])
 {
-    const __m512i zero = _mm512_setzero_si512(), k256 = _mm512_set1_epi16(256);
+    const __m512i zero = _mm512_setzero_si512(), k256 = KR_K(k256_16);
     const __m512 half = _mm512_set1_ps(0.5f);
     __m512i ax, ay;
-    __m512i x0 = split16(_mm512_sub_ps(_mm512_mul_ps(us, k->fw), half), &ax);
-    __m512i y0 = split16(_mm512_sub_ps(_mm512_mul_ps(vs, k->fh), half), &ay);
+    __m512i x0 = clamp2 ? split16_clamp2(_mm512_sub_ps(_mm512_mul_ps(us, k->fw), half), &ax)
+                        : split16(_mm512_sub_ps(_mm512_mul_ps(us, k->fw), half), &ax);
+    __m512i y0 = clamp2 ? split16_clamp2(_mm512_sub_ps(_mm512_mul_ps(vs, k->fh), half), &ay)
+                        : split16(_mm512_sub_ps(_mm512_mul_ps(vs, k->fh), half), &ay);
     __m512i c16 =
         clamp2 ? _mm512_packs_epi32(x0, y0)
                : _mm512_packs_epi32(_mm512_and_si512(x0, k->mx), _mm512_and_si512(y0, k->my));
@@ -245,7 +340,8 @@ WIDE_INLINE bool sums16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, int wi
     if (!clamp2 && _mm512_cmpeq_epi16_mask(c16, k->seam))
         return false;
     __m512i t[4];
-    if (win && window16(k, c16, t)) {
+    if (win && window16(k, c16, first16(us, pu, k->fw, k->mx1, k->wx, clamp2),
+                        first16(vs, pv, k->fh, k->my1, k->wy, clamp2), t)) {
         weigh16(t[0], t[1], t[2], t[3], f16, sum);
         return true;
     }
@@ -259,6 +355,11 @@ WIDE_INLINE bool sums16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, int wi
     row_pairs(k->base2, o, &t2, &t3);
     weigh16(t0, t1, t2, t3, f16, sum);
     return true;
+}
+
+WIDE_INLINE bool sums16(const lvk16 *k, __m512 us, __m512 vs, int clamp2, int win, __m512i sum[4])
+{
+    return sums16_uv(k, us, vs, NULL, NULL, clamp2, win, sum);
 }
 
 /* sums8_each of fused_avx2.c for the four rows: each texel index masked
@@ -330,10 +431,10 @@ WIDE_INLINE void rows16(const kr_fused_level *L, const float *u, const float *v,
     lvk16_init(&k, L);
     const __m512 d = _mm512_set1_ps(255.0f * 65536.0f),
                  rd = _mm512_set1_ps(1.0f / (255.0f * 65536.0f));
-    const __m512i unbias = _mm512_set1_epi32(32768 * 256);
+    const __m512i unbias = KR_K(unbias32);
     __m512 us = load16(u), vs = load16(v);
     __m512i sum[4];
-    if (!k.direct || !sums16(&k, us, vs, clamp2, 1, sum))
+    if (!k.direct || !sums16_uv(&k, us, vs, u, v, clamp2, 1, sum))
         sums16_each(&k, us, vs, sum);
     __m512 se01 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[0], unbias));
     __m512 se23 = _mm512_cvtepi32_ps(_mm512_add_epi32(sum[1], unbias));
