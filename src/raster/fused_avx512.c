@@ -290,18 +290,18 @@ WIDE_INLINE bool window16(const lvk16 *k, __m512i c16, int32_t xs, int32_t ys, _
  * first pixel's, or c, when not NULL, that coordinate in memory, read on
  * its own so as not to wait for cv's two halves; scale: the level's
  * size), masked with m as c16's (WRAP: size - 1; CLAMP: -1, no change,
- * and left out where clamp2 says both axes are CLAMP) and pulled back to `last` (wx or wy), but not
- * raised to 0: a negative one (a block at the level's left or top edge under CLAMP, a NaN or an
- * infinity) fails window_at's first test, and window16's reductions
- * place the window. Worked out in scalar registers beside the vector
- * chain, so that the window's rows load while c16 is still being worked
- * out, instead of after its first words were extracted (docs/raster.md,
- * stop 49), and with one rounding (a fused multiply-add) where c16's
- * product and difference have two. So it may differ from c16's first
- * pixel by one where the two roundings part, and wherever c16 saturates
- * or clamps (outside [0, hi], NaN, infinities): that only moves the
- * window tried first, window_at checking every pixel against the window
- * it loads. */
+ * and left out where clamp2 says both axes are CLAMP), then pulled back
+ * to `last` (wx or wy) but not raised to 0: a negative one (under CLAMP,
+ * a block at the level's left or top edge, a NaN or an infinity) fails
+ * window_at's first test, and window16's reductions place the window.
+ * Worked out in scalar registers beside the vector chain, so that the
+ * window's rows load while c16 is still being worked out, instead of
+ * after its first words were extracted (docs/raster.md, stop 49), and
+ * with one rounding (a fused multiply-add) where c16's product and
+ * difference have two. So it may differ from c16's first pixel by one
+ * where the two roundings part, and wherever c16 saturates or clamps
+ * (outside [0, hi], NaN, infinities): that only moves the window tried
+ * first, window_at checking every pixel against the window it loads. */
 WIDE_INLINE int32_t first16(__m512 cv, const float *c, __m512 scale, int32_t m, int32_t last,
                             int clamp2)
 {
