@@ -355,8 +355,9 @@ static bool sample_differs(const kr_simd *lv, int nlv, const kiln_ps_args *a, co
  * (a third of the cases) a magnified block's, whose texels AVX-512 reads
  * as one window, a quarter of those with one special coordinate (NaN,
  * infinite, huge), often the first pixel's, from which AVX-512 places the
- * window; half the cases through kiln_ps_sample's shortcut for such
- * views. */
+ * window, and a quarter in the level's last pair of columns and rows,
+ * where the window must be pulled back inside the level; half the cases
+ * through kiln_ps_sample's shortcut for such views. */
 static void test_sample_levels(const kr_simd *lv, int nlv)
 {
     enum { NCASE = 1200 };
@@ -428,6 +429,15 @@ static void test_sample_levels(const kr_simd *lv, int nlv)
                 u[i] = u0 + su * (float)(i % 4) + tu * (float)(i / 4);
                 v[i] = v0 + sv * (float)(i % 4) + tv * (float)(i / 4);
             }
+            /* a quarter of them in the level's last pair of columns and
+             * rows (u * w - 0.5 in [w - 2, w - 1)): the window must be
+             * pulled back to the last one inside the level, which ends
+             * right before an unreadable page in half the cases */
+            if (th_below(&r, 4) == 0)
+                for (int i = 0; i < 16; i++) {
+                    u[i] = ((float)w - 1.5f + th_frand(&r, 0.0f, 0.9f)) / (float)w;
+                    v[i] = ((float)h - 1.5f + th_frand(&r, 0.0f, 0.9f)) / (float)h;
+                }
             /* a quarter of them with one special u or v (not texel
              * units), at the first pixel (where AVX-512 works out the
              * window's place on its own) or another: NaN, infinities,
