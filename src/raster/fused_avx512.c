@@ -324,10 +324,10 @@ WIDE_INLINE bool sums16_uv(const lvk16 *k, __m512 us, __m512 vs, const float *pu
     const __m512i zero = _mm512_setzero_si512(), k256 = KR_K(k256_16);
     const __m512 half = _mm512_set1_ps(0.5f);
     __m512i ax, ay;
-    __m512i x0 = clamp2 ? split16_clamp2(_mm512_sub_ps(_mm512_mul_ps(us, k->fw), half), &ax)
-                        : split16(_mm512_sub_ps(_mm512_mul_ps(us, k->fw), half), &ax);
-    __m512i y0 = clamp2 ? split16_clamp2(_mm512_sub_ps(_mm512_mul_ps(vs, k->fh), half), &ay)
-                        : split16(_mm512_sub_ps(_mm512_mul_ps(vs, k->fh), half), &ay);
+    const __m512 cx = _mm512_sub_ps(_mm512_mul_ps(us, k->fw), half),
+                 cy = _mm512_sub_ps(_mm512_mul_ps(vs, k->fh), half);
+    __m512i x0 = clamp2 ? split16_clamp2(cx, &ax) : split16(cx, &ax);
+    __m512i y0 = clamp2 ? split16_clamp2(cy, &ay) : split16(cy, &ay);
     __m512i c16 =
         clamp2 ? _mm512_packs_epi32(x0, y0)
                : _mm512_packs_epi32(_mm512_and_si512(x0, k->mx), _mm512_and_si512(y0, k->my));
