@@ -14,7 +14,10 @@
  * of every target, texture and buffer must be identical. The SERIAL run
  * shades every fragment in order; the ASYNC one defers shading behind
  * each tile's visibility (hidden surface removal, kr_hsr) wherever the
- * rules allow it or, on even seeds, where it pays (the default).
+ * rules allow it or, on even seeds, where it pays (the default). The
+ * SERIAL run draws into the targets themselves; the ASYNC one runs a tile
+ * whose plane a clear fills on a tile buffer (kr_tilebuf_mode, the
+ * default).
  *
  * Every choice, including the bytes written through maps, is drawn from the
  * seed before the call; nothing depends on timing or on what kiln returns.
@@ -710,7 +713,7 @@ int main(void)
     int failures = 0;
     uint64_t nonzero_draw_hashes = 0;
     uint64_t *rt0_hash = calloc(nseq, sizeof(uint64_t));
-    uint64_t deferred0, resolves0;
+    uint64_t deferred0, resolves0, held0 = kr_tilebuf_count();
     kr_hsr_counts(&deferred0, &resolves0);
     for (uint64_t seed = first; seed < first + nseq; seed++) {
         uint32_t threads = 1 + (uint32_t)(seed % 4);
@@ -721,10 +724,13 @@ int main(void)
          * (kr_hsr) wherever allowed (odd seeds) or where it pays (even);
          * the SERIAL one shades every fragment in order. */
         kr_hsr_force(seed % 2 ? 2 : 0);
+        kr_tilebuf_force(1);
         run_sequence(&a, seed, KILN_EXEC_ASYNC, threads);
         kr_hsr_force(1);
+        kr_tilebuf_force(0);
         run_sequence(&s, seed, KILN_EXEC_SERIAL, 0);
         kr_hsr_force(0);
+        kr_tilebuf_force(1);
         int same = a.ntrace == s.ntrace &&
                    memcmp(a.trace, s.trace, sizeof(uint64_t) * (size_t)a.ntrace) == 0;
         if (!same) {
@@ -766,12 +772,14 @@ int main(void)
     th_check(failures == 0, "ASYNC and SERIAL runs of random draw sequences give identical bytes",
              __FILE__, __LINE__);
     CHECK(nonzero_draw_hashes == nseq);
-    /* the deferral ran (the soft backend's; none on osmesa) */
+    /* the deferral and the tile buffers ran (the soft backend's; none on
+     * osmesa) */
     uint64_t deferred1, resolves1;
     kr_hsr_counts(&deferred1, &resolves1);
     const char *backend = getenv("KILN_TEST_BACKEND");
     if (!backend || !strcmp(backend, "soft"))
-        CHECK(nseq < 20 || (deferred1 > deferred0 && resolves1 > resolves0));
+        CHECK(nseq < 20 ||
+              (deferred1 > deferred0 && resolves1 > resolves0 && kr_tilebuf_count() > held0));
     printf("%u sequences\n", nseq);
     return th_exit();
 }

@@ -29,9 +29,11 @@
  *     depth formats, then small in-order triangles over some samples of
  *     each pixel, resolved.
  * The counters (kr_hsr_counts) show the deferral ran where it should, so
- * the comparisons cannot pass by never deferring. The slot pool that tiles
- * take their state from is checked on its own (every slot once, then none),
- * and KILN_HSR=off in the environment turns the deferral off.
+ * the comparisons cannot pass by never deferring. The mixed scenes'
+ * reference also has tile buffers off (kr_tilebuf_mode), the others on.
+ * The slot pool that tiles take their state from is checked on its own
+ * (every slot once, then none), and KILN_HSR=off in the environment turns
+ * the deferral off.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "raster/effects.h"
@@ -433,12 +435,14 @@ static void test_mixed(void)
     for (int f = 0; f < 4; f++)
         for (uint64_t seed = 1; seed <= 6; seed++) {
             kr_hsr_force(1);
+            kr_tilebuf_force(0); /* the reference draws into the targets themselves */
             uint64_t d0, r0;
             kr_hsr_counts(&d0, &r0);
             images ref = mixed_scene(KILN_EXEC_SERIAL, 0, ds_formats[f], seed * 7919, 1);
             uint64_t d1, r1;
             kr_hsr_counts(&d1, &r1);
             CHECK(d1 == d0 && r1 == r0); /* off: nothing deferred */
+            kr_tilebuf_force(1);
             check_rich(&ref);
             static const int modes[3] = {2, 0, 2};
             static const kiln_exec_mode ex[3] = {KILN_EXEC_ASYNC, KILN_EXEC_ASYNC,

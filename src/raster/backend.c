@@ -247,6 +247,7 @@ typedef struct exec_ctx {
     bool last_wave;        /* no job follows the wave's */
     uint64_t *tile_counts; /* per tile (kr_fb.counts), NULL: not counting */
     kr_pool *hsr;          /* its kr_hsr slots when a draw defers (kr_drawx.hsr) */
+    kr_pool *tb;           /* its kr_tilebuf slots, NULL: no tile buffers */
 } exec_ctx;
 
 static void geom_task(void *arg, uint32_t i)
@@ -300,10 +301,14 @@ static void slice_fb(const exec_ctx *e, const kr_fb *fb, uint32_t slice, kr_fb *
         if (!v)
             continue;
         size_t off = kres_plane_offset(v->res, v->first_mip, v->first_slice + slice);
-        if (i < KILN_MAX_RENDER_TARGETS)
+        /* the storage's own pitch: fb's may be a tile buffer's */
+        if (i < KILN_MAX_RENDER_TARGETS) {
             out->rt[i] = e->view_data[i] + off;
-        else
+            out->rt_pitch[i] = e->fb.rt_pitch[i];
+        } else {
             out->ds = e->view_data[i] + off;
+            out->ds_pitch = e->fb.ds_pitch;
+        }
     }
 }
 
@@ -370,6 +375,7 @@ static void tile_task(void *arg, uint32_t t)
         fb = &fb_hsr;
         kr_hsr_begin(h, x0, y0, fb->samples);
     }
+    kr_tile_planes tp = {.pool = e->tb, .home = &e->fb};
     const kr_prim *batch[TILE_BATCH];
     uint32_t n = 0;
     uint32_t end = e->first + e->count;
@@ -392,6 +398,12 @@ static void tile_task(void *arg, uint32_t t)
             if (h && h->n)
                 kr_hsr_resolve(h, fb);
             bool last = untouched_after(e, j, t);
+            uint32_t k = op->kind == KD_OP_CLEAR_RT ? op->rt : KILN_MAX_RENDER_TARGETS;
+            if (!last) /* a target's clear writes every bit; a depth-stencil one, its mask's */
+                fb = kr_tilebuf_clear(
+                    &tp, fb, k, op->kind == KD_OP_CLEAR_RT || op->mask == 0xffffffffu, x0, y0);
+            /* a held plane's clear stays in the cache, even the last one */
+            last = last && !(tp.held >> k & 1u);
             if (op->kind == KD_OP_CLEAR_RT)
                 kr_clear_rect(fb, (int)op->rt, op->texel, 0xffffffffu, x0, y0, x1, y1, last);
             else
@@ -417,6 +429,7 @@ static void tile_task(void *arg, uint32_t t)
             kr_hsr_resolve(h, fb);
         kr_pool_hsr_put(e->hsr, h);
     }
+    kr_tilebuf_finish(&tp, x0, y0, x1, y1);
 }
 
 /* draw_auto: the count is what stream output wrote, known when the scene
@@ -686,6 +699,9 @@ static kq_exec_result scene_exec(kq_device *q, kq_cmd *cmd)
             e.hsr = kr_pool_hsr_ready(u.pool) ? u.pool : NULL;
             break;
         }
+    /* Tile buffers (tilebuf.c) */
+    if (u.pool && kr_tilebuf_mode() && kr_pool_tilebuf_ready(u.pool))
+        e.tb = u.pool;
     uint32_t nj = (uint32_t)njobs;
     if (tr) {
         uint64_t now = kt_now();

@@ -16,6 +16,8 @@
 
 /* Bytes a chunk has past its size: room to start its records on a line. */
 #define CHUNK_SLACK 64
+/* A tile buffer's plane of n samples, and the bytes that align it to 64. */
+#define TILEBUF_BYTES(n) ((size_t)(n)*KR_TILE * KR_TILEBUF_PITCH + 63u)
 
 static int size_class(size_t cs)
 {
@@ -161,20 +163,46 @@ void kr_pool_destroy(kr_pool *p)
         }
     }
     kb_free(p->env, p->hsr, sizeof(kr_hsr) * p->nhsr);
+    for (uint32_t i = 0; i < p->ntb; i++)
+        for (uint32_t k = 0; k <= KILN_MAX_RENDER_TARGETS; k++)
+            kb_free(p->env, p->tb[i].raw[k], TILEBUF_BYTES(p->tb[i].samples[k]));
+    kb_free(p->env, p->tb, sizeof(kr_tilebuf) * p->ntb);
     pthread_mutex_destroy(&p->mu);
     kb_free(p->env, p, sizeof *p);
+}
+
+/* Slots of one kind (kr_hsr, kr_tilebuf), one per tile running at once:
+ * the execution threads, the thread that runs the command, and one more
+ * that waits and helps. */
+static uint32_t slot_count(const kr_pool *p) { return KB_MIN(p->threads + 2, 32u); }
+
+/* A free slot's index among n (busy: their bits), or -1. */
+static int slot_get(_Atomic uint32_t *busy_bits, uint32_t n)
+{
+    const uint32_t all = n >= 32 ? UINT32_MAX : (1u << n) - 1u;
+    uint32_t busy = atomic_load_explicit(busy_bits, memory_order_relaxed);
+    for (;;) {
+        uint32_t free = ~busy & all;
+        if (!free)
+            return -1;
+        uint32_t bit = free & -free;
+        if (atomic_compare_exchange_weak_explicit(busy_bits, &busy, busy | bit,
+                                                  memory_order_acquire, memory_order_relaxed))
+            return __builtin_ctz(bit);
+    }
+}
+
+static void slot_put(_Atomic uint32_t *busy_bits, ptrdiff_t i)
+{
+    atomic_fetch_and_explicit(busy_bits, ~(1u << (uint32_t)i), memory_order_release);
 }
 
 bool kr_pool_hsr_ready(kr_pool *p)
 {
     pthread_mutex_lock(&p->mu);
-    if (!p->hsr) {
-        /* the execution threads, the thread that runs the command, and
-         * one more that waits and helps */
-        uint32_t n = KB_MIN(p->threads + 2, 32u);
-        if ((p->hsr = kb_calloc(p->env, sizeof(kr_hsr) * n))) /* owner maps clear */
-            p->nhsr = n;
-    }
+    if (!p->hsr &&
+        (p->hsr = kb_calloc(p->env, sizeof(kr_hsr) * slot_count(p)))) /* owner maps clear */
+        p->nhsr = slot_count(p);
     bool ok = p->hsr != NULL;
     pthread_mutex_unlock(&p->mu);
     return ok;
@@ -182,22 +210,40 @@ bool kr_pool_hsr_ready(kr_pool *p)
 
 kr_hsr *kr_pool_hsr_get(kr_pool *p)
 {
-    const uint32_t all = p->nhsr >= 32 ? UINT32_MAX : (1u << p->nhsr) - 1u;
-    uint32_t busy = atomic_load_explicit(&p->hsr_busy, memory_order_relaxed);
-    for (;;) {
-        uint32_t free = ~busy & all;
-        if (!free)
-            return NULL;
-        uint32_t bit = free & -free;
-        if (atomic_compare_exchange_weak_explicit(&p->hsr_busy, &busy, busy | bit,
-                                                  memory_order_acquire, memory_order_relaxed))
-            return &p->hsr[__builtin_ctz(bit)];
-    }
+    int i = slot_get(&p->hsr_busy, p->nhsr);
+    return i < 0 ? NULL : &p->hsr[i];
 }
 
-void kr_pool_hsr_put(kr_pool *p, kr_hsr *h)
+void kr_pool_hsr_put(kr_pool *p, kr_hsr *h) { slot_put(&p->hsr_busy, h - p->hsr); }
+
+bool kr_pool_tilebuf_ready(kr_pool *p)
 {
-    atomic_fetch_and_explicit(&p->hsr_busy, ~(1u << (uint32_t)(h - p->hsr)), memory_order_release);
+    pthread_mutex_lock(&p->mu);
+    if (!p->tb && (p->tb = kb_calloc(p->env, sizeof(kr_tilebuf) * slot_count(p)))) /* no planes */
+        p->ntb = slot_count(p);
+    bool ok = p->tb != NULL;
+    pthread_mutex_unlock(&p->mu);
+    return ok;
+}
+
+kr_tilebuf *kr_pool_tilebuf_get(kr_pool *p)
+{
+    int i = slot_get(&p->tb_busy, p->ntb);
+    return i < 0 ? NULL : &p->tb[i];
+}
+
+void kr_pool_tilebuf_put(kr_pool *p, kr_tilebuf *b) { slot_put(&p->tb_busy, b - p->tb); }
+
+uint8_t *kr_tilebuf_plane(kr_pool *p, kr_tilebuf *b, uint32_t k, uint32_t samples)
+{
+    if (b->samples[k] < samples) {
+        kb_free(p->env, b->raw[k], TILEBUF_BYTES(b->samples[k]));
+        b->samples[k] = 0;
+        if (!(b->raw[k] = kb_alloc(p->env, TILEBUF_BYTES(samples))))
+            return NULL;
+        b->samples[k] = samples;
+    }
+    return (uint8_t *)(((uintptr_t)b->raw[k] + 63u) & ~(uintptr_t)63u);
 }
 
 /* ---- topology ---- */

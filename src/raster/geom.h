@@ -30,14 +30,62 @@ typedef struct kr_pool {
     uint32_t nhsr;    /* slots made (at most 32) */
     uint32_t threads; /* the device's execution threads (0: SERIAL) */
     _Atomic uint32_t hsr_busy;
+    /* Tile buffers (kr_tilebuf), as many slots as kr_hsr's, made at the
+     * first scene that may use them (mu held), kept until the device goes;
+     * each slot's planes made by the tile that first needs them. */
+    struct kr_tilebuf *tb;
+    uint32_t ntb;
+    _Atomic uint32_t tb_busy;
     bool prefetchw; /* the CPU has PREFETCHW (kr_arena_alloc's write prefetch) */
 } kr_pool;
+
+/* A tile's own copy of some of its planes while the tile runs
+ * (tilebuf.c, docs/raster.md "Tile buffers"): per plane (the targets,
+ * then the depth-stencil), per sample, KR_TILE rows of KR_TILE 4-byte
+ * texels, KR_TILEBUF_PITCH bytes apart, the samples KR_TILE rows apart,
+ * 64-byte aligned. */
+#define KR_TILEBUF_PITCH (KR_TILE * 4u)
+typedef struct kr_tilebuf {
+    void *raw[KILN_MAX_RENDER_TARGETS + 1];        /* the allocations, NULL: not made yet */
+    uint32_t samples[KILN_MAX_RENDER_TARGETS + 1]; /* the samples raw[k] holds */
+} kr_tilebuf;
 
 /* The pool's slots, made on first use; false: none (out of memory). */
 bool kr_pool_hsr_ready(kr_pool *p);
 /* A free slot, or NULL; kr_pool_hsr_put gives it back. */
 struct kr_hsr *kr_pool_hsr_get(kr_pool *p);
 void kr_pool_hsr_put(kr_pool *p, struct kr_hsr *h);
+/* The same for tile buffers. */
+bool kr_pool_tilebuf_ready(kr_pool *p);
+kr_tilebuf *kr_pool_tilebuf_get(kr_pool *p);
+void kr_pool_tilebuf_put(kr_pool *p, kr_tilebuf *b);
+/* Plane k of slot b for `samples` samples (the slot's holder's alone: no
+ * lock), made on first use and again when it holds fewer; NULL: out of
+ * memory. */
+uint8_t *kr_tilebuf_plane(kr_pool *p, kr_tilebuf *b, uint32_t k, uint32_t samples);
+
+/* A tile's tile buffers while it runs (tile_task): start with pool (NULL:
+ * none for the scene) and home (the scene's kr_fb), the rest zero. */
+typedef struct kr_tile_planes {
+    kr_pool *pool;
+    const kr_fb *home;
+    kr_tilebuf *slot; /* taken at the first clear that fits */
+    uint32_t held;    /* bits of the planes held, k as kr_tilebuf's */
+    uint8_t *buf[KILN_MAX_RENDER_TARGETS + 1];
+    kr_fb fb; /* the tile's copy of fb, once a plane is held */
+} kr_tile_planes;
+
+/* Before a clear of plane k that something follows in the tile (a draw,
+ * a clear; anything in a wave before the last), `full`: it writes every
+ * bit of the texels. Holds the plane when it fits (4-byte texels, no
+ * other slot on its bytes) and a slot and its plane are there, and
+ * returns the kr_fb the tile goes on with: fb, or the tile's copy with
+ * the plane moved to the buffer. */
+const kr_fb *kr_tilebuf_clear(kr_tile_planes *tp, const kr_fb *fb, uint32_t k, bool full, int x0,
+                              int y0);
+/* At the tile's end (of the wave): the held planes written back to the
+ * targets' rect [x0, x1) x [y0, y1), the slot given back. */
+void kr_tilebuf_finish(kr_tile_planes *tp, int x0, int y0, int x1, int y1);
 
 typedef struct kr_arena {
     const kb_env *env;

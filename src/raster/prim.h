@@ -446,6 +446,19 @@ void kr_hsr_resolve(kr_hsr *h, const kr_fb *fb);
  * that a scene took the path, and how). */
 void kr_hsr_counts(uint64_t *deferred, uint64_t *resolves);
 
+/* Tile buffers (tilebuf.c, docs/raster.md "Tile buffers"): a tile whose
+ * plane a clear fills, with something after it, runs on a copy of that
+ * plane in a buffer of its own, written back past the cache when the tile
+ * is done. 1: on (the default), 0: off; from KILN_TILEBUF (read once: "0"
+ * or "off" turn it off) unless kr_tilebuf_force (tests) set it; forcing
+ * -1 reads the environment again. A scene reads it when it starts
+ * executing. */
+int kr_tilebuf_mode(void);
+void kr_tilebuf_force(int mode);
+/* Planes written back from tile buffers since the process started
+ * (tests: that a scene took the path). */
+uint64_t kr_tilebuf_count(void);
+
 /* i / 255.0f for every byte i (the bits of the division: geom.c). */
 extern const float kr_unorm8_float[256];
 /* Fills a rect of render target `rt` (or the depth-stencil when rt < 0)
