@@ -1,34 +1,40 @@
 /*
- * test_raster_tilebuf: tile buffers (backend.c; docs/raster.md "Tile
+ * test_raster_tilebuf: tile buffers (tilebuf.c; docs/raster.md "Tile
  * buffers") leave exactly the bytes of drawing into the planes
- * themselves. A tile whose plane a clear fills, with draws after it, runs
- * on its own copy of that plane and writes it back when the tile is done;
- * nothing else may change. Each scene is rendered with tile buffers off
- * on a SERIAL device (the reference), then with them on, SERIAL and ASYNC
- * with 1, 2, 3 and 8 workers, and every byte of both color targets and of
- * the depth-stencil buffer must match the reference. The scenes, at 201 x
- * 147 (tiles cut by both edges) and 64 x 64 (one whole tile):
+ * themselves. A tile whose plane a clear fills, with something after it,
+ * runs on its own copy of that plane and writes it back when the tile is
+ * done; nothing else may change. Each scene is rendered with tile buffers
+ * off on a SERIAL device (the reference), then with them on, SERIAL and
+ * ASYNC with 1, 2, 3 and 8 workers, and every byte of both color targets
+ * and of the depth-stencil buffer (at 4x: of both colors, resolved) must
+ * match the reference. The scenes, at 201 x 147 (tiles cut by both edges),
+ * 130 x 70 and 64 x 64 (one whole tile):
  *   - random rounds of triangles (overdraw; depth LESS with and without
  *     writes, stencil operations, no depth; blending off and additive, so
  *     draws read the buffer back), clears of either target, of depth and
- *     stencil, of depth alone and of stencil alone, in random order, some
- *     scenes drawing before their first clear (the plane written before
- *     the tile switches), some ending on a clear (the held plane's last
- *     clear, which without a buffer would go past the cache);
+ *     stencil, of depth alone and of stencil alone, in random order (the
+ *     first depth clear of any of the three kinds), some scenes drawing
+ *     before their first clear (the plane written before the tile
+ *     switches), some ending on a clear (the held plane's last clear,
+ *     which without a buffer would go past the cache); then a second
+ *     scene without clears, small triangles depth-tested against what the
+ *     first wrote back;
  *   - targets of 4-byte texels (RGBA8, BGRA8, R32_FLOAT, R10G10B10A2),
  *     which the buffers take, and of 8 and 16 (RGBA16F, RGBA32F), which
- *     they leave; depth D24S8 and D32 (taken), D16 and D32S8 (left);
+ *     they leave; depth D24S8 and D32 (taken), D16 and D32S8 (left); 4x
+ *     targets (taken, four samples a buffer);
  *   - one view bound to two target slots (the plane must stay unbuffered:
  *     two copies would part);
  *   - an occlusion query around part of a scene (a counted scene: the
  *     same count);
- *   - 1,100 pairs of a small draw and a depth-stencil clear in one scene: more
- *     jobs than a wave holds, so a tile's planes are held and written back
- *     once per wave.
+ *   - 1,100 pairs of a small draw and a depth-stencil clear in one scene:
+ *     more jobs than a wave holds, so a tile's planes are held and written
+ *     back once per wave.
  * kr_tilebuf_count shows the buffers were used where they fit (so the
  * comparisons cannot pass by never using them) and never where nothing
- * fits or they are off. The pool's slots and planes are checked on their
- * own, and KILN_TILEBUF=off in the environment turns the buffers off.
+ * fits, for a clear of depth alone or stencil alone, or when they are
+ * off. The pool's slots and planes are checked on their own, and
+ * KILN_TILEBUF=off in the environment turns the buffers off.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "raster/geom.h"
@@ -261,6 +267,14 @@ static images random_scene(const spec *sp, uint64_t seed, kiln_exec_mode mode, u
     ru_draw(r.dev, r.ctx, v, 360, STRIDE, KILN_TOPOLOGY_TRIANGLE_LIST);
     if (seed % 2 == 0) /* ends on a clear of a plane drawn after its first */
         clear_color(&r, 0, &rng);
+    /* A second scene, no clears: small triangles tested against the depth
+     * (and, at 4x, the samples) the first one wrote back, each covering
+     * some samples of its pixels (so a depth plane, or a sample, written
+     * back wrong, changes which of them pass: the resolved colors show
+     * it). */
+    CHECK_RESULT(kiln_flush(r.ctx), KILN_OK);
+    random_tris(&rng, v, 120, sp->w, sp->h, 3);
+    ru_draw(r.dev, r.ctx, v, 360, STRIDE, KILN_TOPOLOGY_TRIANGLE_LIST);
     images im = rig_read(&r, sp);
     if (occ.id) {
         kiln_result res;

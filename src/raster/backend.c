@@ -301,13 +301,17 @@ static void slice_fb(const exec_ctx *e, const kr_fb *fb, uint32_t slice, kr_fb *
         if (!v)
             continue;
         size_t off = kres_plane_offset(v->res, v->first_mip, v->first_slice + slice);
-        /* the storage's own pitch: fb's may be a tile buffer's */
+        /* the storage's own pitch and sample stride: fb's may be a tile
+         * buffer's (never in a scene with layers today: docs/raster.md,
+         * "Tile buffers") */
         if (i < KILN_MAX_RENDER_TARGETS) {
             out->rt[i] = e->view_data[i] + off;
             out->rt_pitch[i] = e->fb.rt_pitch[i];
+            out->rt_plane[i] = e->fb.rt_plane[i];
         } else {
             out->ds = e->view_data[i] + off;
             out->ds_pitch = e->fb.ds_pitch;
+            out->ds_plane = e->fb.ds_plane;
         }
     }
 }

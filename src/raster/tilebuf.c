@@ -43,7 +43,8 @@ void kr_tilebuf_force(int mode) { atomic_store(&tilebuf_mode, mode); }
 uint64_t kr_tilebuf_count(void) { return atomic_load(&tilebuf_planes); }
 
 /* Plane k of fb (render target k, or the depth-stencil at
- * KILN_MAX_RENDER_TARGETS): its bytes, its pitch, its format. */
+ * KILN_MAX_RENDER_TARGETS): its bytes, its row pitch, the stride of its
+ * samples. */
 static uint8_t *plane_bytes(const kr_fb *fb, uint32_t k)
 {
     return k < KILN_MAX_RENDER_TARGETS ? fb->rt[k] : fb->ds;
@@ -109,7 +110,8 @@ const kr_fb *kr_tilebuf_clear(kr_tile_planes *tp, const kr_fb *fb, uint32_t k, b
 }
 
 /* The tile [x0, x1) x [y0, y1) of one sample plane (pitch bytes a row)
- * from its buffer, past the cache (fenced by the caller). */
+ * from its buffer, past the cache (fenced by the caller), but for the last
+ * 4 to 12 bytes of a row whose length is not a multiple of 16. */
 static void write_back(uint8_t *plane, size_t pitch, const uint8_t *buf, int x0, int y0, int x1,
                        int y1)
 {
