@@ -442,7 +442,7 @@ static void test_slots(void)
             CHECK(b[j] != b[i]);
     }
     CHECK(kr_pool_tilebuf_get(p) == NULL);
-    const size_t one = (size_t)KR_TILE * KR_TILEBUF_PITCH; /* a sample's bytes */
+    const size_t one = KR_TILEBUF_SAMPLE;
     uint8_t *pl = kr_tilebuf_plane(p, b[3], KILN_MAX_RENDER_TARGETS, 1);
     CHECK(pl != NULL && ((uintptr_t)pl & 63u) == 0);
     memset(pl, 0x5a, one); /* all of it writable (ASan) */

@@ -17,7 +17,7 @@
 /* Bytes a chunk has past its size: room to start its records on a line. */
 #define CHUNK_SLACK 64
 /* A tile buffer's plane of n samples, and the bytes that align it to 64. */
-#define TILEBUF_BYTES(n) ((size_t)(n)*KR_TILE * KR_TILEBUF_PITCH + 63u)
+#define TILEBUF_BYTES(n) ((size_t)(n)*KR_TILEBUF_SAMPLE + 63u)
 
 static int size_class(size_t cs)
 {

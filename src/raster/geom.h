@@ -45,6 +45,7 @@ typedef struct kr_pool {
  * texels, KR_TILEBUF_PITCH bytes apart, the samples KR_TILE rows apart,
  * 64-byte aligned. */
 #define KR_TILEBUF_PITCH (KR_TILE * 4u)
+#define KR_TILEBUF_SAMPLE ((size_t)KR_TILE * KR_TILEBUF_PITCH) /* a sample's bytes */
 typedef struct kr_tilebuf {
     void *raw[KILN_MAX_RENDER_TARGETS + 1];        /* the allocations, NULL: not made yet */
     uint32_t samples[KILN_MAX_RENDER_TARGETS + 1]; /* the samples raw[k] holds */

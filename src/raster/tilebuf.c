@@ -96,15 +96,14 @@ const kr_fb *kr_tilebuf_clear(kr_tile_planes *tp, const kr_fb *fb, uint32_t k, b
      * addressed through it is inside the tile, so inside the buffer. */
     uint8_t *at =
         (uint8_t *)((uintptr_t)buf - (uintptr_t)y0 * KR_TILEBUF_PITCH - (uintptr_t)x0 * 4u);
-    const size_t stride = (size_t)KR_TILE * KR_TILEBUF_PITCH; /* sample k at k * stride */
     if (k < KILN_MAX_RENDER_TARGETS) {
         tp->fb.rt[k] = at;
         tp->fb.rt_pitch[k] = KR_TILEBUF_PITCH;
-        tp->fb.rt_plane[k] = stride;
+        tp->fb.rt_plane[k] = KR_TILEBUF_SAMPLE;
     } else {
         tp->fb.ds = at;
         tp->fb.ds_pitch = KR_TILEBUF_PITCH;
-        tp->fb.ds_plane = stride;
+        tp->fb.ds_plane = KR_TILEBUF_SAMPLE;
     }
     return &tp->fb;
 }
@@ -142,7 +141,7 @@ void kr_tilebuf_finish(kr_tile_planes *tp, int x0, int y0, int x1, int y1)
         if (tp->held >> k & 1u)
             for (uint32_t s = 0; s < home->samples; s++)
                 write_back(plane_bytes(home, k) + s * plane_stride(home, k), plane_pitch(home, k),
-                           tp->buf[k] + (size_t)s * KR_TILE * KR_TILEBUF_PITCH, x0, y0, x1, y1);
+                           tp->buf[k] + s * KR_TILEBUF_SAMPLE, x0, y0, x1, y1);
     if (tp->held) {
 #if defined(__SSE2__)
         _mm_sfence(); /* the stores visible before whatever marks the tile done */
