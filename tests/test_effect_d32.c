@@ -10,7 +10,9 @@
  * reference.
  *
  * A 37x29 target (partly covered blocks at the right and bottom edges)
- * of either byte order whose depth starts as random values with special
+ * and a 100x70 one (four tiles; rows without padding, so that a block
+ * reaching past the right edge would show in the next row) of either
+ * byte order whose depth starts as random values with special
  * ones mixed in (NaN, +-0, +-inf, a subnormal, 1 and 0.5), then random
  * triangles, small (a block or two) and large, some flat at z = 0.5 and
  * the others sloped from -0.2 to 1.2 with depth clipping off, each vertex
@@ -19,9 +21,17 @@
  * normals from -1 to 1 with zero, tiny, huge and NaN ones now and then
  * (1/length 0 for the first three, d 0 for the last) and the light's constants in the pixel stage's
  * cb0; every compare function, writes on and off, the viewport's depth range [0, 1] or [0.25, 0.75]
- * (both clamps of the interpolated depth). The bytes must be equal at every level, the fused kernel
- * must have been chosen at the AVX-512 level (kr_effect_d32_chosen), and the test must both pass
- * and reject pixels.
+ * (both clamps of the interpolated depth), every other draw scissored to a random rect, every
+ * third after a depth clear (the depth plane in a tile buffer). The bytes
+ * must be equal at every level, the fused kernel must have been chosen at the AVX-512 level
+ * (kr_effect_d32_chosen), and the test must both pass and reject pixels.
+ *
+ * At the AVX-512 level a small triangle's blocks start at its own corner
+ * rather than at multiples of 4 (kr_drawx.direct_any: the kernel's pixels
+ * depend on their centers alone). That level runs twice, the second time
+ * with every block aligned (kr_corner_force 1), and both images must be
+ * the others' bytes; the corner windows are counted run by run, and must
+ * have been taken there, and in no other run.
  */
 #include "raster/effects.h"
 #include "raster/prim.h"
@@ -29,7 +39,7 @@
 
 #include <stdio.h>
 
-enum { W = 37, H = 29, NTRI = 40, ROUNDS = 2, VF = 12 /* floats per vertex */ };
+enum { WMAX = 100, HMAX = 70, NTRI = 40, ROUNDS = 2, VF = 12 /* floats per vertex */ };
 
 /* Position (clip space), color and normal per vertex: a triangle around a
  * random center, a tenth of them spanning up to most of the target, the
@@ -44,7 +54,10 @@ static void make_tris(th_rng *r, float *v, int persp)
         const uint64_t kind = th_below(r, 16);
         const float scale = kind == 0 ? 0.0f : kind == 1 ? 1e-25f : kind == 2 ? 1e25f : 1.0f;
         float cx = th_frand(r, -1.0f, 1.0f), cy = th_frand(r, -1.0f, 1.0f);
-        float s = th_below(r, 10) == 0 ? th_frand(r, 0.3f, 0.9f) : th_frand(r, 0.05f, 0.3f);
+        const uint64_t size = th_below(r, 10);
+        float s = size == 0  ? th_frand(r, 0.3f, 0.9f)
+                  : size < 5 ? th_frand(r, 0.05f, 0.3f)
+                             : th_frand(r, 0.01f, 0.1f);
         for (int j = 0; j < 3; j++) {
             float *p = v + (size_t)(3 * t + j) * VF;
             float w = persp ? th_frand(r, 0.5f, 2.0f) : 1.0f;
@@ -100,23 +113,47 @@ int main(void)
     rd.cull = KILN_CULL_NONE;
     rd.depth_clip_disable = 1;
     kiln_rasterizer_state rs = ru_rs(dev, rd);
-    CHECK_RESULT(kiln_rs_set_state(ctx, rs), KILN_OK);
+    rd.scissor_enable = 1;
+    kiln_rasterizer_state rs_sc = ru_rs(dev, rd);
     static const kiln_format rt_fmts[2] = {KILN_FORMAT_R8G8B8A8_UNORM, KILN_FORMAT_B8G8R8A8_UNORM};
-    static float depth0[W * H], verts[3 * NTRI * VF];
-    static uint8_t zimg[3][W * H * 4], cimg[3][W * H * 4];
+    static float depth0[WMAX * HMAX], verts[3 * NTRI * VF];
+    /* one image per level, and at the AVX-512 level a second one with
+     * every block at a multiple of 4 (kr_corner_force 1) */
+    static uint8_t zimg[4][WMAX * HMAX * 4], cimg[4][WMAX * HMAX * 4];
+    int W = 37, H = 29; /* the target's size (below: 37x29, then 100x70) */
     th_rng r = {0xC0D32ull};
     uint64_t compared = 0, differ = 0, passed = 0, rejected = 0, nan_kept = 0;
     int fused_levels = 0, avx512 = 0;
     for (int l = 0; l < nlv; l++)
         avx512 |= lv[l] == KR_SIMD_AVX512;
-    for (int fe = 0; fe < 4; fe++) {
-        const int fi = fe & 1, e = fe >> 1; /* target byte order, effect */
+    const int nrun = nlv + avx512; /* the last run: AVX-512, aligned blocks */
+    uint64_t corners[4] = {0};     /* each run's windows at a triangle's corner */
+    kr_corner_force(2);            /* counted */
+    for (int fe = 0; fe < 8; fe++) {
+        const int fi = fe & 1, e = fe >> 1 & 1; /* target byte order, effect */
+        W = fe >> 2 ? 100 : 37;
+        H = fe >> 2 ? 70 : 29;
         CHECK_RESULT(kiln_ps_set_shader(ctx, ps[e]), KILN_OK);
         ru_tex rt = ru_rt(dev, W, H, rt_fmts[fi]);
         for (int f = KILN_COMPARE_NEVER; f <= KILN_COMPARE_ALWAYS; f++)
             for (int write = 0; write < 2; write++)
                 for (int round = 0; round < 2 * ROUNDS; round++) {
                     int persp = round & 1, narrow = (round >> 1) & 1;
+                    /* every other draw scissored to a random rect: blocks
+                     * at a triangle's corner reach past it */
+                    const int scissor = (f + write + round) & 1;
+                    /* every third one after a depth clear: the depth
+                     * plane in a tile buffer (tilebuf.c) */
+                    const int zclear = (f + round) % 3 == 0;
+                    CHECK_RESULT(kiln_rs_set_state(ctx, scissor ? rs_sc : rs), KILN_OK);
+                    if (scissor) {
+                        kiln_rect sc;
+                        sc.left = (int32_t)th_below(&r, W / 2);
+                        sc.top = (int32_t)th_below(&r, H / 2);
+                        sc.right = sc.left + 3 + (int32_t)th_below(&r, (uint64_t)(W - 3 - sc.left));
+                        sc.bottom = sc.top + 3 + (int32_t)th_below(&r, (uint64_t)(H - 3 - sc.top));
+                        CHECK_RESULT(kiln_rs_set_scissor_rect(ctx, &sc), KILN_OK);
+                    }
                     ru_random_depths(&r, depth0, W * H);
                     make_tris(&r, verts, persp);
                     ru_set_viewport(ctx, 0.0f, 0.0f, (float)W, (float)H, narrow ? 0.25f : 0.0f,
@@ -126,13 +163,20 @@ int main(void)
                     dd.depth_write_disable = !write;
                     kiln_depth_stencil_state dss = ru_dss(dev, dd);
                     CHECK_RESULT(kiln_om_set_depth_stencil_state(ctx, dss, 0), KILN_OK);
-                    for (int l = 0; l < nlv; l++) {
-                        CHECK_RESULT(kr_effects_force_level(lv[l]), KILN_OK);
+                    for (int l = 0; l < nrun; l++) {
+                        const bool aligned = l == nlv;
+                        CHECK_RESULT(kr_effects_force_level(aligned ? KR_SIMD_AVX512 : lv[l]),
+                                     KILN_OK);
+                        kr_corner_force(aligned ? 1 : 2);
                         ru_tex ds = ru_ds_data(dev, W, H, KILN_FORMAT_D32_FLOAT, depth0);
                         static const float clear[4] = {0, 0, 0, 0};
                         CHECK_RESULT(kiln_clear_rtv(ctx, rt.rtv, clear), KILN_OK);
                         CHECK_RESULT(kiln_om_set_render_targets(ctx, 1, &rt.rtv, ds.dsv), KILN_OK);
+                        if (zclear)
+                            CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, KILN_CLEAR_DEPTH, 0.6f, 0),
+                                         KILN_OK);
                         (void)kr_effect_d32_chosen();
+                        const uint64_t c0 = kr_corner_count();
                         ru_draw(dev, ctx, verts, 3 * NTRI, 4 * VF, KILN_TOPOLOGY_TRIANGLE_LIST);
                         CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}),
                                      KILN_OK);
@@ -140,9 +184,11 @@ int main(void)
                          * finishes it before the next level */
                         CHECK(ru_read(dev, ds.tex, 0, zimg[l]) != 0);
                         CHECK(ru_read(dev, rt.tex, 0, cimg[l]) != 0);
+                        corners[l] += kr_corner_count() - c0;
                         bool fused = kr_effect_d32_chosen();
-                        if (fused != (lv[l] == KR_SIMD_AVX512) && fused_levels >= 0) {
-                            fprintf(stderr, "    %s: the fused kernel %s\n", kr_simd_name(lv[l]),
+                        const kr_simd at = aligned ? KR_SIMD_AVX512 : lv[l];
+                        if (fused != (at == KR_SIMD_AVX512) && fused_levels >= 0) {
+                            fprintf(stderr, "    %s: the fused kernel %s\n", kr_simd_name(at),
                                     fused ? "was chosen" : "was not chosen");
                             fused_levels = -1;
                         }
@@ -151,17 +197,18 @@ int main(void)
                         ru_free_tex(dev, &ds);
                     }
                     kiln_destroy_depth_stencil_state(dev, dss);
-                    for (int l = 1; l < nlv; l++) {
+                    for (int l = 1; l < nrun; l++) {
                         compared += 2;
-                        int dz = memcmp(zimg[0], zimg[l], sizeof zimg[0]) != 0;
-                        int dc = memcmp(cimg[0], cimg[l], sizeof cimg[0]) != 0;
+                        const size_t bytes = (size_t)W * (size_t)H * 4;
+                        int dz = memcmp(zimg[0], zimg[l], bytes) != 0;
+                        int dc = memcmp(cimg[0], cimg[l], bytes) != 0;
                         if ((dz || dc) && differ < 4)
                             fprintf(stderr,
-                                    "    %s %s func %d write %d round %d: %s differs between %s "
-                                    "and %s\n",
-                                    e ? "lit" : "color", fi ? "BGRA" : "RGBA", f, write, round,
-                                    dz ? "depth" : "color", kr_simd_name(lv[0]),
-                                    kr_simd_name(lv[l]));
+                                    "    %dx%d %s %s func %d write %d round %d: %s differs "
+                                    "between %s and %s\n",
+                                    W, H, e ? "lit" : "color", fi ? "BGRA" : "RGBA", f, write,
+                                    round, dz ? "depth" : "color", kr_simd_name(lv[0]),
+                                    l == nlv ? "avx512 with aligned blocks" : kr_simd_name(lv[l]));
                         differ += (uint64_t)(dz + dc);
                     }
                     for (int i = 0; i < W * H; i++) {
@@ -176,20 +223,36 @@ int main(void)
                 }
         ru_free_tex(dev, &rt);
     }
+    kr_corner_force(0);
     printf("vertex color and lit behind D32 at %d levels (%s): %llu images compared, %llu differ; "
            "%llu "
-           "pixels passed, %llu rejected, %llu NaN depths at the end\n",
-           nlv, avx512 ? "the fused kernel at AVX-512" : "no AVX-512 here",
+           "pixels passed, %llu rejected, %llu NaN depths at the end; %llu windows of blocks "
+           "placed at a triangle's corner\n",
+           nlv,
+           avx512 ? "the fused kernel at AVX-512, its blocks at the triangles' corners and aligned"
+                  : "no AVX-512 here",
            (unsigned long long)compared, (unsigned long long)differ, (unsigned long long)passed,
-           (unsigned long long)rejected, (unsigned long long)nan_kept);
+           (unsigned long long)rejected, (unsigned long long)nan_kept,
+           (unsigned long long)(corners[0] + corners[1] + corners[2] + corners[3]));
     CHECK(differ == 0);
+    /* the corner windows were taken at the AVX-512 level, and only there
+     * (not at the others, nor in the run with aligned blocks) */
+    for (int l = 0; l < nrun; l++) {
+        const bool there = l < nlv && lv[l] == KR_SIMD_AVX512;
+        if (there ? corners[l] < 1000 : corners[l] != 0)
+            fprintf(stderr, "    run %d: %llu corner windows\n", l, (unsigned long long)corners[l]);
+        CHECK(there ? corners[l] >= 1000 : corners[l] == 0);
+    }
     CHECK(passed > 1000 && rejected > 1000 && nan_kept > 0);
     /* the kernel was chosen at the AVX-512 level, and only there */
     CHECK(fused_levels == (avx512 ? 1 : 0));
+    W = 37;
+    H = 29;
     if (avx512) {
         /* and not for what it does not do: blending, a partial write mask,
          * a D24S8 buffer (against the same draw as a control) */
         CHECK_RESULT(kr_effects_force_level(KR_SIMD_AVX512), KILN_OK);
+        CHECK_RESULT(kiln_rs_set_state(ctx, rs), KILN_OK);
         ru_tex rt = ru_rt(dev, W, H, KILN_FORMAT_R8G8B8A8_UNORM);
         kiln_depth_stencil_desc dd = {0};
         dd.depth_func = KILN_COMPARE_LESS;
@@ -232,6 +295,7 @@ int main(void)
     kr_hsr_force(0);
     CHECK_RESULT(kr_effects_force_level(initial), KILN_OK);
     kiln_destroy_rasterizer_state(dev, rs);
+    kiln_destroy_rasterizer_state(dev, rs_sc);
     for (int e = 0; e < 2; e++)
         kiln_destroy_pixel_shader(dev, ps[e]);
     kiln_destroy_buffer(dev, cb);

@@ -567,6 +567,7 @@ static void fill_chunk(void *arg, uint32_t k)
             dx->block = general ? NULL : kr_block_select(dx, &u->e->fb);
             dx->shade = general ? NULL : kr_shade_select(dx, &u->e->fb);
             dx->direct = kr_direct_select(dx, &u->e->fb);
+            dx->direct_any = kr_direct_any_origin(dx->direct);
             dx->span = kr_span_select(dx);
             if (!dx->span && !general)
                 dx->span = kr_general_span_select(dx, &u->e->fb);

@@ -513,6 +513,12 @@ kr_block_fn kr_effect_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb)
 
 bool kr_effect_d32_chosen(void) { return atomic_exchange(&effect_d32_seen, false); }
 
+bool kr_effect_d32_is_avx512(kr_block_fn f)
+{
+    return f &&
+           (f == color_d32_rgba || f == color_d32_bgra || f == lit_d32_rgba || f == lit_d32_bgra);
+}
+
 /* ---- the general pixel path over a rect (span_general.h) ---- */
 
 static inline void zero_output16(float *c)

@@ -87,6 +87,9 @@ typedef struct kr_drawx {
                                       (kr_effect_vs_writes) */
     bool hsr;                      /* its triangles' shading may wait for the
                                       tile's visibility (kr_hsr_select) */
+    uint8_t direct_any;            /* direct takes a block at any pixel, not
+                                      only at multiples of 4: 0 no, 1 yes, 2
+                                      yes and counted (kr_direct_any_origin) */
     _Alignas(16) unsigned char block_data[96]; /* its per-draw constants */
     _Alignas(16) unsigned char shade_data[80]; /* shade's (kr_shade_select) */
 } kr_drawx;
@@ -272,6 +275,8 @@ uint32_t kr_block_test_d32_avx512(const kr_prim *p, const kr_fb *fb, int x, int 
  * blending, every channel); NULL for any other draw (pixel_avx512.c; the
  * same bytes). */
 kr_block_fn kr_effect_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb);
+/* Whether f is one of kr_effect_d32_select_avx512's kernels. */
+bool kr_effect_d32_is_avx512(kr_block_fn f);
 /* Whether kr_effect_d32_select_avx512 chose a kernel since the last call
  * (tests; chosen, not run: a deferred draw's blocks go elsewhere); clears
  * the flag. */
@@ -335,6 +340,19 @@ kr_shade_fn kr_shade_select(kr_drawx *dx, const kr_fb *fb);
 /* The function that settles a triangle's block without shade_block, or
  * NULL (tile.c; after kr_block_select and kr_shade_select). */
 kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb);
+/* Whether a draw's direct function f may be given a block at any pixel,
+ * not only at multiples of 4 (tile.c; kr_drawx.direct_any): 1 when a
+ * pixel's values come from its own center alone (no 2x2 quads, no
+ * per-block state), so that a small triangle's pixels go out in fewer
+ * blocks placed at its own corner (raster_window), 2 the same and
+ * counted, 0 not. kr_corner_force (tests; read when a scene sets up its
+ * draws, so it applies to scenes executed after the call): 0 wherever f
+ * allows (the default), 1 never, 2 wherever f allows and counted in
+ * kr_corner_count (the windows placed so: a triangle's, once in each tile
+ * it takes one in). */
+uint8_t kr_direct_any_origin(kr_block_fn f);
+void kr_corner_force(int mode);
+uint64_t kr_corner_count(void);
 /* The span kernel of dx->direct, or NULL (sample.c). */
 kr_span_fn kr_span_select(const kr_drawx *dx);
 /* For a draw that has no span kernel of dx->direct's and is not counted:

@@ -1307,6 +1307,28 @@ kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb)
     return dx->shade;
 }
 
+/* Blocks at a small triangle's corner (kr_direct_any_origin): 0 where
+ * the direct function allows, 1 never, 2 where it allows and counted
+ * (kr_corner_force, tests). */
+static _Atomic int corner_mode;
+static _Atomic uint64_t corner_windows;
+
+void kr_corner_force(int mode) { atomic_store(&corner_mode, mode); }
+
+uint64_t kr_corner_count(void) { return atomic_load(&corner_windows); }
+
+uint8_t kr_direct_any_origin(kr_block_fn f)
+{
+    const int mode = atomic_load_explicit(&corner_mode, memory_order_relaxed);
+#if KR_EFFECTS_X86
+    if (mode != 1 && kr_effect_d32_is_avx512(f))
+        return mode == 2 ? 2 : 1;
+#else
+    (void)f;
+#endif
+    return 0;
+}
+
 /* A triangle's block (mask not empty) to its shading: the draw's direct
  * function (kr_direct_select), and the rest of shade_block only when that
  * declines; shade_block whole when there is none. */
@@ -1423,20 +1445,24 @@ __attribute__((noinline)) static void raster_tri_ms(const kr_prim *p, const kr_f
 }
 
 #if defined(__SSE2__)
-/* A rect within one window of 2x2 blocks (x1 - (x0 & ~3) <= 8, the same
- * for y), the common case of a small triangle: every pixel's edge values
- * at once, four columns to a lane set, row by row from the rect's first
- * row, in 32-bit lanes (edge_mask32's argument: every value computed is a
- * pixel center's in the window, checked to fit in int32, so the wrapping
- * adds give it exactly). The rect's columns are masked from the lanes,
- * its rows by where the walk starts and stops. The blocks go to the
- * shading in raster_tri's order. Returns false, having done nothing, when
- * some value does not fit (a huge triangle's corner in a tile). */
-static inline __attribute__((always_inline)) bool
-raster_window(const kr_prim *p, const kr_fb *fb, kr_block_fn direct, int x0, int y0, int x1, int y1)
+/* A rect within one window of 2x2 blocks (x1 - (x0 & ~3) <= 8, the
+ * same for y; with `corner`, for a draw whose direct function takes a
+ * block at any pixel, the blocks placed from the rect's own first column
+ * and row: x1 - x0 <= 8, the same for y), the common case of a small
+ * triangle: every pixel's edge values at once, four columns to a lane
+ * set, row by row from the rect's first row, in 32-bit lanes
+ * (edge_mask32's argument: every value computed is a pixel center's in
+ * the window, checked to fit in int32, so the wrapping adds give it
+ * exactly). The rect's columns are masked from the lanes, its rows by
+ * where the walk starts and stops. The blocks go to the shading in
+ * raster_tri's order. Returns false, having done nothing, when some value
+ * does not fit (a huge triangle's corner in a tile). */
+static inline __attribute__((always_inline)) bool raster_window(const kr_prim *p, const kr_fb *fb,
+                                                                kr_block_fn direct, bool corner,
+                                                                int x0, int y0, int x1, int y1)
 {
     const int64_t S = KR_SUBPIXEL;
-    const int bx0 = x0 & ~3, by0 = y0 & ~3;
+    const int bx0 = corner ? x0 : x0 & ~3, by0 = corner ? y0 : y0 & ~3;
     const bool two = x1 - bx0 > 4;
     const int64_t cols = two ? 7 : 3, rows = y1 - 1 - y0;
     const int64_t px = (int64_t)bx0 * S + S / 2, py = (int64_t)y0 * S + S / 2;
@@ -1498,8 +1524,23 @@ static inline __attribute__((always_inline)) void raster_tri_to(const kr_prim *p
         return;
     }
 #if defined(__SSE2__)
-    if (x1 - (x0 & ~3) <= 8 && y1 - (y0 & ~3) <= 8 && raster_window(p, fb, direct, x0, y0, x1, y1))
+    /* A draw whose direct function takes a block at any pixel: the window
+     * at the rect's own corner, which has at most as many blocks as the
+     * aligned one (a rect of 4x4 pixels or less is one block, not up to
+     * four). A rect too big for it is too big for the aligned window too;
+     * one whose values do not fit in int32 here (a huge triangle's corner)
+     * goes to the general path below, as it would have from the aligned
+     * window nearly always. */
+    if (own && p->dx->direct_any) {
+        if (x1 - x0 <= 8 && y1 - y0 <= 8 && raster_window(p, fb, direct, true, x0, y0, x1, y1)) {
+            if (p->dx->direct_any == 2)
+                atomic_fetch_add_explicit(&corner_windows, 1, memory_order_relaxed);
+            return;
+        }
+    } else if (x1 - (x0 & ~3) <= 8 && y1 - (y0 & ~3) <= 8 &&
+               raster_window(p, fb, direct, false, x0, y0, x1, y1)) {
         return;
+    }
 #endif
     const int64_t S = KR_SUBPIXEL;
     int64_t sx[3], sy[3], ex[3], ey[3];
