@@ -28,10 +28,15 @@
  *
  * At the AVX-512 level a small triangle's blocks start at its own corner
  * rather than at multiples of 4 (kr_drawx.direct_any: the kernel's pixels
- * depend on their centers alone). That level runs twice, the second time
- * with every block aligned (kr_corner_force 1), and both images must be
- * the others' bytes; the corner windows are counted run by run, and must
- * have been taken there, and in no other run.
+ * depend on their centers alone), and a rect of at most 4x4 pixels goes to
+ * the kernel's corner4 twin, which finds its coverage itself. That level
+ * runs twice, the second time with every block aligned (kr_corner_force
+ * 1), and both images must be the others' bytes. In the scissored draws
+ * one triangle in ten is tens of times the target's size, and half of the
+ * scissor rects are 1 to 8 pixels a side: edge values there pass int32,
+ * which the window and corner4 must find and leave to the general path.
+ * The corner windows, corner4's rects and its declines are counted run by
+ * run, and must have been taken at the AVX-512 level, in no other run.
  */
 #include "raster/effects.h"
 #include "raster/prim.h"
@@ -43,8 +48,10 @@ enum { WMAX = 100, HMAX = 70, NTRI = 40, ROUNDS = 2, VF = 12 /* floats per verte
 
 /* Position (clip space), color and normal per vertex: a triangle around a
  * random center, a tenth of them spanning up to most of the target, the
- * rest a few pixels; with `persp` every vertex at its own w. */
-static void make_tris(th_rng *r, float *v, int persp)
+ * rest a few pixels; with `huge`, one in ten instead tens of times the
+ * target's size (edge values past int32 in a scissor rect's few pixels);
+ * with `persp` every vertex at its own w. */
+static void make_tris(th_rng *r, float *v, int persp, int huge)
 {
     for (int t = 0; t < NTRI; t++) {
         int flat = th_below(r, 3) == 0;
@@ -55,9 +62,10 @@ static void make_tris(th_rng *r, float *v, int persp)
         const float scale = kind == 0 ? 0.0f : kind == 1 ? 1e-25f : kind == 2 ? 1e25f : 1.0f;
         float cx = th_frand(r, -1.0f, 1.0f), cy = th_frand(r, -1.0f, 1.0f);
         const uint64_t size = th_below(r, 10);
-        float s = size == 0  ? th_frand(r, 0.3f, 0.9f)
-                  : size < 5 ? th_frand(r, 0.05f, 0.3f)
-                             : th_frand(r, 0.01f, 0.1f);
+        float s = size == 0 && huge ? th_frand(r, 20.0f, 60.0f)
+                  : size == 0       ? th_frand(r, 0.3f, 0.9f)
+                  : size < 5        ? th_frand(r, 0.05f, 0.3f)
+                                    : th_frand(r, 0.01f, 0.1f);
         for (int j = 0; j < 3; j++) {
             float *p = v + (size_t)(3 * t + j) * VF;
             float w = persp ? th_frand(r, 0.5f, 2.0f) : 1.0f;
@@ -127,7 +135,8 @@ int main(void)
     for (int l = 0; l < nlv; l++)
         avx512 |= lv[l] == KR_SIMD_AVX512;
     const int nrun = nlv + avx512; /* the last run: AVX-512, aligned blocks */
-    uint64_t corners[4] = {0};     /* each run's windows at a triangle's corner */
+    /* each run's windows at a triangle's corner, and rects to corner4 */
+    uint64_t corners[4][3] = {{0}}; /* and the rects corner4 declined */
     kr_corner_force(2);            /* counted */
     for (int fe = 0; fe < 8; fe++) {
         const int fi = fe & 1, e = fe >> 1 & 1; /* target byte order, effect */
@@ -147,15 +156,23 @@ int main(void)
                     const int zclear = (f + round) % 3 == 0;
                     CHECK_RESULT(kiln_rs_set_state(ctx, scissor ? rs_sc : rs), KILN_OK);
                     if (scissor) {
+                        /* half of them of 1 to 8 pixels a side: a huge
+                         * triangle's rect there is a corner4 one or a
+                         * window's, with edge values past int32 */
+                        const int tiny = (f + round) & 2;
                         kiln_rect sc;
                         sc.left = (int32_t)th_below(&r, W / 2);
                         sc.top = (int32_t)th_below(&r, H / 2);
-                        sc.right = sc.left + 3 + (int32_t)th_below(&r, (uint64_t)(W - 3 - sc.left));
-                        sc.bottom = sc.top + 3 + (int32_t)th_below(&r, (uint64_t)(H - 3 - sc.top));
+                        sc.right = sc.left +
+                                   (tiny ? 1 + (int32_t)th_below(&r, 8)
+                                         : 3 + (int32_t)th_below(&r, (uint64_t)(W - 3 - sc.left)));
+                        sc.bottom =
+                            sc.top + (tiny ? 1 + (int32_t)th_below(&r, 8)
+                                           : 3 + (int32_t)th_below(&r, (uint64_t)(H - 3 - sc.top)));
                         CHECK_RESULT(kiln_rs_set_scissor_rect(ctx, &sc), KILN_OK);
                     }
                     ru_random_depths(&r, depth0, W * H);
-                    make_tris(&r, verts, persp);
+                    make_tris(&r, verts, persp, scissor);
                     ru_set_viewport(ctx, 0.0f, 0.0f, (float)W, (float)H, narrow ? 0.25f : 0.0f,
                                     narrow ? 0.75f : 1.0f);
                     kiln_depth_stencil_desc dd = {0};
@@ -176,7 +193,8 @@ int main(void)
                             CHECK_RESULT(kiln_clear_dsv(ctx, ds.dsv, KILN_CLEAR_DEPTH, 0.6f, 0),
                                          KILN_OK);
                         (void)kr_effect_d32_chosen();
-                        const uint64_t c0 = kr_corner_count();
+                        uint64_t c0[3], c1[3];
+                        kr_corner_counts(&c0[0], &c0[1], &c0[2]);
                         ru_draw(dev, ctx, verts, 3 * NTRI, 4 * VF, KILN_TOPOLOGY_TRIANGLE_LIST);
                         CHECK_RESULT(kiln_om_set_render_targets(ctx, 0, NULL, (kiln_dsv){0}),
                                      KILN_OK);
@@ -184,7 +202,9 @@ int main(void)
                          * finishes it before the next level */
                         CHECK(ru_read(dev, ds.tex, 0, zimg[l]) != 0);
                         CHECK(ru_read(dev, rt.tex, 0, cimg[l]) != 0);
-                        corners[l] += kr_corner_count() - c0;
+                        kr_corner_counts(&c1[0], &c1[1], &c1[2]);
+                        for (int k = 0; k < 3; k++)
+                            corners[l][k] += c1[k] - c0[k];
                         bool fused = kr_effect_d32_chosen();
                         const kr_simd at = aligned ? KR_SIMD_AVX512 : lv[l];
                         if (fused != (at == KR_SIMD_AVX512) && fused_levels >= 0) {
@@ -226,23 +246,30 @@ int main(void)
     kr_corner_force(0);
     printf("vertex color and lit behind D32 at %d levels (%s): %llu images compared, %llu differ; "
            "%llu "
-           "pixels passed, %llu rejected, %llu NaN depths at the end; %llu windows of blocks "
-           "placed at a triangle's corner\n",
+           "pixels passed, %llu rejected, %llu NaN depths at the end; at a triangle's corner %llu "
+           "windows of blocks, %llu rects of 4x4 or less taken by corner4, %llu declined (int32)\n",
            nlv,
            avx512 ? "the fused kernel at AVX-512, its blocks at the triangles' corners and aligned"
                   : "no AVX-512 here",
            (unsigned long long)compared, (unsigned long long)differ, (unsigned long long)passed,
            (unsigned long long)rejected, (unsigned long long)nan_kept,
-           (unsigned long long)(corners[0] + corners[1] + corners[2] + corners[3]));
+           (unsigned long long)(corners[0][0] + corners[1][0] + corners[2][0] + corners[3][0]),
+           (unsigned long long)(corners[0][1] + corners[1][1] + corners[2][1] + corners[3][1]),
+           (unsigned long long)(corners[0][2] + corners[1][2] + corners[2][2] + corners[3][2]));
     CHECK(differ == 0);
-    /* the corner windows were taken at the AVX-512 level, and only there
-     * (not at the others, nor in the run with aligned blocks) */
-    for (int l = 0; l < nrun; l++) {
-        const bool there = l < nlv && lv[l] == KR_SIMD_AVX512;
-        if (there ? corners[l] < 1000 : corners[l] != 0)
-            fprintf(stderr, "    run %d: %llu corner windows\n", l, (unsigned long long)corners[l]);
-        CHECK(there ? corners[l] >= 1000 : corners[l] == 0);
-    }
+    /* the corner windows and corner4 were taken at the AVX-512 level, and
+     * only there (not at the others, nor in the run with aligned blocks),
+     * and corner4 declined the huge triangles' rects there */
+    static const char *const what[3] = {"windows", "corner4 rects", "corner4 declines"};
+    for (int l = 0; l < nrun; l++)
+        for (int k = 0; k < 3; k++) {
+            const bool there = l < nlv && lv[l] == KR_SIMD_AVX512;
+            const uint64_t least = k == 2 ? 10 : 1000;
+            if (there ? corners[l][k] < least : corners[l][k] != 0)
+                fprintf(stderr, "    run %d: %llu %s\n", l, (unsigned long long)corners[l][k],
+                        what[k]);
+            CHECK(there ? corners[l][k] >= least : corners[l][k] == 0);
+        }
     CHECK(passed > 1000 && rejected > 1000 && nan_kept > 0);
     /* the kernel was chosen at the AVX-512 level, and only there */
     CHECK(fused_levels == (avx512 ? 1 : 0));

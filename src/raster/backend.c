@@ -568,6 +568,7 @@ static void fill_chunk(void *arg, uint32_t k)
             dx->shade = general ? NULL : kr_shade_select(dx, &u->e->fb);
             dx->direct = kr_direct_select(dx, &u->e->fb);
             dx->direct_any = kr_direct_any_origin(dx->direct);
+            dx->corner4 = dx->direct_any ? kr_direct_corner4(dx->direct) : NULL;
             dx->span = kr_span_select(dx);
             if (!dx->span && !general)
                 dx->span = kr_general_span_select(dx, &u->e->fb);

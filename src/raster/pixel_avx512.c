@@ -489,6 +489,57 @@ EFFECT_D32_COPY(lit_d32_rgba, 0, 1)
 EFFECT_D32_COPY(lit_d32_bgra, 1, 1)
 #undef EFFECT_D32_COPY
 
+/* A triangle's rect of at most 4x4 pixels as one block at its corner
+ * (x0, y0): the 16 pixel centers' edge values a * px + b * py + c in
+ * 32-bit lanes, the value at the corner plus column and row steps
+ * (raster_window's, with the same int64 check that every value of the
+ * rect's rows fits: the wrapping lanes are the exact values there), the
+ * covered ones masked to the rect, then effect_d32's block (kr_corner_fn).
+ * false: some value does not fit, nothing done. */
+static inline __attribute__((always_inline)) bool effect_d32_corner(const kr_prim *p,
+                                                                    const kr_fb *fb, int x0, int y0,
+                                                                    int x1, int y1, const int bgra,
+                                                                    const int lit)
+{
+    const int64_t S = KR_SUBPIXEL;
+    const int64_t px = (int64_t)x0 * S + S / 2, py = (int64_t)y0 * S + S / 2;
+    const int64_t rows = y1 - 1 - y0;
+    const __m512i col = _mm512_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+    const __m512i row = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    __m512i any = _mm512_setzero_si512();
+    for (int k = 0; k < 3; k++) {
+        const int64_t sx = p->a[k] * S, sy = p->b[k] * S;
+        const int64_t e = p->a[k] * px + p->b[k] * py + p->c[k];
+        const int64_t dx = sx * 3, dy = sy * rows;
+        const int64_t lo = e + (dx < 0 ? dx : 0) + (dy < 0 ? dy : 0);
+        const int64_t hi = e + (dx > 0 ? dx : 0) + (dy > 0 ? dy : 0);
+        if (lo < INT32_MIN || hi > INT32_MAX)
+            return false;
+        const __m512i v = _mm512_add_epi32(
+            _mm512_set1_epi32((int32_t)(uint32_t)e),
+            _mm512_add_epi32(_mm512_mullo_epi32(col, _mm512_set1_epi32((int32_t)(uint32_t)sx)),
+                             _mm512_mullo_epi32(row, _mm512_set1_epi32((int32_t)(uint32_t)sy))));
+        any = _mm512_or_si512(any, v);
+    }
+    const uint32_t cols = 15u >> (4 - (x1 - x0));
+    const uint32_t rect = (cols * 0x1111u) & (0xffffu >> (4 * (4 - (y1 - y0))));
+    const uint32_t mask = ~(uint32_t)_mm512_movepi32_mask(any) & rect;
+    /* effect_d32 declines (only a primitive that is not a triangle) before
+     * writing anything */
+    return !mask || effect_d32(p, fb, x0, y0, mask, bgra, lit);
+}
+
+#define EFFECT_D32_CORNER(name, bgra, lit)                                                         \
+    static bool name(const kr_prim *p, const kr_fb *fb, int x0, int y0, int x1, int y1)            \
+    {                                                                                              \
+        return effect_d32_corner(p, fb, x0, y0, x1, y1, bgra, lit);                                \
+    }
+EFFECT_D32_CORNER(color_d32_rgba_corner, 0, 0)
+EFFECT_D32_CORNER(color_d32_bgra_corner, 1, 0)
+EFFECT_D32_CORNER(lit_d32_rgba_corner, 0, 1)
+EFFECT_D32_CORNER(lit_d32_bgra_corner, 1, 1)
+#undef EFFECT_D32_CORNER
+
 /* Set when kr_effect_d32_select_avx512 chooses a kernel (read once per
  * execution context, written only when it changes: no line shared for
  * writing), for kr_effect_d32_chosen. */
@@ -517,6 +568,15 @@ bool kr_effect_d32_is_avx512(kr_block_fn f)
 {
     return f &&
            (f == color_d32_rgba || f == color_d32_bgra || f == lit_d32_rgba || f == lit_d32_bgra);
+}
+
+kr_corner_fn kr_effect_d32_corner_avx512(kr_block_fn f)
+{
+    return f == color_d32_rgba   ? color_d32_rgba_corner
+           : f == color_d32_bgra ? color_d32_bgra_corner
+           : f == lit_d32_rgba   ? lit_d32_rgba_corner
+           : f == lit_d32_bgra   ? lit_d32_bgra_corner
+                                 : NULL;
 }
 
 /* ---- the general pixel path over a rect (span_general.h) ---- */

@@ -45,6 +45,14 @@ typedef bool (*kr_shade_fn)(const struct kr_prim *p, const struct kr_fb *fb, int
  * false, having written nothing. */
 typedef bool (*kr_span_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0, int x1,
                            int y1);
+/* A triangle's rect [x0, x1) x [y0, y1) of at most 4x4 pixels in a tile
+ * (its box, the tile and the scissor: clip_to_prim's), as one block at
+ * (x0, y0): its pixels' coverage found there and the covered ones shaded,
+ * exactly as the draw's direct function would from raster_window's mask;
+ * returns false, having done nothing, when some edge value of the rect
+ * does not fit in int32 (the caller's general path then). */
+typedef bool (*kr_corner_fn)(const struct kr_prim *p, const struct kr_fb *fb, int x0, int y0,
+                             int x1, int y1);
 
 /* A draw ready to execute: everything resolved to pointers. */
 typedef struct kr_drawx {
@@ -90,6 +98,9 @@ typedef struct kr_drawx {
     uint8_t direct_any;            /* direct takes a block at any pixel, not
                                       only at multiples of 4: 0 no, 1 yes, 2
                                       yes and counted (kr_direct_any_origin) */
+    kr_corner_fn corner4;          /* with direct_any: direct's kernel for a
+                                      rect of at most 4x4 pixels, coverage
+                                      and block in one call, or NULL */
     _Alignas(16) unsigned char block_data[96]; /* its per-draw constants */
     _Alignas(16) unsigned char shade_data[80]; /* shade's (kr_shade_select) */
 } kr_drawx;
@@ -277,6 +288,10 @@ uint32_t kr_block_test_d32_avx512(const kr_prim *p, const kr_fb *fb, int x, int 
 kr_block_fn kr_effect_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb);
 /* Whether f is one of kr_effect_d32_select_avx512's kernels. */
 bool kr_effect_d32_is_avx512(kr_block_fn f);
+/* For one of them, f: the same kernel for a triangle's rect of at most
+ * 4x4 pixels [x0, x1) x [y0, y1) in a tile as one block at (x0, y0), its
+ * coverage computed there (kr_drawx.corner4); NULL for any other f. */
+kr_corner_fn kr_effect_d32_corner_avx512(kr_block_fn f);
 /* Whether kr_effect_d32_select_avx512 chose a kernel since the last call
  * (tests; chosen, not run: a deferred draw's blocks go elsewhere); clears
  * the flag. */
@@ -344,15 +359,19 @@ kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb);
  * not only at multiples of 4 (tile.c; kr_drawx.direct_any): 1 when a
  * pixel's values come from its own center alone (no 2x2 quads, no
  * per-block state), so that a small triangle's pixels go out in fewer
- * blocks placed at its own corner (raster_window), 2 the same and
- * counted, 0 not. kr_corner_force (tests; read when a scene sets up its
- * draws, so it applies to scenes executed after the call): 0 wherever f
- * allows (the default), 1 never, 2 wherever f allows and counted in
- * kr_corner_count (the windows placed so: a triangle's, once in each tile
- * it takes one in). */
+ * blocks placed at its own corner (raster_window, kr_drawx.corner4), 2
+ * the same and counted, 0 not. kr_corner_force (tests; read when a scene
+ * sets up its draws, so it applies to scenes executed after the call): 0
+ * wherever f allows (the default), 1 never, 2 wherever f allows and
+ * counted in kr_corner_counts: the windows placed so (a triangle's, once
+ * in each tile it takes one in), the rects corner4 took and those it
+ * declined. */
 uint8_t kr_direct_any_origin(kr_block_fn f);
 void kr_corner_force(int mode);
-uint64_t kr_corner_count(void);
+void kr_corner_counts(uint64_t *windows, uint64_t *fours, uint64_t *declined);
+/* kr_drawx.corner4 for a direct function that takes a block at any
+ * pixel, or NULL: it has none (tile.c). */
+kr_corner_fn kr_direct_corner4(kr_block_fn f);
 /* The span kernel of dx->direct, or NULL (sample.c). */
 kr_span_fn kr_span_select(const kr_drawx *dx);
 /* For a draw that has no span kernel of dx->direct's and is not counted:

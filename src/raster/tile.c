@@ -1311,11 +1311,26 @@ kr_block_fn kr_direct_select(const kr_drawx *dx, const kr_fb *fb)
  * the direct function allows, 1 never, 2 where it allows and counted
  * (kr_corner_force, tests). */
 static _Atomic int corner_mode;
-static _Atomic uint64_t corner_windows;
+static _Atomic uint64_t corner_windows, corner_fours, corner_declined;
 
 void kr_corner_force(int mode) { atomic_store(&corner_mode, mode); }
 
-uint64_t kr_corner_count(void) { return atomic_load(&corner_windows); }
+void kr_corner_counts(uint64_t *windows, uint64_t *fours, uint64_t *declined)
+{
+    *windows = atomic_load(&corner_windows);
+    *fours = atomic_load(&corner_fours);
+    *declined = atomic_load(&corner_declined);
+}
+
+kr_corner_fn kr_direct_corner4(kr_block_fn f)
+{
+#if KR_EFFECTS_X86
+    return kr_effect_d32_corner_avx512(f);
+#else
+    (void)f;
+    return NULL;
+#endif
+}
 
 uint8_t kr_direct_any_origin(kr_block_fn f)
 {
@@ -1527,12 +1542,22 @@ static inline __attribute__((always_inline)) void raster_tri_to(const kr_prim *p
     /* A draw whose direct function takes a block at any pixel: the window
      * at the rect's own corner, which has at most as many blocks as the
      * aligned one (a rect of 4x4 pixels or less is one block, not up to
-     * four). A rect too big for it is too big for the aligned window too;
-     * one whose values do not fit in int32 here (a huge triangle's corner)
-     * goes to the general path below, as it would have from the aligned
-     * window nearly always. */
+     * four), and a rect of at most 4x4 pixels to the draw's corner4
+     * kernel, which finds the block's coverage itself (raster_window's
+     * values in 16 lanes, after the same int32 check). A rect too big for
+     * the window is too big for the aligned one too; one whose values do
+     * not fit in int32 (a huge triangle's corner) goes to the general path
+     * below, as it would have from the aligned window nearly always. */
     if (own && p->dx->direct_any) {
-        if (x1 - x0 <= 8 && y1 - y0 <= 8 && raster_window(p, fb, direct, true, x0, y0, x1, y1)) {
+        if (p->dx->corner4 && x1 - x0 <= 4 && y1 - y0 <= 4) {
+            const bool done = p->dx->corner4(p, fb, x0, y0, x1, y1);
+            if (p->dx->direct_any == 2)
+                atomic_fetch_add_explicit(done ? &corner_fours : &corner_declined, 1,
+                                          memory_order_relaxed);
+            if (done)
+                return;
+        } else if (x1 - x0 <= 8 && y1 - y0 <= 8 &&
+                   raster_window(p, fb, direct, true, x0, y0, x1, y1)) {
             if (p->dx->direct_any == 2)
                 atomic_fetch_add_explicit(&corner_windows, 1, memory_order_relaxed);
             return;
