@@ -508,17 +508,13 @@ static inline __attribute__((always_inline)) bool effect_d32_corner(const kr_pri
     const __m512i row = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     __m512i any = _mm512_setzero_si512();
     for (int k = 0; k < 3; k++) {
-        const int64_t sx = p->a[k] * S, sy = p->b[k] * S;
-        const int64_t e = p->a[k] * px + p->b[k] * py + p->c[k];
-        const int64_t dx = sx * 3, dy = sy * rows;
-        const int64_t lo = e + (dx < 0 ? dx : 0) + (dy < 0 ? dy : 0);
-        const int64_t hi = e + (dx > 0 ? dx : 0) + (dy > 0 ? dy : 0);
-        if (lo < INT32_MIN || hi > INT32_MAX)
+        uint32_t e, sx, sy;
+        if (!kr_edge_window32(p, k, px, py, 3, rows, &e, &sx, &sy))
             return false;
         const __m512i v = _mm512_add_epi32(
-            _mm512_set1_epi32((int32_t)(uint32_t)e),
-            _mm512_add_epi32(_mm512_mullo_epi32(col, _mm512_set1_epi32((int32_t)(uint32_t)sx)),
-                             _mm512_mullo_epi32(row, _mm512_set1_epi32((int32_t)(uint32_t)sy))));
+            _mm512_set1_epi32((int32_t)e),
+            _mm512_add_epi32(_mm512_mullo_epi32(col, _mm512_set1_epi32((int32_t)sx)),
+                             _mm512_mullo_epi32(row, _mm512_set1_epi32((int32_t)sy))));
         any = _mm512_or_si512(any, v);
     }
     const uint32_t cols = 15u >> (4 - (x1 - x0));
@@ -563,12 +559,6 @@ kr_block_fn kr_effect_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb)
 }
 
 bool kr_effect_d32_chosen(void) { return atomic_exchange(&effect_d32_seen, false); }
-
-bool kr_effect_d32_is_avx512(kr_block_fn f)
-{
-    return f &&
-           (f == color_d32_rgba || f == color_d32_bgra || f == lit_d32_rgba || f == lit_d32_bgra);
-}
 
 kr_corner_fn kr_effect_d32_corner_avx512(kr_block_fn f)
 {

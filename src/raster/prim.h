@@ -154,6 +154,26 @@ typedef struct kr_fb {
     struct kr_hsr *hsr;
 } kr_fb;
 
+/* Edge k of triangle p over a window of pixel centers from (px, py) (16.8
+ * fixed point) across cols more columns and rows more rows: its value at
+ * the first center, *e, and its steps a pixel right and down, *sx and
+ * *sy, as 32-bit lanes take them; false when some value in the window
+ * does not fit in int32 (the lanes' wrapping adds give the exact values
+ * only then). raster_window's and the corner4 kernels' check. */
+static inline bool kr_edge_window32(const kr_prim *p, int k, int64_t px, int64_t py, int64_t cols,
+                                    int64_t rows, uint32_t *e, uint32_t *sx, uint32_t *sy)
+{
+    const int64_t stepx = p->a[k] * KR_SUBPIXEL, stepy = p->b[k] * KR_SUBPIXEL;
+    const int64_t e0 = p->a[k] * px + p->b[k] * py + p->c[k];
+    const int64_t dx = stepx * cols, dy = stepy * rows;
+    const int64_t lo = e0 + (dx < 0 ? dx : 0) + (dy < 0 ? dy : 0);
+    const int64_t hi = e0 + (dx > 0 ? dx : 0) + (dy > 0 ? dy : 0);
+    *e = (uint32_t)e0;
+    *sx = (uint32_t)stepx;
+    *sy = (uint32_t)stepy;
+    return lo >= INT32_MIN && hi <= INT32_MAX;
+}
+
 /* Bits of the 16 block pixels whose column is in [x0, x1) and row in
  * [y0, y1), for a block at (bx, by): all of them, with no more work, for
  * a block inside the rect (most of a big rect's). */
@@ -286,11 +306,10 @@ uint32_t kr_block_test_d32_avx512(const kr_prim *p, const kr_fb *fb, int x, int 
  * blending, every channel); NULL for any other draw (pixel_avx512.c; the
  * same bytes). */
 kr_block_fn kr_effect_d32_select_avx512(const kr_drawx *dx, const kr_fb *fb);
-/* Whether f is one of kr_effect_d32_select_avx512's kernels. */
-bool kr_effect_d32_is_avx512(kr_block_fn f);
-/* For one of them, f: the same kernel for a triangle's rect of at most
- * 4x4 pixels [x0, x1) x [y0, y1) in a tile as one block at (x0, y0), its
- * coverage computed there (kr_drawx.corner4); NULL for any other f. */
+/* For f one of kr_effect_d32_select_avx512's kernels: the same kernel for
+ * a triangle's rect of at most 4x4 pixels [x0, x1) x [y0, y1) in a tile
+ * as one block at (x0, y0), its coverage computed there
+ * (kr_drawx.corner4); NULL for any other f. */
 kr_corner_fn kr_effect_d32_corner_avx512(kr_block_fn f);
 /* Whether kr_effect_d32_select_avx512 chose a kernel since the last call
  * (tests; chosen, not run: a deferred draw's blocks go elsewhere); clears

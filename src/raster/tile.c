@@ -1334,13 +1334,10 @@ kr_corner_fn kr_direct_corner4(kr_block_fn f)
 
 uint8_t kr_direct_any_origin(kr_block_fn f)
 {
+    /* today the kernels with a corner4 twin, and only they */
     const int mode = atomic_load_explicit(&corner_mode, memory_order_relaxed);
-#if KR_EFFECTS_X86
-    if (mode != 1 && kr_effect_d32_is_avx512(f))
+    if (mode != 1 && kr_direct_corner4(f))
         return mode == 2 ? 2 : 1;
-#else
-    (void)f;
-#endif
     return 0;
 }
 
@@ -1483,18 +1480,13 @@ static inline __attribute__((always_inline)) bool raster_window(const kr_prim *p
     const int64_t px = (int64_t)bx0 * S + S / 2, py = (int64_t)y0 * S + S / 2;
     __m128i left[3], right[3], step[3];
     for (int k = 0; k < 3; k++) {
-        int64_t sx = p->a[k] * S, sy = p->b[k] * S;
-        int64_t e = p->a[k] * px + p->b[k] * py + p->c[k];
-        int64_t dx = sx * cols, dy = sy * rows;
-        int64_t lo = e + (dx < 0 ? dx : 0) + (dy < 0 ? dy : 0);
-        int64_t hi = e + (dx > 0 ? dx : 0) + (dy > 0 ? dy : 0);
-        if (lo < INT32_MIN || hi > INT32_MAX)
+        uint32_t e, x, y;
+        if (!kr_edge_window32(p, k, px, py, cols, rows, &e, &x, &y))
             return false;
-        uint32_t x = (uint32_t)sx;
-        left[k] = _mm_add_epi32(_mm_set1_epi32((int32_t)(uint32_t)e),
+        left[k] = _mm_add_epi32(_mm_set1_epi32((int32_t)e),
                                 _mm_setr_epi32(0, (int32_t)x, (int32_t)(2 * x), (int32_t)(3 * x)));
         right[k] = _mm_add_epi32(left[k], _mm_set1_epi32((int32_t)(4 * x)));
-        step[k] = _mm_set1_epi32((int32_t)(uint32_t)sy);
+        step[k] = _mm_set1_epi32((int32_t)y);
     }
     /* The rect's columns in each half of the window. */
     const uint32_t span = (0xffu >> (8 - (x1 - bx0))) & (0xffu << (x0 - bx0));
